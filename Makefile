@@ -1,0 +1,40 @@
+# The two set-up commands: `make demo` and `make test`. Each creates .venv on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+
+.PHONY: demo test bench lint clean
+
+$(VENV)/.base:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	touch $@
+
+$(VENV)/.demo: $(VENV)/.base pyproject.toml
+	$(PIP) install --quiet -e '.[plot]'
+	touch $@
+
+$(VENV)/.test: $(VENV)/.base pyproject.toml
+	$(PIP) install --quiet -e '.[test,plot]'
+	touch $@
+
+$(VENV)/.bench: $(VENV)/.base pyproject.toml
+	$(PIP) install --quiet -e '.[bench]'
+	touch $@
+
+demo: $(VENV)/.demo
+	$(PY) examples/demo.py
+
+test: $(VENV)/.test
+	$(PY) -m pytest -n 2 tests
+
+bench: $(VENV)/.bench
+	$(PY) benchmarks/run_all.py
+
+lint:
+	$(PY) -m mypy src/optcomp
+	$(PY) -m ruff check src tests
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis

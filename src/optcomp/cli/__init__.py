@@ -1,0 +1,44 @@
+"""The ``optcomp`` command line: one small module per command, wired here.
+
+Every command parses its arguments, makes one public library call, and formats the answer (a rich
+table, or ``--json`` for scripts). No mathematics lives in the CLI. A bad argument — a ``ValueError``
+from the library or a usage error from click — is reported as one line on stderr with exit status 2,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+import click
+
+from optcomp.cli._common import cli
+
+
+def _register() -> None:
+    # Importing a command module attaches its command(s) to ``cli``.
+    from optcomp.cli import account, compose, fdp, plot  # noqa: F401
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``optcomp`` console script. Returns the process exit status."""
+    _register()
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="optcomp", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("optcomp: aborted", err=True)
+        return 1
+    except click.ClickException as exc:
+        click.echo(f"optcomp: error: {exc.format_message()}", err=True)
+        return 2
+    except ValueError as exc:
+        click.echo(f"optcomp: error: {exc}", err=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,11 @@
+"""Test tolerances: the one place tests take their numbers from (never inline)."""
+
+#: Relative agreement demanded between an exact float64 formula and a 50-digit mpmath computation.
+EXACT_RTOL = 1e-9
+#: Agreement of two exact float64 methods for the same quantity (e.g. brute force vs grid DP).
+METHOD_RTOL = 1e-9
+#: Digits used for independent mpmath references.
+MPMATH_DPS = 50
+#: GDP δ(ε) vs mpmath (issue: 1e-12 relative, or 1e-300 absolute where it underflows).
+GDP_RTOL = 1e-12
+GDP_ATOL = 1e-300
