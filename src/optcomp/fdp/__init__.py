@@ -1,0 +1,1 @@
+"""f-DP and Gaussian DP (Dong, Roth, Su)."""

@@ -1,0 +1,1 @@
+"""Privacy loss distributions: discretisation, FFT composition, certified queries."""
