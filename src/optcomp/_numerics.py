@@ -43,6 +43,11 @@ EPSILON_XTOL: float = 1e-12
 #: Default relative tolerance for root finding, passed to ``scipy.optimize.brentq``.
 ROOT_RTOL: float = 4 * UNIT_ROUNDOFF
 
+#: Relative tolerance of calibrated noise / step counts (``optcomp.calibrate``, ``optcomp.dpsgd``): the
+#: bisection stops when the passing and failing noise differ by this factor. The returned value always
+#: passes (safe side); this only decides how close to the true root it lands.
+CALIBRATION_RTOL: float = 1e-3
+
 
 def fft_error_bound(n: int, mass: float = 1.0, multiplications: int = 1) -> float:
     """A bound on the absolute error of each coefficient of an FFT-based convolution product.
@@ -269,6 +274,7 @@ def log_sum_exp(values: npt.ArrayLike) -> float:
 __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
     "Bound",
+    "CALIBRATION_RTOL",
     "EPSILON_XTOL",
     "FloatArray",
     "RELATIVE_SLACK",
