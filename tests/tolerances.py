@@ -9,3 +9,7 @@ MPMATH_DPS = 50
 #: GDP δ(ε) vs mpmath (issue: 1e-12 relative, or 1e-300 absolute where it underflows).
 GDP_RTOL = 1e-12
 GDP_ATOL = 1e-300
+#: Mechanism laws: a midpoint-rule quadrature of E_P[e^{-L}] on a fine grid vs 1 (discretisation error).
+LAW_GRID_RTOL = 1e-4
+#: Absolute error of a float64 hockey-stick sum Σ max(P − e^ε Q, 0) over a few pmf entries.
+PMF_ATOL = 1e-15

@@ -1,0 +1,38 @@
+"""Vectorised log-space helpers for tail functions of privacy-loss laws."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from optcomp._numerics import FloatArray
+
+#: Above this argument, log(expm1(y)) is computed as y + log1p(−e^{−y}) (no overflow, full accuracy).
+_LOG_EXPM1_SWITCH = 30.0
+
+
+def as_array(x: npt.ArrayLike) -> FloatArray:
+    """``x`` as a float64 array (0-d kept 0-d)."""
+    return np.asarray(x, dtype=np.float64)
+
+
+def log_expm1(y: npt.ArrayLike) -> FloatArray:
+    """log(eʸ − 1) for y ≥ 0, elementwise: −inf at 0, +inf at +inf, accurate for tiny and huge y."""
+    y = as_array(y)
+    out = np.empty_like(y)
+    big = y > _LOG_EXPM1_SWITCH
+    with np.errstate(divide="ignore"):
+        out[~big] = np.log(np.expm1(y[~big]))
+        out[big] = y[big] + np.log1p(-np.exp(-y[big]))
+    return out
+
+
+def log1mexp_array(x: npt.ArrayLike) -> FloatArray:
+    """log(1 − eˣ) for x ≤ 0, elementwise (Mächler 2012): −inf at 0, 0 at −inf."""
+    x = as_array(x)
+    out = np.empty_like(x)
+    near = x > -np.log(2.0)
+    with np.errstate(divide="ignore"):
+        out[near] = np.log(-np.expm1(x[near]))
+        out[~near] = np.log1p(-np.exp(x[~near]))
+    return out

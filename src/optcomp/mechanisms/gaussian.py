@@ -1,0 +1,82 @@
+"""The Gaussian mechanism and the exact law of its privacy loss."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import log_ndtr
+
+from optcomp._numerics import FloatArray, check_positive
+from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.mechanisms._tails import as_array
+
+
+@dataclass(frozen=True, slots=True)
+class Gaussian:
+    """Gaussian mechanism: f(D) + N(0, σ²) on a query of sensitivity Δ; it is μ-GDP with μ = Δ/σ
+    (Dong–Roth–Su Thm 2.7, ``shared/MATH.md``).
+
+    The worst-case pair is P = N(Δ, σ²), Q = N(0, σ²) (symmetric: T(P, Q) = T(Q, P)). ``sensitivity``
+    is the largest ‖f(D) − f(D')‖₂ over neighbouring datasets of whichever relation the caller uses;
+    ``neighbouring`` names the relation the subsampling wrappers assume for it.
+
+    Attributes:
+        sigma: noise standard deviation σ > 0.
+        sensitivity: ℓ₂-sensitivity Δ > 0 of the query.
+    """
+
+    sigma: float
+    sensitivity: float = 1.0
+    neighbouring: ClassVar[str] = "add_remove"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+
+    @property
+    def mu(self) -> float:
+        """The GDP parameter μ = Δ/σ."""
+        return self.sensitivity / self.sigma
+
+
+@dataclass(frozen=True, slots=True)
+class GaussianLoss:
+    """Continuous law of L = ln(dP/dQ) for P = N(μ, 1), Q = N(0, 1): L = μX − μ²/2.
+
+    Under P, L ~ N(μ²/2, μ²); under Q, L ~ N(−μ²/2, μ²). Tails use ``scipy.special.log_ndtr``
+    (accurate far into both tails: log Φ(−38) ≈ −730, log Φ(−1e150) is finite).
+    """
+
+    mu: float
+    lower: float = -math.inf
+    upper: float = math.inf
+
+    def _z(self, x: npt.ArrayLike, sign: float) -> FloatArray:
+        return (as_array(x) - sign * 0.5 * self.mu**2) / self.mu
+
+    def p_logsf(self, x: FloatArray) -> FloatArray:
+        """log P(L > x) = log Φ(−(x − μ²/2)/μ)."""
+        return np.asarray(log_ndtr(-self._z(x, 1.0)), dtype=np.float64)
+
+    def p_logcdf(self, x: FloatArray) -> FloatArray:
+        """log P(L ≤ x) = log Φ((x − μ²/2)/μ)."""
+        return np.asarray(log_ndtr(self._z(x, 1.0)), dtype=np.float64)
+
+    def q_logsf(self, x: FloatArray) -> FloatArray:
+        """log Q(L > x) = log Φ(−(x + μ²/2)/μ)."""
+        return np.asarray(log_ndtr(-self._z(x, -1.0)), dtype=np.float64)
+
+    def q_logcdf(self, x: FloatArray) -> FloatArray:
+        """log Q(L ≤ x) = log Φ((x + μ²/2)/μ)."""
+        return np.asarray(log_ndtr(self._z(x, -1.0)), dtype=np.float64)
+
+
+@privacy_loss_laws.register
+def _gaussian_laws(mechanism: Gaussian) -> LawPair:
+    law = PrivacyLossLaw(continuous=GaussianLoss(mu=mechanism.mu))
+    return (law, law)
