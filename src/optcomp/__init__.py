@@ -13,7 +13,8 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
 from __future__ import annotations
 
 from optcomp._numerics import Bound
+from optcomp.mechanisms import EpsilonDelta, Gaussian, privacy_loss_laws
 
 __version__ = "0.1.0"
 
-__all__ = ["Bound", "__version__"]
+__all__ = ["Bound", "EpsilonDelta", "Gaussian", "__version__", "privacy_loss_laws"]
