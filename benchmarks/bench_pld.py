@@ -1,0 +1,506 @@
+"""Benchmark: optcomp's certified PLD accounting against dp_accounting (PLD, RDP) and prv_accountant.
+
+Run ``python benchmarks/bench_pld.py`` (after ``make bench`` / ``pip install -e '.[bench]'``). It writes
+``benchmarks/RESULTS_pld.md``. Every measurement runs in a fresh ``spawn`` child process, so its peak
+resident memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) is its own; the time is
+``time.perf_counter`` around the accounting call only (imports excluded), best of up to 3 runs when a run
+takes under a second. A measurement that exceeds ``PER_RUN_TIMEOUT_S`` is killed and reported as skipped,
+and larger step counts of the same peer and σ are then skipped without running.
+
+Columns: *reported* is the number the tool hands its user (optcomp: the certified upper ε;
+dp_accounting PLD: the pessimistic ε, as ``PLDAccountant.get_epsilon`` returns; RDP: its ε; prv: its
+estimate). *bracket* is the tool's own [lower, upper] (dp_accounting PLD: [optimistic, pessimistic];
+prv: (lower, upper) of ``compute_epsilon``; RDP: an upper bound only). *upper ≥ truth* checks the tool's
+upper end against the truth where one is known (GDP closed form; Murtagh–Vadhan exact formula in
+mpmath for black-box (ε, δ) compositions), else against optcomp's certified bracket: "NO" means below
+optcomp's certified *lower* bound, i.e. provably under-reported.
+
+This script imports dp_accounting and prv_accountant; the optcomp library never does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import multiprocessing as mp
+import platform
+import resource
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "RESULTS_pld.md"
+
+PER_RUN_TIMEOUT_S = 60.0
+MEMORY_LIMIT_BYTES = 3 * 2**30  # address-space cap above the import baseline (see _child)
+PRV_EPS_ERROR = 0.01
+DPA_FINE_INTERVAL = 1e-5
+DPA_DEFAULT_INTERVAL = 1e-4
+
+Item = tuple[str, dict[str, float], int]  # (kind, parameters, count)
+
+
+@dataclass
+class Case:
+    """One accounting problem: a composition (list of items) and a target δ."""
+
+    name: str
+    group: str
+    items: list[Item]
+    delta: float
+    truth: float | None = None
+    truth_source: str = ""
+
+
+@dataclass
+class Result:
+    reported: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    seconds: float | None = None
+    peak_mb: float | None = None
+    extra_mb: float | None = None
+    note: str = ""
+    runs: int = 0
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------------
+# Truths.
+# ------------------------------------------------------------------------------------------------
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """ε(δ) of μ-GDP: root of Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = δ (Dong–Roth–Su Cor. 2.13), mpmath."""
+    import mpmath as mp_
+
+    mp_.mp.dps = 40
+    m = mp_.mpf(mu)
+
+    def dlt(e: Any) -> Any:
+        return mp_.ncdf(-e / m + m / 2) - mp_.exp(e) * mp_.ncdf(-e / m - m / 2) - mp_.mpf(delta)
+
+    lo, hi = mp_.mpf(0), mp_.mpf(1)
+    while dlt(hi) > 0:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if dlt(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return float(hi)
+
+
+def black_box_epsilon(eps: float, dlt: float, k: int, delta_g: float) -> float:
+    """Exact optimal ε of k-fold (ε, δ)-DP at δ_g (Murtagh–Vadhan Thm 1.4), mpmath bisection.
+
+    δ_g(ε_g) = 1 − (1−δ)^k [1 − (1+e^ε)^{−k} Σ_ℓ C(k,ℓ) max(e^{ℓε} − e^{ε_g} e^{(k−ℓ)ε}, 0)].
+    """
+    import mpmath as mp_
+
+    mp_.mp.dps = 60
+    e = mp_.mpf(eps)
+    binom = [mp_.binomial(k, ell) for ell in range(k + 1)]
+    pw = [mp_.exp(ell * e) for ell in range(k + 1)]
+    norm = (1 + mp_.exp(e)) ** k
+    keep = (1 - mp_.mpf(dlt)) ** k
+
+    def delta_of(eg: Any) -> Any:
+        ee = mp_.exp(eg)
+        s = mp_.fsum(binom[ell] * (pw[ell] - ee * pw[k - ell]) for ell in range(k + 1) if pw[ell] > ee * pw[k - ell])
+        return 1 - keep * (1 - s / norm)
+
+    lo, hi = mp_.mpf(0), mp_.mpf(k * eps)
+    if delta_of(lo) <= delta_g:
+        return 0.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if delta_of(mid) > delta_g:
+            lo = mid
+        else:
+            hi = mid
+    return float(hi)
+
+
+# ------------------------------------------------------------------------------------------------
+# Accountants (run inside the child process).
+# ------------------------------------------------------------------------------------------------
+
+
+def _optcomp(items: list[Item], delta: float) -> tuple[float, float | None, float | None, str]:
+    import optcomp
+    from optcomp import mechanisms as m
+
+    def mech(kind: str, p: dict[str, float]) -> Any:
+        if kind == "subsampled_gaussian":
+            return m.PoissonSubsampled(m.Gaussian(sigma=p["sigma"]), sampling_rate=p["q"])
+        if kind == "gaussian":
+            return m.Gaussian(sigma=p["sigma"])
+        if kind == "laplace":
+            return m.Laplace(scale=p["scale"])
+        if kind == "epsdelta":
+            return m.EpsilonDelta(epsilon=p["eps"], delta=p["delta"])
+        raise ValueError(kind)
+
+    pld = optcomp.compose(*[(mech(kind, p), n) for kind, p, n in items])  # type: ignore[attr-defined]
+    b = pld.epsilon(delta)
+    return b.upper, b.lower, b.upper, ""
+
+
+def _dpa_pld(items: list[Item], delta: float, interval: float) -> tuple[float, float | None, float | None, str]:
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as P
+
+    def plds(pessimistic: bool) -> Any:
+        total = None
+        for kind, p, n in items:
+            if kind == "subsampled_gaussian":
+                one = P.from_gaussian_mechanism(
+                    p["sigma"], pessimistic_estimate=pessimistic, sampling_prob=p["q"],
+                    value_discretization_interval=interval, use_connect_dots=pessimistic,
+                ).self_compose(n)
+            elif kind == "gaussian":  # what PLDAccountant does: one Gaussian with σ/√n
+                one = P.from_gaussian_mechanism(
+                    p["sigma"] / math.sqrt(n), pessimistic_estimate=pessimistic,
+                    value_discretization_interval=interval, use_connect_dots=pessimistic,
+                )
+            elif kind == "laplace":
+                one = P.from_laplace_mechanism(
+                    p["scale"], pessimistic_estimate=pessimistic, value_discretization_interval=interval,
+                    use_connect_dots=pessimistic,
+                ).self_compose(n)
+            elif kind == "epsdelta":
+                if not pessimistic:
+                    return None
+                one = P.from_privacy_parameters(
+                    common.DifferentialPrivacyParameters(p["eps"], p["delta"]),
+                    value_discretization_interval=interval,
+                ).self_compose(n)
+            else:
+                raise ValueError(kind)
+            total = one if total is None else total.compose(one)
+        return total
+
+    upper = plds(True).get_epsilon_for_delta(delta)
+    opt = plds(False)
+    lower = None if opt is None else opt.get_epsilon_for_delta(delta)
+    note = "" if opt is not None else "no optimistic PLD for (ε,δ) events"
+    return upper, lower, upper, note
+
+
+def _dpa_pld_default(items: list[Item], delta: float) -> tuple[float, float | None, float | None, str]:
+    return _dpa_pld(items, delta, DPA_DEFAULT_INTERVAL)
+
+
+def _dpa_pld_fine(items: list[Item], delta: float) -> tuple[float, float | None, float | None, str]:
+    return _dpa_pld(items, delta, DPA_FINE_INTERVAL)
+
+
+def _dpa_rdp(items: list[Item], delta: float) -> tuple[float, float | None, float | None, str]:
+    import dp_accounting as dpa
+    from dp_accounting.rdp import RdpAccountant
+
+    events = []
+    for kind, p, n in items:
+        if kind == "subsampled_gaussian":
+            ev: Any = dpa.PoissonSampledDpEvent(p["q"], dpa.GaussianDpEvent(p["sigma"]))
+        elif kind == "gaussian":
+            ev = dpa.GaussianDpEvent(p["sigma"])
+        elif kind == "laplace":
+            ev = dpa.LaplaceDpEvent(p["scale"])
+        else:
+            raise _Unsupported("RDP has no (ε,δ)-DP event")
+        events.append(dpa.SelfComposedDpEvent(ev, n))
+    acc = RdpAccountant()
+    acc.compose(dpa.ComposedDpEvent(events))
+    e = acc.get_epsilon(delta)
+    return e, None, e, "upper bound only"
+
+
+def _prv(items: list[Item], delta: float) -> tuple[float, float | None, float | None, str]:
+    import prv_accountant as prv
+
+    prvs = []
+    counts = []
+    for kind, p, n in items:
+        if kind == "subsampled_gaussian":
+            prvs.append(prv.PoissonSubsampledGaussianMechanism(sampling_probability=p["q"], noise_multiplier=p["sigma"]))
+        elif kind == "gaussian":
+            prvs.append(prv.GaussianMechanism(noise_multiplier=p["sigma"]))
+        elif kind == "laplace":
+            prvs.append(prv.LaplaceMechanism(mu=1.0 / p["scale"]))
+        elif kind == "epsdelta":
+            prvs.append(prv.ApproximateDPMechanism(epsilon=p["eps"], delta=p["delta"]))
+        else:
+            raise ValueError(kind)
+        counts.append(n)
+    acc = prv.PRVAccountant(prvs=prvs, eps_error=PRV_EPS_ERROR, delta_error=delta / 1000, max_self_compositions=counts)
+    lo, est, up = acc.compute_epsilon(delta=delta, num_self_compositions=counts)
+    return float(est), float(lo), float(up), f"eps_error={PRV_EPS_ERROR}"
+
+
+class _Unsupported(Exception):
+    pass
+
+
+ACCOUNTANTS: dict[str, tuple[str, Callable[[list[Item], float], tuple[float, float | None, float | None, str]], str]] = {
+    "optcomp": ("optcomp (certified)", _optcomp, "optcomp"),
+    "dpa_pld": (f"dp_accounting PLD Δ={DPA_DEFAULT_INTERVAL:g}", _dpa_pld_default, "dp_accounting"),
+    "dpa_pld_fine": (f"dp_accounting PLD Δ={DPA_FINE_INTERVAL:g}", _dpa_pld_fine, "dp_accounting"),
+    "dpa_rdp": ("dp_accounting RDP", _dpa_rdp, "dp_accounting"),
+    "prv": (f"prv_accountant (eps_error={PRV_EPS_ERROR:g})", _prv, "prv_accountant"),
+}
+
+
+def _cap_memory() -> None:
+    """Cap the child's address space at its current size + MEMORY_LIMIT_BYTES (MemoryError beyond)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            vm = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+    except (OSError, StopIteration):
+        return
+    limit = vm + MEMORY_LIMIT_BYTES
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+
+def _child(name: str, items: list[Item], delta: float, queue: Any) -> None:
+    logging.disable(logging.WARNING)  # dp_accounting logs a warning for optimistic connect-the-dots
+    import warnings
+
+    warnings.simplefilter("ignore")
+    try:
+        _, fn, module = ACCOUNTANTS[name]
+        try:
+            __import__(module)
+            if name == "optcomp":
+                import optcomp.mechanisms  # noqa: F401
+                import optcomp.pld  # noqa: F401
+        except ImportError as exc:
+            queue.put({"note": f"not installed ({exc.name})"})
+            return
+        import numpy  # noqa: F401  (baseline includes numpy/scipy)
+        import scipy.signal  # noqa: F401
+
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        _cap_memory()
+        best = math.inf
+        out: tuple[float, float | None, float | None, str] | None = None
+        runs = 0
+        for _ in range(3):
+            t0 = time.perf_counter()
+            out = fn(items, delta)
+            dt = time.perf_counter() - t0
+            runs += 1
+            best = min(best, dt)
+            if dt > 1.0:
+                break
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        assert out is not None
+        queue.put({"reported": out[0], "lower": out[1], "upper": out[2], "note": out[3], "seconds": best,
+                   "peak_mb": peak, "extra_mb": peak - base, "runs": runs})
+    except _Unsupported as exc:
+        queue.put({"note": f"n/a: {exc}"})
+    except MemoryError:
+        queue.put({"note": "skipped: out of memory"})
+    except Exception as exc:  # a peer failing must not stop the benchmark; the message goes in the table
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        queue.put({"note": f"error: {tb[:120]}"})
+
+
+def measure(name: str, case: Case, timeout: float = PER_RUN_TIMEOUT_S) -> Result:
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(name, case.items, case.delta, queue))
+    proc.start()
+    t0 = time.perf_counter()
+    payload: dict[str, Any] | None = None
+    while time.perf_counter() - t0 < timeout + 30.0:  # + import time of the child
+        try:
+            payload = queue.get(timeout=1.0)
+            break
+        except Exception:  # queue.Empty
+            if not proc.is_alive():
+                break
+            if time.perf_counter() - t0 > timeout + 30.0:
+                break
+    if payload is None:
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+            return Result(note=f"skipped: > {timeout:.0f} s")
+        proc.join()
+        return Result(note=f"error: child exited with {proc.exitcode} (killed for memory?)")
+    proc.join(timeout=10)
+    r = Result(**{k: v for k, v in payload.items() if k in Result.__dataclass_fields__})
+    if r.seconds is not None and r.seconds > timeout:
+        r.note = (r.note + "; " if r.note else "") + f"over {timeout:.0f} s budget"
+    return r
+
+
+# ------------------------------------------------------------------------------------------------
+# Cases.
+# ------------------------------------------------------------------------------------------------
+
+
+def build_cases(quick: bool) -> list[Case]:
+    cases: list[Case] = []
+    sigmas = [0.8, 1.0, 2.0]
+    steps_list = [1000] if quick else [1000, 10_000, 100_000]
+    for sigma in sigmas:
+        for steps in steps_list:
+            cases.append(Case(
+                f"Poisson-subsampled Gaussian q=0.01 σ={sigma:g} steps={steps:g}", "dpsgd",
+                [("subsampled_gaussian", {"sigma": sigma, "q": 0.01}, steps)], 1e-5,
+            ))
+    for sigma, k in [(20.0, 1000), (200.0, 100_000)]:
+        mu = math.sqrt(k) / sigma
+        cases.append(Case(f"{k}-fold Gaussian σ={sigma:g} (μ={mu:.4g} GDP)", "gaussian",
+                          [("gaussian", {"sigma": sigma}, k)], 1e-5, gdp_epsilon(mu, 1e-5), "GDP closed form"))
+    cases.append(Case("100-fold Laplace scale=10", "laplace", [("laplace", {"scale": 10.0}, 100)], 1e-5))
+    cases.append(Case(
+        "mix: 1000×subsampled Gaussian(q=0.01, σ=1) + 50×Gaussian(σ=10) + 20×Laplace(b=20)", "mix",
+        [("subsampled_gaussian", {"sigma": 1.0, "q": 0.01}, 1000), ("gaussian", {"sigma": 10.0}, 50),
+         ("laplace", {"scale": 20.0}, 20)], 1e-5,
+    ))
+    bb = [(0.5, 1e-9, 1000)] + ([] if quick else [(0.01, 1e-9, 10_000)])
+    for eps, dlt, k in bb:
+        truth = black_box_epsilon(eps, dlt, k, 1e-5)
+        cases.append(Case(f"{k}×({eps:g}, {dlt:g})-DP black box", "blackbox",
+                          [("epsdelta", {"eps": eps, "delta": dlt}, k)], 1e-5, truth, "Murtagh–Vadhan Thm 1.4, mpmath"))
+    return cases
+
+
+# ------------------------------------------------------------------------------------------------
+# Report.
+# ------------------------------------------------------------------------------------------------
+
+
+def _f(x: float | None, digits: int = 6) -> str:
+    if x is None:
+        return "—"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.{digits}g}"
+
+
+def _verdict(r: Result, case: Case, ours: Result) -> str:
+    if r.upper is None:
+        return "—"
+    if case.truth is not None:
+        return "yes" if r.upper >= case.truth else f"**NO** ({r.upper - case.truth:+.3g})"
+    if ours.lower is None or ours.upper is None:
+        return "? (no reference)"
+    if r.upper < ours.lower:
+        return f"**NO** (< certified lower {ours.lower:.6g})"
+    if r.upper >= ours.upper:
+        return "yes"
+    return "inside our bracket"
+
+
+def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[str, str]) -> str:
+    lines = ["# PLD accounting benchmark: optcomp vs dp_accounting vs prv_accountant", ""]
+    lines += [f"- {k}: {v}" for k, v in meta.items()]
+    lines += ["", "Times are the accounting call only (best of ≤3 runs when under 1 s), each in a fresh process; "
+              "peak = ru_maxrss of that process, Δmem = peak minus the process's RSS after imports. "
+              "dp_accounting PLD times include both the pessimistic and the optimistic PLD (a bracket, "
+              "like optcomp's); `PLDAccountant.get_epsilon` alone costs about half. "
+              "*t ratio* = peer time / optcomp time; *w ratio* = optcomp width / narrowest peer width "
+              "(peers' brackets are not certified).", ""]
+    for case in cases:
+        res = results[case.name]
+        ours = res["optcomp"]
+        lines.append(f"## {case.name}, δ = {case.delta:g}")
+        lines.append("")
+        if case.truth is not None:
+            lines.append(f"Truth ε = {case.truth:.10g} ({case.truth_source}).")
+            lines.append("")
+        peer_widths = [r.upper - r.lower for n, r in res.items()
+                       if n != "optcomp" and r.lower is not None and r.upper is not None]
+        narrow = min(peer_widths) if peer_widths else None
+        lines.append("| accountant | reported ε | bracket | width | time (s) | peak MB (Δ) | t ratio | w ratio "
+                     "| upper ≥ truth | note |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|")
+        for name, (label, _, _) in ACCOUNTANTS.items():
+            r = res[name]
+            width = None if (r.lower is None or r.upper is None) else r.upper - r.lower
+            bracket = "—" if r.upper is None else f"[{_f(r.lower)}, {_f(r.upper)}]"
+            tr = "—"
+            if name != "optcomp" and r.seconds and ours.seconds:
+                tr = f"{r.seconds / ours.seconds:.3g}"
+            wr = "—"
+            if name == "optcomp" and width is not None and narrow:
+                wr = f"{width / narrow:.3g}"
+            mem = "—" if r.peak_mb is None else f"{r.peak_mb:.0f} ({r.extra_mb:+.0f})"
+            lines.append(f"| {label} | {_f(r.reported)} | {bracket} | {_f(width, 3)} | {_f(r.seconds, 3)} | {mem} "
+                         f"| {tr} | {wr} | {_verdict(r, case, ours)} | {r.note} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small subset (smoke test)")
+    ap.add_argument("--only", nargs="*", default=None, help="accountants to run (default: all)")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+
+    t_start = time.perf_counter()
+    import os
+
+    load_at_start = os.getloadavg()[0]
+    cases = build_cases(args.quick)
+    names = list(ACCOUNTANTS) if not args.only else args.only
+    results: dict[str, dict[str, Result]] = {}
+    timed_out: set[tuple[str, str, float]] = set()
+    for case in cases:
+        results[case.name] = {}
+        for name in ACCOUNTANTS:
+            if name not in names:
+                results[case.name][name] = Result(note="not run (--only)")
+                continue
+            sig = (name, case.group, case.items[0][1].get("sigma", 0.0))
+            if case.group == "dpsgd" and sig in timed_out:
+                results[case.name][name] = Result(note=f"skipped: > {PER_RUN_TIMEOUT_S:.0f} s at fewer steps")
+                continue
+            r = measure(name, case)
+            if r.note.startswith("skipped") or "budget" in r.note:
+                timed_out.add(sig)
+            results[case.name][name] = r
+            print(f"{case.name[:60]:60s} {name:14s} eps={_f(r.reported)} t={_f(r.seconds, 3)} {r.note}",
+                  file=sys.stderr, flush=True)
+    try:
+        import dp_accounting  # noqa: F401
+
+        dpa_v = getattr(dp_accounting, "__version__", "installed")
+    except ImportError:
+        dpa_v = "not installed"
+    try:
+        from importlib.metadata import version
+
+        dpa_v = version("dp-accounting") if dpa_v != "not installed" else dpa_v
+        prv_v = version("prv-accountant")
+    except Exception:  # metadata missing: say so in the report
+        prv_v = "not installed"
+    meta = {
+        "date (UTC)": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+                   f"load average at start {load_at_start:.2f}",
+        "python": platform.python_version(),
+        "dp-accounting": dpa_v,
+        "prv-accountant": prv_v,
+        "per-measurement limit": f"{PER_RUN_TIMEOUT_S:.0f} s",
+        "total wall time": f"{time.perf_counter() - t_start:.0f} s",
+    }
+    args.out.write_text(render(cases, results, meta), encoding="utf-8")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

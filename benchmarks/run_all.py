@@ -1,0 +1,38 @@
+"""Run every benchmark and gather the results into ``benchmarks/RESULTS.md``.
+
+Runs ``bench_optimal.py`` (if present) and ``bench_pld.py``, each in its own interpreter, then
+concatenates ``RESULTS_optimal.md`` and ``RESULTS_pld.md`` (those that exist) into ``RESULTS.md``.
+Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = [("bench_optimal.py", "RESULTS_optimal.md"), ("bench_pld.py", "RESULTS_pld.md")]
+
+
+def main(argv: list[str]) -> int:
+    status = 0
+    for script, _ in BENCHMARKS:
+        path = HERE / script
+        if not path.exists():
+            print(f"run_all: {script} not present, skipped", file=sys.stderr)
+            continue
+        extra = argv if script == "bench_pld.py" else []
+        t0 = time.perf_counter()
+        rc = subprocess.call([sys.executable, str(path), *extra], cwd=HERE.parent)
+        print(f"run_all: {script} exited {rc} after {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        status = status or rc
+    parts = [(HERE / res).read_text(encoding="utf-8") for _, res in BENCHMARKS if (HERE / res).exists()]
+    (HERE / "RESULTS.md").write_text("\n\n".join(p.rstrip("\n") for p in parts) + "\n", encoding="utf-8")
+    print(f"run_all: wrote {HERE / 'RESULTS.md'} from {len(parts)} part(s)", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
