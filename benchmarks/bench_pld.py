@@ -25,13 +25,15 @@ import logging
 import math
 import multiprocessing as mp
 import platform
+import queue as queue_mod
 import resource
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS_pld.md"
@@ -279,7 +281,7 @@ def _child(name: str, items: list[Item], delta: float, queue: Any) -> None:
         try:
             __import__(module)
             if name == "optcomp":
-                import optcomp.mechanisms  # noqa: F401
+                import optcomp.mechanisms
                 import optcomp.pld  # noqa: F401
         except ImportError as exc:
             queue.put({"note": f"not installed ({exc.name})"})
@@ -308,7 +310,7 @@ def _child(name: str, items: list[Item], delta: float, queue: Any) -> None:
         queue.put({"note": f"n/a: {exc}"})
     except MemoryError:
         queue.put({"note": "skipped: out of memory"})
-    except Exception as exc:  # a peer failing must not stop the benchmark; the message goes in the table
+    except Exception as exc:  # noqa: BLE001  (a peer failing must not stop the benchmark; the message goes in the table)
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         queue.put({"note": f"error: {tb[:120]}"})
 
@@ -324,7 +326,7 @@ def measure(name: str, case: Case, timeout: float = PER_RUN_TIMEOUT_S) -> Result
         try:
             payload = queue.get(timeout=1.0)
             break
-        except Exception:  # queue.Empty
+        except queue_mod.Empty:
             if not proc.is_alive():
                 break
             if time.perf_counter() - t0 > timeout + 30.0:
@@ -406,12 +408,12 @@ def _verdict(r: Result, case: Case, ours: Result) -> str:
 def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[str, str]) -> str:
     lines = ["# PLD accounting benchmark: optcomp vs dp_accounting vs prv_accountant", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
-    lines += ["", "Times are the accounting call only (best of ≤3 runs when under 1 s), each in a fresh process; "
+    lines += ["", ("Times are the accounting call only (best of ≤3 runs when under 1 s), each in a fresh process; "
               "peak = ru_maxrss of that process, Δmem = peak minus the process's RSS after imports. "
               "dp_accounting PLD times include both the pessimistic and the optimistic PLD (a bracket, "
               "like optcomp's); `PLDAccountant.get_epsilon` alone costs about half. "
               "*t ratio* = peer time / optcomp time; *w ratio* = optcomp width / narrowest peer width "
-              "(peers' brackets are not certified).", ""]
+              "(peers' brackets are not certified)."), ""]
     for case in cases:
         res = results[case.name]
         ours = res["optcomp"]
@@ -474,26 +476,21 @@ def main(argv: list[str] | None = None) -> int:
             results[case.name][name] = r
             print(f"{case.name[:60]:60s} {name:14s} eps={_f(r.reported)} t={_f(r.seconds, 3)} {r.note}",
                   file=sys.stderr, flush=True)
-    try:
-        import dp_accounting  # noqa: F401
+    from importlib.metadata import PackageNotFoundError, version
 
-        dpa_v = getattr(dp_accounting, "__version__", "installed")
-    except ImportError:
-        dpa_v = "not installed"
-    try:
-        from importlib.metadata import version
-
-        dpa_v = version("dp-accounting") if dpa_v != "not installed" else dpa_v
-        prv_v = version("prv-accountant")
-    except Exception:  # metadata missing: say so in the report
-        prv_v = "not installed"
+    versions = {}
+    for dist in ("dp-accounting", "prv-accountant"):
+        try:
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            versions[dist] = "not installed"
     meta = {
         "date (UTC)": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                    f"load average at start {load_at_start:.2f}",
         "python": platform.python_version(),
-        "dp-accounting": dpa_v,
-        "prv-accountant": prv_v,
+        "dp-accounting": versions["dp-accounting"],
+        "prv-accountant": versions["prv-accountant"],
         "per-measurement limit": f"{PER_RUN_TIMEOUT_S:.0f} s",
         "total wall time": f"{time.perf_counter() - t_start:.0f} s",
     }
