@@ -1,0 +1,242 @@
+"""Gaussian differential privacy in closed form (Dong, Roth & Su, "Gaussian Differential Privacy").
+
+μ-GDP means the trade-off function G_μ(α) = Φ(Φ⁻¹(1−α) − μ) = T(N(0,1), N(μ,1)) (DRS Def. 2.?,
+§2.2). This module holds the exact scalar/vectorised formulas around it:
+
+* :func:`gdp_delta` — the dual (ε, δ(ε)) curve, DRS Corollary "GDP to DP" (§2.4):
+  δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), computed in log space;
+* :func:`gdp_epsilon` — its inverse in ε (a root, rounded to the safe, larger side);
+* :func:`gdp_mu_for` — the largest μ whose δ(ε) meets a target (rounded to the safe, smaller side);
+* :func:`gdp_compose` (DRS Cor. 3.3: μ = √Σμ_i²) and :func:`gdp_group` (DRS Thm 2.14: kμ).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence, overload
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import brentq
+from scipy.special import erfcx, log_ndtr
+
+from optcomp._numerics import (
+    EPSILON_XTOL,
+    FloatArray,
+    check_int,
+    check_nonnegative,
+    check_open_probability,
+    round_down,
+    round_up,
+)
+
+_SQRT2: float = math.sqrt(2.0)
+
+#: Relative tolerance handed to ``brentq`` (the smallest it accepts, 4 machine epsilons).
+_BRENT_RTOL: float = 4.0 * float(np.finfo(np.float64).eps)
+
+__all__ = ["gdp_compose", "gdp_delta", "gdp_epsilon", "gdp_group", "gdp_log_delta", "gdp_mu_for"]
+
+
+def _log1mexp_array(x: FloatArray) -> FloatArray:
+    """log(1 − eˣ) elementwise for x ≤ 0 (Mächler 2012), −inf at 0."""
+    out = np.empty_like(x)
+    small = x > -math.log(2.0)
+    with np.errstate(divide="ignore"):
+        out[small] = np.log(-np.expm1(x[small]))
+        out[~small] = np.log1p(-np.exp(x[~small]))
+    return out
+
+
+def _check_array(name: str, values: npt.ArrayLike, *, lower: float, upper: float) -> FloatArray:
+    """``values`` as a float array with every entry in [lower, upper] (NaN rejected), else ValueError."""
+    arr = np.asarray(values, dtype=np.float64)
+    bad = np.isnan(arr) | (arr < lower) | (arr > upper)
+    if np.any(bad):
+        raise ValueError(f"{name} must be in [{lower}, {upper}], got {arr[bad].flat[0]!r}")
+    return arr
+
+
+def _log_delta_core(mu: float, eps: FloatArray) -> FloatArray:
+    """log δ_μ(ε) for μ > 0 and finite ε ≥ 0.
+
+    Two exact rewritings of δ = Φ(a) − e^ε Φ(b), a = −ε/μ + μ/2, b = a − μ, chosen per entry:
+
+    * a ≥ 0: log(e^{la} − e^{lb}) with la = log Φ(a) ≥ log ½ and lb = ε + log Φ(b) (no large logs);
+    * a < 0: since e^ε φ(b) = φ(a) (b² = a² + 2ε), δ = ½ e^{−a²/2} [erfcx(−a/√2) − erfcx(−b/√2)]; the
+      difference of two scaled complementary error functions keeps full relative accuracy in the far
+      tail where both Φ values underflow or their logs are large.
+    """
+    a = -eps / mu + mu / 2.0
+    b = a - mu
+    out = np.empty_like(eps)
+    pos = a >= 0.0
+    if np.any(pos):
+        la = log_ndtr(a[pos])
+        lb = eps[pos] + log_ndtr(b[pos])
+        # δ ≥ 0 always; guard the last ulp so that log1mexp sees a non-positive argument.
+        d = np.minimum(lb - la, 0.0)
+        out[pos] = la + _log1mexp_array(d)
+    neg = ~pos
+    if np.any(neg):
+        an, bn = a[neg], b[neg]
+        diff = erfcx(-an / _SQRT2) - erfcx(-bn / _SQRT2)
+        with np.errstate(divide="ignore"):
+            out[neg] = -0.5 * an * an - math.log(2.0) + np.log(np.maximum(diff, 0.0))
+    return out
+
+
+@overload
+def gdp_log_delta(mu: float, epsilon: float) -> float: ...
+@overload
+def gdp_log_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray: ...
+def gdp_log_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray:
+    """log δ(ε) of μ-GDP, accurate far below the underflow of δ itself.
+
+    Computes log[Φ(a) − e^ε Φ(b)], a = −ε/μ + μ/2, b = −ε/μ − μ/2 (DRS Cor. "GDP to DP", §2.4), as
+    ``la + log1mexp(lb − la)`` with ``la = log_ndtr(a)`` and ``lb = ε + log_ndtr(b)``. Both logs are
+    relatively accurate to a few ulps for every argument, so the result has absolute error about
+    ``(|la| + 1)·u / (1 − e^{lb−la})``: 1e-13 relative for the parameters of interest.
+
+    Args:
+        mu: the GDP parameter μ ≥ 0 (μ = 0 gives δ = 0, log δ = −inf for ε ≥ 0).
+        epsilon: ε ≥ 0, scalar or array (``inf`` allowed: δ(∞) = 0).
+
+    Returns:
+        log δ(ε) with the shape of ``epsilon`` (a float for a scalar).
+    """
+    m = check_nonnegative("mu", mu)
+    eps = _check_array("epsilon", epsilon, lower=0.0, upper=math.inf)
+    flat = np.atleast_1d(eps).astype(np.float64)
+    out = np.full(flat.shape, -math.inf)
+    if m > 0:
+        fin = np.isfinite(flat)
+        out[fin] = _log_delta_core(m, flat[fin])
+    if np.ndim(eps) == 0:
+        return float(out[0])
+    return out.reshape(eps.shape)
+
+
+@overload
+def gdp_delta(mu: float, epsilon: float) -> float: ...
+@overload
+def gdp_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray: ...
+def gdp_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray:
+    """The exact δ(ε) of μ-GDP: μ-GDP ⇔ (ε, δ(ε))-DP for all ε ≥ 0 (DRS Cor. "GDP to DP", §2.4).
+
+    δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = exp(:func:`gdp_log_delta`). This is an exact closed form
+    evaluated to about 1e-13 relative accuracy (checked against 50-digit mpmath in the tests), so it
+    is returned as a float, not a :class:`~optcomp.Bound`. Values below the smallest double underflow
+    to 0; use :func:`gdp_log_delta` there.
+
+    Args:
+        mu: μ ≥ 0.
+        epsilon: ε ≥ 0 (scalar or array).
+
+    Returns:
+        δ(ε), shaped like ``epsilon``.
+    """
+    log_d = gdp_log_delta(mu, epsilon)
+    if isinstance(log_d, float):
+        return math.exp(log_d)
+    return np.exp(log_d)
+
+
+def _epsilon_scalar(mu: float, delta: float) -> float:
+    if delta >= 1.0 or mu == 0.0:
+        return 0.0
+    if delta == 0.0:
+        return math.inf
+    log_target = math.log(delta)
+    if _log_delta_core(mu, np.array([0.0]))[0] <= log_target:
+        return 0.0
+
+    def g(e: float) -> float:
+        return float(_log_delta_core(mu, np.array([e]))[0]) - log_target
+
+    hi = max(1.0, mu * mu)
+    while g(hi) > 0.0:
+        hi *= 2.0
+    root = float(brentq(g, 0.0, hi, xtol=EPSILON_XTOL, rtol=_BRENT_RTOL))
+    # brentq returns a point within xtol of the root; step to the safe side (δ(ε) ≤ target).
+    up = round_up(root + EPSILON_XTOL)
+    return up if g(up) <= 0.0 else round_up(root + 2.0 * EPSILON_XTOL + abs(root) * _BRENT_RTOL)
+
+
+@overload
+def gdp_epsilon(mu: float, delta: float) -> float: ...
+@overload
+def gdp_epsilon(mu: float, delta: npt.ArrayLike) -> float | FloatArray: ...
+def gdp_epsilon(mu: float, delta: npt.ArrayLike) -> float | FloatArray:
+    """The smallest ε with δ_μ(ε) ≤ δ, i.e. μ-GDP ⇒ (ε, δ)-DP (inverse of :func:`gdp_delta`).
+
+    δ_μ(ε) is strictly decreasing in ε, so the root is unique; it is found by Brent's method on
+    log δ_μ(ε) − log δ and then moved up by the solver tolerance ``EPSILON_XTOL`` so that the returned ε
+    is on the safe side (δ_μ(returned ε) ≤ δ, checked). ε = 0 when δ ≥ δ_μ(0) = 2Φ(μ/2) − 1, and
+    ε = inf when δ = 0.
+
+    Args:
+        mu: μ ≥ 0.
+        delta: δ in [0, 1] (scalar or array).
+
+    Returns:
+        ε shaped like ``delta``; within ``EPSILON_XTOL`` of the exact root and never below it.
+    """
+    m = check_nonnegative("mu", mu)
+    d = _check_array("delta", delta, lower=0.0, upper=1.0)
+    flat = np.atleast_1d(d).astype(np.float64)
+    out = np.array([_epsilon_scalar(m, float(x)) for x in flat.ravel()], dtype=np.float64)
+    if np.ndim(d) == 0:
+        return float(out[0])
+    return out.reshape(d.shape)
+
+
+def gdp_mu_for(epsilon: float, delta: float) -> float:
+    """The largest μ such that μ-GDP implies (ε, δ)-DP (DRS Cor. "GDP to DP", §2.4).
+
+    δ_μ(ε) is increasing in μ, so {μ : δ_μ(ε) ≤ δ} = [0, μ*]. μ* is found by Brent's method on log δ and
+    rounded *down* (the safe side for calibration: any μ ≤ the returned value meets the target; checked).
+
+    Args:
+        epsilon: ε ≥ 0.
+        delta: δ in (0, 1).
+
+    Returns:
+        μ* ≥ 0 (within ``EPSILON_XTOL`` relative to it, never above it).
+    """
+    eps = check_nonnegative("epsilon", epsilon)
+    d = check_open_probability("delta", delta)
+    log_target = math.log(d)
+
+    def g(m: float) -> float:
+        return float(_log_delta_core(m, np.array([eps]))[0]) - log_target
+
+    lo, hi = 0.0, 1.0
+    while g(hi) < 0.0:
+        lo, hi = hi, hi * 2.0
+    if lo == 0.0:
+        lo = hi
+        while g(lo) > 0.0:
+            lo *= 0.5
+            if lo < EPSILON_XTOL:
+                return 0.0
+        hi = 2.0 * lo
+    root = float(brentq(g, lo, hi, xtol=EPSILON_XTOL * lo, rtol=_BRENT_RTOL))
+    safe = round_down(root - EPSILON_XTOL * lo)
+    while g(safe) > 0.0:
+        safe = round_down(safe - EPSILON_XTOL * lo)
+    return safe
+
+
+def gdp_compose(mus: Sequence[float]) -> float:
+    """μ of the composition of μ_i-GDP mechanisms: √(Σ μ_i²) (DRS Cor. 3.3, G_{μ1} ⊗ G_{μ2} = G_{√(μ1²+μ2²)}).
+
+    Exact closed form (``math.hypot``, correctly rounded to within an ulp).
+    """
+    vals = [check_nonnegative(f"mus[{i}]", m) for i, m in enumerate(mus)]
+    return math.hypot(*vals) if vals else 0.0
+
+
+def gdp_group(mu: float, k: int) -> float:
+    """μ-GDP ⇒ kμ-GDP for groups of size k (DRS Thm 2.14, group privacy)."""
+    return check_int("k", k) * check_nonnegative("mu", mu)
