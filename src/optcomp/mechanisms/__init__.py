@@ -12,12 +12,15 @@ from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 from optcomp.mechanisms.discrete import EpsilonDelta
 from optcomp.mechanisms.gaussian import Gaussian
+from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 
 __all__ = [
     "ContinuousLoss",
     "EpsilonDelta",
     "Gaussian",
     "LawPair",
+    "PoissonSubsampled",
     "PrivacyLossLaw",
+    "SubsampledWithoutReplacement",
     "privacy_loss_laws",
 ]

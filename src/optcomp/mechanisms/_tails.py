@@ -36,3 +36,13 @@ def log1mexp_array(x: npt.ArrayLike) -> FloatArray:
         out[near] = np.log(-np.expm1(x[near]))
         out[~near] = np.log1p(-np.exp(x[~near]))
     return out
+
+
+def log_diff_exp(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
+    """log(eᵃ − eᵇ) for a ≥ b elementwise (−inf where equal; b > a by rounding is read as equality)."""
+    a = as_array(a)
+    b = as_array(b)
+    d = np.minimum(b - a, 0.0)
+    with np.errstate(invalid="ignore"):
+        out = a + log1mexp_array(np.where(np.isnan(d), 0.0, d))
+    return np.where(np.isneginf(a), -np.inf, out)

@@ -1,0 +1,313 @@
+"""Privacy amplification by subsampling, exactly, on any privacy-loss law.
+
+**Poisson subsampling, add/remove relation.** Each record enters the batch independently with
+probability q. For the remove-direction pair (P, Q) = (M(D), M(D')) of the base mechanism, the
+subsampled pair is (qP + (1−q)Q, Q), and the add direction is the swap (Q, qP + (1−q)Q)
+(Zhu–Dong–Wang 2022, Prop. 30; Balle–Barthe–Gaboardi 2018, Thm 8). With L₀ = ln(dP/dQ) the new loss is
+the monotone transform
+
+    L = g(L₀) = ln(1 − q + q·e^{L₀}) = log1p(q·expm1(L₀)),   g(−∞) = ln(1 − q),
+
+and its law under the mixture is q·(P-law of L₀) + (1−q)·(Q-law of L₀), pushed through g; under Q it
+is the Q-law of L₀ pushed through g. Tails are evaluated at the inverse image
+g⁻¹(x) = ln(1 + (eˣ − 1)/q) = ln((1−q)/q) + ln(expm1(x − ln(1−q))) for x > ln(1 − q).
+Mass P puts where Q has none scales by q (the mixture has q·p_inf there); mass Q puts where P has
+none becomes the finite atom L = ln(1 − q), of mixture mass (1−q)·q_neg_inf.
+
+**Sampling without replacement, substitution relation.** A batch of fixed size m = q·n; neighbours
+differ by replacing one record. If the base pair (P, Q) is symmetric (T(P, Q) = T(Q, P)) and dominates
+the base mechanism under substitution, then by advanced joint convexity (Balle–Barthe–Gaboardi 2018,
+Thm 2 and Thm 9) δ_sub(ε') ≤ q·δ_{P||Q}(ε) = δ_{qP+(1−q)Q || Q}(ε') for every ε' = ln(1 + q(e^ε − 1))
+≥ 0, in both directions. The tight law with exactly these hockey-stick curves for ε' ≥ 0, which then
+dominates for all ε' by the identity H_α(A||B) = 1 − α + α·H_{1/α}(B||A), is the symmetrisation of the
+Poisson remove law R: keep R on L > 0, mirror it onto L < 0 (P-mass at −ℓ equals R's Q-mass at +ℓ; Q-mass
+at −ℓ equals R's P-mass at +ℓ; q_neg_inf = R.p_inf) and put the remaining mass on an atom at L = 0.
+Its trade-off function is Dong–Roth–Su's C_q(f) = min{f_q, f_q⁻¹}** (Thm 4.2 in ``shared/papers``).
+Asymmetric base laws are refused (``NotImplementedError``): the tight curve there is the pointwise
+maximum of two curves, which is not the law of one pair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from optcomp._numerics import FloatArray, check_sampling_rate
+from optcomp.mechanisms._dispatch import LawPair, is_symmetric, privacy_loss_laws
+from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms._tails import as_array, log_diff_exp, log_expm1
+
+
+def _forward(losses: FloatArray, q: float) -> FloatArray:
+    """g(ℓ) = log1p(q·expm1(ℓ)) = ln(1 − q + q·e^ℓ), elementwise; safe for large ℓ."""
+    out = np.empty_like(losses)
+    big = losses > 700.0  # expm1 would overflow
+    out[~big] = np.log1p(q * np.expm1(losses[~big]))
+    # ln(q e^ℓ + 1 − q) = ℓ + ln q + log1p((1 − q)/q · e^{−ℓ}), no overflow for huge ℓ.
+    out[big] = losses[big] + math.log(q) + np.log1p((1.0 - q) / q * np.exp(-losses[big]))
+    return out
+
+
+def _inverse(x: FloatArray, q: float) -> FloatArray:
+    """g⁻¹(x) = ln(1 + (eˣ − 1)/q), elementwise; −inf for x ≤ ln(1 − q) (q < 1).
+
+    Three branches keep full relative accuracy: log1p(expm1(x)/q) where (eˣ − 1)/q > −1/2;
+    ln((1−q)/q) + ln(expm1(x − ln(1−q))) near the lower end ln(1 − q); x − ln q + log1p(−(1−q)e^{−x})
+    for x > 1 (no overflow).
+    """
+    log_1mq = math.log1p(-q)
+    ratio = np.expm1(np.minimum(x, 1.0)) / q
+    out = np.empty_like(x)
+    mid = (ratio > -0.5) & (x <= 1.0)
+    low = (ratio <= -0.5) & (x <= 1.0)
+    big = x > 1.0
+    out[mid] = np.log1p(ratio[mid])
+    with np.errstate(divide="ignore"):
+        out[low] = log_1mq - math.log(q) + log_expm1(np.maximum(x[low] - log_1mq, 0.0))
+    out[big] = x[big] - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-x[big]))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PoissonSubsampledLoss:
+    """Continuous part of the Poisson-subsampled law: ``base`` pushed through g (module docstring)."""
+
+    base: ContinuousLoss
+    q: float
+
+    @property
+    def lower(self) -> float:
+        return float(_forward(np.array([self.base.lower]), self.q)[0])
+
+    @property
+    def upper(self) -> float:
+        return float(_forward(np.array([self.base.upper]), self.q)[0])
+
+    def _y(self, x: FloatArray) -> FloatArray:
+        return _inverse(as_array(x).astype(np.float64, copy=True).reshape(-1), self.q).reshape(np.shape(x))
+
+    def p_logsf(self, x: FloatArray) -> FloatArray:
+        """log[q·P(L₀ > y) + (1−q)·Q(L₀ > y)], y = g⁻¹(x)."""
+        y = self._y(x)
+        return np.asarray(
+            np.logaddexp(math.log(self.q) + self.base.p_logsf(y), math.log1p(-self.q) + self.base.q_logsf(y)),
+            dtype=np.float64,
+        )
+
+    def p_logcdf(self, x: FloatArray) -> FloatArray:
+        """log[q·P(L₀ ≤ y) + (1−q)·Q(L₀ ≤ y)], y = g⁻¹(x)."""
+        y = self._y(x)
+        return np.asarray(
+            np.logaddexp(
+                math.log(self.q) + self.base.p_logcdf(y), math.log1p(-self.q) + self.base.q_logcdf(y)
+            ),
+            dtype=np.float64,
+        )
+
+    def q_logsf(self, x: FloatArray) -> FloatArray:
+        """log Q(L₀ > g⁻¹(x))."""
+        return np.asarray(self.base.q_logsf(self._y(x)), dtype=np.float64)
+
+    def q_logcdf(self, x: FloatArray) -> FloatArray:
+        """log Q(L₀ ≤ g⁻¹(x))."""
+        return np.asarray(self.base.q_logcdf(self._y(x)), dtype=np.float64)
+
+
+def poisson_subsampled_law(law: PrivacyLossLaw, sampling_rate: float) -> PrivacyLossLaw:
+    """The law of the pair (qP + (1−q)Q, Q) from the law of (P, Q) (module docstring; q = 1: unchanged).
+
+    Args:
+        law: law of L₀ = ln(dP/dQ) of the base pair.
+        sampling_rate: q in (0, 1].
+
+    Returns:
+        The exact law of L = ln(1 − q + q·e^{L₀}) under the mixture and under Q.
+    """
+    q = check_sampling_rate("sampling_rate", sampling_rate)
+    if q == 1.0:
+        return law
+    losses = _forward(law.atom_losses.copy(), q)
+    atom_p = q * law.atom_p + (1.0 - q) * law.atom_q
+    atom_q = law.atom_q.copy()
+    if law.q_neg_inf > 0:
+        losses = np.append(losses, math.log1p(-q))
+        atom_p = np.append(atom_p, (1.0 - q) * law.q_neg_inf)
+        atom_q = np.append(atom_q, law.q_neg_inf)
+    continuous = None if law.continuous is None else PoissonSubsampledLoss(law.continuous, q)
+    return PrivacyLossLaw(
+        atom_losses=losses,
+        atom_p=atom_p,
+        atom_q=atom_q,
+        p_inf=q * law.p_inf,
+        q_neg_inf=0.0,
+        continuous=continuous,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PoissonSubsampled:
+    """``mechanism`` run on a Poisson subsample (each record kept independently w.p. ``sampling_rate``).
+
+    Neighbouring relation: add/remove one record. Remove law: (qP + (1−q)Q, Q) of the base remove pair;
+    add law: its swap (module docstring). DP-SGD is ``PoissonSubsampled(Gaussian(sigma), q)``.
+
+    Attributes:
+        mechanism: the base mechanism specification (its remove-direction law is used).
+        sampling_rate: q in (0, 1].
+    """
+
+    mechanism: object
+    sampling_rate: float
+    neighbouring: ClassVar[str] = "add_remove"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sampling_rate", check_sampling_rate("sampling_rate", self.sampling_rate))
+
+
+@privacy_loss_laws.register
+def _poisson_laws(mechanism: PoissonSubsampled) -> LawPair:
+    base_remove, _ = privacy_loss_laws(mechanism.mechanism)
+    remove = poisson_subsampled_law(base_remove, mechanism.sampling_rate)
+    return (remove, remove.swapped())
+
+
+@dataclass(frozen=True, slots=True)
+class SymmetrisedLoss:
+    """Continuous part of the symmetrisation S of a law R: R on L > 0, mirrored onto L < 0.
+
+    S_P(L ≤ x) = R_Q(L ≥ −x) and S_Q(L ≤ x) = R_P(L ≥ −x) for x < 0; S = R on (0, ∞).
+    """
+
+    base: ContinuousLoss
+
+    @property
+    def lower(self) -> float:
+        return -self.base.upper
+
+    @property
+    def upper(self) -> float:
+        return self.base.upper
+
+    def _totals(self) -> tuple[float, float]:
+        zero = np.zeros(1)
+        return float(self.base.p_logsf(zero)[0]), float(self.base.q_logsf(zero)[0])
+
+    def _split(
+        self,
+        x: FloatArray,
+        positive: Callable[[FloatArray], FloatArray],
+        negative: Callable[[FloatArray], FloatArray],
+    ) -> FloatArray:
+        x = as_array(x)
+        flat = x.reshape(-1)
+        out = np.empty_like(flat)
+        pos = flat >= 0
+        out[pos] = positive(flat[pos])
+        out[~pos] = negative(flat[~pos])
+        return out.reshape(x.shape)
+
+    def p_logsf(self, x: FloatArray) -> FloatArray:
+        """x ≥ 0: R_P(L > x); x < 0: R_P(L > 0) + R_Q(L > 0) − R_Q(L ≥ −x)."""
+        log_p0, log_q0 = self._totals()
+        return self._split(
+            x,
+            self.base.p_logsf,
+            lambda y: np.logaddexp(log_p0, log_diff_exp(log_q0, self.base.q_logsf(-y))),
+        )
+
+    def p_logcdf(self, x: FloatArray) -> FloatArray:
+        """x < 0: R_Q(L ≥ −x); x ≥ 0: R_Q(L > 0) + R_P(L > 0) − R_P(L > x)."""
+        log_p0, log_q0 = self._totals()
+        return self._split(
+            x,
+            lambda y: np.logaddexp(log_q0, log_diff_exp(log_p0, self.base.p_logsf(y))),
+            lambda y: self.base.q_logsf(-y),
+        )
+
+    def q_logsf(self, x: FloatArray) -> FloatArray:
+        """x ≥ 0: R_Q(L > x); x < 0: R_Q(L > 0) + R_P(L > 0) − R_P(L ≥ −x)."""
+        log_p0, log_q0 = self._totals()
+        return self._split(
+            x,
+            self.base.q_logsf,
+            lambda y: np.logaddexp(log_q0, log_diff_exp(log_p0, self.base.p_logsf(-y))),
+        )
+
+    def q_logcdf(self, x: FloatArray) -> FloatArray:
+        """x < 0: R_P(L ≥ −x); x ≥ 0: R_P(L > 0) + R_Q(L > 0) − R_Q(L > x)."""
+        log_p0, log_q0 = self._totals()
+        return self._split(
+            x,
+            lambda y: np.logaddexp(log_p0, log_diff_exp(log_q0, self.base.q_logsf(y))),
+            lambda y: self.base.p_logsf(-y),
+        )
+
+
+def symmetrised_law(law: PrivacyLossLaw) -> PrivacyLossLaw:
+    """The symmetric law S that agrees with ``law`` (R) on L > 0 (module docstring).
+
+    Atoms with ℓ > 0 are kept and mirrored to −ℓ with P and Q exchanged; q_neg_inf = R.p_inf; the
+    remaining mass 1 − R_P(L > 0) − R.p_inf − R_Q(L > 0) sits on an atom at L = 0 (with equal P- and
+    Q-mass). That remainder is ≥ 0 whenever R is a Poisson-subsampled symmetric law (it equals
+    (1−q)(a − b + d) + c₀ with a ≥ b in the base's terms); only rounding below zero is cut off.
+    """
+    positive = law.atom_losses > 0
+    losses, atom_p, atom_q = law.atom_losses[positive], law.atom_p[positive], law.atom_q[positive]
+    parts_p = [law.p_inf, *atom_p.tolist()]
+    parts_q = [*atom_q.tolist()]
+    continuous = None
+    if law.continuous is not None and law.continuous.upper > 0:
+        zero = np.zeros(1)
+        parts_p.append(math.exp(float(law.continuous.p_logsf(zero)[0])))
+        parts_q.append(math.exp(float(law.continuous.q_logsf(zero)[0])))
+        continuous = SymmetrisedLoss(law.continuous)
+    at_zero = max(0.0, 1.0 - math.fsum(parts_p + parts_q))  # ≥ 0 exactly; cut rounding only
+    return PrivacyLossLaw(
+        atom_losses=np.concatenate([-losses[::-1], [0.0], losses]),
+        atom_p=np.concatenate([atom_q[::-1], [at_zero], atom_p]),
+        atom_q=np.concatenate([atom_p[::-1], [at_zero], atom_q]),
+        p_inf=law.p_inf,
+        q_neg_inf=law.p_inf,
+        continuous=continuous,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SubsampledWithoutReplacement:
+    """``mechanism`` run on a uniformly random subset of fixed size m = q·n (without replacement).
+
+    Neighbouring relation: substitution (replace one record); the base mechanism's parameters must be
+    stated for that relation (e.g. ``Gaussian(sigma, sensitivity=Δ)`` with Δ the largest change of the
+    query when one record is *replaced*: 2C for a sum of vectors clipped to norm C). The law is the
+    symmetrised Poisson law (module docstring), whose δ(ε) is the tight
+    ln(1 + q(e^ε − 1)), q·δ(ε) amplification of Balle–Barthe–Gaboardi (2018, Thm 9) for every ε.
+
+    Attributes:
+        mechanism: base mechanism with a *symmetric* law pair (Gaussian, Laplace, randomized response,
+            EpsilonDelta, ...); others raise ``NotImplementedError`` in :func:`privacy_loss_laws`.
+        sampling_rate: q = m/n in (0, 1].
+    """
+
+    mechanism: object
+    sampling_rate: float
+    neighbouring: ClassVar[str] = "substitution"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sampling_rate", check_sampling_rate("sampling_rate", self.sampling_rate))
+
+
+@privacy_loss_laws.register
+def _without_replacement_laws(mechanism: SubsampledWithoutReplacement) -> LawPair:
+    base = privacy_loss_laws(mechanism.mechanism)
+    if not is_symmetric(base):
+        raise NotImplementedError(
+            "SubsampledWithoutReplacement needs a base mechanism with a symmetric privacy-loss law "
+            f"(T(P, Q) = T(Q, P)); {type(mechanism.mechanism).__name__} is not: its tight substitution "
+            "curve is a pointwise maximum of two curves, not the law of one pair"
+        )
+    law = symmetrised_law(poisson_subsampled_law(base[0], mechanism.sampling_rate))
+    return (law, law)
