@@ -13,8 +13,22 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
 from __future__ import annotations
 
 from optcomp._numerics import Bound
-from optcomp.mechanisms import EpsilonDelta, Gaussian, privacy_loss_laws
+from optcomp.mechanisms import (
+    EpsilonDelta,
+    Gaussian,
+    PoissonSubsampled,
+    SubsampledWithoutReplacement,
+    privacy_loss_laws,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["Bound", "EpsilonDelta", "Gaussian", "__version__", "privacy_loss_laws"]
+__all__ = [
+    "Bound",
+    "EpsilonDelta",
+    "Gaussian",
+    "PoissonSubsampled",
+    "SubsampledWithoutReplacement",
+    "__version__",
+    "privacy_loss_laws",
+]
