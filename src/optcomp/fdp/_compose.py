@@ -1,0 +1,358 @@
+"""Composition, group privacy and the central limit theorems of f-DP (Dong, Roth & Su §2.5, §3).
+
+* :func:`tensor` — f ⊗ g = T(P1×P2, Q1×Q2) (DRS Def. 3.1, Thm 3.2): closed form for Gaussians
+  (G_{μ1} ⊗ G_{μ2} = G_{√(μ1²+μ2²)}, Cor. 3.3), exact product distributions for piecewise-linear f,
+  and the scaling rule f ⊗ f_{0,δ} (DRS eq. (12)).
+* :func:`group_privacy` — f ↦ 1 − (1 − f)^{∘k} (DRS Thm 2.14); μ-GDP ↦ kμ-GDP.
+* :func:`clt` and :func:`clt_epsilon_delta` — the Berry–Esseen CLT (DRS Thm 3.4) and the (ε, δ) CLT
+  (Thm 3.6). They return a :class:`CLTResult` whose ``mu_estimate`` is an *approximation* (never a
+  bound) and whose ``band`` is the theorem's certified bracket of the composed curve.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import numpy.typing as npt
+from scipy.integrate import quad
+from scipy.special import ndtr, ndtri
+
+from optcomp._numerics import (
+    FloatArray,
+    check_int,
+    check_nonnegative,
+    check_probability,
+    round_down,
+    round_up,
+)
+from optcomp.fdp._tradeoff import (
+    GaussianTradeOff,
+    PiecewiseLinearTradeOff,
+    TradeOff,
+    TradeOffBracket,
+    from_distributions,
+)
+
+__all__ = [
+    "BERRY_ESSEEN_CONSTANT",
+    "CLTResult",
+    "Functionals",
+    "MAX_PRODUCT_ATOMS",
+    "clt",
+    "clt_epsilon_delta",
+    "delta_scaled",
+    "epsilon_dp_functionals",
+    "functionals",
+    "group_privacy",
+    "tensor",
+]
+
+#: Constant of the Berry–Esseen bound used in DRS Thm 3.4 (γ = 0.56 ‖κ̄3‖₁ / (‖κ2‖₁ − ‖kl‖₂²)^{3/2}).
+BERRY_ESSEEN_CONSTANT: float = 0.56
+#: Largest number of atoms an exact product of discrete pairs may have (beyond: use the PLD engine).
+MAX_PRODUCT_ATOMS: int = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------
+# Tensor products.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _DeltaScaled(TradeOff):
+    """f ⊗ f_{0,δ}: (1 − δ) f(α / (1 − δ)) for α ≤ 1 − δ and 0 beyond (DRS eq. (12), Remark 1)."""
+
+    base: TradeOff
+    delta: float
+
+    def _evaluate(self, alpha: FloatArray) -> FloatArray:
+        s = 1.0 - self.delta
+        if s == 0.0:
+            return np.zeros_like(alpha)
+        inside = alpha <= s
+        arg = np.where(inside, np.minimum(alpha / s, 1.0), 1.0)
+        return np.where(inside, s * np.asarray(self.base(arg), dtype=np.float64), 0.0)
+
+    @property
+    def symmetric(self) -> bool:
+        return self.base.symmetric
+
+    def breakpoints(self) -> FloatArray:
+        return np.unique(np.concatenate([(1.0 - self.delta) * self.base.breakpoints(), [1.0 - self.delta]]))
+
+
+def delta_scaled(f: TradeOff, delta: float) -> TradeOff:
+    """f ⊗ f_{0,δ} = (1 − δ) f(α/(1 − δ)) on [0, 1 − δ], 0 beyond (DRS eq. (12)); exact.
+
+    Piecewise-linear f stays piecewise linear (knots scaled by 1 − δ).
+    """
+    d = check_probability("delta", delta)
+    if d == 0.0:
+        return f
+    if isinstance(f, PiecewiseLinearTradeOff) and d < 1.0:
+        s = 1.0 - d
+        xs = np.concatenate([s * f.alpha, [1.0]])
+        ys = np.concatenate([s * f.beta, [0.0]])
+        keep = np.r_[np.diff(xs) > 0.0, True]
+        return PiecewiseLinearTradeOff(xs[keep], ys[keep], is_symmetric=f.symmetric)
+    return _DeltaScaled(f, d)
+
+
+def _tensor_pl(f: PiecewiseLinearTradeOff, g: PiecewiseLinearTradeOff) -> PiecewiseLinearTradeOff:
+    p1, q1 = f.to_distributions()
+    p2, q2 = g.to_distributions()
+    n = p1.size * p2.size
+    if n > MAX_PRODUCT_ATOMS:
+        raise ValueError(
+            f"tensor product needs {n} atoms, more than MAX_PRODUCT_ATOMS={MAX_PRODUCT_ATOMS}; "
+            "use the PLD engine (optcomp.pld) for large compositions"
+        )
+    p = np.outer(p1, p2).ravel()
+    q = np.outer(q1, q2).ravel()
+    # Products of exact PMFs sum to 1 up to rounding; from_distributions checks PMF_SUM_TOL.
+    out = from_distributions(p, q)
+    return PiecewiseLinearTradeOff(out.alpha, out.beta, is_symmetric=f.symmetric and g.symmetric)
+
+
+def tensor(*fs: TradeOff) -> TradeOff:
+    """f1 ⊗ … ⊗ fn = T(P1×…×Pn, Q1×…×Qn): the tight composition of f_i-DP mechanisms (DRS Thm 3.2).
+
+    Exact in the two closed families: all Gaussian → G_{√Σμ_i²} (Cor. 3.3); all piecewise linear →
+    the Neyman–Pearson curve of the product of their discrete pairs (no merging of atoms, so exact up to
+    float rounding of the products; limited to ``MAX_PRODUCT_ATOMS``). Mixed or other inputs raise
+    ``ValueError``: compose those through :mod:`optcomp.pld`.
+    """
+    if not fs:
+        raise ValueError("tensor needs at least one trade-off function, got none")
+    if all(isinstance(f, GaussianTradeOff) for f in fs):
+        return GaussianTradeOff(math.hypot(*[f.mu for f in fs if isinstance(f, GaussianTradeOff)]))
+    pls = [f for f in fs if isinstance(f, PiecewiseLinearTradeOff)]
+    if len(pls) == len(fs):
+        acc = pls[0]
+        for f in pls[1:]:
+            acc = _tensor_pl(acc, f)
+        return acc
+    kinds = sorted({type(f).__name__ for f in fs})
+    raise ValueError(
+        f"tensor supports all-Gaussian or all-piecewise-linear inputs exactly, got {kinds}; "
+        "compose other mechanisms with the PLD engine (optcomp.pld)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Group privacy.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _GroupTradeOff(TradeOff):
+    """1 − (1 − f)^{∘k}, evaluated pointwise (exact up to rounding)."""
+
+    base: TradeOff
+    k: int
+
+    def _evaluate(self, alpha: FloatArray) -> FloatArray:
+        x = alpha
+        for _ in range(self.k):
+            x = np.clip(1.0 - np.asarray(self.base(x), dtype=np.float64), 0.0, 1.0)
+        return 1.0 - x
+
+    @property
+    def symmetric(self) -> bool:
+        return self.base.symmetric
+
+
+def group_privacy(f: TradeOff, k: int) -> TradeOff:
+    """f-DP ⇒ [1 − (1 − f)^{∘k}]-DP for groups of size k (DRS Thm 2.14); G_μ ↦ G_{kμ}.
+
+    The bound is tight in general (DRS §2.5) and stays symmetric when f is. Evaluation composes
+    α ↦ 1 − f(α) k times (each step exact up to rounding; 1 − f(α) ∈ [α, 1]).
+    """
+    kk = check_int("k", k)
+    if isinstance(f, GaussianTradeOff):
+        return GaussianTradeOff(kk * f.mu)
+    if kk == 1:
+        return f
+    return _GroupTradeOff(f, kk)
+
+
+# ---------------------------------------------------------------------------------------------
+# CLT functionals.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Functionals:
+    """The moment functionals of a symmetric trade-off function with f(0) = 1 (DRS §3.2).
+
+    With L the privacy loss log(dP/dQ) under P (|f'(x)| = e^{−L} at the x-quantile):
+    kl = −∫₀¹ log|f'| = E L, kappa2 = ∫ log²|f'| = E L², kappa3 = ∫|log|f'||³ = E|L|³,
+    kappa3_bar = ∫|log|f'| + kl|³ = E|L − E L|³.
+    """
+
+    kl: float
+    kappa2: float
+    kappa3: float
+    kappa3_bar: float
+
+
+def epsilon_dp_functionals(epsilon: float) -> Functionals:
+    """Closed forms for f_{ε,0} (DRS §3.3): kl = ε(e^ε − 1)/(e^ε + 1), κ2 = ε², κ3 = ε³,
+    κ̄3 = 8ε³ p(1 − p)((1 − p)² + p²) with p = e^ε/(1 + e^ε) (L = ±ε w.p. p, 1 − p; L − kl = 2ε(1 − p) or
+    −2εp).
+    """
+    e = check_nonnegative("epsilon", epsilon)
+    p = 1.0 / (1.0 + math.exp(-e))
+    kl = e * math.tanh(e / 2.0)
+    kbar = 8.0 * e**3 * p * (1.0 - p) * ((1.0 - p) ** 2 + p**2)
+    return Functionals(kl=kl, kappa2=e * e, kappa3=e**3, kappa3_bar=kbar)
+
+
+def _gaussian_functionals(mu: float) -> Functionals:
+    # L ~ N(μ²/2, μ²) under P.
+    m, s = mu * mu / 2.0, mu
+    if mu == 0.0:
+        return Functionals(0.0, 0.0, 0.0, 0.0)
+
+    def integrand(z: float) -> float:
+        return abs(m + s * z) ** 3 * math.exp(-z * z / 2.0) / math.sqrt(2.0 * math.pi)
+
+    k3, _ = quad(integrand, -math.inf, math.inf, points=None)
+    return Functionals(kl=m, kappa2=s * s + m * m, kappa3=float(k3), kappa3_bar=s**3 * 2.0 * math.sqrt(2.0 / math.pi))
+
+
+def functionals(f: TradeOff) -> Functionals:
+    """kl, κ2, κ3, κ̄3 of f (DRS §3.2): closed form for G_μ, exact sums over atoms for piecewise-linear f.
+
+    A piecewise-linear f is T(P, Q) for the discrete pair of :meth:`PiecewiseLinearTradeOff.to_distributions`,
+    so kl = Σ p log(p/q) etc. f(0) < 1 (an atom with p = 0) or a flat tail (q = 0) makes the functionals
+    infinite, and they are reported as ``inf`` (DRS Thm 3.4 then does not apply).
+    """
+    if isinstance(f, GaussianTradeOff):
+        return _gaussian_functionals(f.mu)
+    if isinstance(f, PiecewiseLinearTradeOff):
+        p, q = f.to_distributions()
+        keep = (p > 0.0) | (q > 0.0)
+        p, q = p[keep], q[keep]
+        if np.any((q == 0.0) & (p > 0.0)) or np.any((p == 0.0) & (q > 0.0)):
+            return Functionals(math.inf, math.inf, math.inf, math.inf)
+        loss = np.log(p) - np.log(q)
+        kl = float(np.sum(p * loss))
+        return Functionals(
+            kl=kl,
+            kappa2=float(np.sum(p * loss**2)),
+            kappa3=float(np.sum(p * np.abs(loss) ** 3)),
+            kappa3_bar=float(np.sum(p * np.abs(loss - kl) ** 3)),
+        )
+    raise ValueError(
+        f"functionals are available for GaussianTradeOff and PiecewiseLinearTradeOff, got {type(f).__name__}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLT with its Berry–Esseen band.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ShiftedGaussian(TradeOff):
+    """One side of the Berry–Esseen band, with G_μ extended by 1 on (−∞, 0) and 0 on (1, ∞) (DRS fn. 16).
+
+    side = −1: max{0, G_μ(α + γ) − γ} (lower); side = +1: min{1 − α, G_μ(α − γ) + γ} (upper). Not convex
+    in general; these are certified pointwise bounds, not trade-off functions of a pair.
+    """
+
+    mu: float
+    gamma: float
+    side: int
+
+    def _evaluate(self, alpha: FloatArray) -> FloatArray:
+        x = alpha - self.side * self.gamma
+        xc = np.clip(x, 0.0, 1.0)
+        with np.errstate(invalid="ignore"):
+            g = ndtr(-ndtri(xc) - self.mu)
+        g = np.where(x < 0.0, 1.0, np.where(x > 1.0, 0.0, g))
+        if self.side < 0:
+            return np.maximum(g - self.gamma, 0.0)
+        return np.minimum(g + self.gamma, 1.0 - alpha)
+
+
+@dataclass(frozen=True)
+class CLTResult:
+    """Outcome of a CLT for composition (DRS Thms 3.4/3.6).
+
+    Attributes:
+        mu_estimate: μ = 2‖kl‖₁/√(‖κ2‖₁ − ‖kl‖₂²). An APPROXIMATION: G_μ (or ``estimate``) is not a
+            guarantee and may be above the true composed curve.
+        gamma: the Berry–Esseen width γ = 0.56‖κ̄3‖₁/(‖κ2‖₁ − ‖kl‖₂²)^{3/2} (rounded up).
+        delta: the δ part Δ = 1 − Π(1 − δ_i) split off by DRS eq. (11) (0 for Thm 3.4).
+        estimate: the approximate curve G_μ ⊗ f_{0,Δ} (approximation, not a bound).
+        band: certified bracket of the exact composed curve: max{0, G_μ(α+γ) − γ} ≤ f(α) ≤
+            min{1 − α, G_μ(α−γ) + γ}, each side scaled by f_{0,Δ}; μ is rounded to the safe side of each
+            end. Trivial where γ ≥ 1/2.
+    """
+
+    mu_estimate: float
+    gamma: float
+    delta: float
+    estimate: TradeOff
+    band: TradeOffBracket
+
+
+def _clt_from(fun: Sequence[Functionals], delta: float) -> CLTResult:
+    kl1 = math.fsum(x.kl for x in fun)
+    k2 = math.fsum(x.kappa2 for x in fun)
+    kl2 = math.fsum(x.kl**2 for x in fun)
+    k3b = math.fsum(x.kappa3_bar for x in fun)
+    var = k2 - kl2
+    if not math.isfinite(var) or not math.isfinite(k3b):
+        raise ValueError("the CLT needs finite functionals (f(0) = 1 and no flat tail); got infinite ones")
+    if var <= 0.0:
+        raise ValueError(f"the CLT needs ‖κ2‖₁ − ‖kl‖₂² > 0 (some privacy loss), got {var!r}")
+    mu = 2.0 * kl1 / math.sqrt(var)
+    gamma = round_up(BERRY_ESSEEN_CONSTANT * k3b / var**1.5)
+    lower: TradeOff = _ShiftedGaussian(round_up(mu), gamma, -1)
+    upper: TradeOff = _ShiftedGaussian(round_down(mu), gamma, +1)
+    estimate: TradeOff = GaussianTradeOff(mu)
+    if delta > 0.0:
+        # f ⊗ f_{0,Δ} decreases in Δ: round Δ up for the lower side and down for the upper side.
+        lower = delta_scaled(lower, min(1.0, round_up(delta)))
+        upper = delta_scaled(upper, round_down(delta))
+        estimate = delta_scaled(estimate, delta)
+    return CLTResult(mu_estimate=mu, gamma=gamma, delta=delta, estimate=estimate, band=TradeOffBracket(lower, upper))
+
+
+def clt(fs: Sequence[TradeOff]) -> CLTResult:
+    """Berry–Esseen CLT for f1 ⊗ … ⊗ fn (DRS Thm 3.4), for symmetric f_i with f_i(0) = 1.
+
+    μ = 2‖kl‖₁/√(‖κ2‖₁ − ‖kl‖₂²), γ = 0.56‖κ̄3‖₁/(‖κ2‖₁ − ‖kl‖₂²)^{3/2}, and for all α
+    G_μ(α + γ) − γ ≤ (f1 ⊗ … ⊗ fn)(α) ≤ G_μ(α − γ) + γ, with G_μ extended by 1 left of 0 and by 0 right
+    of 1 (DRS footnote 16). ``mu_estimate`` is an approximation; ``band`` is the certified statement.
+    """
+    if not fs:
+        raise ValueError("clt needs at least one trade-off function, got none")
+    return _clt_from([functionals(f) for f in fs], 0.0)
+
+
+def clt_epsilon_delta(epsilons: npt.ArrayLike, deltas: npt.ArrayLike) -> CLTResult:
+    """CLT for the composition of (ε_i, δ_i)-DP mechanisms (DRS §3.3, Thm 3.6 and eq. (11)).
+
+    f_{ε,δ} = f_{ε,0} ⊗ f_{0,δ}, so ⊗_i f_{ε_i,δ_i} = (⊗_i f_{ε_i,0}) ⊗ f_{0,Δ} with Δ = 1 − Π(1 − δ_i).
+    The first factor gets the Berry–Esseen band of Thm 3.4 with the closed-form functionals of f_{ε,0};
+    tensoring with f_{0,Δ} is monotone, so the scaled band is certified. As n → ∞ with Σε_i² → μ²,
+    max ε_i → 0, Σδ_i → δ, max δ_i → 0, the composition tends to G_μ ⊗ f_{0,1−e^{−δ}} (Thm 3.6).
+    """
+    eps = np.asarray(epsilons, dtype=np.float64).ravel()
+    dl = np.asarray(deltas, dtype=np.float64).ravel()
+    if eps.size != dl.size or eps.size == 0:
+        raise ValueError(f"epsilons and deltas must be non-empty and of equal length, got {eps.size}, {dl.size}")
+    fun = [epsilon_dp_functionals(check_nonnegative(f"epsilons[{i}]", float(e))) for i, e in enumerate(eps)]
+    log_keep = math.fsum(
+        math.log1p(-check_probability(f"deltas[{i}]", float(d))) if d < 1.0 else -math.inf
+        for i, d in enumerate(dl)
+    )
+    big_delta = -math.expm1(log_keep)
+    return _clt_from(fun, big_delta)
