@@ -1,0 +1,255 @@
+"""DP-SGD accounting: ε and δ of noisy SGD with Poisson subsampling, and the two inverse problems.
+
+One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
+Poisson-subsampled batch (each record kept independently with probability ``sample_rate`` = q) and adds
+N(0, σ²) noise, σ = ``noise_multiplier``. Under the add/remove-one relation its privacy loss is that of
+the pair (N(0, σ²), (1 − q)·N(0, σ²) + q·N(1, σ²)) and its swap (Koskela–Jälkö–Honkela 2020, §5; the
+remove and add directions are both accounted for by :class:`optcomp.mechanisms.PoissonSubsampled`).
+``steps`` such steps compose adaptively; their privacy-loss distribution is the ``steps``-fold
+convolution of one step's (``shared/MATH.md``, "Composition of independent mechanisms").
+
+* :func:`epsilon` and :func:`delta` are thin queries over :func:`optcomp.compose`; the returned
+  :class:`~optcomp.Bound` is the PLD engine's certified bracket (pessimistic upper, optimistic lower;
+  see :class:`optcomp.pld.PrivacyLossDistribution`).
+* :func:`noise_multiplier` and :func:`steps` invert them by bisection **on the certified upper
+  bound**, and always return the *safe side* of the root: the returned σ (resp. number of steps) has
+  been evaluated and its certified upper ε is ≤ the target, so it provably meets the target.
+
+With ``sample_rate = 1`` there is no subsampling: ``steps`` Gaussian steps with noise σ are exactly one
+Gaussian step with noise σ/√steps (μ-GDP with μ = √steps/σ, Dong–Roth–Su Cor. 3.3), and that single
+step is what is accounted.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from optcomp._numerics import (
+    CALIBRATION_RTOL,
+    DEFAULT_ACCURACY,
+    Accuracy,
+    Bound,
+    check_int,
+    check_nonnegative,
+    check_open_probability,
+    check_positive,
+    check_sampling_rate,
+)
+from optcomp.calibrate import smallest_passing_noise
+
+Sampling = Literal["poisson"]
+
+#: Sampling schemes :mod:`optcomp.dpsgd` accounts for.
+SUPPORTED_SAMPLING: tuple[str, ...] = ("poisson",)
+
+def _check_sampling(sampling: object) -> str:
+    if sampling not in SUPPORTED_SAMPLING:
+        raise ValueError(f"sampling must be one of {SUPPORTED_SAMPLING}, got {sampling!r}")
+    return str(sampling)
+
+
+def _composition(noise_multiplier: float, sample_rate: float, steps: int, accuracy: Accuracy) -> object:
+    """The PLD of ``steps`` DP-SGD steps (``optcomp.compose`` of the subsampled Gaussian)."""
+    from optcomp import compose
+    from optcomp.mechanisms import Gaussian, PoissonSubsampled
+
+    if sample_rate == 1.0:
+        # k Gaussians with noise σ are one Gaussian with noise σ/√k (GDP μ's add in quadrature).
+        return compose(Gaussian(sigma=noise_multiplier / math.sqrt(steps)), accuracy=accuracy)
+    step = PoissonSubsampled(Gaussian(sigma=noise_multiplier), sampling_rate=sample_rate)
+    return compose((step, steps), accuracy=accuracy)
+
+
+def _validate(noise_multiplier: object, sample_rate: object, steps: object) -> tuple[float, float, int]:
+    return (
+        check_positive("noise_multiplier", noise_multiplier),
+        check_sampling_rate("sample_rate", sample_rate),
+        check_int("steps", steps, minimum=1),
+    )
+
+
+def epsilon(
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: int,
+    delta: float,
+    *,
+    sampling: Sampling = "poisson",
+    accuracy: Accuracy = DEFAULT_ACCURACY,
+) -> Bound:
+    """Certified ε of DP-SGD at a given δ (add/remove-one relation).
+
+    The privacy-loss distribution of one Poisson-subsampled Gaussian step is composed ``steps`` times
+    and queried for ε(δ) = inf{ε : δ_{P‖Q}(ε) ≤ δ and δ_{Q‖P}(ε) ≤ δ} (``shared/MATH.md``).
+
+    Args:
+        noise_multiplier: σ, the noise standard deviation over the clipping norm; > 0.
+        sample_rate: q, the Poisson sampling probability of each record; in (0, 1].
+        steps: number of steps; an integer ≥ 1.
+        delta: target δ in (0, 1).
+        sampling: only ``"poisson"`` is supported; anything else raises ``ValueError``.
+        accuracy: discretisation of the PLD engine (see :class:`optcomp.Accuracy`).
+
+    Returns:
+        ``Bound(lower, upper)`` on the optimal ε; ``upper`` is certified as documented in
+        :meth:`optcomp.pld.PrivacyLossDistribution.epsilon`.
+
+    Raises:
+        ValueError: a parameter is outside its range (the message names it).
+    """
+    sigma, q, k = _validate(noise_multiplier, sample_rate, steps)
+    d = check_open_probability("delta", delta)
+    _check_sampling(sampling)
+    pld = _composition(sigma, q, k, accuracy)
+    result: Bound = pld.epsilon(d)  # type: ignore[attr-defined]
+    return result
+
+
+def delta(
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: int,
+    epsilon: float,
+    *,
+    sampling: Sampling = "poisson",
+    accuracy: Accuracy = DEFAULT_ACCURACY,
+) -> Bound:
+    """Certified δ(ε) of DP-SGD: max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) of the composed PLD (``shared/MATH.md``).
+
+    Args:
+        noise_multiplier: σ > 0.
+        sample_rate: q in (0, 1].
+        steps: integer ≥ 1.
+        epsilon: ε ≥ 0 (finite).
+        sampling: only ``"poisson"``.
+        accuracy: discretisation of the PLD engine.
+
+    Returns:
+        ``Bound(lower, upper)`` on the tight δ(ε); ``upper`` certified.
+
+    Raises:
+        ValueError: a parameter is outside its range.
+    """
+    sigma, q, k = _validate(noise_multiplier, sample_rate, steps)
+    e = check_nonnegative("epsilon", epsilon)
+    _check_sampling(sampling)
+    pld = _composition(sigma, q, k, accuracy)
+    result: Bound = pld.delta(e)  # type: ignore[attr-defined]
+    return result
+
+
+def noise_multiplier(
+    target_epsilon: float,
+    sample_rate: float,
+    steps: int,
+    delta: float,
+    *,
+    sampling: Sampling = "poisson",
+    accuracy: Accuracy = DEFAULT_ACCURACY,
+    rtol: float = CALIBRATION_RTOL,
+) -> float:
+    """The smallest σ (to relative tolerance ``rtol``) whose *certified* ε is ≤ ``target_epsilon``.
+
+    Bisection in log σ on the predicate ``epsilon(σ, ...).upper <= target_epsilon``. The bracket
+    [σ_fail, σ_pass] is first widened by doubling/halving from σ = 1, then halved until
+    σ_pass/σ_fail ≤ 1 + rtol. Only points that were evaluated and passed are ever returned, so the
+    result is on the safe side of the root whatever the shape of the upper bound:
+    ``epsilon(noise_multiplier(t, q, T, δ), q, T, δ).upper <= t`` holds by construction (at the same
+    ``accuracy``). The true minimal σ may be smaller by the engine's bracket width plus ``rtol``.
+
+    Args:
+        target_epsilon: ε target > 0.
+        sample_rate: q in (0, 1].
+        steps: integer ≥ 1.
+        delta: δ in (0, 1).
+        sampling: only ``"poisson"``.
+        accuracy: discretisation of the PLD engine.
+        rtol: relative tolerance of the returned σ, in (0, 1).
+
+    Returns:
+        σ > 0 that provably meets the target.
+
+    Raises:
+        ValueError: a parameter is out of range, or no σ ≤ 2**60 meets the target at this ``accuracy``
+            (the target is below the engine's resolution).
+    """
+    target = check_positive("target_epsilon", target_epsilon)
+    q = check_sampling_rate("sample_rate", sample_rate)
+    k = check_int("steps", steps, minimum=1)
+    d = check_open_probability("delta", delta)
+    tol = check_open_probability("rtol", rtol)
+    _check_sampling(sampling)
+
+    def evaluate(sigma: float) -> Bound:
+        return epsilon(sigma, q, k, d, accuracy=accuracy)
+
+    return smallest_passing_noise(evaluate, target, rtol=tol, name="target_epsilon")
+
+
+def steps(
+    target_epsilon: float,
+    noise_multiplier: float,
+    sample_rate: float,
+    delta: float,
+    *,
+    sampling: Sampling = "poisson",
+    accuracy: Accuracy = DEFAULT_ACCURACY,
+    max_steps: int = 10**7,
+) -> int:
+    """The largest number of steps whose *certified* ε is ≤ ``target_epsilon``.
+
+    Integer bisection on the predicate ``epsilon(σ, q, T, δ).upper <= target_epsilon``: T is doubled
+    from 1 until it fails (or reaches ``max_steps``), then the bracket [T_pass, T_fail] is bisected to
+    adjacent integers. Only an evaluated passing T is returned, so
+    ``epsilon(σ, q, steps(t, σ, q, δ), δ).upper <= t`` holds by construction: the result is on the
+    safe side (possibly smaller than the true maximum by the engine's bracket width).
+
+    Args:
+        target_epsilon: ε target > 0.
+        noise_multiplier: σ > 0.
+        sample_rate: q in (0, 1].
+        delta: δ in (0, 1).
+        sampling: only ``"poisson"``.
+        accuracy: discretisation of the PLD engine.
+        max_steps: search limit, an integer ≥ 1.
+
+    Returns:
+        The number of steps T ≥ 1.
+
+    Raises:
+        ValueError: a parameter is out of range; even one step exceeds the target; or ``max_steps``
+            steps still meet the target (the answer would exceed the search limit).
+    """
+    target = check_positive("target_epsilon", target_epsilon)
+    sigma = check_positive("noise_multiplier", noise_multiplier)
+    q = check_sampling_rate("sample_rate", sample_rate)
+    d = check_open_probability("delta", delta)
+    limit = check_int("max_steps", max_steps, minimum=1)
+    _check_sampling(sampling)
+
+    def passes(t: int) -> bool:
+        return epsilon(sigma, q, t, d, accuracy=accuracy).upper <= target
+
+    if not passes(1):
+        raise ValueError(f"target_epsilon={target!r} is exceeded already after 1 step (certified upper ε)")
+    good, bad = 1, 2
+    while True:
+        if bad >= limit:
+            if passes(limit):
+                raise ValueError(f"target_epsilon={target!r} is still met after max_steps={limit}")
+            bad = limit
+            break
+        if not passes(bad):
+            break
+        good, bad = bad, 2 * bad
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if passes(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+__all__ = ["SUPPORTED_SAMPLING", "delta", "epsilon", "noise_multiplier", "steps"]
