@@ -3,6 +3,7 @@ k-ary randomized response, arbitrary discrete pairs, and the discrete Laplace (g
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -10,7 +11,13 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from optcomp._numerics import check_epsilon_delta
+from optcomp._numerics import (
+    ABSOLUTE_SLACK_PER_TERM,
+    check_epsilon_delta,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import PrivacyLossLaw
 
@@ -67,4 +74,152 @@ def _epsilon_delta_laws(mechanism: EpsilonDelta) -> LawPair:
     high = (1.0 - delta) * float(expit(eps))  # (1−δ) e^ε/(1+e^ε)
     low = (1.0 - delta) * float(expit(-eps))  # (1−δ)/(1+e^ε)
     law = merged_law([eps, -eps], [high, low], [low, high], p_inf=delta, q_neg_inf=delta)
+    return (law, law)
+
+
+@dataclass(frozen=True, slots=True)
+class RandomizedResponse:
+    """Binary randomized response: report the true bit w.p. e^ε/(1+e^ε), else its flip; ε-DP (tight).
+
+    Pair P = [e^ε, 1]/(1+e^ε), Q = [1, e^ε]/(1+e^ε) (symmetric); loss ±ε with P-masses
+    e^ε/(1+e^ε) and 1/(1+e^ε) — the canonical mechanism with δ = 0 (KOV eq. (9)).
+
+    Attributes:
+        epsilon: ε ≥ 0 (finite).
+    """
+
+    epsilon: float
+    neighbouring: ClassVar[str] = "substitution"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+
+
+@privacy_loss_laws.register
+def _randomized_response_laws(mechanism: RandomizedResponse) -> LawPair:
+    return _epsilon_delta_laws(EpsilonDelta(mechanism.epsilon, 0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class KaryRandomizedResponse:
+    """k-ary randomized response: report the true value w.p. e^ε/(e^ε + k − 1), each other value w.p.
+    1/(e^ε + k − 1); ε-DP (tight).
+
+    Pair for inputs a ≠ a': P = [e^ε, 1, 1, …]/Z, Q = [1, e^ε, 1, …]/Z, Z = e^ε + k − 1 (symmetric).
+    Loss +ε w.p. e^ε/Z, −ε w.p. 1/Z, 0 w.p. (k − 2)/Z under P.
+
+    Attributes:
+        epsilon: ε ≥ 0 (finite).
+        k: alphabet size, an integer ≥ 2.
+    """
+
+    epsilon: float
+    k: int
+    neighbouring: ClassVar[str] = "substitution"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
+
+
+@privacy_loss_laws.register
+def _kary_laws(mechanism: KaryRandomizedResponse) -> LawPair:
+    eps, k = mechanism.epsilon, mechanism.k
+    small = math.exp(-eps) / (1.0 + (k - 1) * math.exp(-eps))  # 1/Z, no overflow
+    high = 1.0 / (1.0 + (k - 1) * math.exp(-eps))  # e^ε/Z
+    law = merged_law([eps, 0.0, -eps], [high, (k - 2) * small, small], [small, (k - 2) * small, high])
+    return (law, law)
+
+
+def _probability_vector(name: str, values: object) -> tuple[float, ...]:
+    """A validated probability vector: finite, non-negative entries summing to 1 up to rounding."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a 1-d array of probabilities, got {values!r}") from err
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array of probabilities, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must have entries in [0, 1], got {arr!r}")
+    total = math.fsum(arr.tolist())
+    if abs(total - 1.0) > ABSOLUTE_SLACK_PER_TERM * arr.size:
+        raise ValueError(f"{name} must sum to 1, got sum {total!r}")
+    return tuple(arr.tolist())
+
+
+@dataclass(frozen=True, slots=True)
+class DiscretePair:
+    """Any pair of distributions on a common finite set, given as probability vectors.
+
+    ``p`` = M(D) and ``q`` = M(D') for the remove direction; the add direction is the swap. Stored as
+    tuples (so the spec is hashable); each must be non-negative and sum to 1 (up to n·4u).
+
+    Attributes:
+        p: probabilities of the outcomes under D.
+        q: probabilities of the same outcomes under D'.
+    """
+
+    p: tuple[float, ...]
+    q: tuple[float, ...]
+    neighbouring: ClassVar[str] = "add_remove"
+
+    def __post_init__(self) -> None:
+        p = _probability_vector("p", self.p)
+        q = _probability_vector("q", self.q)
+        if len(p) != len(q):
+            raise ValueError(f"p and q must have the same length, got {len(p)} and {len(q)}")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "q", q)
+
+
+@privacy_loss_laws.register
+def _discrete_pair_laws(mechanism: DiscretePair) -> LawPair:
+    p = np.array(mechanism.p)
+    q = np.array(mechanism.q)
+    both = (p > 0) & (q > 0)
+    remove = merged_law(
+        np.log(p[both]) - np.log(q[both]),
+        p[both],
+        q[both],
+        p_inf=math.fsum(p[(p > 0) & (q == 0)].tolist()),
+        q_neg_inf=math.fsum(q[(q > 0) & (p == 0)].tolist()),
+    )
+    return (remove, remove.swapped())
+
+
+@dataclass(frozen=True, slots=True)
+class DiscreteLaplace:
+    """Discrete Laplace (two-sided geometric) mechanism: f(D) + K, P(K = j) ∝ e^{−|j|/b}, j ∈ ℤ, on an
+    integer query of sensitivity Δ; ε-DP with ε = Δ/b.
+
+    Pair P = Δ + K, Q = K (symmetric). With t = 1/b and P(K = j) = tanh(t/2)·e^{−t|j|}, the loss at
+    output x is t(|x| − |x − Δ|): −tΔ for x ≤ 0 (P-mass e^{−tΔ}/(1 + e^{−t})), +tΔ for x ≥ Δ
+    (P-mass 1/(1 + e^{−t})), and t(2x − Δ) for 0 < x < Δ (P-mass tanh(t/2)e^{−t(Δ−x)}); Q-masses are
+    the mirror images. Exact closed-form atoms, no truncation.
+
+    Attributes:
+        scale: b > 0.
+        sensitivity: Δ, an integer ≥ 1.
+    """
+
+    scale: float
+    sensitivity: int = 1
+    neighbouring: ClassVar[str] = "add_remove"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", check_positive("scale", self.scale))
+        object.__setattr__(self, "sensitivity", check_int("sensitivity", self.sensitivity, minimum=1))
+
+
+@privacy_loss_laws.register
+def _discrete_laplace_laws(mechanism: DiscreteLaplace) -> LawPair:
+    t, d = 1.0 / mechanism.scale, mechanism.sensitivity
+    x = np.arange(0, d + 1, dtype=np.float64)
+    losses = t * (2.0 * x - d)
+    head = float(expit(t))  # 1/(1 + e^{−t})
+    p_mass = math.tanh(0.5 * t) * np.exp(-t * (d - x))
+    q_mass = math.tanh(0.5 * t) * np.exp(-t * x)
+    p_mass[0], q_mass[0] = math.exp(-t * d) * head, head
+    p_mass[-1], q_mass[-1] = head, math.exp(-t * d) * head
+    law = merged_law(losses, p_mass, q_mass)
     return (law, law)
