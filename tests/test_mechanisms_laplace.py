@@ -1,0 +1,151 @@
+"""Laplace, truncated Laplace and Vuvuzela's dummy-traffic noise against direct computation."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optcomp.mechanisms import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace, privacy_loss_laws
+from tests.test_mechanisms import discrete_delta, law_delta, law_total_masses
+from tests.tolerances import EXACT_RTOL, LAW_GRID_RTOL, PMF_ATOL
+
+
+def truncated_laplace_delta(scale: float, bound: float, sens: float, epsilon: float) -> float:
+    """∫ max(p(x) − e^ε q(x), 0) dx for P = Δ + noise, Q = noise, noise ∝ e^{−|x|/b} on [−A, A]."""
+    with mpmath.workdps(30):
+        b, a, d = mpmath.mpf(scale), mpmath.mpf(bound), mpmath.mpf(sens)
+        z = 1 if math.isinf(bound) else 1 - mpmath.exp(-a / b)
+
+        def noise(x: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.exp(-abs(x) / b) / (2 * b * z) if abs(x) <= a else mpmath.mpf(0)
+
+        def f(x: mpmath.mpf) -> mpmath.mpf:
+            return max(noise(x - d) - mpmath.exp(epsilon) * noise(x), 0)
+
+        lo, hi = (-a, d + a) if math.isfinite(bound) else (-mpmath.inf, mpmath.inf)
+        crossing = (b * epsilon + d) / 2  # where p = e^ε q inside (0, Δ)
+        points = sorted({float(v) for v in (lo, 0, d, d - a, a, hi, crossing) if lo <= v <= hi})
+        return float(mpmath.quad(f, [mpmath.mpf(v) for v in points]))
+
+
+@pytest.mark.parametrize(
+    ("scale", "bound", "sens"),
+    [
+        (1.0, math.inf, 1.0),
+        (0.4, math.inf, 1.3),
+        (1.0, 3.0, 1.0),
+        (2.0, 1.5, 1.0),
+        (1.0, 0.7, 1.0),
+        (1.0, 0.4, 1.0),
+    ],
+)
+@pytest.mark.parametrize("epsilon", [-0.3, 0.0, 0.2, 0.9, 3.0])
+def test_truncated_laplace_delta_by_quadrature(
+    scale: float, bound: float, sens: float, epsilon: float
+) -> None:
+    remove, add = privacy_loss_laws(TruncatedLaplace(scale, bound, sensitivity=sens))
+    truth = truncated_laplace_delta(scale, bound, sens, epsilon)
+    assert law_delta(remove, epsilon) == pytest.approx(truth, rel=EXACT_RTOL, abs=PMF_ATOL)
+    assert remove is add
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scale=st.floats(0.05, 20.0),
+    bound=st.one_of(st.just(math.inf), st.floats(0.1, 50.0)),
+    sens=st.floats(0.1, 5.0),
+)
+def test_truncated_laplace_masses_and_consistency(scale: float, bound: float, sens: float) -> None:
+    law, _ = privacy_loss_laws(TruncatedLaplace(scale, bound, sensitivity=sens))
+    p_total, q_total = law_total_masses(law)
+    assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
+    assert q_total == pytest.approx(1.0, rel=EXACT_RTOL)
+    if law.continuous is not None:  # dQ = e^{−L} dP on the continuous part
+        c = law.continuous
+        grid = np.linspace(c.lower, c.upper, 20001)
+        mids = 0.5 * (grid[1:] + grid[:-1])
+        via_p = float(np.sum(np.diff(np.exp(c.p_logcdf(grid))) * np.exp(-mids)))
+        assert via_p == pytest.approx(math.exp(c.q_logsf(np.array([c.lower]))[0]), rel=LAW_GRID_RTOL)
+
+
+def test_laplace_is_truncated_laplace_without_bound() -> None:
+    a = privacy_loss_laws(Laplace(0.7, sensitivity=1.2))[0]
+    b = privacy_loss_laws(TruncatedLaplace(0.7, math.inf, sensitivity=1.2))[0]
+    for eps in (0.0, 0.5, 1.7, 2.0):
+        assert law_delta(a, eps) == law_delta(b, eps)
+    # pure ε-DP at ε = Δ/b: δ(Δ/b) = 0, and the known δ(0) = 1 − e^{−ε/2}
+    assert law_delta(a, 1.2 / 0.7) == pytest.approx(0.0, abs=PMF_ATOL)
+    assert law_delta(a, 0.0) == pytest.approx(-math.expm1(-0.5 * 1.2 / 0.7), rel=EXACT_RTOL)
+
+
+def vuvuzela_pmfs(mean: float, scale: float, sens: int, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """pmfs of c + Δ + N and c + N on {c, …, c + top}, N = max(0, ⌈Laplace(mean, scale)⌉), at 40 digits."""
+    with mpmath.workdps(40):
+        m, b = mpmath.mpf(mean), mpmath.mpf(scale)
+
+        def cdf(y: int) -> mpmath.mpf:
+            t = (y - m) / b
+            return mpmath.exp(t) / 2 if t <= 0 else 1 - mpmath.exp(-t) / 2
+
+        noise = [cdf(0)] + [cdf(k) - cdf(k - 1) for k in range(1, top + 1)]
+        noise_f = np.array([float(v) for v in noise])
+    p = np.zeros(top + 1 + sens)
+    q = np.zeros(top + 1 + sens)
+    p[sens:] = noise_f
+    q[: top + 1] = noise_f
+    return p, q
+
+
+@pytest.mark.parametrize(
+    ("mean", "scale", "sens"), [(20.0, 3.0, 1), (20.5, 2.0, 2), (1.3, 1.0, 3), (0.0, 0.5, 1)]
+)
+def test_vuvuzela_noise_against_enumeration(mean: float, scale: float, sens: int) -> None:
+    remove, add = privacy_loss_laws(ShiftedTruncatedLaplace(mean, scale, sens))
+    p, q = vuvuzela_pmfs(mean, scale, sens, top=int(mean + 80 * scale))
+    for eps in (-0.5, 0.0, 0.1, sens / scale / 2, sens / scale, 3.0):
+        assert law_delta(remove, eps) == pytest.approx(
+            discrete_delta(p, q, eps), rel=EXACT_RTOL, abs=PMF_ATOL
+        )
+        assert law_delta(add, eps) == pytest.approx(discrete_delta(q, p, eps), rel=EXACT_RTOL, abs=PMF_ATOL)
+    p_total, q_total = law_total_masses(remove)
+    assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
+    assert q_total == pytest.approx(1.0, rel=EXACT_RTOL)
+
+
+def test_vuvuzela_parameters_give_small_finite_law() -> None:
+    """Vuvuzela's conversation-protocol noise (mean 300 000, scale 13 800): a handful of exact atoms.
+
+    Only the clamped atom N = 0 (mass e^{−mean/b}/2) carries a loss above Δ/b, so δ(Δ/b) is below it.
+    """
+    remove, _ = privacy_loss_laws(ShiftedTruncatedLaplace(300_000.0, 13_800.0, 2))
+    assert remove.atom_losses.size <= 8
+    p_total, q_total = law_total_masses(remove)
+    assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
+    assert q_total == pytest.approx(1.0, rel=EXACT_RTOL)
+    clamped = 0.5 * math.exp(-300_000.0 / 13_800.0)
+    assert 0.0 < law_delta(remove, 2 / 13_800) <= clamped
+    assert remove.q_neg_inf < 1e-9
+
+
+@pytest.mark.parametrize(
+    ("factory", "name"),
+    [
+        (lambda: Laplace(0.0), "scale"),
+        (lambda: Laplace(math.nan), "scale"),
+        (lambda: Laplace(1.0, sensitivity=-1.0), "sensitivity"),
+        (lambda: TruncatedLaplace(1.0, 0.0), "bound"),
+        (lambda: TruncatedLaplace(1.0, math.nan), "bound"),
+        (lambda: ShiftedTruncatedLaplace(-1.0, 1.0), "mean"),
+        (lambda: ShiftedTruncatedLaplace(1.0, 0.0), "scale"),
+        (lambda: ShiftedTruncatedLaplace(1.0, 1.0, 0), "sensitivity"),
+        (lambda: ShiftedTruncatedLaplace(1.0, 1.0, 1.0), "sensitivity"),
+    ],
+)
+def test_laplace_validation(factory: object, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        factory()  # type: ignore[operator]
