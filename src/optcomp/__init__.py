@@ -14,10 +14,17 @@ from __future__ import annotations
 
 from optcomp._numerics import Bound
 from optcomp.mechanisms import (
+    DiscreteLaplace,
+    DiscretePair,
     EpsilonDelta,
     Gaussian,
+    KaryRandomizedResponse,
+    Laplace,
     PoissonSubsampled,
+    RandomizedResponse,
+    ShiftedTruncatedLaplace,
     SubsampledWithoutReplacement,
+    TruncatedLaplace,
     privacy_loss_laws,
 )
 
@@ -25,10 +32,17 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Bound",
+    "DiscreteLaplace",
+    "DiscretePair",
     "EpsilonDelta",
     "Gaussian",
+    "KaryRandomizedResponse",
+    "Laplace",
     "PoissonSubsampled",
+    "RandomizedResponse",
+    "ShiftedTruncatedLaplace",
     "SubsampledWithoutReplacement",
+    "TruncatedLaplace",
     "__version__",
     "privacy_loss_laws",
 ]
