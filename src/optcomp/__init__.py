@@ -12,7 +12,7 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
 
 from __future__ import annotations
 
-from optcomp._numerics import Bound
+from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
 from optcomp.mechanisms import (
     DiscreteLaplace,
     DiscretePair,
@@ -31,7 +31,9 @@ from optcomp.mechanisms import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Accuracy",
     "Bound",
+    "DEFAULT_ACCURACY",
     "DiscreteLaplace",
     "DiscretePair",
     "EpsilonDelta",

@@ -271,8 +271,48 @@ def log_sum_exp(values: npt.ArrayLike) -> float:
     return float(logsumexp(arr))
 
 
+# ---------------------------------------------------------------------------------------------
+# Accuracy: the one knob of the numerical engines (appended for the PLD engine, issue 4).
+# ---------------------------------------------------------------------------------------------
+
+#: Assumed accuracy of a law's log tail functions (``p_logsf`` ...): absolute error at most
+#: ``LAW_LOG_ERROR * max(1, |value|)``. The PLD engine widens every cell mass by this much.
+LAW_LOG_ERROR: float = 64 * UNIT_ROUNDOFF
+
+#: Largest FFT length the PLD engine allocates (about 1.5 GiB of working memory at this length).
+PLD_MAX_FFT_LENGTH: int = 2**25
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Accuracy:
+    """The accuracy knob of the PLD engine: a grid step, from which everything else is derived.
+
+    Attributes:
+        grid_step: the loss-grid step Δ > 0. The certified ε bracket of a k-fold composition is
+            about 2Δ·sqrt(k·ln(1/δ)/2) wide (Hoeffding, ``docs/pld.md``) and shrinks linearly with Δ;
+            memory and time grow like 1/Δ.
+        tail_mass: total probability mass the engine may drop (truncated single-step tails plus the
+            mass that wraps around the FFT window); it is added to every certified upper bound on δ.
+    """
+
+    grid_step: float = 5e-5
+    tail_mass: float = 1e-14
+
+    def __post_init__(self) -> None:
+        check_positive("grid_step", self.grid_step)
+        check_open_probability("tail_mass", self.tail_mass)
+
+
+#: The accuracy every public function uses unless given another.
+DEFAULT_ACCURACY: Accuracy = Accuracy()
+
+
 __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
+    "Accuracy",
+    "DEFAULT_ACCURACY",
+    "LAW_LOG_ERROR",
+    "PLD_MAX_FFT_LENGTH",
     "Bound",
     "CALIBRATION_RTOL",
     "EPSILON_XTOL",
