@@ -13,3 +13,6 @@ GDP_ATOL = 1e-300
 LAW_GRID_RTOL = 1e-4
 #: Absolute error of a float64 hockey-stick sum Σ max(P − e^ε Q, 0) over a few pmf entries.
 PMF_ATOL = 1e-15
+#: Optimal composition (issue 2): target ε-width asked of method="grid" in tests, and the η given to method="mv".
+OPTIMAL_GRID_TOLERANCE = 1e-3
+OPTIMAL_MV_ETA = 5e-2
