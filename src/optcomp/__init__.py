@@ -13,6 +13,7 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
 from __future__ import annotations
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
+from optcomp.composition import compose
 from optcomp.mechanisms import (
     DiscreteLaplace,
     DiscretePair,
@@ -31,9 +32,9 @@ from optcomp.mechanisms import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_ACCURACY",
     "Accuracy",
     "Bound",
-    "DEFAULT_ACCURACY",
     "DiscreteLaplace",
     "DiscretePair",
     "EpsilonDelta",
@@ -46,5 +47,6 @@ __all__ = [
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
     "__version__",
+    "compose",
     "privacy_loss_laws",
 ]
