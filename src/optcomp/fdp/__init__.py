@@ -7,7 +7,21 @@ Trade-off functions are values (:class:`TradeOff`); Gaussian DP has exact closed
 
 from __future__ import annotations
 
+from optcomp.fdp._compose import (
+    BERRY_ESSEEN_CONSTANT,
+    CLTResult,
+    Functionals,
+    clt,
+    clt_epsilon_delta,
+    delta_scaled,
+    epsilon_dp_functionals,
+    functionals,
+    group_privacy,
+    tensor,
+)
 from optcomp.fdp._gdp import gdp_compose, gdp_delta, gdp_epsilon, gdp_group, gdp_log_delta, gdp_mu_for
+from optcomp.fdp._readouts import advantage, attack_tpr, delta_at, from_delta_curve, from_pld
+from optcomp.fdp._subsample import noisy_sgd_mu_estimate, subsample
 from optcomp.fdp._tradeoff import (
     GaussianTradeOff,
     PiecewiseLinearTradeOff,
@@ -21,14 +35,27 @@ from optcomp.fdp._tradeoff import (
 )
 
 __all__ = [
+    "BERRY_ESSEEN_CONSTANT",
+    "CLTResult",
+    "Functionals",
     "GaussianTradeOff",
     "PiecewiseLinearTradeOff",
     "TradeOff",
     "TradeOffBracket",
+    "advantage",
     "alpha_grid",
+    "attack_tpr",
+    "clt",
+    "clt_epsilon_delta",
+    "delta_at",
+    "delta_scaled",
     "epsilon_delta_tradeoff",
+    "epsilon_dp_functionals",
+    "from_delta_curve",
     "from_distributions",
     "from_epsilon_delta_family",
+    "from_pld",
+    "functionals",
     "gaussian_tradeoff",
     "gdp_compose",
     "gdp_delta",
@@ -36,4 +63,8 @@ __all__ = [
     "gdp_group",
     "gdp_log_delta",
     "gdp_mu_for",
+    "group_privacy",
+    "noisy_sgd_mu_estimate",
+    "subsample",
+    "tensor",
 ]

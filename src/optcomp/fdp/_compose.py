@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -38,9 +38,9 @@ from optcomp.fdp._tradeoff import (
 
 __all__ = [
     "BERRY_ESSEEN_CONSTANT",
+    "MAX_PRODUCT_ATOMS",
     "CLTResult",
     "Functionals",
-    "MAX_PRODUCT_ATOMS",
     "clt",
     "clt_epsilon_delta",
     "delta_scaled",

@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence, overload
+from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt

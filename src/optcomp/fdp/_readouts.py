@@ -1,0 +1,213 @@
+"""From (ε, δ) curves to trade-off brackets, and operational readouts of a trade-off function.
+
+* :func:`from_delta_curve` / :func:`from_pld` — a certified :class:`TradeOffBracket` from bracketed
+  δ(ε) values (DRS Prop. 2.8 for the lower curve; convex duality, DRS "Primal to Dual" §2.4, for the
+  upper curve).
+* :func:`attack_tpr`, :func:`advantage`, :func:`delta_at` — what the most powerful membership-inference
+  attack achieves: TPR = 1 − f(FPR), advantage = max_α (1 − α − f(α)) (total variation), and the
+  (ε, δ(ε)) pairs f implies — each as a :class:`~optcomp.Bound`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from optcomp._numerics import (
+    ABSOLUTE_SLACK_PER_TERM,
+    Bound,
+    FloatArray,
+    check_probability,
+    round_down,
+    round_up,
+)
+from optcomp.fdp._gdp import gdp_delta
+from optcomp.fdp._tradeoff import (
+    GaussianTradeOff,
+    PiecewiseLinearTradeOff,
+    TradeOff,
+    TradeOffBracket,
+    alpha_grid,
+    from_epsilon_delta_family,
+)
+
+__all__ = ["advantage", "attack_tpr", "delta_at", "from_delta_curve", "from_pld"]
+
+#: Grid of y = −e^{−t}, t ∈ [0, _SYM_T_MAX], on which the symmetric part of the upper curve is bounded.
+_SYM_T_MAX: float = 40.0
+_SYM_POINTS: int = 4001
+#: Absolute slack added to computed upper curves / subtracted from lower ones (rounding of O(1) sums).
+_SLACK: float = 16 * ABSOLUTE_SLACK_PER_TERM
+
+
+class _DeltaCurve(Protocol):
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# δ curve → trade-off bracket.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ConjugateUpper(TradeOff):
+    """min{1 − α, max_y (yα − g(y))} for a piecewise lower bound g of f* (see :func:`from_delta_curve`)."""
+
+    ys: FloatArray
+    gs: FloatArray
+
+    def _evaluate(self, alpha: FloatArray) -> FloatArray:
+        vals = np.max(self.ys[None, :] * alpha[:, None] - self.gs[None, :], axis=1) + _SLACK
+        return np.asarray(np.clip(np.minimum(vals, 1.0 - alpha), 0.0, 1.0), dtype=np.float64)
+
+
+
+def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_upper: npt.ArrayLike) -> TradeOffBracket:
+    """Certified bracket of a symmetric trade-off f from bracketed δ(ε) = 1 + f*(−e^ε) on an ε grid.
+
+    * lower = sup_i f_{ε_i, δ_upper(ε_i)}: valid for any mechanism that is (ε_i, δ_upper(ε_i))-DP
+      (DRS Prop. 2.8, dual → primal); exact piecewise linear.
+    * upper: with y_i = −e^{ε_i} and c_i = δ_lower(ε_i) − 1 ≤ f*(y_i), and f* non-decreasing with slope
+      in [0, 1] (its subgradients are the α's where the sup is attained), f* ≥ g where on [y_{i+1}, y_i]
+      g(y) = max{c_{i+1}, c_i − (y_i − y)}, on [−1, 0] g(y) = max{c_0, y}, and left of the grid
+      g(y) = max{−1, c_last − (y_last − y)}. Then f = f** ≤ g*, and g* is a max over the end points and
+      kinks of these pieces. On (−1, 0], symmetry gives f*(y) = −y f*(1/y), so f* ≥ max{c_0, y, −y g(1/y)}
+      there, and a fine grid of y with f* non-decreasing bounds the sup on each grid cell. Needs f symmetric (δ_lower must bound 1 + f*(−e^ε) from below) and ε_0 = 0.
+
+    Args:
+        epsilons: strictly increasing ε grid starting at 0.
+        delta_lower, delta_upper: δ(ε_i) brackets, in [0, 1], lower ≤ upper.
+    """
+    eps = np.asarray(epsilons, dtype=np.float64).ravel()
+    dlo = np.asarray(delta_lower, dtype=np.float64).ravel()
+    dhi = np.asarray(delta_upper, dtype=np.float64).ravel()
+    if not (eps.size == dlo.size == dhi.size) or eps.size == 0:
+        raise ValueError(f"epsilons, delta_lower, delta_upper must have equal non-zero length, got "
+                         f"{eps.size}, {dlo.size}, {dhi.size}")
+    if eps[0] != 0.0 or np.any(np.diff(eps) <= 0.0) or not np.all(np.isfinite(eps)):
+        raise ValueError("epsilons must be finite, strictly increasing and start at 0")
+    for name, arr in (("delta_lower", dlo), ("delta_upper", dhi)):
+        for v in arr.tolist():
+            check_probability(name, v)
+    if np.any(dlo > dhi):
+        raise ValueError("delta_lower must be <= delta_upper everywhere")
+    lower = from_epsilon_delta_family(eps, dhi)
+    y = -np.exp(eps)
+    c = dlo - 1.0
+    # y ≤ −1: exact maximisation of yα − g(y) over the end points and kinks of each piece of g.
+    cand_y: list[float] = [-1.0]
+    cand_g: list[float] = [float(c[0])]
+    for i in range(eps.size):
+        cand_y.append(float(y[i]))
+        cand_g.append(float(c[i]))
+        if i + 1 < eps.size:
+            k = float(c[i + 1] - c[i] + y[i])
+            if y[i + 1] <= k <= y[i]:
+                cand_y.append(k)
+                cand_g.append(float(c[i + 1]))
+    k_tail = float(y[-1] - c[-1] - 1.0)
+    if k_tail <= y[-1]:
+        cand_y.append(k_tail)
+        cand_g.append(-1.0)
+
+    def g_left(z: FloatArray) -> FloatArray:
+        """The lower bound g(z) ≤ f*(z) for z ≤ −1 described above."""
+        i = np.clip(np.searchsorted(-y, -z, side="right") - 1, 0, eps.size - 1)
+        nxt = np.minimum(i + 1, eps.size - 1)
+        inner = np.maximum(c[nxt], c[i] - (y[i] - z))
+        tail = np.maximum(-1.0, c[-1] - (y[-1] - z))
+        return np.where(z < y[-1], tail, inner)
+
+    # −1 < y ≤ 0: f* is non-decreasing, so on [y_j, y_{j+1}] yα − f*(y) ≤ y_{j+1}α − G(y_j) with
+    # G = max{c_0, y, −y g(1/y)} ≤ f* (slope ≤ 1 from f*(0) = 0; symmetry f*(y) = −y f*(1/y)).
+    t = np.linspace(0.0, _SYM_T_MAX, _SYM_POINTS)
+    yy = np.concatenate([-np.exp(-t), [0.0]])
+    gg = np.maximum.reduce([np.full(yy.size, c[0]), yy, -yy * g_left(np.minimum(1.0 / np.where(yy < 0, yy, -1.0), -1.0))])
+    gg[-1] = 0.0
+    ys = np.concatenate([np.array(cand_y), yy[1:], [0.0]])
+    gs = np.concatenate([np.array(cand_g), gg[:-1], [0.0]])
+    upper = _ConjugateUpper(ys, gs)
+    return TradeOffBracket(lower=lower, upper=upper)
+
+
+def from_pld(pld: _DeltaCurve, epsilons: npt.ArrayLike | None = None) -> TradeOffBracket:
+    """Trade-off bracket of a mechanism from its privacy loss distribution (via :func:`from_delta_curve`).
+
+    Uses ``pld.delta_curve(epsilons) -> (lower, upper)`` (certified δ bracket of
+    :class:`optcomp.pld.PrivacyLossDistribution`). The δ curve must be the two-sided δ(ε) of a
+    symmetric trade-off function (the symmetrised mechanism); the lower curve is valid regardless.
+
+    Args:
+        pld: an object with ``delta_curve``.
+        epsilons: ε grid starting at 0 (default: 0 … 20 in 400 steps).
+    """
+    eps = np.linspace(0.0, 20.0, 401) if epsilons is None else np.asarray(epsilons, dtype=np.float64)
+    lo, hi = pld.delta_curve(eps)
+    return from_delta_curve(eps, np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# Readouts.
+# ---------------------------------------------------------------------------------------------
+
+
+def _line_gap(curve: TradeOff, slope: float, *, side: str) -> float:
+    """sup_α (1 − slope·α − curve(α)) bounded from ``side`` ('upper' or 'lower'), both orientations.
+
+    Piecewise linear / Gaussian: exact (rounded outward). Otherwise, for a non-increasing curve on a
+    grid x_0 < … < x_m: lower ≥ max_j (1 − s x_j − c(x_j)); upper ≤ max_j (1 − s x_j − c(x_{j+1})).
+    """
+    eps = math.log(slope)
+    if isinstance(curve, GaussianTradeOff):
+        v = float(gdp_delta(curve.mu, eps))
+    elif isinstance(curve, PiecewiseLinearTradeOff):
+        v = float(np.asarray(curve.delta(eps)))
+    else:
+        x = np.unique(np.concatenate([alpha_grid(), curve.breakpoints()]))
+        vals: list[float] = []
+        for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
+            fx = np.asarray(c(x), dtype=np.float64)
+            if side == "upper":
+                vals.append(float(np.max(1.0 - slope * x[:-1] - fx[1:])) + _SLACK)
+            else:
+                vals.append(float(np.max(1.0 - slope * x - fx)) - _SLACK)
+        v = max(vals)
+        return min(1.0, max(0.0, v))
+    return min(1.0, max(0.0, round_up(v) if side == "upper" else round_down(v)))
+
+
+def delta_at(f: TradeOff | TradeOffBracket, epsilon: float) -> Bound:
+    """δ(ε) implied by f: the least δ with f ≥ f_{ε,δ} (DRS "Primal to Dual", §2.4), as a Bound.
+
+    For a bracket, the upper end comes from ``lower`` (the guarantee) and the lower end from ``upper``.
+    """
+    from optcomp._numerics import check_nonnegative
+
+    e = check_nonnegative("epsilon", epsilon)
+    s = math.exp(e)
+    if isinstance(f, TradeOffBracket):
+        return Bound(_line_gap(f.upper, s, side="lower"), _line_gap(f.lower, s, side="upper"))
+    return Bound(_line_gap(f, s, side="lower"), _line_gap(f, s, side="upper"))
+
+
+def advantage(f: TradeOff | TradeOffBracket) -> Bound:
+    """max_α (1 − α − f(α)) = max(TPR − FPR) of the best membership attack = total variation = δ(0)."""
+    return delta_at(f, 0.0)
+
+
+def attack_tpr(f: TradeOff | TradeOffBracket, fpr: float) -> Bound:
+    """TPR = 1 − f(FPR) of the most powerful membership-inference attack at false-positive rate FPR.
+
+    For f-DP mechanisms no attack does better than 1 − f(FPR) (DRS §2.1); the Neyman–Pearson test of the
+    worst-case pair attains it. A bracket gives [1 − upper(FPR), 1 − lower(FPR)].
+    """
+    a = check_probability("fpr", fpr)
+    if isinstance(f, TradeOffBracket):
+        lo_f, hi_f = (float(np.asarray(v)) for v in f(a))
+        return Bound(max(0.0, round_down(1.0 - hi_f)), min(1.0, round_up(1.0 - lo_f)))
+    v = float(np.asarray(f(a)))
+    return Bound(max(0.0, round_down(1.0 - v)), min(1.0, round_up(1.0 - v)))
