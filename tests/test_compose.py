@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import pytest
 
 import optcomp
-from optcomp import Gaussian, compose
+import optcomp.pld
+from optcomp import EpsilonDelta, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse, compose
+from tests.test_mechanisms import gdp_delta
+from tests.test_mechanisms_subsampling import subsampled_gaussian_delta
+from tests.tolerances import MPMATH_DPS
 
 
 @pytest.mark.parametrize("count", [0, -1, 1.5, True, math.nan])
@@ -29,3 +34,86 @@ def test_empty_and_malformed_items() -> None:
 
 def test_compose_is_exported() -> None:
     assert optcomp.compose is compose
+
+
+# --- end to end: the engine's certified brackets contain exact closed forms -------------------------
+
+requires_engine = pytest.mark.skipif(
+    not hasattr(optcomp.pld, "PrivacyLossDistribution"), reason="PLD engine (optcomp.pld) not present yet"
+)
+
+
+def mv_homogeneous_delta(epsilon: float, delta: float, k: int, epsilon_g: float) -> float:
+    """Murtagh–Vadhan Thm 1.4 solved for δ_g at 50 digits: 1 − (1−δ)^k (1 − S(ε_g)),
+    S = (1+e^ε)^{−k} Σ_{ℓ: (2ℓ−k)ε > ε_g} C(k,ℓ)(e^{ℓε} − e^{ε_g} e^{(k−ℓ)ε})."""
+    with mpmath.workdps(MPMATH_DPS):
+        e, eg = mpmath.mpf(epsilon), mpmath.mpf(epsilon_g)
+        s = (
+            mpmath.fsum(
+                mpmath.binomial(k, ell) * (mpmath.exp(ell * e) - mpmath.exp(eg + (k - ell) * e))
+                for ell in range(k + 1)
+                if (2 * ell - k) * e > eg
+            )
+            / (1 + mpmath.exp(e)) ** k
+        )
+        return float(1 - (1 - mpmath.mpf(delta)) ** k * (1 - s))
+
+
+@requires_engine
+@pytest.mark.parametrize(("sigma", "k"), [(1.0, 1), (2.0, 10), (20.0, 400)])
+@pytest.mark.parametrize("epsilon", [0.0, 0.5, 2.0])
+def test_gaussian_composition_contains_gdp(sigma: float, k: int, epsilon: float) -> None:
+    bound = compose((Gaussian(sigma), k)).delta(epsilon)
+    assert bound.contains(gdp_delta(math.sqrt(k) / sigma, epsilon))
+
+
+@requires_engine
+def test_heterogeneous_gaussians_contain_gdp() -> None:
+    bound = compose(Gaussian(1.0), (Gaussian(2.0, sensitivity=3.0), 2), Gaussian(4.0)).delta(1.0)
+    mu = math.sqrt(1.0 + 2 * 1.5**2 + 0.25**2)
+    assert bound.contains(gdp_delta(mu, 1.0))
+
+
+@requires_engine
+@pytest.mark.parametrize(("epsilon", "delta", "k"), [(0.1, 0.0, 30), (0.5, 1e-6, 8), (1.0, 1e-3, 3)])
+def test_epsilon_delta_composition_contains_murtagh_vadhan(epsilon: float, delta: float, k: int) -> None:
+    pld = compose((EpsilonDelta(epsilon, delta), k))
+    for epsilon_g in (0.0, 0.3 * k * epsilon, 0.55 * k * epsilon):
+        assert pld.delta(epsilon_g).contains(mv_homogeneous_delta(epsilon, delta, k, epsilon_g))
+
+
+@requires_engine
+@pytest.mark.parametrize("epsilon", [0.0, 0.3, 0.9])
+def test_single_laplace_contains_exact_delta(epsilon: float) -> None:
+    """Laplace with ε₀ = Δ/b: δ(ε) = 1 − e^{(ε − ε₀)/2} for ε ≤ ε₀."""
+    bound = compose(Laplace(1.0)).delta(epsilon)
+    assert bound.contains(-math.expm1(0.5 * (epsilon - 1.0)))
+
+
+@requires_engine
+@pytest.mark.parametrize("epsilon", [0.0, 0.4, 1.0])
+def test_single_randomized_response_contains_exact_delta(epsilon: float) -> None:
+    """Randomized response with ε₀: δ(ε) = (e^{ε₀} − e^ε)/(1 + e^{ε₀}) for ε ≤ ε₀."""
+    eps0 = 1.0
+    bound = compose(RandomizedResponse(eps0)).delta(epsilon)
+    assert bound.contains((math.exp(eps0) - math.exp(epsilon)) / (1 + math.exp(eps0)))
+
+
+@requires_engine
+@pytest.mark.parametrize("epsilon", [0.0, 0.05, 0.5])
+def test_single_subsampled_gaussian_contains_mixture_delta(epsilon: float) -> None:
+    sigma, q = 0.8, 0.3
+    bound = compose(PoissonSubsampled(Gaussian(sigma), q)).delta(epsilon)
+    truth = max(
+        subsampled_gaussian_delta(sigma, q, epsilon, add=False),
+        subsampled_gaussian_delta(sigma, q, epsilon, add=True),
+    )
+    assert bound.contains(truth)
+
+
+@requires_engine
+def test_pooling_equal_items_is_self_composition() -> None:
+    mech = PoissonSubsampled(Gaussian(1.0), 0.1)
+    a = compose((mech, 3), mech).delta(0.5)
+    b = compose((mech, 4)).delta(0.5)
+    assert (a.lower, a.upper) == (b.lower, b.upper)
