@@ -50,7 +50,7 @@ def _merge_gaussians(counts: dict[Hashable, int]) -> dict[Hashable, int]:
     gaussians = [(m, k) for m, k in counts.items() if isinstance(m, Gaussian)]
     if len(gaussians) <= 1 and all(k == 1 for _, k in gaussians):
         return counts
-    mu = math.sqrt(math.fsum(k * m.mu**2 for m, k in gaussians))  # type: ignore[attr-defined]
+    mu = math.sqrt(math.fsum(k * m.mu**2 for m, k in gaussians))
     merged: dict[Hashable, int] = {Gaussian(sigma=1.0 / mu): 1}
     merged.update((m, k) for m, k in counts.items() if not isinstance(m, Gaussian))
     return merged
