@@ -371,7 +371,9 @@ def _pl_max(parts: Sequence[PiecewiseLinearTradeOff]) -> PiecewiseLinearTradeOff
     if extra:
         xs = np.unique(np.concatenate([xs, np.clip(extra, 0.0, 1.0)]))
         vals = np.array([np.interp(xs, p.alpha, p.beta) for p in parts])
-    return PiecewiseLinearTradeOff(xs, np.max(vals, axis=0))
+    # np.interp can be non-monotone by an ulp between nearly equal knots; the running minimum removes
+    # that rounding (it only lowers values, by at most an ulp, the safe side for a guarantee).
+    return PiecewiseLinearTradeOff(xs, np.minimum.accumulate(np.max(vals, axis=0)))
 
 
 def epsilon_delta_tradeoff(epsilon: float, delta: float) -> PiecewiseLinearTradeOff:
