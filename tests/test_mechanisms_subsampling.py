@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from optcomp.mechanisms import (
     EpsilonDelta,
     Gaussian,
+    Laplace,
     PoissonSubsampled,
     PrivacyLossLaw,
     SubsampledWithoutReplacement,
@@ -156,3 +157,53 @@ def test_sampling_rate_validation(cls: type, rate: float) -> None:
 def test_neighbouring_relations_are_stated() -> None:
     assert PoissonSubsampled.neighbouring == "add_remove"
     assert SubsampledWithoutReplacement.neighbouring == "substitution"
+
+
+def subsampled_laplace_delta(scale: float, q: float, epsilon: float, *, add: bool) -> float:
+    """δ of (qLap(1, b) + (1−q)Lap(0, b), Lap(0, b)) or its swap by mpmath quadrature (kinks as breakpoints)."""
+    with mpmath.workdps(30):
+        b, qq, e = mpmath.mpf(scale), mpmath.mpf(q), mpmath.exp(mpmath.mpf(epsilon))
+
+        def lap(x: mpmath.mpf, loc: float) -> mpmath.mpf:
+            return mpmath.exp(-abs(x - loc) / b) / (2 * b)
+
+        def mix(x: mpmath.mpf) -> mpmath.mpf:
+            return qq * lap(x, 1) + (1 - qq) * lap(x, 0)
+
+        def f(x: mpmath.mpf) -> mpmath.mpf:
+            upper, lower = (lap(x, 0), mix(x)) if add else (mix(x), lap(x, 0))
+            return max(upper - e * lower, 0)
+
+        points = [-mpmath.inf, mpmath.mpf(0), mpmath.mpf(1), mpmath.inf]
+        arg = ((1 / e if add else e) - 1 + qq) / qq
+        if arg > 0:
+            crossing = (b * mpmath.log(arg) + 1) / 2
+            if 0 < crossing < 1:
+                points.insert(2, crossing)
+        return float(mpmath.quad(f, points))
+
+
+@pytest.mark.parametrize(("scale", "q"), [(1.0, 0.2), (0.3, 0.05), (2.0, 0.9)])
+@pytest.mark.parametrize("epsilon", [-0.2, 0.0, 0.02, 0.3])
+def test_poisson_laplace_by_quadrature(scale: float, q: float, epsilon: float) -> None:
+    remove, add = privacy_loss_laws(PoissonSubsampled(Laplace(scale), q))
+    for law, is_add in ((remove, False), (add, True)):
+        truth = subsampled_laplace_delta(scale, q, epsilon, add=is_add)
+        assert law_delta(law, epsilon) == pytest.approx(truth, rel=EXACT_RTOL, abs=PMF_ATOL)
+    p_total, q_total = law_total_masses(remove)
+    assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
+    assert q_total == pytest.approx(1.0, rel=EXACT_RTOL)
+
+
+@pytest.mark.parametrize(("scale", "q"), [(1.0, 0.2), (0.3, 0.05)])
+@pytest.mark.parametrize("epsilon", [0.0, 0.3, 1.5])
+def test_without_replacement_laplace(scale: float, q: float, epsilon: float) -> None:
+    law, _ = privacy_loss_laws(SubsampledWithoutReplacement(Laplace(scale), q))
+    base, _ = privacy_loss_laws(Laplace(scale))
+    amplified = math.log1p(q * math.expm1(epsilon))
+    assert law_delta(law, amplified) == pytest.approx(
+        q * law_delta(base, epsilon), rel=EXACT_RTOL, abs=PMF_ATOL
+    )
+    p_total, q_total = law_total_masses(law)
+    assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
+    assert q_total == pytest.approx(1.0, rel=EXACT_RTOL)
