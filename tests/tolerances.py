@@ -16,3 +16,10 @@ PMF_ATOL = 1e-15
 #: Optimal composition (issue 2): target ε-width asked of method="grid" in tests, and the η given to method="mv".
 OPTIMAL_GRID_TOLERANCE = 1e-3
 OPTIMAL_MV_ETA = 5e-2
+#: f-DP: width of the C_p (subsampling) bracket on the default grid, and of the δ-curve → trade-off bracket.
+FDP_SUBSAMPLE_WIDTH = 1e-5
+FDP_DELTA_CURVE_WIDTH = 0.05
+#: f-DP: δ(ε) of a finely sampled chord interpolant of G_μ vs the closed form (grid error, not rounding).
+FDP_CHORD_DELTA_ATOL = 1e-6
+#: f-DP: CLT μ estimate vs √n·ε for small ε (an approximation, checked loosely).
+CLT_MU_RTOL = 0.05
