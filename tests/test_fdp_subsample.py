@@ -1,0 +1,88 @@
+"""Subsampling operator C_p (DRS Thm 4.2) as a certified bracket, noisy-SGD CLT μ, operational readouts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optcomp.fdp import (
+    advantage,
+    alpha_grid,
+    attack_tpr,
+    delta_at,
+    epsilon_delta_tradeoff,
+    gaussian_tradeoff,
+    noisy_sgd_mu_estimate,
+    subsample,
+)
+from optcomp.fdp._tradeoff import _lower_hull
+from tests.tolerances import EXACT_RTOL, FDP_SUBSAMPLE_WIDTH, METHOD_RTOL
+
+GRID = alpha_grid(401)
+
+
+def _dense_reference(f, p: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """min{f_p, f_p⁻¹}** from a much finer sampling (itself ≥ the truth, like the bracket's upper end)."""
+    xs = np.unique(np.concatenate([np.linspace(0, 1, 100001), alpha_grid(20001), GRID]))
+    fp = p * np.asarray(f(xs)) + (1 - p) * (1 - xs)
+    x = np.concatenate([xs, fp, [1.0]])
+    y = np.concatenate([fp, xs, [0.0]])
+    o = np.lexsort((y, x))
+    hx, hy = _lower_hull(x[o], y[o])
+    return np.interp(GRID, hx, hy)
+
+
+@pytest.mark.parametrize("mu,p", [(1.0, 0.1), (2.0, 0.5), (0.5, 0.01)])
+def test_subsample_bracket_contains_dense_envelope(mu: float, p: float) -> None:
+    b = subsample(gaussian_tradeoff(mu), p)
+    lo, hi = b(GRID)
+    ref = _dense_reference(gaussian_tradeoff(mu), p)
+    assert np.all(lo <= ref)
+    assert np.all(lo <= hi)
+    assert float(np.max(np.asarray(hi) - np.asarray(lo))) < FDP_SUBSAMPLE_WIDTH
+
+
+@given(st.floats(0.1, 3.0), st.floats(0.0, 0.2), st.floats(0.01, 1.0))
+@settings(max_examples=20, deadline=None)
+def test_subsampled_eps_delta_beats_classical_amplification(eps: float, d: float, p: float) -> None:
+    # (ε,δ)-DP subsampled without replacement is (log(1 + p(e^ε − 1)), pδ)-DP; C_p is at least as strong.
+    b = subsample(epsilon_delta_tradeoff(eps, d), p)
+    classical = epsilon_delta_tradeoff(math.log1p(p * math.expm1(eps)), p * d)
+    assert b.lower.dominates(classical, atol=METHOD_RTOL)
+
+
+def test_subsample_p_one_is_identity_on_symmetric() -> None:
+    f = gaussian_tradeoff(1.0)
+    lo, hi = subsample(f, 1.0)(GRID)
+    truth = np.asarray(f(GRID))
+    assert np.all(lo <= truth + EXACT_RTOL) and np.all(truth <= hi + EXACT_RTOL)
+
+
+def test_noisy_sgd_mu_estimate_formula() -> None:
+    p, sigma, t = 256 / 60000, 1.1, 15 * 60000 // 256
+    assert noisy_sgd_mu_estimate(p, sigma, t) == pytest.approx(p * math.sqrt(t * math.expm1(1 / sigma**2)))
+
+
+def test_readouts_on_bracket_are_ordered() -> None:
+    b = subsample(gaussian_tradeoff(1.0), 0.2)
+    adv = advantage(b)
+    assert 0.0 <= adv.lower <= adv.upper <= 1.0
+    tpr = attack_tpr(b, 0.05)
+    assert 0.05 <= tpr.lower <= tpr.upper
+    d = delta_at(b, 1.0)
+    assert d.lower <= d.upper
+
+
+def test_bad_inputs() -> None:
+    with pytest.raises(ValueError, match="sampling_rate"):
+        subsample(gaussian_tradeoff(1.0), 0.0)
+    with pytest.raises(ValueError, match="sampling_rate"):
+        subsample(gaussian_tradeoff(1.0), 1.5)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        noisy_sgd_mu_estimate(0.1, -1.0, 10)
+    with pytest.raises(ValueError, match="steps"):
+        noisy_sgd_mu_estimate(0.1, 1.0, 0)
