@@ -19,7 +19,7 @@ from optcomp.mechanisms._tails import as_array
 @dataclass(frozen=True, slots=True)
 class Gaussian:
     """Gaussian mechanism: f(D) + N(0, σ²) on a query of sensitivity Δ; it is μ-GDP with μ = Δ/σ
-    (Dong–Roth–Su Thm 2.7, ``shared/MATH.md``).
+    (Dong–Roth–Su Thm 2.5, ``shared/MATH.md``).
 
     The worst-case pair is P = N(Δ, σ²), Q = N(0, σ²) (symmetric: T(P, Q) = T(Q, P)). ``sensitivity``
     is the largest ‖f(D) − f(D')‖₂ over neighbouring datasets of whichever relation the caller uses;

@@ -3,7 +3,7 @@
 **Poisson subsampling, add/remove relation.** Each record enters the batch independently with
 probability q. For the remove-direction pair (P, Q) = (M(D), M(D')) of the base mechanism, the
 subsampled pair is (qP + (1−q)Q, Q), and the add direction is the swap (Q, qP + (1−q)Q)
-(Zhu–Dong–Wang 2022, Prop. 30; Balle–Barthe–Gaboardi 2018, Thm 8). With L₀ = ln(dP/dQ) the new loss is
+(Balle–Barthe–Gaboardi, NeurIPS 2018; Zhu–Dong–Wang, AISTATS 2022: the tight dominating pair). With L₀ = ln(dP/dQ) the new loss is
 the monotone transform
 
     L = g(L₀) = ln(1 − q + q·e^{L₀}) = log1p(q·expm1(L₀)),   g(−∞) = ln(1 − q),
@@ -16,13 +16,15 @@ none becomes the finite atom L = ln(1 − q), of mixture mass (1−q)·q_neg_inf
 
 **Sampling without replacement, substitution relation.** A batch of fixed size m = q·n; neighbours
 differ by replacing one record. If the base pair (P, Q) is symmetric (T(P, Q) = T(Q, P)) and dominates
-the base mechanism under substitution, then by advanced joint convexity (Balle–Barthe–Gaboardi 2018,
-Thm 2 and Thm 9) δ_sub(ε') ≤ q·δ_{P||Q}(ε) = δ_{qP+(1−q)Q || Q}(ε') for every ε' = ln(1 + q(e^ε − 1))
+the base mechanism under substitution, then by advanced joint convexity (Balle–Barthe–Gaboardi 2018)
+δ_sub(ε') ≤ q·δ_{P||Q}(ε) = δ_{qP+(1−q)Q || Q}(ε') for every ε' = ln(1 + q(e^ε − 1))
 ≥ 0, in both directions. The tight law with exactly these hockey-stick curves for ε' ≥ 0, which then
 dominates for all ε' by the identity H_α(A||B) = 1 − α + α·H_{1/α}(B||A), is the symmetrisation of the
 Poisson remove law R: keep R on L > 0, mirror it onto L < 0 (P-mass at −ℓ equals R's Q-mass at +ℓ; Q-mass
 at −ℓ equals R's P-mass at +ℓ; q_neg_inf = R.p_inf) and put the remaining mass on an atom at L = 0.
-Its trade-off function is Dong–Roth–Su's C_q(f) = min{f_q, f_q⁻¹}** (Thm 4.2 in ``shared/papers``).
+Its trade-off function is Dong–Roth–Su's C_q(f) = min{f_q, f_q⁻¹}** (Thm 4.2, ``shared/MATH.md``).
+The bound is attained when the replaced record may be one that contributes nothing (x' = 0, x at
+distance Δ): then the subsampled pair *is* (qP + (1−q)Q, Q) or its swap.
 Asymmetric base laws are refused (``NotImplementedError``): the tight curve there is the pointwise
 maximum of two curves, which is not the law of one pair.
 """
@@ -284,7 +286,12 @@ class SubsampledWithoutReplacement:
     stated for that relation (e.g. ``Gaussian(sigma, sensitivity=Δ)`` with Δ the largest change of the
     query when one record is *replaced*: 2C for a sum of vectors clipped to norm C). The law is the
     symmetrised Poisson law (module docstring), whose δ(ε) is the tight
-    ln(1 + q(e^ε − 1)), q·δ(ε) amplification of Balle–Barthe–Gaboardi (2018, Thm 9) for every ε.
+    ln(1 + q(e^ε − 1)), q·δ(ε) amplification of Balle–Barthe–Gaboardi (2018) for every ε.
+
+    It is an upper bound for every substitution-neighbouring pair, and attained when a record may
+    contribute nothing. For contributions confined to a ball ‖x‖ ≤ C (clipped gradients) with Δ = 2C it
+    is conservative: the worst pair there is ((1−q)N(0) + qN(C), (1−q)N(0) + qN(−C)) (dp_accounting's
+    REPLACE pair), which is not implemented.
 
     Attributes:
         mechanism: base mechanism with a *symmetric* law pair (Gaussian, Laplace, randomized response,
