@@ -177,12 +177,13 @@ def _discrete_pair_laws(mechanism: DiscretePair) -> LawPair:
     p = np.array(mechanism.p)
     q = np.array(mechanism.q)
     both = (p > 0) & (q > 0)
+    # p and q sum to 1 within n·4u (validated); min(·, 1) only removes that rounding excess.
     remove = merged_law(
         np.log(p[both]) - np.log(q[both]),
         p[both],
         q[both],
-        p_inf=math.fsum(p[(p > 0) & (q == 0)].tolist()),
-        q_neg_inf=math.fsum(q[(q > 0) & (p == 0)].tolist()),
+        p_inf=min(1.0, math.fsum(p[(p > 0) & (q == 0)].tolist())),
+        q_neg_inf=min(1.0, math.fsum(q[(q > 0) & (p == 0)].tolist())),
     )
     return (remove, remove.swapped())
 
