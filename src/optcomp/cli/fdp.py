@@ -1,5 +1,151 @@
-"""CLI command module (filled in by its feature)."""
+"""``optcomp tradeoff``: print or export a trade-off curve (f-DP / Gaussian DP, Dong–Roth–Su).
+
+Examples::
+
+    optcomp tradeoff --gdp 1.0                        # G_1 as a table
+    optcomp tradeoff --gdp 0.5 -k 16 --format csv     # G_{0.5·√16} = G_2, CSV on stdout
+    optcomp tradeoff --eps 0.1 --delta 1e-6 -k 100 --output curve.json
+    optcomp tradeoff --gdp 1 --subsample 0.01 --json  # certified bracket of C_p(G_1) (DRS Thm 4.2)
+
+The curve comes from one library call (:func:`optcomp.fdp.gaussian_tradeoff`,
+:func:`optcomp.fdp.epsilon_delta_composition`, :func:`optcomp.fdp.group_privacy`,
+:func:`optcomp.fdp.subsample`); the summary line (advantage, attack TPR at ``--fpr``) comes from
+:mod:`optcomp.fdp` readouts, as certified :class:`~optcomp.Bound` values.
+"""
 
 from __future__ import annotations
 
-from optcomp.cli._common import cli  # noqa: F401
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from optcomp.cli._common import _jsonable, cli, emit_json, emit_table
+from optcomp.fdp import (
+    TradeOff,
+    TradeOffBracket,
+    advantage,
+    attack_tpr,
+    epsilon_delta_composition,
+    gaussian_tradeoff,
+    gdp_compose,
+    group_privacy,
+    subsample,
+)
+
+
+def build_curve(
+    gdp: float | None, eps: float | None, delta: float | None, k: int, group: int, sampling_rate: float | None
+) -> tuple[str, TradeOff | TradeOffBracket]:
+    """The curve described by the options (shared with ``optcomp plot``); ValueError/UsageError on misuse."""
+    if (gdp is None) == (eps is None):
+        raise click.UsageError("give exactly one of --gdp MU or --eps E [--delta D]")
+    f: TradeOff
+    if eps is not None:
+        d = 0.0 if delta is None else delta
+        f = epsilon_delta_composition(eps, d, k)
+        label = f"f_(eps={eps:.6g},delta={d:.6g})" + (f" composed {k}-fold" if k > 1 else "")
+    elif gdp is not None:
+        if delta is not None:
+            raise click.UsageError("--delta goes with --eps, not with --gdp")
+        mu = gdp_compose([gdp] * k) if k > 1 else gdp
+        f = gaussian_tradeoff(mu)
+        label = f"G_{mu:.6g}" + (f" ({k}-fold of G_{gdp:.6g})" if k > 1 else "")
+    else:  # excluded above
+        raise click.UsageError("give exactly one of --gdp MU or --eps E [--delta D]")
+    if group > 1:
+        f = group_privacy(f, group)
+        label += f", group of {group}"
+    if sampling_rate is not None:
+        return label + f", subsampled p={sampling_rate:.6g} (bracket)", subsample(f, sampling_rate)
+    return label, f
+
+
+def curve_rows(curve: TradeOff | TradeOffBracket, alphas: np.ndarray) -> tuple[list[str], list[list[float]]]:
+    """Columns and rows (alpha, beta) or (alpha, beta_lower, beta_upper) for a bracket."""
+    if isinstance(curve, TradeOffBracket):
+        lo, hi = curve(alphas)
+        return ["alpha", "beta_lower", "beta_upper"], [
+            [float(a), float(x), float(y)] for a, x, y in zip(alphas, np.atleast_1d(lo), np.atleast_1d(hi))
+        ]
+    vals = np.atleast_1d(curve(alphas))
+    return ["alpha", "beta"], [[float(a), float(b)] for a, b in zip(alphas, vals)]
+
+
+def _render(fmt: str, payload: dict[str, Any], columns: list[str], rows: list[list[float]]) -> str:
+    if fmt == "json":
+        return json.dumps(_jsonable(payload), indent=2)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([repr(v) for v in row])
+    return buf.getvalue()
+
+
+@cli.command("tradeoff")
+@click.option("--gdp", "gdp", type=float, default=None, help="μ of μ-GDP (per mechanism).")
+@click.option("--eps", "eps", type=float, default=None, help="ε of (ε, δ)-DP (per mechanism).")
+@click.option("--delta", "delta", type=float, default=None, help="δ of (ε, δ)-DP (default 0).")
+@click.option("-k", "k", type=click.IntRange(min=1), default=1, show_default=True, help="k-fold composition.")
+@click.option("--group", type=click.IntRange(min=1), default=1, show_default=True, help="Group size (DRS Thm 2.14).")
+@click.option("--subsample", "sampling_rate", type=float, default=None,
+              help="Subsampling rate p without replacement (DRS Thm 4.2); prints a certified bracket.")
+@click.option("--points", type=click.IntRange(min=2), default=21, show_default=True, help="Number of α points.")
+@click.option("--fpr", type=float, default=0.01, show_default=True, help="FPR at which to report attack TPR.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default=None,
+              help="Output format (default: table on stdout; from the extension of --output).")
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the curve to this file (.csv or .json).")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+def tradeoff(
+    gdp: float | None,
+    eps: float | None,
+    delta: float | None,
+    k: int,
+    group: int,
+    sampling_rate: float | None,
+    points: int,
+    fpr: float,
+    fmt: str | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """Print or export a trade-off curve β = f(α) (type II error at type I error α)."""
+    label, curve = build_curve(gdp, eps, delta, k, group, sampling_rate)
+    alphas = np.linspace(0.0, 1.0, points)
+    columns, rows = curve_rows(curve, alphas)
+    adv = advantage(curve)
+    tpr = attack_tpr(curve, fpr)
+    if as_json:
+        fmt = "json"
+    if fmt is None:
+        fmt = "table" if output is None else ("json" if output.suffix.lower() == ".json" else "csv")
+    payload: dict[str, Any] = {
+        "curve": label,
+        "certified": "bracket" if isinstance(curve, TradeOffBracket) else "exact",
+        "advantage": adv,
+        "fpr": fpr,
+        "attack_tpr": tpr,
+        "points": [dict(zip(columns, r)) for r in rows],
+    }
+    if output is not None:
+        if fmt == "table":
+            raise click.UsageError("--format table cannot be written to --output; use csv or json")
+        output.write_text(_render(fmt, payload, columns, rows) + ("" if fmt == "csv" else "\n"))
+        click.echo(f"wrote {len(rows)} points of {label} to {output}")
+        return
+    if fmt == "json":
+        emit_json(payload)
+    elif fmt == "csv":
+        click.echo(_render(fmt, payload, columns, rows), nl=False)
+    else:
+        emit_table(f"trade-off {label}", columns, rows)
+        click.echo(f"advantage (max TPR-FPR) in {adv}; attack TPR at FPR={fpr:g} in {tpr}")
+
+
+__all__ = ["build_curve", "curve_rows", "tradeoff"]

@@ -25,6 +25,7 @@ from optcomp._numerics import (
     check_int,
     check_nonnegative,
     check_probability,
+    log_binomial,
     round_down,
     round_up,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "clt",
     "clt_epsilon_delta",
     "delta_scaled",
+    "epsilon_delta_composition",
     "epsilon_dp_functionals",
     "functionals",
     "group_privacy",
@@ -140,6 +142,31 @@ def tensor(*fs: TradeOff) -> TradeOff:
         f"tensor supports all-Gaussian or all-piecewise-linear inputs exactly, got {kinds}; "
         "compose other mechanisms with the PLD engine (optcomp.pld)"
     )
+
+
+def epsilon_delta_composition(epsilon: float, delta: float, k: int) -> PiecewiseLinearTradeOff:
+    """f_{ε,δ}^{⊗k} exactly: the optimal k-fold composition of (ε, δ)-DP as a trade-off function.
+
+    By DRS eq. (11), f_{ε,δ}^{⊗k} = f_{ε,0}^{⊗k} ⊗ f_{0, 1−(1−δ)^k}; f_{ε,0} is T(P, Q) of randomised
+    response with P = (e^ε, 1)/(1+e^ε), so its k-fold power is the Neyman–Pearson curve of
+    Bin(k, e^ε/(1+e^ε)) against Bin(k, 1/(1+e^ε)) (the region of KOV Thm III.3). O(k log k).
+    """
+    e = check_nonnegative("epsilon", epsilon)
+    d = check_probability("delta", delta)
+    kk = check_int("k", k)
+    j = np.arange(kk + 1, dtype=np.float64)
+    logc = log_binomial(kk, j)
+    # log P(K = j) with K ~ Bin(k, p), p = e^ε/(1+e^ε); Q has p and 1 − p swapped.
+    log_p = -np.logaddexp(0.0, -e)
+    log_1mp = -np.logaddexp(0.0, e)
+    pm = np.exp(logc + j * log_p + (kk - j) * log_1mp)
+    qm = np.exp(logc + j * log_1mp + (kk - j) * log_p)
+    base = from_distributions(pm / pm.sum(), qm / qm.sum())
+    base = PiecewiseLinearTradeOff(base.alpha, base.beta, is_symmetric=True)
+    out = delta_scaled(base, -math.expm1(kk * math.log1p(-d)) if d < 1.0 else 1.0)
+    if isinstance(out, PiecewiseLinearTradeOff):
+        return out
+    return PiecewiseLinearTradeOff(np.array([0.0, 1.0]), np.array([0.0, 0.0]), is_symmetric=True)
 
 
 # ---------------------------------------------------------------------------------------------
