@@ -207,3 +207,9 @@ def test_without_replacement_laplace(scale: float, q: float, epsilon: float) -> 
     p_total, q_total = law_total_masses(law)
     assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
     assert q_total == pytest.approx(1.0, rel=EXACT_RTOL)
+
+
+@pytest.mark.parametrize("cls", [PoissonSubsampled, SubsampledWithoutReplacement])
+def test_base_mechanism_validation(cls: type) -> None:
+    with pytest.raises(ValueError, match="mechanism"):
+        cls(1.0, 0.5)

@@ -42,3 +42,10 @@ def privacy_loss_laws(mechanism: object) -> LawPair:
 def is_symmetric(laws: LawPair) -> bool:
     """Whether a law pair was declared symmetric by its mechanism (both entries the same object)."""
     return laws[0] is laws[1]
+
+
+def check_mechanism(name: str, value: object) -> object:
+    """``value`` if it is a registered mechanism specification, else ``ValueError`` naming ``name``."""
+    if privacy_loss_laws.dispatch(type(value)) is privacy_loss_laws.dispatch(object):
+        raise ValueError(f"{name} must be an optcomp mechanism specification, got {value!r}")
+    return value

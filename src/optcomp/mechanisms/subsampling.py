@@ -39,7 +39,7 @@ from typing import ClassVar
 import numpy as np
 
 from optcomp._numerics import FloatArray, check_sampling_rate
-from optcomp.mechanisms._dispatch import LawPair, is_symmetric, privacy_loss_laws
+from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_symmetric, privacy_loss_laws
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 from optcomp.mechanisms._tails import as_array, log_diff_exp, log_expm1
 
@@ -167,6 +167,7 @@ class PoissonSubsampled:
     neighbouring: ClassVar[str] = "add_remove"
 
     def __post_init__(self) -> None:
+        check_mechanism("mechanism", self.mechanism)
         object.__setattr__(self, "sampling_rate", check_sampling_rate("sampling_rate", self.sampling_rate))
 
 
@@ -304,6 +305,7 @@ class SubsampledWithoutReplacement:
     neighbouring: ClassVar[str] = "substitution"
 
     def __post_init__(self) -> None:
+        check_mechanism("mechanism", self.mechanism)
         object.__setattr__(self, "sampling_rate", check_sampling_rate("sampling_rate", self.sampling_rate))
 
 
