@@ -188,6 +188,13 @@ def _log1mexp_vec(x: FloatArray) -> FloatArray:
         return np.where(x > -_LN2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
+def _log1mexp_scalar(x: float) -> float:
+    """log(1 − eˣ), −inf for x ≥ 0 (x ≥ 0 only arises from rounding when both sides are equal)."""
+    if not x < 0.0:
+        return -math.inf
+    return math.log(-math.expm1(x)) if x > -_LN2 else math.log1p(-math.exp(x))
+
+
 def _logsumexp(a: FloatArray) -> float:
     if a.size == 0:
         return -math.inf
@@ -237,7 +244,7 @@ def _root(w: _Weights, log_r: float) -> tuple[float, float]:
     log_a = np.logaddexp(log_inf, _suffix_logsumexp(w.logw))
     log_b = _suffix_logsumexp(w.logw - w.loss)
     # log D at ε_g = 0 and at every knot t_j (terms with index > j).
-    d0 = log_a[0] + math.log1p(-min(1.0, math.exp(log_b[0] - log_a[0]))) if log_a[0] > -math.inf else -math.inf
+    d0 = float(log_a[0]) + _log1mexp_scalar(float(log_b[0] - log_a[0])) if log_a[0] > -math.inf else -math.inf
     if d0 <= log_r:
         return (0.0, 0.0)
     knot_b = w.loss + log_b[1:]
@@ -247,7 +254,7 @@ def _root(w: _Weights, log_r: float) -> tuple[float, float]:
     m = int(np.argmax(log_d <= log_r))  # log_d[n-1] = log inf_mass <= log_r, so m exists
     la, lb = float(log_a[m]), float(log_b[m])
     # A − r in log space: logsubexp(la, log_r); la >= log_r on this piece up to rounding.
-    diff = la + math.log1p(-min(1.0, math.exp(log_r - la))) if la > log_r else -math.inf
+    diff = la + _log1mexp_scalar(log_r - la) if la > log_r else -math.inf
     lo = float(w.loss[m - 1]) if m > 0 else 0.0
     hi = float(w.loss[m])
     if diff == -math.inf:
@@ -274,6 +281,8 @@ def _epsilon_from_envelopes(upper: _Weights, lower: _Weights, log_r: float) -> B
 
 def _delta_from_envelopes(upper: _Weights, lower: _Weights, eps_g: float, log_survive: float) -> Bound:
     """δ_g = 1 − Π(1 − δ_i)(1 − D(ε_g)), with D bracketed by the two envelopes."""
+    if log_survive == -math.inf:
+        return Bound(1.0, 1.0)  # some δ_i = 1: nothing better than δ_g = 1 holds
 
     def delta_of(log_d: float) -> float:
         if log_survive == -math.inf:
@@ -537,20 +546,26 @@ def _check_common(method: object, tolerance: object, max_points: object) -> tupl
 
 
 def _grid_epsilon(eps: FloatArray, log_r: float, tolerance: float, max_points: int) -> Bound:
+    """Refine the grid bracket: width ≈ ε0·Σ_i ∂ε_g/∂ε_i, so ε0 is predicted from the previous pass.
+
+    Every pass is a certified bracket; the result is their intersection. The first two passes use a
+    small lattice (2^12 points), the first to centre the exponential tilt on the answer.
+    """
     total = float(np.sum(eps))
+    eps0 = total / min(max_points, 2**12)
     target = _eps_guess(eps, log_r)
-    eps0 = total / min(max_points, 2**14)
     best: Bound | None = None
-    for _ in range(4):
+    for step in range(6):
         up, lo = _grid_envelopes(eps, eps0, target)
         b = _epsilon_from_envelopes(up, lo, log_r)
         best = b if best is None else Bound(max(best.lower, b.lower), min(best.upper, b.upper))
-        if best.width <= tolerance or not math.isfinite(best.width):
+        if not math.isfinite(best.upper) or (step > 0 and best.width <= tolerance):
             break
-        if math.isfinite(best.upper):
-            target = best.midpoint
-        # The width is proportional to eps0 (rounding error ≈ eps0 · Σ_i ∂ε_g/∂ε_i).
-        new_eps0 = max(eps0 * 0.8 * tolerance / b.width, total / max_points)
+        target = best.midpoint
+        if step == 0:
+            continue  # same lattice again, now centred
+        ratio = b.width / eps0
+        new_eps0 = max(0.9 * tolerance / ratio, total / max_points) if ratio > 0 else eps0
         if new_eps0 >= 0.95 * eps0:
             break
         eps0 = new_eps0
