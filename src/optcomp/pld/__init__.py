@@ -1,1 +1,17 @@
-"""Privacy loss distributions: discretisation, FFT composition, certified queries."""
+"""Privacy loss distributions: discretisation, FFT composition, certified queries.
+
+:class:`PrivacyLossDistribution` is the engine's one public type (``docs/pld.md``)::
+
+    from optcomp.mechanisms import Gaussian, privacy_loss_laws
+    from optcomp.pld import PrivacyLossDistribution
+
+    pld = PrivacyLossDistribution.from_laws(*privacy_loss_laws(Gaussian(sigma=1.0))).self_compose(100)
+    pld.epsilon(1e-5)   # Bound(lower, upper), upper certified
+"""
+
+from __future__ import annotations
+
+from optcomp.pld._discretise import GridTooLargeError
+from optcomp.pld._pld import PrivacyLossDistribution
+
+__all__ = ["GridTooLargeError", "PrivacyLossDistribution"]

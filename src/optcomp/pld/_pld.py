@@ -1,0 +1,391 @@
+"""The public :class:`PrivacyLossDistribution`: lazy composition and certified δ(ε) / ε(δ) queries."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+from scipy.signal import lfilter
+from scipy.special import logsumexp
+
+from optcomp._numerics import (
+    DEFAULT_ACCURACY,
+    EPSILON_XTOL,
+    PLD_MAX_FFT_LENGTH,
+    UNIT_ROUNDOFF,
+    Accuracy,
+    Bound,
+    FloatArray,
+    check_int,
+    check_nonnegative,
+    check_probability,
+)
+from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.pld._compose import Composed, compose
+from optcomp.pld._discretise import DiscreteLaw, discretise
+
+_U = UNIT_ROUNDOFF
+#: ln(1/η) values of the Hoeffding candidates t = sqrt(D·ln(1/η)/2).
+_HOEFFDING_LOGS = np.geomspace(1e-2, 800.0, 72)
+#: λ values of the Chernoff (moment) bound.
+_LAMBDAS = np.geomspace(1e-3, 1e4, 160)
+#: Rows of a Chernoff sum more than e^{-_PRUNE} below the largest are bounded crudely.
+_PRUNE = 60.0
+#: The FFT bound is trusted alone while it exceeds this multiple of its additive error floor.
+_FLOOR_FACTOR = 100.0
+
+
+def _chernoff_log_mgf(law: DiscreteLaw) -> FloatArray:
+    """Certified upper bound on log E[e^{λL}; L finite, L ≤ far edge] on the grid ``_LAMBDAS``.
+
+    Rows whose crude bound log m + λ·(lower + width) lies more than ``_PRUNE`` below the largest one
+    are not summed exactly; their total is bounded by count·e^{max − _PRUNE} and added.
+    """
+    ch = law.chernoff
+    rows = ch.log_mass > -np.inf
+    lm, lo, wd, fr = ch.log_mass[rows], ch.lower[rows], ch.width[rows], ch.frac[rows]
+    if lm.size == 0:
+        return np.full(_LAMBDAS.size, -np.inf)
+    hi_edge = lo + wd
+    with np.errstate(divide="ignore"):
+        l1, l2 = np.log1p(-fr), np.log(fr)
+    out = np.empty(_LAMBDAS.size)
+    for i, lam in enumerate(_LAMBDAS):
+        crude = lm + lam * hi_edge
+        top = float(np.max(crude))
+        sel = crude > top - _PRUNE
+        terms = lm[sel] + np.logaddexp(lam * lo[sel] + l1[sel], lam * hi_edge[sel] + l2[sel])
+        rest = int(lm.size - np.count_nonzero(sel))
+        val = float(logsumexp(terms))
+        if rest:
+            val = float(np.logaddexp(val, math.log(rest) + top - _PRUNE))
+        out[i] = val
+    scale = float(np.max(np.abs(lo) + wd))
+    return out + (4 * lm.size + 16) * _U * (1 + np.abs(out)) + 8 * _U * (_LAMBDAS * scale + 1)
+
+
+@dataclass
+class _Direction:
+    """One direction (remove or add) of a composition, realised: the composed vector and its budget."""
+
+    laws: list[tuple[DiscreteLaw, int]]
+    composed: Composed
+
+    def __post_init__(self) -> None:
+        c, laws = self.composed, self.laws
+        k = c.count
+        n = c.masses.size
+        y = c.masses
+        self.s = ((2.0 * (c.first_index + np.arange(n, dtype=np.float64)) + k) * (0.5 * c.step))
+        self.suffix = np.cumsum(y[::-1])[::-1]
+        self.suffix_exp = lfilter([1.0], [1.0, -math.exp(-c.step)], y[::-1])[::-1]
+        self.n = n
+        self.b_lo = math.fsum(kk * law.mean_error[0] for law, kk in laws)
+        self.b_hi = math.fsum(kk * law.mean_error[1] for law, kk in laws)
+        self.r_min = math.fsum(kk * law.error_range[0] for law, kk in laws)
+        self.r_max = math.fsum(kk * law.error_range[1] for law, kk in laws)
+        self.spread = math.fsum(kk * (law.error_range[1] - law.error_range[0]) ** 2 for law, kk in laws)
+        growth = math.exp(sum(kk * max(0.0, law.kept - 1.0) for law, kk in laws))
+        nu = math.fsum(kk * law.mass_error for law, kk in laws) * growth
+        dropped = math.fsum(kk * law.dropped for law, kk in laws)
+        floor = nu + c.wrap_mass + c.fft_error
+        self.err_lower = floor * (1 + 16 * _U)
+        self.err_upper = (floor + dropped) * (1 + 16 * _U)
+        log_fin = math.fsum(kk * math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf for law, kk in laws)
+        self.p_inf_upper = min(1.0, -math.expm1(log_fin) * (1 + 16 * _U) + 1e-300 * 0)
+        self.p_inf_lower = max(0.0, -math.expm1(log_fin) * (1 - 16 * _U))
+        self.s_max = float(self.s[-1]) if n else 0.0
+        self._chernoff: tuple[FloatArray, float] | None = None
+
+    # -- the mid-placed hockey stick --------------------------------------------------------------
+    def _tilde(self, x: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """δ̃(x) = Σ_{s_j > x} y_j (1 − e^{x − s_j}) from suffix sums, and its rounding error bound."""
+        j = np.searchsorted(self.s, x, side="right")
+        valid = j < self.n
+        jj = np.minimum(j, self.n - 1)
+        a, b, sj = self.suffix[jj], self.suffix_exp[jj], self.s[jj]
+        with np.errstate(over="ignore", invalid="ignore"):
+            val = np.where(valid, a - np.exp(np.minimum(x - sj, 0.0)) * b, 0.0)
+            err = np.where(valid, 3.03 * self.n * _U * (a + b) + (8 * _U * (np.abs(x) + np.abs(sj)) + 8 * _U) * a, 0.0)
+        return val, err
+
+    def _hoeffding(self) -> tuple[FloatArray, FloatArray]:
+        if self.spread <= 0.0:
+            return np.zeros(0), np.zeros(0)
+        t = np.sqrt(self.spread * _HOEFFDING_LOGS / 2.0)
+        return t, np.exp(-_HOEFFDING_LOGS)
+
+    def finite_upper(self, eps: FloatArray) -> FloatArray:
+        """Certified upper bound on E[(1 − e^{ε−S})_+; S finite] (``docs/pld.md`` §3)."""
+        t, eta = self._hoeffding()
+        shifts = np.concatenate([[self.r_min], self.b_lo - t])
+        etas = np.concatenate([[0.0], eta])
+        x = eps[:, None] + shifts[None, :]
+        x = x - 4 * _U * (np.abs(eps[:, None]) + np.abs(shifts[None, :]) + 1)
+        val, err = self._tilde(x)
+        best = np.min(val + err + etas[None, :], axis=1)
+        return np.maximum(best, 0.0) + self.err_upper
+
+    def finite_lower(self, eps: FloatArray) -> FloatArray:
+        """Certified lower bound on E[(1 − e^{ε−S})_+; S finite]."""
+        t, eta = self._hoeffding()
+        shifts = np.concatenate([[self.r_max], self.b_hi + t])
+        etas = np.concatenate([[0.0], eta])
+        x = eps[:, None] + shifts[None, :]
+        x = x + 4 * _U * (np.abs(eps[:, None]) + np.abs(shifts[None, :]) + 1)
+        val, err = self._tilde(x)
+        best = np.max(val - err - etas[None, :], axis=1)
+        return np.maximum(best - self.err_lower, 0.0)
+
+    # -- Chernoff / moment bound for the tails ------------------------------------------------------
+    def chernoff(self) -> tuple[FloatArray, float]:
+        """(log c_λ + Σ_i k_i log M_i(λ) on ``_LAMBDAS``, P(some loss = +∞ or beyond the far edge))."""
+        if self._chernoff is None:
+            total = np.zeros(_LAMBDAS.size)
+            log_fin = 0.0
+            for law, k in self.laws:
+                total += k * _chernoff_log_mgf(law)
+                pi = law.p_inf + law.chernoff.far_mass
+                log_fin += k * math.log1p(-pi) if pi < 1 else -math.inf
+            lam = _LAMBDAS
+            log_c = -np.log1p(lam) + lam * (np.log(lam) - np.log1p(lam))
+            total = total + log_c
+            total = total + 8 * _U * (np.abs(total) + 1)
+            p_far = min(1.0, -math.expm1(log_fin) * (1 + 16 * _U))
+            self._chernoff = (total, p_far)
+        return self._chernoff
+
+    def chernoff_upper(self, eps: FloatArray) -> FloatArray:
+        """δ(ε) ≤ P(+∞) + inf_λ c_λ E[e^{λ(S−ε)}; S finite], c_λ = (λ/(1+λ))^λ/(1+λ) (``docs/pld.md`` §4)."""
+        total, p_far = self.chernoff()
+        expo = total[None, :] - _LAMBDAS[None, :] * eps[:, None]
+        expo = expo + 8 * _U * (np.abs(_LAMBDAS[None, :] * eps[:, None]) + 1)
+        with np.errstate(over="ignore"):
+            return np.minimum(1.0, p_far + np.exp(np.min(expo, axis=1)) * (1 + 16 * _U))
+
+    def chernoff_epsilon(self, delta: float) -> float:
+        """The least ε the Chernoff bound certifies for ``delta`` (inf if none)."""
+        total, p_far = self.chernoff()
+        room = delta - p_far
+        if room <= 0:
+            return math.inf
+        eps = (total - math.log(room)) / _LAMBDAS
+        return max(0.0, float(np.min(eps)) * (1 + 64 * _U) + 64 * _U)
+
+    def upper(self, eps: FloatArray, target: float = -1.0) -> FloatArray:
+        """Certified upper δ(ε); the Chernoff bound is consulted where the FFT bound is near its error
+        floor, unless the FFT bound is already ≤ ``target`` (a cheap answer to "is δ(ε) ≤ target?")."""
+        up = np.minimum(1.0, self.p_inf_upper + self.finite_upper(eps))
+        need = (up < _FLOOR_FACTOR * (self.err_upper + self.p_inf_upper)) & (up > target)
+        if np.any(need):
+            up = np.where(need, np.minimum(up, self.chernoff_upper(eps)), up)
+        return up
+
+    def lower(self, eps: FloatArray) -> FloatArray:
+        return np.minimum(1.0, self.p_inf_lower + self.finite_lower(eps))
+
+
+def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw, int]]:
+    out: list[tuple[PrivacyLossLaw, int]] = []
+    for law, k in parts:
+        for i, (other, kk) in enumerate(out):
+            if other is law:
+                out[i] = (law, kk + k)
+                break
+        else:
+            out.append((law, k))
+    return out
+
+
+class PrivacyLossDistribution:
+    """Privacy loss distribution of a (heterogeneous) composition, with certified δ(ε) brackets.
+
+    A PLD is a list of parts (remove law, add law, count); compositions only extend the list. On the
+    first query each direction is realised once: every law is discretised on the grid of step
+    Δ = ``accuracy.grid_step`` (:mod:`optcomp.pld._discretise`), the parts are composed by one FFT
+    (:mod:`optcomp.pld._compose`), and queries read suffix sums of the composed vector.
+
+    Every ``delta``/``epsilon`` answer is a :class:`~optcomp.Bound` whose ``upper`` is certified; it
+    covers: the rounding of losses to the grid (deterministic drift Σ k_i·r_max and the Hoeffding
+    bound on the mid-placed rounding error), the truncated tails (added), the mass that wraps around
+    the FFT window (Chernoff), the floating-point error of the masses and of the FFT, and, for tiny
+    δ, a Chernoff (moment) bound from the law's exact cell masses. ``lower`` subtracts the same
+    errors. ``docs/pld.md`` gives the proofs.
+
+    δ(ε) is the maximum over the remove and add directions; ε(δ) inverts both ends by bisection.
+    """
+
+    def __init__(
+        self,
+        parts: tuple[tuple[PrivacyLossLaw, PrivacyLossLaw | None, int], ...],
+        accuracy: Accuracy,
+    ) -> None:
+        self._parts = parts
+        self._accuracy = accuracy
+
+    # -- construction -----------------------------------------------------------------------------
+    @classmethod
+    def from_laws(
+        cls,
+        remove: PrivacyLossLaw,
+        add: PrivacyLossLaw | None = None,
+        *,
+        accuracy: Accuracy = DEFAULT_ACCURACY,
+    ) -> PrivacyLossDistribution:
+        """The PLD of one mechanism from its exact laws.
+
+        Args:
+            remove: law of L = ln(dP/dQ) for the remove-direction pair (P, Q).
+            add: law for the reversed pair; ``None`` (or ``remove`` itself) means symmetric.
+            accuracy: the grid step and tail budget (:class:`~optcomp.Accuracy`).
+        """
+        if not isinstance(remove, PrivacyLossLaw):
+            raise ValueError(f"remove must be a PrivacyLossLaw, got {remove!r}")
+        if add is not None and not isinstance(add, PrivacyLossLaw):
+            raise ValueError(f"add must be a PrivacyLossLaw or None, got {add!r}")
+        if not isinstance(accuracy, Accuracy):
+            raise ValueError(f"accuracy must be an Accuracy, got {accuracy!r}")
+        return cls(((remove, None if add is remove else add, 1),), accuracy)
+
+    @property
+    def accuracy(self) -> Accuracy:
+        """The accuracy this PLD is realised with."""
+        return self._accuracy
+
+    @property
+    def count(self) -> int:
+        """The number of mechanisms composed."""
+        return sum(k for _, _, k in self._parts)
+
+    @property
+    def symmetric(self) -> bool:
+        """Whether every part is symmetric (then only one direction is computed)."""
+        return all(add is None for _, add, _ in self._parts)
+
+    def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
+        """The PLD of running both compositions (heterogeneous; realised lazily)."""
+        if not isinstance(other, PrivacyLossDistribution):
+            raise ValueError(f"other must be a PrivacyLossDistribution, got {other!r}")
+        if other._accuracy != self._accuracy:
+            raise ValueError(
+                f"cannot compose PLDs of different accuracy: {self._accuracy} and {other._accuracy}"
+            )
+        return PrivacyLossDistribution(self._parts + other._parts, self._accuracy)
+
+    def self_compose(self, k: int) -> PrivacyLossDistribution:
+        """The k-fold composition; its cost does not grow with k beyond the width of the grid."""
+        k = check_int("k", k, minimum=1)
+        return PrivacyLossDistribution(tuple((r, a, c * k) for r, a, c in self._parts), self._accuracy)
+
+    # -- realisation ------------------------------------------------------------------------------
+    def _realise(self, laws: list[tuple[PrivacyLossLaw, int]]) -> _Direction:
+        merged = _merge(laws)
+        total = sum(k for _, k in merged)
+        acc = self._accuracy
+        log_tail = math.log(acc.tail_mass) - math.log(4.0 * total)
+        disc = [(discretise(law, acc.grid_step, log_tail, PLD_MAX_FFT_LENGTH), k) for law, k in merged]
+        return _Direction(disc, compose(disc, acc.tail_mass))
+
+    @cached_property
+    def _directions(self) -> tuple[_Direction, ...]:
+        remove = self._realise([(r, k) for r, _, k in self._parts])
+        if self.symmetric:
+            return (remove,)
+        add = self._realise([(r if a is None else a, k) for r, a, k in self._parts])
+        return (remove, add)
+
+    # -- queries ----------------------------------------------------------------------------------
+    def _bounds(self, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
+        dirs = self._directions
+        lo = np.max([d.lower(eps) for d in dirs], axis=0)
+        hi = np.max([d.upper(eps) for d in dirs], axis=0)
+        return np.minimum(lo, hi), hi
+
+    def delta(self, epsilon: float) -> Bound:
+        """Certified bracket of δ(ε) = max(δ_remove(ε), δ_add(ε)), δ_{P‖Q}(ε) = E_P[(1 − e^{ε−L})_+].
+
+        Args:
+            epsilon: ε ≥ 0.
+        """
+        eps = check_nonnegative("epsilon", epsilon)
+        lo, hi = self._bounds(np.array([eps]))
+        return Bound(float(lo[0]), float(hi[0]))
+
+    def delta_curve(self, epsilons: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
+        eps = np.asarray(epsilons, dtype=np.float64).ravel()
+        if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
+            bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
+            raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
+        lo, hi = self._bounds(eps)
+        return lo, hi
+
+    def _upper_at(self, eps: float, target: float = -1.0) -> float:
+        return float(np.max([d.upper(np.array([eps]), target)[0] for d in self._directions]))
+
+    def _lower_at(self, eps: float) -> float:
+        return float(np.max([d.lower(np.array([eps]))[0] for d in self._directions]))
+
+    def epsilon(self, delta: float) -> Bound:
+        """Certified bracket of ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.
+
+        ``upper`` is an ε whose certified upper δ is ≤ ``delta``; ``lower`` is an ε whose certified
+        lower δ exceeds ``delta`` (or 0). Both ends are found by bisection to ``EPSILON_XTOL``; either
+        may be ``inf`` (e.g. when the mass at +∞ exceeds ``delta``).
+
+        Args:
+            delta: δ in [0, 1].
+        """
+        delta = check_probability("delta", delta)
+        dirs = self._directions
+        return Bound(self._epsilon_lower(delta, dirs), self._epsilon_upper(delta, dirs))
+
+    def _epsilon_upper(self, delta: float, dirs: tuple[_Direction, ...]) -> float:
+        if self._upper_at(0.0, delta) <= delta:
+            return 0.0
+        cands = []
+        for d in dirs:
+            top = d.s_max - min(d.r_min, d.b_lo) + 1.0
+            if d.p_inf_upper + d.err_upper + math.exp(-_HOEFFDING_LOGS[-1]) >= delta / _FLOOR_FACTOR:
+                top = min(top, d.chernoff_epsilon(delta))
+            cands.append(top if d.p_inf_upper < delta else math.inf)
+        hi = max(cands)
+        if not math.isfinite(hi) or self._upper_at(hi, delta) > delta:
+            hi = max(d.s_max - min(d.r_min, d.b_lo) + 1.0 for d in dirs)
+            for _ in range(12):
+                if self._upper_at(hi, delta) <= delta:
+                    break
+                hi = 2 * hi + 1.0
+            else:
+                return math.inf
+        return self._bisect(0.0, hi, lambda e: self._upper_at(e, delta) <= delta, keep="hi")
+
+    def _epsilon_lower(self, delta: float, dirs: tuple[_Direction, ...]) -> float:
+        if self._lower_at(0.0) <= delta:
+            return 0.0
+        if max(d.p_inf_lower for d in dirs) > delta:
+            return math.inf
+        hi = max(d.s_max - min(d.r_max, d.b_hi) + 1.0 for d in dirs)
+        if self._lower_at(hi) > delta:
+            return math.inf
+        return self._bisect(0.0, hi, lambda e: self._lower_at(e) <= delta, keep="lo")
+
+    @staticmethod
+    def _bisect(lo: float, hi: float, ok: object, keep: str) -> float:
+        """Bisection with ok(hi) true and ok(lo) false; returns hi (keep='hi') or lo."""
+        pred = ok
+        for _ in range(200):
+            if hi - lo <= EPSILON_XTOL * max(1.0, hi):
+                break
+            mid = 0.5 * (lo + hi)
+            if pred(mid):  # type: ignore[operator]
+                hi = mid
+            else:
+                lo = mid
+        return hi if keep == "hi" else lo
+
+    def __repr__(self) -> str:
+        return f"PrivacyLossDistribution(count={self.count}, parts={len(self._parts)}, accuracy={self._accuracy})"
