@@ -23,3 +23,7 @@ FDP_DELTA_CURVE_WIDTH = 0.05
 FDP_CHORD_DELTA_ATOL = 1e-6
 #: f-DP: CLT μ estimate vs √n·ε for small ε (an approximation, checked loosely).
 CLT_MU_RTOL = 0.05
+#: PLD engine tests: grid steps (coarse, typical, fine) used by tests/test_pld*.py.
+PLD_COARSE_STEP = 1e-2
+PLD_TEST_STEP = 5e-4
+PLD_FINE_STEP = 1e-4
