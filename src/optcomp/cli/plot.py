@@ -1,5 +1,98 @@
-"""CLI command module (filled in by its feature)."""
+"""``optcomp plot``: draw a figure to a PNG or SVG file (needs the ``plot`` extra: matplotlib).
+
+Examples::
+
+    optcomp plot tradeoff --gdp 1 --gdp 2 --eps 1 --delta 0.01 --output curves.png
+    optcomp plot tradeoff --gdp 2 --subsample 0.2 --output subsampled.svg     # certified band
+    optcomp plot region --eps 0.1 --delta 0.001 -k 1 -k 10 -k 50 --output region.png  # KOV Figs. 1–3
+    optcomp plot compare --eps 0.01 --eps 0.1 --delta-g 2.98e-8 --max-k 1000 --output mv.png  # MV §6
+
+Each subcommand makes one call into :mod:`optcomp.plot`.
+"""
 
 from __future__ import annotations
 
-from optcomp.cli._common import cli  # noqa: F401
+from pathlib import Path
+from typing import Any
+
+import click
+
+from optcomp.cli._common import cli
+from optcomp.cli.fdp import build_curve
+
+
+def _plot_module() -> Any:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise click.ClickException("optcomp plot needs matplotlib: pip install 'optcomp[plot]'") from exc
+    from optcomp import plot
+
+    return plot
+
+
+_OUTPUT = click.option(
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Figure file (.png or .svg).",
+)
+
+
+@cli.group("plot")
+def plot_group() -> None:
+    """Draw trade-off curves, privacy regions or the composition-theorem comparison."""
+
+
+@plot_group.command("tradeoff")
+@click.option("--gdp", "gdps", type=float, multiple=True, help="μ of a μ-GDP curve (repeatable).")
+@click.option("--eps", "eps", type=float, default=None, help="ε of an (ε, δ)-DP curve.")
+@click.option("--delta", "delta", type=float, default=None, help="δ of the (ε, δ)-DP curve (default 0).")
+@click.option("-k", "k", type=click.IntRange(min=1), default=1, show_default=True, help="k-fold composition.")
+@click.option("--subsample", "sampling_rate", type=float, default=None,
+              help="Subsampling rate without replacement (DRS Thm 4.2): draws a certified band.")
+@_OUTPUT
+def plot_tradeoff_cmd(
+    gdps: tuple[float, ...],
+    eps: float | None,
+    delta: float | None,
+    k: int,
+    sampling_rate: float | None,
+    output: Path,
+) -> None:
+    """Trade-off curves β = f(α)."""
+    plot = _plot_module()
+    curves = [build_curve(mu, None, None, k, 1, sampling_rate) for mu in gdps]
+    if eps is not None:
+        curves.append(build_curve(None, eps, delta, k, 1, sampling_rate))
+    elif delta is not None:
+        raise click.UsageError("--delta goes with --eps")
+    if not curves:
+        raise click.UsageError("give at least one --gdp MU or --eps E [--delta D]")
+    plot.plot_tradeoff(curves, path=output)
+    click.echo(f"wrote {output}")
+
+
+@plot_group.command("region")
+@click.option("--eps", "eps", type=float, required=True, help="ε of each mechanism.")
+@click.option("--delta", "delta", type=float, default=0.0, show_default=True, help="δ of each mechanism.")
+@click.option("-k", "ks", type=int, multiple=True, help="Numbers of compositions to draw (repeatable).")
+@_OUTPUT
+def plot_region_cmd(eps: float, delta: float, ks: tuple[int, ...], output: Path) -> None:
+    """Privacy regions of k-fold composition (KOV Figs. 1–3)."""
+    plot = _plot_module()
+    plot.plot_privacy_region(eps, delta, list(ks) or [1], path=output)
+    click.echo(f"wrote {output}")
+
+
+@plot_group.command("compare")
+@click.option("--eps", "eps", type=float, multiple=True, help="Per-mechanism ε (repeatable).")
+@click.option("--delta-g", "delta_g", type=float, default=2.0**-25, show_default=True, help="Target δ_g.")
+@click.option("--max-k", "max_k", type=int, default=1000, show_default=True, help="Largest k.")
+@_OUTPUT
+def plot_compare_cmd(eps: tuple[float, ...], delta_g: float, max_k: int, output: Path) -> None:
+    """ε_g vs k for Summing, DRV, KOV Bound and Optimal (MV §6)."""
+    plot = _plot_module()
+    plot.plot_composition_comparison(list(eps) or [0.1], delta_g, max_k, path=output)
+    click.echo(f"wrote {output}")

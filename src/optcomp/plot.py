@@ -1,0 +1,186 @@
+"""Figures: trade-off curves (Dong–Roth–Su), privacy regions (KOV Figs. 1–3) and the MV §6 comparison.
+
+matplotlib is an optional dependency (the ``plot`` extra) and is imported only when a figure is drawn;
+without it every function raises ``ImportError`` with the install hint. The Agg backend is used, so
+figures are written to files (``.png`` or ``.svg``) and never opened in a window.
+
+Nothing here computes privacy: every number comes from one public call (:mod:`optcomp.fdp`,
+:mod:`optcomp.bounds`, :mod:`optcomp.optimal`). Certified brackets are drawn as shaded bands; curves
+that are approximations say so in their legend labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from optcomp._numerics import check_epsilon_delta, check_int, check_open_probability
+from optcomp.fdp import TradeOff, TradeOffBracket, alpha_grid, epsilon_delta_composition
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["SUPPORTED_SUFFIXES", "plot_composition_comparison", "plot_privacy_region", "plot_tradeoff"]
+
+#: File types the figures can be written as.
+SUPPORTED_SUFFIXES: tuple[str, ...] = (".png", ".svg")
+
+_INSTALL_HINT = "optcomp.plot needs matplotlib: pip install 'optcomp[plot]'"
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(_INSTALL_HINT) from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _check_path(path: str | Path | None) -> Path | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if p.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise ValueError(f"output must end in one of {', '.join(SUPPORTED_SUFFIXES)}, got {str(p)!r}")
+    return p
+
+
+def _finish(fig: Figure, path: Path | None) -> Figure:
+    if path is not None:
+        fig.savefig(path, dpi=150, bbox_inches="tight")
+    return fig
+
+
+def plot_tradeoff(
+    curves: Sequence[tuple[str, TradeOff | TradeOffBracket]],
+    *,
+    path: str | Path | None = None,
+    title: str = "Trade-off functions",
+    diagonal: bool = True,
+) -> Figure:
+    """Draw trade-off functions β = f(α) (type II vs type I error; DRS Fig. 1/3 style).
+
+    A :class:`~optcomp.fdp.TradeOffBracket` is drawn as a shaded band between its certified lower and
+    upper curves. The dashed diagonal is f = 1 − α (perfect privacy).
+
+    Args:
+        curves: (label, curve) pairs.
+        path: file to write (``.png``/``.svg``), or ``None`` to only return the figure.
+        title: figure title.
+        diagonal: draw the perfect-privacy line.
+    """
+    out = _check_path(path)
+    if not curves:
+        raise ValueError("curves must hold at least one (label, curve) pair, got none")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.0, 5.0))
+    a = alpha_grid(801)
+    for label, c in curves:
+        if isinstance(c, TradeOffBracket):
+            lo, hi = c(a)
+            line = ax.plot(a, hi, lw=1.0, label=f"{label} (certified bracket)")[0]
+            ax.fill_between(a, lo, hi, color=line.get_color(), alpha=0.3)
+            ax.plot(a, lo, lw=1.0, color=line.get_color())
+        else:
+            ax.plot(a, c(a), lw=1.5, label=label)
+    if diagonal:
+        ax.plot([0, 1], [1, 0], ls="--", lw=0.8, color="grey", label="perfect privacy 1 − α")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("type I error α (false-positive rate)")
+    ax.set_ylabel("type II error β = f(α)")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper right")
+    return _finish(fig, out)
+
+
+def plot_privacy_region(
+    epsilon: float,
+    delta: float,
+    ks: Sequence[int],
+    *,
+    path: str | Path | None = None,
+) -> Figure:
+    """The privacy region of the k-fold composition of (ε, δ)-DP (KOV Figs. 1–3, Thm III.3).
+
+    In the (P_FA, P_MD) plane the region is {(α, β) : f(α) ≤ β ≤ 1 − f(1 − α)} for the exact composed
+    trade-off function f = f_{ε,δ}^{⊗k} (:func:`optcomp.fdp.epsilon_delta_composition`): KOV's region
+    seen from the trade-off side (DRS §2, KOV §II).
+    """
+    eps, d = check_epsilon_delta(epsilon, delta)
+    kk = [check_int("k", k) for k in ks]
+    if not kk:
+        raise ValueError("ks must hold at least one k, got none")
+    out = _check_path(path)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.0, 5.0))
+    a = alpha_grid(801)
+    for k in kk:
+        f = epsilon_delta_composition(eps, d, k)
+        lower = np.asarray(f(a))
+        upper = 1.0 - np.asarray(f(1.0 - a))
+        line = ax.plot(a, lower, lw=1.2, label=f"k = {k}")[0]
+        ax.plot(a, upper, lw=1.2, color=line.get_color())
+        ax.fill_between(a, lower, upper, color=line.get_color(), alpha=0.12)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("P_FA (false alarm)")
+    ax.set_ylabel("P_MD (missed detection)")
+    ax.set_title(f"Privacy region of k-fold ({eps:g}, {d:g})-DP (KOV Thm III.3)")
+    ax.legend(fontsize=8)
+    return _finish(fig, out)
+
+
+def plot_composition_comparison(
+    epsilons: Sequence[float],
+    delta_g: float,
+    max_k: int,
+    *,
+    path: str | Path | None = None,
+    points: int = 40,
+) -> Figure:
+    """ε_g against k for Summing, DRV, KOV Bound and Optimal composition (MV §6, Figure 2; δ = 0).
+
+    Summing: kε (MV Thm 1.2); DRV: :func:`optcomp.bounds.advanced_drv` with δ̃ = δ_g (MV Thm 1.3);
+    KOV Bound: :func:`optcomp.bounds.kov_bound` (MV Thm 6.1); Optimal: the certified upper end of
+    :func:`optcomp.optimal.epsilon` (MV Thm 1.4).
+    """
+    from optcomp import bounds, optimal
+
+    dg = check_open_probability("delta_g", delta_g)
+    kmax = check_int("max_k", max_k)
+    n = check_int("points", points, minimum=2)
+    eps_list = [check_epsilon_delta(e, 0.0)[0] for e in epsilons]
+    if not eps_list:
+        raise ValueError("epsilons must hold at least one ε, got none")
+    out = _check_path(path)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 4.5))
+    ks = np.unique(np.round(np.geomspace(1, kmax, n)).astype(int))
+    styles = {"Summing": ":", "DRV": "-.", "KOV Bound": "--", "Optimal": "-"}
+    for eps in eps_list:
+        series: dict[str, list[float]] = {name: [] for name in styles}
+        for k in ks.tolist():
+            series["Summing"].append(bounds.basic(eps, 0.0, k)[0])
+            series["DRV"].append(bounds.advanced_drv(eps, 0.0, k, dg)[0])
+            series["KOV Bound"].append(bounds.kov_bound(eps, 0.0, k, dg)[0])
+            series["Optimal"].append(optimal.epsilon(optimal.homogeneous(eps, 0.0, k), dg).upper)
+        color = None
+        for name, ls in styles.items():
+            line = ax.plot(ks, series[name], ls=ls, color=color, label=f"{name}, ε = {eps:g}")[0]
+            color = line.get_color()
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("k (number of mechanisms)")
+    ax.set_ylabel("ε_g")
+    ax.set_title(f"Composition theorems, δ = 0, δ_g = {dg:.3g} (MV §6)")
+    ax.legend(fontsize=7, ncol=2)
+    return _finish(fig, out)
