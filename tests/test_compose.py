@@ -8,7 +8,6 @@ import mpmath
 import pytest
 
 import optcomp
-import optcomp.pld
 from optcomp import EpsilonDelta, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse, compose
 from tests.test_mechanisms import gdp_delta
 from tests.test_mechanisms_subsampling import subsampled_gaussian_delta
@@ -38,10 +37,6 @@ def test_compose_is_exported() -> None:
 
 # --- end to end: the engine's certified brackets contain exact closed forms -------------------------
 
-requires_engine = pytest.mark.skipif(
-    not hasattr(optcomp.pld, "PrivacyLossDistribution"), reason="PLD engine (optcomp.pld) not present yet"
-)
-
 
 def mv_homogeneous_delta(epsilon: float, delta: float, k: int, epsilon_g: float) -> float:
     """Murtagh–Vadhan Thm 1.4 solved for δ_g at 50 digits: 1 − (1−δ)^k (1 − S(ε_g)),
@@ -59,7 +54,6 @@ def mv_homogeneous_delta(epsilon: float, delta: float, k: int, epsilon_g: float)
         return float(1 - (1 - mpmath.mpf(delta)) ** k * (1 - s))
 
 
-@requires_engine
 @pytest.mark.parametrize(("sigma", "k"), [(1.0, 1), (2.0, 10), (20.0, 400)])
 @pytest.mark.parametrize("epsilon", [0.0, 0.5, 2.0])
 def test_gaussian_composition_contains_gdp(sigma: float, k: int, epsilon: float) -> None:
@@ -67,14 +61,12 @@ def test_gaussian_composition_contains_gdp(sigma: float, k: int, epsilon: float)
     assert bound.contains(gdp_delta(math.sqrt(k) / sigma, epsilon))
 
 
-@requires_engine
 def test_heterogeneous_gaussians_contain_gdp() -> None:
     bound = compose(Gaussian(1.0), (Gaussian(2.0, sensitivity=3.0), 2), Gaussian(4.0)).delta(1.0)
     mu = math.sqrt(1.0 + 2 * 1.5**2 + 0.25**2)
     assert bound.contains(gdp_delta(mu, 1.0))
 
 
-@requires_engine
 @pytest.mark.parametrize(("epsilon", "delta", "k"), [(0.1, 0.0, 30), (0.5, 1e-6, 8), (1.0, 1e-3, 3)])
 def test_epsilon_delta_composition_contains_murtagh_vadhan(epsilon: float, delta: float, k: int) -> None:
     pld = compose((EpsilonDelta(epsilon, delta), k))
@@ -82,7 +74,6 @@ def test_epsilon_delta_composition_contains_murtagh_vadhan(epsilon: float, delta
         assert pld.delta(epsilon_g).contains(mv_homogeneous_delta(epsilon, delta, k, epsilon_g))
 
 
-@requires_engine
 @pytest.mark.parametrize("epsilon", [0.0, 0.3, 0.9])
 def test_single_laplace_contains_exact_delta(epsilon: float) -> None:
     """Laplace with ε₀ = Δ/b: δ(ε) = 1 − e^{(ε − ε₀)/2} for ε ≤ ε₀."""
@@ -90,7 +81,6 @@ def test_single_laplace_contains_exact_delta(epsilon: float) -> None:
     assert bound.contains(-math.expm1(0.5 * (epsilon - 1.0)))
 
 
-@requires_engine
 @pytest.mark.parametrize("epsilon", [0.0, 0.4, 1.0])
 def test_single_randomized_response_contains_exact_delta(epsilon: float) -> None:
     """Randomized response with ε₀: δ(ε) = (e^{ε₀} − e^ε)/(1 + e^{ε₀}) for ε ≤ ε₀."""
@@ -99,7 +89,6 @@ def test_single_randomized_response_contains_exact_delta(epsilon: float) -> None
     assert bound.contains((math.exp(eps0) - math.exp(epsilon)) / (1 + math.exp(eps0)))
 
 
-@requires_engine
 @pytest.mark.parametrize("epsilon", [0.0, 0.05, 0.5])
 def test_single_subsampled_gaussian_contains_mixture_delta(epsilon: float) -> None:
     sigma, q = 0.8, 0.3
@@ -111,9 +100,14 @@ def test_single_subsampled_gaussian_contains_mixture_delta(epsilon: float) -> No
     assert bound.contains(truth)
 
 
-@requires_engine
 def test_pooling_equal_items_is_self_composition() -> None:
     mech = PoissonSubsampled(Gaussian(1.0), 0.1)
     a = compose((mech, 3), mech).delta(0.5)
     b = compose((mech, 4)).delta(0.5)
     assert (a.lower, a.upper) == (b.lower, b.upper)
+
+
+def test_result_is_a_pld_with_the_total_count() -> None:
+    pld = compose((Laplace(1.0), 3), RandomizedResponse(0.5), (Gaussian(2.0), 5), Gaussian(3.0))
+    assert isinstance(pld, optcomp.pld.PrivacyLossDistribution)
+    assert pld.count == 3 + 1 + 1  # the six Gaussian runs become one exact Gaussian

@@ -17,13 +17,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, check_int
 from optcomp.mechanisms import Gaussian, privacy_loss_laws
-
-if TYPE_CHECKING:
-    from optcomp.pld import PrivacyLossDistribution
+from optcomp.pld import PrivacyLossDistribution
 
 #: One argument of :func:`compose`: a mechanism specification or a ``(mechanism, count)`` pair.
 Item = object
@@ -82,8 +79,6 @@ def compose(*items: Item, accuracy: Accuracy = DEFAULT_ACCURACY) -> PrivacyLossD
         mechanism, k = _normalise(item)
         counts[mechanism] = counts.get(mechanism, 0) + k
     counts = _merge_gaussians(counts)
-    from optcomp.pld import PrivacyLossDistribution  # the engine layer sits below this module
-
     plds = []
     for mechanism, k in counts.items():
         remove, add = privacy_loss_laws(mechanism)
