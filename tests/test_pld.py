@@ -1,0 +1,273 @@
+"""PLD engine: certified brackets against closed forms and 50-digit mpmath truths (public API only)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optcomp import Accuracy, DEFAULT_ACCURACY
+from optcomp.mechanisms import (
+    EpsilonDelta,
+    Gaussian,
+    Laplace,
+    PoissonSubsampled,
+    PrivacyLossLaw,
+    RandomizedResponse,
+    privacy_loss_laws,
+)
+from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
+from tests.tolerances import MPMATH_DPS, PLD_COARSE_STEP, PLD_FINE_STEP, PLD_TEST_STEP
+
+COARSE = Accuracy(grid_step=PLD_COARSE_STEP)
+TEST = Accuracy(grid_step=PLD_TEST_STEP)
+
+
+def pld_of(mechanism: object, accuracy: Accuracy = TEST) -> PrivacyLossDistribution:
+    return PrivacyLossDistribution.from_laws(*privacy_loss_laws(mechanism), accuracy=accuracy)
+
+
+def gdp_delta(epsilon: float, mu: float) -> mp.mpf:
+    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), at 50 digits."""
+    with mp.workdps(MPMATH_DPS):
+        e, m = mp.mpf(epsilon), mp.mpf(mu)
+        return mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+
+
+def gdp_epsilon(delta: float, mu: float) -> float:
+    """ε(δ) of μ-GDP by bisection on the 50-digit δ(ε) (decreasing in ε)."""
+    lo, hi = 0.0, 1000.0
+    if gdp_delta(0.0, mu) <= delta:
+        return 0.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if gdp_delta(mid, mu) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def canonical_delta(eps: float, delta: float, k: int, eps_g: float) -> mp.mpf:
+    """k-fold (ε, δ) canonical mechanism (MV Thm 1.4): 1 − (1−δ)^k (1 − S)."""
+    with mp.workdps(MPMATH_DPS):
+        e, eg = mp.mpf(eps), mp.mpf(eps_g)
+        s = mp.fsum(
+            mp.binomial(k, ell) * max(mp.exp(ell * e) - mp.exp(eg) * mp.exp((k - ell) * e), mp.mpf(0))
+            for ell in range(k + 1)
+        )
+        s /= (1 + mp.exp(e)) ** k
+        return 1 - (1 - mp.mpf(delta)) ** k * (1 - s)
+
+
+# -- truths inside the brackets ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sigma,k", [(1.0, 1), (0.5, 4), (2.0, 30), (1.0, 200)])
+def test_kfold_gaussian_delta_contains_gdp_truth(sigma: float, k: int) -> None:
+    pld = pld_of(Gaussian(sigma=sigma)).self_compose(k)
+    mu = math.sqrt(k) / sigma
+    # ε values from the bulk down to δ ≈ 1e-12
+    for target in [0.3, 1e-2, 1e-5, 1e-9, 1e-12]:
+        eps = gdp_epsilon(target, mu)
+        b = pld.delta(eps)
+        truth = gdp_delta(eps, mu)
+        assert b.lower <= truth <= b.upper, (eps, b, truth)
+
+
+@pytest.mark.parametrize("sigma,k", [(1.0, 10), (0.3, 3)])
+def test_kfold_gaussian_epsilon_contains_gdp_truth(sigma: float, k: int) -> None:
+    pld = pld_of(Gaussian(sigma=sigma)).self_compose(k)
+    mu = math.sqrt(k) / sigma
+    for delta in [1e-3, 1e-6, 1e-10, 1e-12]:
+        b = pld.epsilon(delta)
+        truth = gdp_epsilon(delta, mu)
+        assert b.lower <= truth <= b.upper, (delta, b, truth)
+        if delta >= 1e-6:  # below, the FFT error floor hands over to the (looser) Chernoff bound
+            assert b.width <= 0.02 * truth + 0.05
+
+
+def test_tiny_delta_is_certified_down_to_1e_300() -> None:
+    pld = pld_of(Gaussian(sigma=1.0)).self_compose(10)
+    mu = math.sqrt(10)
+    b = pld.epsilon(1e-300)
+    assert math.isfinite(b.upper)
+    truth = gdp_epsilon(1e-300, mu)
+    assert b.lower <= truth <= b.upper
+    d = pld.delta(b.upper)
+    assert d.upper <= 1e-300
+
+
+@pytest.mark.parametrize("eps,delta,k", [(0.1, 0.0, 50), (0.5, 1e-4, 20), (1.0, 1e-3, 7)])
+def test_kfold_canonical_against_binomial_sum(eps: float, delta: float, k: int) -> None:
+    pld = pld_of(EpsilonDelta(eps, delta)).self_compose(k)
+    for eps_g in [0.0, 0.3, 1.0, 2.5, 0.5 * k * eps]:
+        b = pld.delta(eps_g)
+        truth = canonical_delta(eps, delta, k, eps_g)
+        assert b.lower <= truth <= b.upper, (eps_g, b, truth)
+
+
+def test_randomized_response_single_and_composed() -> None:
+    eps = 0.7
+    single = pld_of(RandomizedResponse(eps))
+    for e in [0.0, 0.3, 0.69, 0.8]:
+        truth = max(0.0, (math.exp(eps) - math.exp(e)) / (1 + math.exp(eps)))
+        b = single.delta(e)
+        assert b.lower <= truth <= b.upper
+    comp = single.self_compose(9)
+    for e in [0.0, 1.4, 3.0]:
+        b = comp.delta(e)
+        truth = canonical_delta(eps, 0.0, 9, e)
+        assert b.lower <= truth <= b.upper
+
+
+def test_single_laplace_closed_form() -> None:
+    scale = 0.8  # ε0 = 1/b
+    pld = pld_of(Laplace(scale=scale))
+    eps0 = 1 / scale
+    for e in [0.0, 0.2, 0.7, 1.2, 1.3]:
+        truth = max(0.0, 1 - math.exp((e - eps0) / 2))
+        b = pld.delta(e)
+        assert b.lower <= truth <= b.upper, (e, b, truth)
+        assert b.width <= 1e-3
+
+
+def subsampled_delta(eps: float, q: float, sigma: float, direction: str) -> mp.mpf:
+    """Exact δ(ε) of one Poisson-subsampled Gaussian (P = qN(1,σ²)+(1−q)N(0,σ²), Q = N(0,σ²))."""
+    with mp.workdps(MPMATH_DPS):
+        e, qq, s = mp.mpf(eps), mp.mpf(q), mp.mpf(sigma)
+
+        def ratio_point(target: mp.mpf) -> mp.mpf:  # x with (1−q) + q e^{(2x−1)/(2σ²)} = target
+            return s**2 * mp.log((target - (1 - qq)) / qq) + mp.mpf(1) / 2
+
+        if direction == "remove":  # ∫ (P − e^ε Q)_+ over x > x*, P/Q = e^ε at x*
+            if mp.exp(e) <= 1 - qq:
+                return 1 - mp.exp(e)
+            x = ratio_point(mp.exp(e))
+            sf = lambda z: 1 - mp.ncdf(z)  # noqa: E731
+            return qq * sf((x - 1) / s) + (1 - qq) * sf(x / s) - mp.exp(e) * sf(x / s)
+        # add: ∫ (Q − e^ε P)_+ over x < x**, P/Q = e^{−ε} at x**
+        t = mp.exp(-e)
+        if t <= 1 - qq:
+            return mp.mpf(0)
+        x = ratio_point(t)
+        return mp.ncdf(x / s) - mp.exp(e) * (qq * mp.ncdf((x - 1) / s) + (1 - qq) * mp.ncdf(x / s))
+
+
+def test_subsampled_gaussian_single_both_directions() -> None:
+    q, sigma = 0.2, 0.8
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=sigma), q))
+    for e in [0.0, 0.1, 0.5, 1.0, 2.0]:
+        truth = max(subsampled_delta(e, q, sigma, "remove"), subsampled_delta(e, q, sigma, "add"))
+        b = pld.delta(e)
+        assert b.lower <= truth <= b.upper, (e, b, truth)
+
+
+def test_heterogeneous_gaussians_match_gdp_quadrature() -> None:
+    a = pld_of(Gaussian(sigma=1.0)).self_compose(3)
+    b = pld_of(Gaussian(sigma=2.0)).self_compose(5)
+    mu = math.sqrt(3 / 1.0 + 5 / 4.0)
+    ab, ba = a.compose(b), b.compose(a)
+    for e in [0.5, 2.0, 5.0]:
+        truth = gdp_delta(e, mu)
+        x, y = ab.delta(e), ba.delta(e)
+        assert x.lower <= truth <= x.upper
+        assert y.lower <= truth <= y.upper
+        assert max(x.lower, y.lower) <= min(x.upper, y.upper)  # commutative within the stated error
+
+
+def test_mass_at_infinity_is_reported() -> None:
+    k, delta = 5, 1e-3
+    pld = pld_of(EpsilonDelta(0.5, delta)).self_compose(k)
+    with mp.workdps(MPMATH_DPS):
+        floor = 1 - (1 - mp.mpf(delta)) ** k  # the float δ's exact value
+    b = pld.delta(100.0)
+    assert b.lower <= floor <= b.upper
+    assert tuple(pld.epsilon(float(floor) / 2)) == (math.inf, math.inf)
+
+
+# -- properties ---------------------------------------------------------------------------------------
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    sigma=st.floats(0.3, 5.0),
+    k=st.integers(1, 300),
+    eps=st.floats(0.0, 30.0),
+    step=st.sampled_from([2e-4, 1e-3, 4e-3, 1e-2]),
+)
+def test_hypothesis_no_counterexample_gaussian(sigma: float, k: int, eps: float, step: float) -> None:
+    pld = pld_of(Gaussian(sigma=sigma), Accuracy(grid_step=step)).self_compose(k)
+    b = pld.delta(eps)
+    truth = gdp_delta(eps, math.sqrt(k) / sigma)
+    assert b.lower <= truth <= b.upper
+
+
+def test_delta_curve_vectorised_and_monotone() -> None:
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), 0.05)).self_compose(50)
+    eps = np.linspace(0.0, 4.0, 41)
+    lo, hi = pld.delta_curve(eps)
+    assert np.all(lo <= hi)
+    assert np.all(np.diff(hi) <= 0) and np.all(np.diff(lo) <= 0)
+    b = pld.delta(float(eps[7]))
+    assert (b.lower, b.upper) == (lo[7], hi[7])
+
+
+def test_tightening_accuracy_narrows_bracket() -> None:
+    mech = PoissonSubsampled(Gaussian(sigma=1.0), 0.02)
+    widths = [pld_of(mech, Accuracy(grid_step=s)).self_compose(300).epsilon(1e-5).width for s in (4e-3, 1e-3, 2.5e-4)]
+    assert widths[0] > widths[1] > widths[2]
+    assert widths[2] < widths[0] / 8
+
+
+def test_default_accuracy_dpsgd_bracket_is_within_one_percent() -> None:
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), 0.01), DEFAULT_ACCURACY).self_compose(1000)
+    b = pld.epsilon(1e-5)
+    assert b.relative_width <= 0.01
+
+
+def test_grid_too_large_raises_named_error() -> None:
+    pld = pld_of(Gaussian(sigma=0.3), DEFAULT_ACCURACY).self_compose(10_000_000)
+    with pytest.raises(GridTooLargeError, match="grid_step"):
+        pld.delta(1.0)
+    assert issubclass(GridTooLargeError, ValueError)
+
+
+# -- validation ---------------------------------------------------------------------------------------
+
+
+def test_invalid_inputs_raise() -> None:
+    pld = pld_of(RandomizedResponse(1.0), COARSE)
+    with pytest.raises(ValueError, match="epsilon"):
+        pld.delta(float("nan"))
+    with pytest.raises(ValueError, match="epsilon"):
+        pld.delta(-1.0)
+    with pytest.raises(ValueError, match="delta"):
+        pld.epsilon(1.5)
+    with pytest.raises(ValueError, match="k"):
+        pld.self_compose(0)
+    with pytest.raises(ValueError, match="k"):
+        pld.self_compose(True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="epsilons"):
+        pld.delta_curve([0.1, float("inf")])
+    with pytest.raises(ValueError, match="accuracy"):
+        pld.compose(pld_of(RandomizedResponse(1.0), TEST))
+    with pytest.raises(ValueError, match="grid_step"):
+        Accuracy(grid_step=0.0)
+    with pytest.raises(ValueError, match="remove"):
+        PrivacyLossDistribution.from_laws("gaussian")  # type: ignore[arg-type]
+
+
+def test_from_discrete_law_and_symmetry_flag() -> None:
+    law = PrivacyLossLaw.from_discrete(np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5]))
+    pld = PrivacyLossDistribution.from_laws(law, accuracy=COARSE)
+    assert pld.symmetric
+    truth = 0.3  # Σ (p − q)_+ at ε = 0
+    b = pld.delta(0.0)
+    assert b.lower <= truth <= b.upper
+    fine = PrivacyLossDistribution.from_laws(law, accuracy=Accuracy(grid_step=PLD_FINE_STEP)).delta(0.0)
+    assert fine.width <= b.width
