@@ -27,3 +27,5 @@ CLT_MU_RTOL = 0.05
 PLD_COARSE_STEP = 1e-2
 PLD_TEST_STEP = 5e-4
 PLD_FINE_STEP = 1e-4
+#: δ → ε → δ round trip through a closed form with exp/sqrt (conditioning up to ~(ε/σ)² amplifies rounding).
+ROUND_TRIP_RTOL = 1e-6
