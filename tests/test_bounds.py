@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp import bounds, optimal
-from tests.tolerances import EXACT_RTOL, MPMATH_DPS
+from tests.tolerances import EXACT_RTOL, MPMATH_DPS, ROUND_TRIP_RTOL
 
 mpmath.mp.dps = MPMATH_DPS
 
@@ -111,3 +111,18 @@ def test_kov_never_above_basic_and_monotone_in_k(eps: float, dlt: float, k: int,
 def test_bad_inputs_raise(call: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         call()  # type: ignore[operator]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    mechs=st.lists(st.tuples(st.floats(0.001, 1.0), st.floats(0.0, 1e-4)), min_size=1, max_size=30),
+    target=st.floats(1e-3, 0.5),
+)
+def test_compare_round_trip(mechs: list[tuple[float, float]], target: float) -> None:
+    """compare_delta inverts compare_epsilon: each theorem's ε at δ_g certifies δ ≤ δ_g again."""
+    eps_of = bounds.compare_epsilon(mechs, target)
+    for name, eps in eps_of.items():
+        if math.isfinite(eps):
+            assert bounds.compare_delta(mechs, eps)[name] <= target * (1 + ROUND_TRIP_RTOL)
+    # Optimal never exceeds any of them (KOV Thm III.3/III.5; MV Thm 1.5).
+    assert optimal.epsilon(mechs, target).lower <= min(eps_of.values()) * (1 + EXACT_RTOL)

@@ -251,11 +251,83 @@ def tv_bound(epsilon: float, delta: float) -> float:
     return delta + (1.0 - delta) * math.tanh(epsilon / 2.0)
 
 
+def _summary(mechanisms: Sequence[EpsDelta]) -> tuple[list[EpsDelta], float, float, int]:
+    items = _check_mechanisms(mechanisms)
+    return items, max(e for e, _ in items), max(d for _, d in items), len(items)
+
+
+def compare_epsilon(mechanisms: Sequence[EpsDelta], target_delta: float) -> dict[str, float]:
+    """The ε each classic theorem certifies when the *total* δ must equal ``target_delta``.
+
+    The slack each theorem needs is solved from its own δ formula: basic needs Σδ_i ≤ δ_g; the two
+    advanced forms δ̃ = δ_g − kδ; KOV Thm III.5 δ̃ = 1 − (1 − δ_g)/Π(1 − δ_i). The advanced forms are
+    homogeneous theorems; for unequal pairs they are applied to (max ε_i, max δ_i), which every
+    mechanism also satisfies. ``inf`` means the theorem cannot reach ``target_delta``.
+
+    Returns:
+        ``{"basic", "advanced_drv", "advanced_lecture_notes", "kov"}`` → ε.
+    """
+    items, e_max, d_max, k = _summary(mechanisms)
+    target = check_probability("target_delta", target_delta)
+    sum_eps, sum_delta = basic_heterogeneous(items)
+    out = {"basic": sum_eps if math.fsum(d for _, d in items) <= target else math.inf}
+    slack = target - k * d_max
+    for name, fn in (("advanced_drv", advanced_drv), ("advanced_lecture_notes", advanced_lecture_notes)):
+        out[name] = fn(e_max, d_max, k, min(1.0, slack))[0] if slack > 0 else math.inf
+    if any(d >= 1.0 for _, d in items):
+        out["kov"] = math.inf if target < 1.0 else 0.0
+    else:
+        log_surv = math.fsum(math.log1p(-d) for _, d in items)
+        kov_slack = -math.expm1(math.log1p(-target) - log_surv) if target < 1.0 else 1.0
+        out["kov"] = kov_bound_heterogeneous(items, min(1.0, kov_slack))[0] if kov_slack >= 0 else math.inf
+    return out
+
+
+def compare_delta(mechanisms: Sequence[EpsDelta], target_epsilon: float) -> dict[str, float]:
+    """The total δ each classic theorem certifies at ε = ``target_epsilon`` (its formula solved for δ̃).
+
+    Advanced forms: δ̃ = exp(−((ε − drift)/ε_0)²/(2k)) when ε > drift (else 1). KOV Thm III.5: the least
+    δ̃ over its three terms (δ̃ = 0 if ε ≥ Σε_i; the log(e + √Σε_i²/δ̃) term inverted exactly). Basic
+    certifies Σδ_i only when ε ≥ Σε_i (else 1).
+
+    Returns:
+        ``{"basic", "advanced_drv", "advanced_lecture_notes", "kov"}`` → δ (1 = nothing certified).
+    """
+    items, e_max, d_max, k = _summary(mechanisms)
+    eps_t = check_nonnegative("target_epsilon", target_epsilon)
+    sum_eps, sum_delta = basic_heterogeneous(items)
+    out = {"basic": sum_delta if eps_t >= sum_eps else 1.0}
+
+    def invert(drift: float, scale_sq: float) -> float:
+        """δ̃ with drift + √(2·scale_sq·ln(1/δ̃)) = ε."""
+        if scale_sq == 0.0:
+            return 0.0 if eps_t >= drift else 1.0
+        if eps_t <= drift:
+            return 1.0
+        return math.exp(-((eps_t - drift) ** 2) / (2.0 * scale_sq))
+
+    for name, drift in (("advanced_drv", k * e_max * math.expm1(e_max)), ("advanced_lecture_notes", k * _drift(e_max))):
+        out[name] = min(1.0, k * d_max + invert(drift, k * e_max * e_max))
+    sum_sq = math.fsum(e * e for e, _ in items)
+    drift = math.fsum(_drift(e) for e, _ in items)
+    slack = invert(drift, sum_sq)
+    if eps_t > drift and sum_sq > 0:
+        s = (eps_t - drift) ** 2 / (2.0 * sum_sq)
+        if s > 1.0:
+            slack = min(slack, math.sqrt(sum_sq) / math.expm1(s - 1.0) / math.e)
+    if eps_t >= sum_eps:
+        slack = 0.0
+    out["kov"] = _one_minus_product([d for _, d in items] + [min(1.0, slack)])
+    return out
+
+
 __all__ = [
     "advanced_drv",
     "advanced_lecture_notes",
     "basic",
     "basic_heterogeneous",
+    "compare_delta",
+    "compare_epsilon",
     "kov_bound",
     "kov_bound_heterogeneous",
     "kov_per_query_budget",
