@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optcomp import Accuracy, DEFAULT_ACCURACY
+from optcomp import DEFAULT_ACCURACY, Accuracy
 from optcomp.mechanisms import (
     EpsilonDelta,
     Gaussian,
@@ -148,7 +148,7 @@ def subsampled_delta(eps: float, q: float, sigma: float, direction: str) -> mp.m
             if mp.exp(e) <= 1 - qq:
                 return 1 - mp.exp(e)
             x = ratio_point(mp.exp(e))
-            sf = lambda z: 1 - mp.ncdf(z)  # noqa: E731
+            sf = lambda z: 1 - mp.ncdf(z)
             return qq * sf((x - 1) / s) + (1 - qq) * sf(x / s) - mp.exp(e) * sf(x / s)
         # add: ∫ (Q − e^ε P)_+ over x < x**, P/Q = e^{−ε} at x**
         t = mp.exp(-e)
@@ -258,7 +258,7 @@ def test_invalid_inputs_raise() -> None:
         pld.compose(pld_of(RandomizedResponse(1.0), TEST))
     with pytest.raises(ValueError, match="grid_step"):
         Accuracy(grid_step=0.0)
-    with pytest.raises(ValueError, match="remove"):
+    with pytest.raises(TypeError, match="remove"):
         PrivacyLossDistribution.from_laws("gaussian")  # type: ignore[arg-type]
 
 

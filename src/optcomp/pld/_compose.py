@@ -58,7 +58,7 @@ def _window(parts: list[tuple[DiscreteLaw, int]], log_tau: float) -> tuple[int, 
         with np.errstate(divide="ignore"):
             lx = np.log(x)
         logs.append((x, lx, k))
-        tot = math.fsum(x)
+        tot = float(np.sum(x))
         j = np.arange(x.size, dtype=np.float64)
         mu = float(np.dot(x, j)) / tot
         mean += k * mu
@@ -108,8 +108,9 @@ def compose(parts: list[tuple[DiscreteLaw, int]], tail_mass: float) -> Composed:
       smaller of the componentwise budget ``fft_error_bound(N, mass_i, 0)`` and the normwise one
       ``fft_error_bound(N, √N‖x_i‖₂, 0)`` (Higham Thm 24.2);
     * powers: |Πφ_i^{k_i} − Πφ̂_i^{k_i}| ≤ Σ_i k_i e_i M_i^{k_i−1} Π_{j≠i} M_j^{k_j}, M_i =
-      min(mass_i, |φ̂_i| + e_i); the polar evaluation of Πφ̂_i^{k_i} has relative error
-      ρ ≤ Σ_i k_i(2|ln|φ̂_i|| + 4π + 4)u + 16u;
+      min(mass_i, |φ̂_i| + e_i); evaluating Πφ̂_i^{k_i} as exp(Σ k_i log φ̂_i) has relative error
+      ρ ≤ Σ_i k_i(2|ln|φ̂_i|| + 4π + 4)u + 16u (log, scaling by k_i, and exp of an argument whose
+      imaginary part may be as large as k_i·π);
     * the per-frequency error E_ω maps to bins through the inverse DFT: by Parseval and
       Cauchy–Schwarz a weighted sum over any bins changes by at most ‖E‖₂ (full spectrum);
     * inverse transform rounding: at most ``fft_error_bound(N, ‖Ψ̂‖₂, 0)`` on any weighted sum.
@@ -122,37 +123,41 @@ def compose(parts: list[tuple[DiscreteLaw, int]], tail_mass: float) -> Composed:
     log_tau = math.log(tail_mass / 4)
     a_int, n, wrap = _window(parts, log_tau)
     nf = n // 2 + 1
-    logmag = np.zeros(nf)
-    angle = np.zeros(nf)
-    rho = np.full(nf, 16 * UNIT_ROUNDOFF)
+    log_psi = np.zeros(nf, dtype=np.complex128)  # Σ k_i log φ̂_i (principal logs)
+    rho_lin = np.zeros(nf)  # Σ k_i |ln|φ̂_i||
+    rho_const = 16 * UNIT_ROUNDOFF
     log_m_sum = np.zeros(nf)
     ratio_sum = np.zeros(nf)
-    zero = np.zeros(nf, dtype=bool)
     for law, k in parts:
         x = law.masses
-        mass = math.fsum(x)
+        mass = float(np.sum(x))
         if mass <= 0.0:
             return Composed(np.zeros(1), first, count, step, 0.0, 0.0)
         pad = (-x.size) % n
         xf = np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0) if x.size > n or pad else x
         if xf.size < n:
             xf = np.concatenate([xf, np.zeros(n - xf.size)])
-        phi = scipy.fft.rfft(xf)
-        e = min(fft_error_bound(n, mass, 0), fft_error_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), 0))
-        mag = np.abs(phi)
-        zero |= mag == 0.0
         with np.errstate(divide="ignore"):
-            lm = np.log(mag)
-        logmag += k * lm
-        angle = np.mod(angle + np.mod(k * np.angle(phi), 2 * math.pi), 2 * math.pi)
-        rho += k * (2 * np.abs(np.where(zero, 0.0, lm)) + 4 * math.pi + 4) * UNIT_ROUNDOFF
-        big_m = np.minimum(mass, mag + e)
+            lphi = np.log(scipy.fft.rfft(xf))
+        del xf
+        e = min(fft_error_bound(n, mass, 0), fft_error_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), 0))
+        lmag = lphi.real
+        with np.errstate(invalid="ignore"):
+            log_psi += k * lphi
+        rho_lin += k * np.abs(np.maximum(lmag, -1e300))
+        rho_const += k * (4 * math.pi + 4) * UNIT_ROUNDOFF
+        big_m = np.minimum(mass, np.exp(lmag) + e)
         log_m_sum += k * np.log(big_m)
         ratio_sum += k * e / big_m
-        del phi, mag, lm, xf
-    absval = np.where(zero, 0.0, np.exp(logmag))
-    psi = absval * np.exp(1j * angle)
-    e_omega = np.exp(np.log(ratio_sum) + log_m_sum) * 1.01 + absval * np.expm1(1.01 * rho)
+        del lphi, lmag, big_m
+    with np.errstate(over="ignore", invalid="ignore"):
+        psi = np.exp(log_psi)
+    psi = np.where(np.isneginf(log_psi.real), 0.0, psi)
+    absval = np.abs(psi)
+    rho = 2 * UNIT_ROUNDOFF * rho_lin + rho_const
+    with np.errstate(over="ignore", invalid="ignore"):
+        power_err = np.where(absval > 0, absval * np.expm1(1.01 * rho), 0.0)
+    e_omega = np.exp(np.log(ratio_sum) + log_m_sum) * 1.01 + power_err
     w = np.full(nf, 2.0)
     w[0] = 1.0
     if n % 2 == 0:
@@ -160,7 +165,7 @@ def compose(parts: list[tuple[DiscreteLaw, int]], tail_mass: float) -> Composed:
     err_prop = math.sqrt(float(np.dot(w, e_omega**2)))
     err_inv = fft_error_bound(n, math.sqrt(float(np.dot(w, absval**2))), 0)
     fft_error = (err_prop + err_inv) * 1.01
-    del e_omega, absval, logmag, angle, rho, log_m_sum, ratio_sum
+    del e_omega, power_err, absval, log_psi, rho, rho_lin, log_m_sum, ratio_sum
     y = scipy.fft.irfft(psi, n)
     del psi
     y = np.roll(y, -(a_int % n))

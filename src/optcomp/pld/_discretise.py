@@ -75,8 +75,8 @@ class DiscreteLaw:
 
     @property
     def kept(self) -> float:
-        """Σ masses (the sub-probability that stays on the grid)."""
-        return math.fsum(self.masses)
+        """Σ masses (the sub-probability that stays on the grid), rounded up."""
+        return float(np.sum(self.masses)) * (1 + 4 * math.log2(self.masses.size + 2) * UNIT_ROUNDOFF)
 
 
 def _theta(logv: FloatArray) -> FloatArray:
@@ -127,9 +127,8 @@ def _tail_point(fn: object, target: float, sign: float, lo: float, hi: float) ->
     for _ in range(80):
         cand = x + sign * step
         bound = hi if sign > 0 else lo
-        if (sign > 0 and cand >= bound) or (sign < 0 and cand <= bound):
-            if math.isfinite(bound):
-                return bound
+        if ((sign > 0 and cand >= bound) or (sign < 0 and cand <= bound)) and math.isfinite(bound):
+            return bound
         if val(cand) <= target:
             a, b = x, cand
             for _ in range(60):
@@ -302,7 +301,7 @@ def discretise(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int
         dropped += math.fsum(atom_p[~inside]) * (1 + 4 * UNIT_ROUNDOFF * atoms.size)
         with np.errstate(divide="ignore"):
             ch_rows.append((np.log(atom_p), atoms, np.zeros(atoms.size), np.zeros(atoms.size)))
-    kept = math.fsum(masses)
+    kept = float(np.sum(masses))
     if kept > 0 and math.isfinite(r_min):
         lo_mean = math.fsum(r_lo_sum) / kept
         hi_mean = math.fsum(r_hi_sum) / kept

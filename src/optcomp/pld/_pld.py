@@ -127,7 +127,7 @@ class _Direction:
         x = x - 4 * _U * (np.abs(eps[:, None]) + np.abs(shifts[None, :]) + 1)
         val, err = self._tilde(x)
         best = np.min(val + err + etas[None, :], axis=1)
-        return np.maximum(best, 0.0) + self.err_upper
+        return np.asarray(np.maximum(best, 0.0) + self.err_upper, dtype=np.float64)
 
     def finite_lower(self, eps: FloatArray) -> FloatArray:
         """Certified lower bound on E[(1 − e^{ε−S})_+; S finite]."""
@@ -138,7 +138,7 @@ class _Direction:
         x = x + 4 * _U * (np.abs(eps[:, None]) + np.abs(shifts[None, :]) + 1)
         val, err = self._tilde(x)
         best = np.max(val - err - etas[None, :], axis=1)
-        return np.maximum(best - self.err_lower, 0.0)
+        return np.asarray(np.maximum(best - self.err_lower, 0.0), dtype=np.float64)
 
     # -- Chernoff / moment bound for the tails ------------------------------------------------------
     def chernoff(self) -> tuple[FloatArray, float]:
@@ -164,7 +164,7 @@ class _Direction:
         expo = total[None, :] - _LAMBDAS[None, :] * eps[:, None]
         expo = expo + 8 * _U * (np.abs(_LAMBDAS[None, :] * eps[:, None]) + 1)
         with np.errstate(over="ignore"):
-            return np.minimum(1.0, p_far + np.exp(np.min(expo, axis=1)) * (1 + 16 * _U))
+            return np.asarray(np.minimum(1.0, p_far + np.exp(np.min(expo, axis=1)) * (1 + 16 * _U)), dtype=np.float64)
 
     def chernoff_epsilon(self, delta: float) -> float:
         """The least ε the Chernoff bound certifies for ``delta`` (inf if none)."""
@@ -182,10 +182,10 @@ class _Direction:
         need = (up < _FLOOR_FACTOR * (self.err_upper + self.p_inf_upper)) & (up > target)
         if np.any(need):
             up = np.where(need, np.minimum(up, self.chernoff_upper(eps)), up)
-        return up
+        return np.asarray(up, dtype=np.float64)
 
     def lower(self, eps: FloatArray) -> FloatArray:
-        return np.minimum(1.0, self.p_inf_lower + self.finite_lower(eps))
+        return np.asarray(np.minimum(1.0, self.p_inf_lower + self.finite_lower(eps)), dtype=np.float64)
 
 
 def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw, int]]:
@@ -243,11 +243,11 @@ class PrivacyLossDistribution:
             accuracy: the grid step and tail budget (:class:`~optcomp.Accuracy`).
         """
         if not isinstance(remove, PrivacyLossLaw):
-            raise ValueError(f"remove must be a PrivacyLossLaw, got {remove!r}")
+            raise TypeError(f"remove must be a PrivacyLossLaw, got {remove!r}")
         if add is not None and not isinstance(add, PrivacyLossLaw):
-            raise ValueError(f"add must be a PrivacyLossLaw or None, got {add!r}")
+            raise TypeError(f"add must be a PrivacyLossLaw or None, got {add!r}")
         if not isinstance(accuracy, Accuracy):
-            raise ValueError(f"accuracy must be an Accuracy, got {accuracy!r}")
+            raise TypeError(f"accuracy must be an Accuracy, got {accuracy!r}")
         return cls(((remove, None if add is remove else add, 1),), accuracy)
 
     @property
@@ -268,7 +268,7 @@ class PrivacyLossDistribution:
     def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
         """The PLD of running both compositions (heterogeneous; realised lazily)."""
         if not isinstance(other, PrivacyLossDistribution):
-            raise ValueError(f"other must be a PrivacyLossDistribution, got {other!r}")
+            raise TypeError(f"other must be a PrivacyLossDistribution, got {other!r}")
         if other._accuracy != self._accuracy:
             raise ValueError(
                 f"cannot compose PLDs of different accuracy: {self._accuracy} and {other._accuracy}"
