@@ -16,6 +16,7 @@ from optcomp.fdp import (
     delta_at,
     epsilon_delta_tradeoff,
     gaussian_tradeoff,
+    gdp_epsilon,
     noisy_sgd_mu_estimate,
     subsample,
 )
@@ -86,3 +87,58 @@ def test_bad_inputs() -> None:
         noisy_sgd_mu_estimate(0.1, -1.0, 10)
     with pytest.raises(ValueError, match="steps"):
         noisy_sgd_mu_estimate(0.1, 1.0, 0)
+    with pytest.raises(ValueError, match="sampling"):
+        noisy_sgd_mu_estimate(0.1, 1.0, 10, sampling="shuffle")  # type: ignore[arg-type]
+
+
+def _engine():  # type: ignore[no-untyped-def]
+    optcomp = pytest.importorskip("optcomp")
+    mechanisms = pytest.importorskip("optcomp.mechanisms")
+    if not hasattr(optcomp, "compose") or not hasattr(mechanisms, "PoissonSubsampled"):
+        pytest.skip("PLD engine not available")
+    return optcomp, mechanisms
+
+
+def test_clt_mu_approaches_certified_pld_as_t_grows() -> None:
+    optcomp, mech = _engine()
+    c, sigma, delta = 0.5, 1.0, 1e-5
+    gaps = []
+    for t in (100, 1600, 6400):
+        p = c / math.sqrt(t)
+        pld = optcomp.compose((mech.PoissonSubsampled(mech.Gaussian(sigma=sigma), sampling_rate=p), t))
+        certified = pld.epsilon(delta)
+        eps_clt = gdp_epsilon(noisy_sgd_mu_estimate(p, sigma, t), delta)
+        gaps.append(certified.lower - eps_clt)
+    assert gaps[0] > gaps[1] > gaps[2] > 0.0
+
+
+def test_without_replacement_pld_matches_drs_formula_not_poisson() -> None:
+    optcomp, mech = _engine()
+    c, sigma, delta, t = 0.5, 1.0, 1e-5, 1600
+    p = c / math.sqrt(t)
+    pld = optcomp.compose((mech.SubsampledWithoutReplacement(mech.Gaussian(sigma=sigma), sampling_rate=p), t))
+    mid = pld.epsilon(delta).midpoint
+    wor = gdp_epsilon(noisy_sgd_mu_estimate(p, sigma, t, sampling="without_replacement"), delta)
+    poisson = gdp_epsilon(noisy_sgd_mu_estimate(p, sigma, t), delta)
+    assert abs(mid - wor) < abs(mid - poisson) / 10
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5])
+def test_single_step_c_p_agrees_with_pld_engine(p: float) -> None:
+    optcomp, mech = _engine()
+    pld = optcomp.compose(mech.SubsampledWithoutReplacement(mech.Gaussian(sigma=1.0), sampling_rate=p))
+    b = subsample(gaussian_tradeoff(1.0), p)
+    for eps in (0.0, 0.3, 1.0):
+        ours, theirs = delta_at(b, eps), pld.delta(eps)
+        assert ours.lower <= theirs.upper and theirs.lower <= ours.upper
+
+
+def test_from_pld_bracket_contains_gaussian_curve() -> None:
+    optcomp, mech = _engine()
+    from optcomp.fdp import from_pld
+
+    pld = optcomp.compose((mech.Gaussian(sigma=2.0), 4))  # 4 × G_0.5 = G_1 (DRS Cor. 3.3)
+    b = from_pld(pld, np.linspace(0.0, 8.0, 161))
+    lo, hi = b(GRID)
+    truth = np.asarray(gaussian_tradeoff(1.0)(GRID))
+    assert np.all(lo <= truth + EXACT_RTOL) and np.all(truth <= hi + EXACT_RTOL)

@@ -3,14 +3,17 @@
 * :func:`subsample` — the operator C_p of DRS Thm 4.2 (subsampling WITHOUT replacement, m of n records,
   p = m/n): f_p = p f + (1 − p) Id, Id(α) = 1 − α, C_p(f) = min{f_p, f_p⁻¹}** (lower convex envelope).
   It is computed on an α grid and returned as a certified :class:`TradeOffBracket`.
-* :func:`noisy_sgd_mu_estimate` — the CLT value μ = p√(T(e^{1/σ²} − 1)) of DRS §5 (an approximation).
+* :func:`noisy_sgd_mu_estimate` — CLT values of μ for noisy SGD (approximations): Poisson sampling
+  μ = p√(T(e^{1/σ²} − 1)), and DRS §5's formula for sampling without replacement.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
+from scipy.special import ndtr
 
 from optcomp._numerics import (
     ABSOLUTE_SLACK_PER_TERM,
@@ -130,14 +133,35 @@ def subsample(f: TradeOff, sampling_rate: float, *, grid: FloatArray | None = No
     return TradeOffBracket(lower=lower, upper=upper)
 
 
-def noisy_sgd_mu_estimate(sampling_rate: float, noise_multiplier: float, steps: int) -> float:
-    """μ_CLT = p √(T (e^{1/σ²} − 1)) for T steps of noisy SGD (DRS §5, Thm 5.1/Cor. 5.4).
+def noisy_sgd_mu_estimate(
+    sampling_rate: float,
+    noise_multiplier: float,
+    steps: int,
+    *,
+    sampling: Literal["poisson", "without_replacement"] = "poisson",
+) -> float:
+    """CLT value of μ for T steps of noisy SGD with p√T → c (an APPROXIMATION, never a bound).
 
-    The CLT limit for p√T → c: the composition of T copies of C_p(G_{1/σ}) tends to G_μ with
-    μ = c √(e^{1/σ²} − 1). This is an APPROXIMATION (no error bound is attached); it is not a guarantee
-    and may be below the true μ for finite T. Sampling model: without replacement (Thm 4.2).
+    * ``sampling="poisson"`` (Poisson subsampling, add/remove neighbours): μ = p√(T(e^{1/σ²} − 1)). This
+      is the formula of ``shared/MATH.md`` and of Bu, Dong, Long & Su (2020, "Deep learning with Gaussian
+      differential privacy"); our certified PLD ε for Poisson-subsampled Gaussians converges to the ε of
+      this μ as T grows with p√T fixed (see the tests).
+    * ``sampling="without_replacement"`` (DRS §5, built on Thm 4.2, substitution neighbours):
+      μ = √2 · p√T · √(e^{1/σ²} Φ(1.5/σ) + 3Φ(−0.5/σ) − 2), the CLT limit of C_p(G_{1/σ})^{⊗T}.
+      NOTE: ``shared/MATH.md`` attributes the Poisson formula to DRS §5; the numbers disagree (for
+      c = 0.5, σ = 1, δ = 1e-5: ε = 2.70 vs 3.65); the certified PLD ε of sampling without
+      replacement (optcomp.mechanisms.SubsampledWithoutReplacement) is 3.61–3.63 at T = 6400, while the
+      Poisson PLD ε tends to 2.70, so this is the formula for DRS's setting.
+
+    No error bound is attached: for finite T the true μ may be larger (the CLT is optimistic here).
     """
     p = check_sampling_rate("sampling_rate", sampling_rate)
     sigma = check_positive("noise_multiplier", noise_multiplier)
     t = check_int("steps", steps)
-    return p * math.sqrt(t * math.expm1(1.0 / (sigma * sigma)))
+    inv = 1.0 / (sigma * sigma)
+    if sampling == "poisson":
+        return p * math.sqrt(t * math.expm1(inv))
+    if sampling == "without_replacement":
+        core = math.exp(inv) * float(ndtr(1.5 / sigma)) + 3.0 * float(ndtr(-0.5 / sigma)) - 2.0
+        return math.sqrt(2.0) * p * math.sqrt(t * core)
+    raise ValueError(f"sampling must be 'poisson' or 'without_replacement', got {sampling!r}")
