@@ -6,6 +6,8 @@ import math
 
 import mpmath
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import optcomp
 from optcomp import EpsilonDelta, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse, compose
@@ -111,3 +113,17 @@ def test_result_is_a_pld_with_the_total_count() -> None:
     pld = compose((Laplace(1.0), 3), RandomizedResponse(0.5), (Gaussian(2.0), 5), Gaussian(3.0))
     assert isinstance(pld, optcomp.pld.PrivacyLossDistribution)
     assert pld.count == 3 + 1 + 1  # the six Gaussian runs become one exact Gaussian
+
+
+@settings(max_examples=5, deadline=None)
+@given(mu=st.floats(0.1, 3.0), k=st.integers(1, 500), epsilon=st.floats(0.0, 3.0))
+def test_gaussian_composition_contains_gdp_over_domain(mu: float, k: int, epsilon: float) -> None:
+    sigma = math.sqrt(k) / mu
+    assert compose((Gaussian(sigma), k)).delta(epsilon).contains(gdp_delta(mu, epsilon))
+
+
+@settings(max_examples=6, deadline=None)
+@given(epsilon0=st.floats(0.05, 2.0), at=st.floats(0.0, 2.0))
+def test_single_randomized_response_over_domain(epsilon0: float, at: float) -> None:
+    truth = max(0.0, (math.exp(epsilon0) - math.exp(at)) / (1 + math.exp(epsilon0)))
+    assert compose(RandomizedResponse(epsilon0)).delta(at).contains(truth)
