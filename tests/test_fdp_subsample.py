@@ -142,3 +142,23 @@ def test_from_pld_bracket_contains_gaussian_curve() -> None:
     lo, hi = b(GRID)
     truth = np.asarray(gaussian_tradeoff(1.0)(GRID))
     assert np.all(lo <= truth + EXACT_RTOL) and np.all(truth <= hi + EXACT_RTOL)
+
+
+def test_tensor_bracket_contains_exact_composition() -> None:
+    _engine()
+    from optcomp.fdp import epsilon_delta_composition, tensor_bracket
+
+    b = tensor_bracket((epsilon_delta_tradeoff(0.1, 1e-4), 100), epsilons=np.linspace(0.0, 6.0, 241))
+    lo, hi = b(GRID)
+    exact = np.asarray(epsilon_delta_composition(0.1, 1e-4, 100)(GRID))
+    assert np.all(lo <= exact + EXACT_RTOL) and np.all(exact <= hi + EXACT_RTOL)
+
+
+def test_epsilon_at_matches_gdp_epsilon() -> None:
+    from optcomp.fdp import epsilon_at
+
+    b = epsilon_at(gaussian_tradeoff(1.0), 1e-5)
+    exact = gdp_epsilon(1.0, 1e-5)
+    assert b.lower - METHOD_RTOL <= exact <= b.upper + METHOD_RTOL
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_at(gaussian_tradeoff(1.0), 2.0)

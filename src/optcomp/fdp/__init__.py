@@ -20,8 +20,9 @@ from optcomp.fdp._compose import (
     group_privacy,
     tensor,
 )
+from optcomp.fdp._engine import tensor_bracket
 from optcomp.fdp._gdp import gdp_compose, gdp_delta, gdp_epsilon, gdp_group, gdp_log_delta, gdp_mu_for
-from optcomp.fdp._readouts import advantage, attack_tpr, delta_at, from_delta_curve, from_pld
+from optcomp.fdp._readouts import advantage, attack_tpr, delta_at, epsilon_at, from_delta_curve, from_pld
 from optcomp.fdp._subsample import noisy_sgd_mu_estimate, subsample
 from optcomp.fdp._tradeoff import (
     GaussianTradeOff,
@@ -50,6 +51,7 @@ __all__ = [
     "clt_epsilon_delta",
     "delta_at",
     "delta_scaled",
+    "epsilon_at",
     "epsilon_delta_composition",
     "epsilon_delta_tradeoff",
     "epsilon_dp_functionals",
@@ -69,4 +71,5 @@ __all__ = [
     "noisy_sgd_mu_estimate",
     "subsample",
     "tensor",
+    "tensor_bracket",
 ]

@@ -35,7 +35,7 @@ from optcomp.fdp._tradeoff import (
     from_epsilon_delta_family,
 )
 
-__all__ = ["advantage", "attack_tpr", "delta_at", "from_delta_curve", "from_pld"]
+__all__ = ["advantage", "attack_tpr", "delta_at", "epsilon_at", "from_delta_curve", "from_pld"]
 
 #: Grid of y = −e^{−t}, t ∈ [0, _SYM_T_MAX], on which the symmetric part of the upper curve is bounded.
 _SYM_T_MAX: float = 40.0
@@ -192,6 +192,38 @@ def delta_at(f: TradeOff | TradeOffBracket, epsilon: float) -> Bound:
     if isinstance(f, TradeOffBracket):
         return Bound(_line_gap(f.upper, s, side="lower"), _line_gap(f.lower, s, side="upper"))
     return Bound(_line_gap(f, s, side="lower"), _line_gap(f, s, side="upper"))
+
+
+def epsilon_at(f: TradeOff | TradeOffBracket, delta: float, *, epsilon_max: float = 50.0) -> Bound:
+    """ε(δ) = inf{ε ≥ 0 : δ_f(ε) ≤ δ} implied by f, bracketed by bisection on :func:`delta_at`.
+
+    ``upper``: an ε whose certified upper δ is ≤ ``delta`` (a valid (ε, δ) guarantee); ``lower``: an ε
+    below which even the lower δ exceeds ``delta``. ``inf`` when no ε ≤ ``epsilon_max`` qualifies.
+    """
+    from optcomp._numerics import EPSILON_XTOL, check_positive
+
+    d = check_probability("delta", delta)
+    emax = check_positive("epsilon_max", epsilon_max)
+
+    def solve(side: str) -> float:
+        def val(e: float) -> float:
+            b = delta_at(f, e)
+            return b.upper if side == "upper" else b.lower
+
+        if val(0.0) <= d:
+            return 0.0
+        if val(emax) > d:
+            return math.inf
+        lo, hi = 0.0, emax
+        while hi - lo > EPSILON_XTOL * max(1.0, hi):
+            mid = 0.5 * (lo + hi)
+            if val(mid) <= d:
+                hi = mid
+            else:
+                lo = mid
+        return hi if side == "upper" else lo
+
+    return Bound(solve("lower"), solve("upper"))
 
 
 def advantage(f: TradeOff | TradeOffBracket) -> Bound:
