@@ -23,8 +23,8 @@ dominates for all ε' by the identity H_α(A||B) = 1 − α + α·H_{1/α}(B||A)
 Poisson remove law R: keep R on L > 0, mirror it onto L < 0 (P-mass at −ℓ equals R's Q-mass at +ℓ; Q-mass
 at −ℓ equals R's P-mass at +ℓ; q_neg_inf = R.p_inf) and put the remaining mass on an atom at L = 0.
 Its trade-off function is Dong–Roth–Su's C_q(f) = min{f_q, f_q⁻¹}** (Thm 4.2, ``shared/MATH.md``).
-The bound is attained when the replaced record may be one that contributes nothing (x' = 0, x at
-distance Δ): then the subsampled pair *is* (qP + (1−q)Q, Q) or its swap.
+The bound is attained, e.g. when all other records equal the replaced one (then the batch without
+the replaced slot is the same under D and D'): the subsampled pair *is* (qP + (1−q)Q, Q) or its swap.
 Asymmetric base laws are refused (``NotImplementedError``): the tight curve there is the pointwise
 maximum of two curves, which is not the law of one pair.
 """
@@ -289,10 +289,13 @@ class SubsampledWithoutReplacement:
     symmetrised Poisson law (module docstring), whose δ(ε) is the tight
     ln(1 + q(e^ε − 1)), q·δ(ε) amplification of Balle–Barthe–Gaboardi (2018) for every ε.
 
-    It is an upper bound for every substitution-neighbouring pair, and attained when a record may
-    contribute nothing. For contributions confined to a ball ‖x‖ ≤ C (clipped gradients) with Δ = 2C it
-    is conservative: the worst pair there is ((1−q)N(0) + qN(C), (1−q)N(0) + qN(−C)) (dp_accounting's
-    REPLACE pair), which is not implemented.
+    It is an upper bound for every substitution-neighbouring pair, and it is attained. For a sum of
+    records clipped to ‖x‖ ≤ C use Δ = 2C: with D = (v, …, v), ‖v‖ = C, and D' = D with one v replaced
+    by −v, a batch without the replaced slot holds m copies of v either way, so
+    M(D) = N(mv, σ²) and M(D') = (1−q)N(mv, σ²) + qN(mv − 2v, σ²): exactly the swapped Poisson pair
+    with shift 2C. (The symmetric pair ((1−q)N(0) + qN(C), (1−q)N(0) + qN(−C)) is the right one for
+    *Poisson* sampling under substitution, where an absent record leaves its slot empty; it
+    underestimates sampling without replacement. Poisson sampling under substitution is not offered.)
 
     Attributes:
         mechanism: base mechanism with a *symmetric* law pair (Gaussian, Laplace, randomized response,
