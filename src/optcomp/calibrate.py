@@ -56,14 +56,15 @@ class Calibration:
 
 
 def _search(
-    evaluate: Callable[[float], Bound], target: float, rtol: float, name: str
+    evaluate: Callable[[float], Bound], target: float, rtol: float, name: str, start: float = 1.0
 ) -> tuple[float, float, dict[float, Bound]]:
     """Geometric bisection on noise for ``evaluate(noise).upper <= target``.
 
     Returns ``(fail, passing, seen)``: ``passing`` was evaluated and its upper bound meets the target,
     ``fail`` (possibly 0) is a point whose upper bound does not, ``passing / fail <= 1 + rtol``, and
     ``seen`` maps every evaluated noise to its bracket. Only the upper bound decides, so ``passing`` is
-    on the safe side whatever the shape of the bound.
+    on the safe side whatever the shape of the bound. The search starts at ``start`` (a scale hint:
+    evaluations at small noise, i.e. large ε, are the expensive ones).
     """
     seen: dict[float, Bound] = {}
 
@@ -72,9 +73,9 @@ def _search(
             seen[x] = evaluate(x)
         return seen[x].upper <= target
 
-    lo, hi = 1.0, 1.0
-    if passes(1.0):
-        lo = 0.5
+    lo, hi = start, start
+    if passes(start):
+        lo = start / 2.0
         for _ in range(_MAX_DOUBLINGS):
             if not passes(lo):
                 break
@@ -102,7 +103,12 @@ def _search(
 
 
 def smallest_passing_noise(
-    evaluate: Callable[[float], Bound], target: float, *, rtol: float = CALIBRATION_RTOL, name: str = "target"
+    evaluate: Callable[[float], Bound],
+    target: float,
+    *,
+    rtol: float = CALIBRATION_RTOL,
+    name: str = "target",
+    start: float = 1.0,
 ) -> float:
     """The least evaluated noise (to relative ``rtol``) with ``evaluate(noise).upper <= target``.
 
@@ -111,7 +117,7 @@ def smallest_passing_noise(
     Raises:
         ValueError: no noise up to 2**60 passes.
     """
-    return _search(evaluate, target, rtol, name)[1]
+    return _search(evaluate, target, rtol, name, start)[1]
 
 
 def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], Any]:
@@ -184,7 +190,9 @@ def noise_for_target(
         result: Bound = pld.epsilon(dlt)
         return result
 
-    _, noise, seen = _search(evaluate, eps, tol, "target_epsilon")
+    kov_sigma = math.sqrt(kov_noise_variance(eps, dlt, kk))
+    # KOV's sufficient σ (Δ = 1) is the natural scale; the search halves down from it.
+    _, noise, seen = _search(evaluate, eps, tol, "target_epsilon", start=kov_sigma)
     # Lower end of the bracket of s*: the largest evaluated s whose *lower* ε still exceeds the target.
     below = [s for s, b in seen.items() if b.lower > eps]
     lo = max(below) if below else 0.0
@@ -200,7 +208,7 @@ def noise_for_target(
         noise=noise,
         bracket=Bound(min(lo, noise), noise),
         epsilon=seen[noise],
-        kov_noise=math.sqrt(kov_noise_variance(eps, dlt, kk)),
+        kov_noise=kov_sigma,
     )
 
 

@@ -1,0 +1,184 @@
+"""DP-SGD accounting: truths at q = 1 (GDP closed form), monotonicity, safe-side inverses, validation."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optcomp import dpsgd
+from optcomp._numerics import CALIBRATION_RTOL
+from tests.tolerances import MPMATH_DPS
+
+DELTA = 1e-5
+
+
+def gdp_delta(mu: float, eps: float) -> mpmath.mpf:
+    """δ(ε) of μ-GDP, Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong–Roth–Su Cor. 2.13), in mpmath."""
+    m, e = mpmath.mpf(mu), mpmath.mpf(eps)
+    return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """ε(δ) of μ-GDP by bisection in mpmath (δ(ε) is decreasing in ε)."""
+    with mpmath.workdps(MPMATH_DPS):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        while gdp_delta(mu, float(hi)) > delta:
+            hi *= 2
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            if gdp_delta(mu, mid) > delta:
+                lo = mid
+            else:
+                hi = mid
+        return float(hi)
+
+
+def gdp_mu(eps: float, delta: float) -> float:
+    """The largest μ whose GDP ε(δ) is ≤ eps (δ_μ(ε) is increasing in μ), by bisection in mpmath."""
+    with mpmath.workdps(MPMATH_DPS):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        while gdp_delta(float(hi), eps) < delta:
+            hi *= 2
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            if gdp_delta(mid, eps) < delta:
+                lo = mid
+            else:
+                hi = mid
+        return float(lo)
+
+
+@pytest.mark.parametrize(("sigma", "steps"), [(1.0, 1), (2.0, 10), (5.0, 300), (0.7, 3)])
+def test_epsilon_at_q1_brackets_gdp_truth(sigma: float, steps: int) -> None:
+    truth = gdp_epsilon(math.sqrt(steps) / sigma, DELTA)
+    b = dpsgd.epsilon(sigma, 1.0, steps, DELTA)
+    assert b.lower <= truth <= b.upper
+
+
+@pytest.mark.parametrize(("sigma", "steps", "eps"), [(1.0, 1, 1.0), (3.0, 50, 0.5)])
+def test_delta_at_q1_brackets_gdp_truth(sigma: float, steps: int, eps: float) -> None:
+    with mpmath.workdps(MPMATH_DPS):
+        truth = float(gdp_delta(math.sqrt(steps) / sigma, eps))
+    b = dpsgd.delta(sigma, 1.0, steps, eps)
+    assert b.lower <= truth <= b.upper
+
+
+def test_subsampling_helps() -> None:
+    """A q < 1 step is a post-processing-free weakening: its certified ε is below the q = 1 truth."""
+    full = gdp_epsilon(math.sqrt(20) / 1.0, DELTA)
+    assert dpsgd.epsilon(1.0, 0.05, 20, DELTA).upper < full
+
+
+small_sigma = st.floats(1.0, 4.0)
+small_q = st.floats(0.01, 1.0)
+small_steps = st.integers(1, 8)
+
+
+@settings(max_examples=5, deadline=None)
+@given(sigma=small_sigma, ratio=st.floats(1.05, 2.0), q=small_q, steps=small_steps)
+def test_epsilon_decreasing_in_sigma(sigma: float, ratio: float, q: float, steps: int) -> None:
+    # True ε is non-increasing in σ, so the smaller σ's certified upper can never fall below the larger
+    # σ's certified lower.
+    less_noise = dpsgd.epsilon(sigma, q, steps, DELTA)
+    more_noise = dpsgd.epsilon(sigma * ratio, q, steps, DELTA)
+    assert less_noise.upper >= more_noise.lower
+
+
+@settings(max_examples=5, deadline=None)
+@given(sigma=small_sigma, q=small_q, steps=small_steps, extra=st.integers(1, 10))
+def test_epsilon_increasing_in_steps(sigma: float, q: float, steps: int, extra: int) -> None:
+    fewer = dpsgd.epsilon(sigma, q, steps, DELTA)
+    more = dpsgd.epsilon(sigma, q, steps + extra, DELTA)
+    assert more.upper >= fewer.lower
+
+
+@settings(max_examples=5, deadline=None)
+@given(sigma=small_sigma, q=st.floats(0.01, 0.9), ratio=st.floats(1.05, 3.0), steps=small_steps)
+def test_epsilon_increasing_in_q(sigma: float, q: float, ratio: float, steps: int) -> None:
+    lower_q = dpsgd.epsilon(sigma, q, steps, DELTA)
+    higher_q = dpsgd.epsilon(sigma, min(1.0, q * ratio), steps, DELTA)
+    assert higher_q.upper >= lower_q.lower
+
+
+def test_noise_multiplier_is_on_the_safe_side() -> None:
+    # The safe side holds at any tolerance: only evaluated, passing σ are returned.
+    target, q, steps = 2.0, 0.1, 10
+    sigma = dpsgd.noise_multiplier(target, q, steps, DELTA, rtol=1e-2)
+    assert dpsgd.epsilon(sigma, q, steps, DELTA).upper <= target
+
+
+def test_noise_multiplier_close_to_gdp_root_at_q1() -> None:
+    target, steps = 1.0, 10
+    sigma_star = math.sqrt(steps) / gdp_mu(target, DELTA)  # least σ meeting the target exactly
+    sigma = dpsgd.noise_multiplier(target, 1.0, steps, DELTA)
+    assert dpsgd.epsilon(sigma, 1.0, steps, DELTA).upper <= target
+    assert sigma >= sigma_star
+    # Above the root by at most the bisection tolerance and the engine's bracket width (a few %).
+    assert sigma <= sigma_star * (1 + CALIBRATION_RTOL) * 1.05
+
+
+@pytest.mark.parametrize(("target", "sigma", "q"), [(2.0, 10.0, 1.0), (1.5, 2.0, 0.1)])
+def test_steps_is_on_the_safe_side(target: float, sigma: float, q: float) -> None:
+    t = dpsgd.steps(target, sigma, q, DELTA, max_steps=10**4)
+    assert t >= 1
+    assert dpsgd.epsilon(sigma, q, t, DELTA).upper <= target
+
+
+def test_steps_not_above_gdp_truth_at_q1() -> None:
+    target, sigma = 2.0, 10.0
+    t_max = math.floor((sigma * gdp_mu(target, DELTA)) ** 2)  # largest T with √T/σ ≤ μ*
+    t = dpsgd.steps(target, sigma, 1.0, DELTA, max_steps=10**4)
+    assert t <= t_max
+    assert t >= 0.9 * t_max
+
+
+def test_steps_unreachable_target_raises() -> None:
+    with pytest.raises(ValueError, match="target_epsilon"):
+        dpsgd.steps(0.01, 0.5, 1.0, DELTA)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"noise_multiplier": 0.0}, "noise_multiplier"),
+        ({"noise_multiplier": -1.0}, "noise_multiplier"),
+        ({"noise_multiplier": math.nan}, "noise_multiplier"),
+        ({"sample_rate": 0.0}, "sample_rate"),
+        ({"sample_rate": 1.5}, "sample_rate"),
+        ({"sample_rate": math.nan}, "sample_rate"),
+        ({"steps": 0}, "steps"),
+        ({"steps": 2.5}, "steps"),
+        ({"steps": True}, "steps"),
+        ({"delta": 0.0}, "delta"),
+        ({"delta": 1.0}, "delta"),
+        ({"delta": math.nan}, "delta"),
+        ({"sampling": "shuffle"}, "sampling"),
+    ],
+)
+def test_epsilon_validation(kwargs: dict[str, object], name: str) -> None:
+    args: dict[str, object] = {"noise_multiplier": 1.0, "sample_rate": 0.1, "steps": 10, "delta": DELTA}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=name):
+        dpsgd.epsilon(**args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: dpsgd.delta(1.0, 0.1, 10, -1.0), "epsilon"),
+        (lambda: dpsgd.delta(1.0, 0.1, 10, math.nan), "epsilon"),
+        (lambda: dpsgd.noise_multiplier(0.0, 0.1, 10, DELTA), "target_epsilon"),
+        (lambda: dpsgd.noise_multiplier(1.0, 0.1, 0, DELTA), "steps"),
+        (lambda: dpsgd.noise_multiplier(1.0, 0.1, 10, 2.0), "delta"),
+        (lambda: dpsgd.steps(math.nan, 1.0, 0.1, DELTA), "target_epsilon"),
+        (lambda: dpsgd.steps(1.0, 0.0, 0.1, DELTA), "noise_multiplier"),
+        (lambda: dpsgd.steps(1.0, 1.0, 0.0, DELTA), "sample_rate"),
+    ],
+)
+def test_inverse_validation(call: object, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        call()  # type: ignore[operator]
