@@ -54,12 +54,12 @@ DEFAULT_GRID_SIZE: int = 2001
 #: Tolerance on Σp = 1 and Σq = 1 for the probability vectors of a discrete pair.
 PMF_SUM_TOL: float = 1e-9
 #: Smallest and largest α of the geometric parts of :func:`alpha_grid` (resolve the ends of [0, 1]).
-_GEOM_MIN: float = 1e-12
+_GEOM_MIN: float = 2.0**-40
 _BISECTION_STEPS: int = 64
 
 
 def alpha_grid(n: int = DEFAULT_GRID_SIZE) -> FloatArray:
-    """A grid on [0, 1]: ``n`` uniform points plus geometric points near both ends (1e-12 … 0.5)."""
+    """A grid on [0, 1]: ``n`` uniform points plus geometric points near both ends (2^-40 … 0.5)."""
     uniform = np.linspace(0.0, 1.0, n)
     geo = np.geomspace(_GEOM_MIN, 0.5, max(n // 4, 2))
     return np.unique(np.concatenate([uniform, geo, 1.0 - geo]))
