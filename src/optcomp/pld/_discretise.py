@@ -15,6 +15,8 @@ vector, :func:`discretise` certifies
   (u the cell's lower edge, w its width), Jensen gives E[L | cell] ≥ u + z and the chord of e^{−L}
   gives E[L | cell] ≤ u + w(1 − e^{−z})/(1 − e^{−w}) — a bracket of width O(w²), no subdivision;
 * ``error_range``: [r_min, r_max] ∋ R surely (Hoeffding's range);
+* ``second_moment``: an upper bound on E[R² | kept] (Bernstein's variance), from sub-cell masses of
+  the heaviest cells (``_second_moment``);
 * the data of a Chernoff bound on E[e^{λL}] (per-cell chord bound, plus coarse cells in the far tail).
 """
 
@@ -34,6 +36,9 @@ _FAR_CELLS = 2048
 _LOG_FAR_TAIL = math.log(1e-300) - 50.0
 #: Fine cells merged per Chernoff row (the chord bound loses a factor e^{λ²W²/8} per step, W the row width).
 _CHERNOFF_BLOCK = 8
+#: Cells (the heaviest) and sub-cells per cell used to bound the second moment of the rounding error.
+_VARIANCE_CELLS = 32768
+_VARIANCE_SPLIT = 8
 
 
 class GridTooLargeError(ValueError):
@@ -70,6 +75,7 @@ class DiscreteLaw:
     dropped: float
     mass_error: float
     mean_error: tuple[float, float]
+    second_moment: float
     error_range: tuple[float, float]
     chernoff: ChernoffData
 
@@ -100,15 +106,15 @@ def _cell_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, Flo
         Moving mass θ_e across one edge changes any 1-Lipschitz [0, 1]-valued statistic of a sum by at
         most θ_e·Δ (summation by parts), which is how :class:`_Direction` charges it.
     """
-    use_cdf = (logcdf <= logsf)[1:]
+    use_cdf = (logcdf <= logsf)[..., 1:]
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        m_cdf = np.exp(logcdf[1:]) * -np.expm1(logcdf[:-1] - logcdf[1:])
-        m_sf = np.exp(logsf[:-1]) * -np.expm1(logsf[1:] - logsf[:-1])
-    m_cdf = np.where(np.isneginf(logcdf[1:]), 0.0, m_cdf)
-    m_sf = np.where(np.isneginf(logsf[:-1]), 0.0, m_sf)
+        m_cdf = np.exp(logcdf[..., 1:]) * -np.expm1(logcdf[..., :-1] - logcdf[..., 1:])
+        m_sf = np.exp(logsf[..., :-1]) * -np.expm1(logsf[..., 1:] - logsf[..., :-1])
+    m_cdf = np.where(np.isneginf(logcdf[..., 1:]), 0.0, m_cdf)
+    m_sf = np.where(np.isneginf(logsf[..., :-1]), 0.0, m_sf)
     masses = np.maximum(np.where(use_cdf, m_cdf, m_sf), 0.0)
     tc, ts = _theta(logcdf), _theta(logsf)
-    err = np.where(use_cdf, tc[1:] + tc[:-1], ts[1:] + ts[:-1]) + 8 * UNIT_ROUNDOFF * masses
+    err = np.where(use_cdf, tc[..., 1:] + tc[..., :-1], ts[..., 1:] + ts[..., :-1]) + 8 * UNIT_ROUNDOFF * masses
     edge_theta = np.where(logcdf <= logsf, tc, ts)
     tv = 8 * UNIT_ROUNDOFF * float(np.sum(masses)) + float(np.max(tc + ts))
     return masses, err, tv, float(np.sum(edge_theta)) * (1 + 4 * edge_theta.size * UNIT_ROUNDOFF)
@@ -186,6 +192,33 @@ def _continuous_cells(
     return m, m_err, off_lo, off_hi, tv, transport
 
 
+def _second_moment(
+    cont: ContinuousLoss, edges: FloatArray, masses: FloatArray, mid_off: FloatArray, h: float
+) -> float:
+    """Upper bound on Σ_c E[R²; L ∈ cell c] over the continuous part (R = (c+½)Δ − L).
+
+    The heaviest ``_VARIANCE_CELLS`` cells are split into ``_VARIANCE_SPLIT`` sub-cells: on a sub-cell
+    [a, b] of a cell with lower edge u, R ∈ [u + mid_off − b, u + mid_off − a], so R² is at most the
+    larger square of the two ends; the remaining cells use R² ≤ h². Sub-cell mass errors are charged
+    at h².
+    """
+    n = masses.size
+    heavy = np.argpartition(masses, n - _VARIANCE_CELLS)[n - _VARIANCE_CELLS :] if n > _VARIANCE_CELLS else np.arange(n)
+    u = edges[:-1][heavy]
+    w = np.diff(edges)[heavy]
+    frac = np.linspace(0.0, 1.0, _VARIANCE_SPLIT + 1)
+    sub = u[:, None] + w[:, None] * frac[None, :]
+    sub[:, -1] = edges[1:][heavy]
+    x = _clip_edges(sub, cont)
+    sm, sm_err, _, _ = _cell_masses(cont.p_logcdf(x.ravel()).reshape(x.shape), cont.p_logsf(x.ravel()).reshape(x.shape))
+    mid = (u + mid_off[heavy])[:, None]
+    r_sq = np.maximum((mid - sub[:, 1:]) ** 2, (mid - sub[:, :-1]) ** 2)
+    r_sq = np.minimum(r_sq, h * h)
+    light = float(np.sum(masses)) - float(np.sum(masses[heavy]))
+    total = float(np.sum(sm * r_sq)) + h * h * (float(np.sum(sm_err)) + max(light, 0.0))
+    return total * (1 + 8 * _VARIANCE_SPLIT * UNIT_ROUNDOFF) + 16 * UNIT_ROUNDOFF * h * h
+
+
 def _blocks(
     m: FloatArray, m_err: FloatArray, lower: FloatArray, width: FloatArray, off_hi: FloatArray, size: int
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -253,6 +286,7 @@ def discretise(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int
     r_min, r_max = math.inf, -math.inf
     mass_error = 0.0
     mean_mass_error = 0.0
+    second = 0.0
     transport = 0.0
     dropped = 0.0
     ch_rows: list[tuple[FloatArray, FloatArray, FloatArray, FloatArray]] = []
@@ -266,6 +300,7 @@ def discretise(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int
         r_lo_sum.append(float(np.dot(m, mid_off - off_hi)))
         r_hi_sum.append(float(np.dot(m, mid_off - off_lo)))
         r_min, r_max = -h, h
+        second += _second_moment(cont, edges, m, mid_off, h)
         x0 = _clip_edges(edges[:1], cont)
         x1 = _clip_edges(edges[-1:], cont)
         lcdf0 = float(cont.p_logcdf(x0)[0])
@@ -296,6 +331,7 @@ def discretise(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int
         if r.size:
             r_lo_sum.append(float(np.dot(atom_p[inside], r - slack)))
             r_hi_sum.append(float(np.dot(atom_p[inside], r + slack)))
+            second += float(np.dot(atom_p[inside], (np.abs(r) + slack) ** 2))
             r_min = min(r_min, float(np.min(r - slack)))
             r_max = max(r_max, float(np.max(r + slack)))
         dropped += math.fsum(atom_p[~inside]) * (1 + 4 * UNIT_ROUNDOFF * atoms.size)
@@ -312,7 +348,10 @@ def discretise(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int
             + 4 * UNIT_ROUNDOFF * max_abs_edge
         )
         mean_error = (max(lo_mean - widen, r_min), min(hi_mean + widen, r_max))
+        # E[R² | kept] ≤ second/kept_true, kept_true ≥ kept − mass error
+        second_moment = min(second / max(kept - mean_mass_error, kept * 0.5), rng * rng) * (1 + 16 * UNIT_ROUNDOFF)
     else:
+        second_moment = 0.0
         r_min = r_max = 0.0
         mean_error = (0.0, 0.0)
     ch = ChernoffData(
@@ -330,6 +369,7 @@ def discretise(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int
         dropped=dropped * (1 + 8 * UNIT_ROUNDOFF),
         mass_error=mass_error + transport * step,
         mean_error=mean_error,
+        second_moment=second_moment,
         error_range=(r_min, r_max),
         chernoff=ch,
     )

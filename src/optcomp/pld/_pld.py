@@ -88,6 +88,8 @@ class _Direction:
         self.r_min = math.fsum(kk * law.error_range[0] for law, kk in laws)
         self.r_max = math.fsum(kk * law.error_range[1] for law, kk in laws)
         self.spread = math.fsum(kk * (law.error_range[1] - law.error_range[0]) ** 2 for law, kk in laws)
+        self.variance = math.fsum(kk * law.second_moment for law, kk in laws)
+        self.jump = max(law.error_range[1] - law.error_range[0] for law, _ in laws)
         growth = math.exp(sum(kk * max(0.0, law.kept - 1.0) for law, kk in laws))
         nu = math.fsum(kk * law.mass_error for law, kk in laws) * growth
         dropped = math.fsum(kk * law.dropped for law, kk in laws)
@@ -113,10 +115,23 @@ class _Direction:
         return val, err
 
     def _hoeffding(self) -> tuple[FloatArray, FloatArray]:
+        """Deviations t and tail bounds η(t) ≥ P(ΣR − EΣR ≤ −t) (and ≥ P(ΣR − EΣR ≥ t)).
+
+        η = min(Hoeffding e^{−2t²/D}, Bernstein e^{−t²/(2(V + bt/3))}) with D = Σk_i(range_i)²,
+        V = Σk_i E[R_i²] ≥ Σ Var R_i and b = max range ≥ |R_i − ER_i|.
+        """
         if self.spread <= 0.0:
             return np.zeros(0), np.zeros(0)
-        t = np.sqrt(self.spread * _HOEFFDING_LOGS / 2.0)
-        return t, np.exp(-_HOEFFDING_LOGS)
+        g = _HOEFFDING_LOGS
+        t_h = np.sqrt(self.spread * g / 2.0)
+        bg3 = self.jump * g / 3.0
+        t_b = bg3 + np.sqrt(bg3 * bg3 + 2.0 * self.variance * g)
+        t = np.concatenate([t_h, t_b])
+        with np.errstate(divide="ignore"):
+            log_h = -2.0 * t * t / self.spread
+            log_b = -t * t / (2.0 * (self.variance + self.jump * t / 3.0))
+        eta = np.exp(np.minimum(log_h, log_b)) * (1 + 16 * _U)
+        return t, eta
 
     def finite_upper(self, eps: FloatArray) -> FloatArray:
         """Certified upper bound on E[(1 − e^{ε−S})_+; S finite] (``docs/pld.md`` §3)."""
