@@ -23,7 +23,7 @@ step is what is accounted.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from optcomp._numerics import (
     CALIBRATION_RTOL,
@@ -38,6 +38,9 @@ from optcomp._numerics import (
 )
 from optcomp.calibrate import smallest_passing_noise
 
+if TYPE_CHECKING:
+    from optcomp.pld import PrivacyLossDistribution
+
 Sampling = Literal["poisson"]
 
 #: Sampling schemes :mod:`optcomp.dpsgd` accounts for.
@@ -49,7 +52,9 @@ def _check_sampling(sampling: object) -> str:
     return str(sampling)
 
 
-def _composition(noise_multiplier: float, sample_rate: float, steps: int, accuracy: Accuracy) -> object:
+def _composition(
+    noise_multiplier: float, sample_rate: float, steps: int, accuracy: Accuracy
+) -> PrivacyLossDistribution:
     """The PLD of ``steps`` DP-SGD steps (``optcomp.compose`` of the subsampled Gaussian)."""
     from optcomp import compose
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
@@ -102,8 +107,7 @@ def epsilon(
     d = check_open_probability("delta", delta)
     _check_sampling(sampling)
     pld = _composition(sigma, q, k, accuracy)
-    result: Bound = pld.epsilon(d)  # type: ignore[attr-defined]
-    return result
+    return pld.epsilon(d)
 
 
 def delta(
@@ -135,8 +139,7 @@ def delta(
     e = check_nonnegative("epsilon", epsilon)
     _check_sampling(sampling)
     pld = _composition(sigma, q, k, accuracy)
-    result: Bound = pld.delta(e)  # type: ignore[attr-defined]
-    return result
+    return pld.delta(e)
 
 
 def noise_multiplier(
