@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mpmath
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 import optcomp
 from optcomp import EpsilonDelta, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse, compose
+from optcomp.mechanisms import PrivacyLossLaw
 from tests.test_mechanisms import gdp_delta
 from tests.test_mechanisms_subsampling import subsampled_gaussian_delta
 from tests.tolerances import MPMATH_DPS
@@ -127,3 +129,45 @@ def test_gaussian_composition_contains_gdp_over_domain(mu: float, k: int, epsilo
 def test_single_randomized_response_over_domain(epsilon0: float, at: float) -> None:
     truth = max(0.0, (math.exp(epsilon0) - math.exp(at)) / (1 + math.exp(epsilon0)))
     assert compose(RandomizedResponse(epsilon0)).delta(at).contains(truth)
+
+
+def exact_kfold_delta(law: PrivacyLossLaw, k: int, epsilon: float) -> float:
+    """δ_{P^k||Q^k}(ε) of a finite discrete law by enumerating atom multiplicities, at 50 digits."""
+    with mpmath.workdps(MPMATH_DPS):
+        n = law.atom_losses.size
+        losses = [mpmath.mpf(float(v)) for v in law.atom_losses]
+        masses = [mpmath.mpf(float(v)) for v in law.atom_p]
+        total = 1 - (1 - mpmath.mpf(law.p_inf)) ** k
+        for counts in itertools.product(range(k + 1), repeat=n - 1):
+            last = k - sum(counts)
+            if last < 0:
+                continue
+            cs = (*counts, last)
+            loss = mpmath.fsum(c * v for c, v in zip(cs, losses, strict=True))
+            if loss <= epsilon:
+                continue
+            coef = mpmath.factorial(k)
+            for c, m in zip(cs, masses, strict=True):
+                coef *= m**c / mpmath.factorial(c)
+            total += coef * (1 - mpmath.exp(epsilon - loss))
+        return float(total)
+
+
+@pytest.mark.parametrize(("epsilon0", "delta0", "q", "k"), [(1.0, 1e-4, 0.2, 12), (2.0, 0.0, 0.05, 20)])
+@pytest.mark.parametrize("epsilon", [0.0, 0.3, 1.0])
+def test_subsampled_canonical_composition_contains_enumeration(
+    epsilon0: float, delta0: float, q: float, k: int, epsilon: float
+) -> None:
+    mechanism = PoissonSubsampled(EpsilonDelta(epsilon0, delta0), q)
+    remove, add = optcomp.privacy_loss_laws(mechanism)
+    truth = max(exact_kfold_delta(remove, k, epsilon), exact_kfold_delta(add, k, epsilon))
+    assert compose((mechanism, k)).delta(epsilon).contains(truth)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 1.0, 2.5])
+def test_randomized_response_composition_contains_murtagh_vadhan(epsilon: float) -> None:
+    assert (
+        compose((RandomizedResponse(0.5), 10))
+        .delta(epsilon)
+        .contains(mv_homogeneous_delta(0.5, 0.0, 10, epsilon))
+    )
