@@ -16,11 +16,10 @@ previous size, exceeds the budget; the table says so. Run: ``.venv/bin/python be
 
 from __future__ import annotations
 
-import math
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -77,7 +76,7 @@ def main() -> None:
     for name, mechs, eps_list, k_hom in cases:
         kind = name.split()[0]
         k = k_hom if k_hom is not None else len(eps_list)
-        res, dt = timed(lambda: optimal.epsilon(mechs, DELTA_G))  # type: ignore[arg-type]
+        res, dt = timed(lambda m=mechs: optimal.epsilon(m, DELTA_G))  # type: ignore[misc]
         rows.append((name, "optcomp default (auto)", f"{dt:.3f}", *fmt_bound(res)))  # type: ignore[arg-type]
         # MV Thm 1.7 (η = 0.01): cost ∝ k·Σa_i ∝ k³ ε̄(1+ε̄)/η; extrapolate from the previous size.
         key = f"{kind}-mv"
@@ -85,7 +84,7 @@ def main() -> None:
         if est > BUDGET_S:
             rows.append((name, "method='mv' (MV Thm 1.7, η=0.01)", f"skipped: >{BUDGET_S:.0f}s (est. {est:.0f}s)", "", ""))
         else:
-            res, dt = timed(lambda: optimal.epsilon(mechs, DELTA_G, method="mv", tolerance=0.01))  # type: ignore[arg-type]
+            res, dt = timed(lambda m=mechs: optimal.epsilon(m, DELTA_G, method="mv", tolerance=0.01))  # type: ignore[misc]
             last[key] = (k, dt)
             rows.append((name, "method='mv' (MV Thm 1.7, η=0.01)", f"{dt:.3f}", *fmt_bound(res)))  # type: ignore[arg-type]
         key = f"{kind}-dp"
@@ -94,7 +93,7 @@ def main() -> None:
         if est > BUDGET_S:
             rows.append((name, f"dp_accounting PLD (h={DP_INTERVAL:g})", f"skipped: >{BUDGET_S:.0f}s (est. {est:.0f}s)", "", ""))
         else:
-            res, dt = timed(lambda: dp_accounting_epsilon(eps_list, k_hom))
+            res, dt = timed(lambda e=eps_list, kh=k_hom: dp_accounting_epsilon(e, kh))
             last[key] = (k, dt)
             rows.append((name, f"dp_accounting PLD (h={DP_INTERVAL:g})", f"{dt:.3f}", *fmt_bound(res)))  # type: ignore[arg-type]
         print(*rows[-3:], sep="\n", flush=True)
@@ -102,11 +101,15 @@ def main() -> None:
     lines = [
         "# Optimal composition of (ε, δ)-DP black boxes (issue 2)",
         "",
-        f"Target δ_g = {DELTA_G:g}, all δ_i = 0. Homogeneous: k copies of ({HOM_EPS}, 0). Heterogeneous: ε_i ~ U[0.001, 0.1]"
-        " (seed 0). One run, wall-clock seconds on "
-        f"{platform.machine()} / Python {platform.python_version()}, numpy {np.__version__}.",
-        "optcomp returns a certified bracket [lower, upper] of OptComp; dp_accounting a pessimistic point estimate"
-        f" (value_discretization_interval {DP_INTERVAL:g}).",
+        (
+            f"Target δ_g = {DELTA_G:g}, all δ_i = 0. Homogeneous: k copies of ({HOM_EPS}, 0). Heterogeneous: "
+            f"ε_i ~ U[0.001, 0.1] (seed 0). One run, wall-clock seconds on {platform.machine()} / Python "
+            f"{platform.python_version()}, numpy {np.__version__}."
+        ),
+        (
+            "optcomp returns a certified bracket [lower, upper] of OptComp; dp_accounting a pessimistic point "
+            f"estimate (value_discretization_interval {DP_INTERVAL:g})."
+        ),
         "",
         "| case | method | time (s) | ε_g | bracket width |",
         "|---|---|---|---|---|",

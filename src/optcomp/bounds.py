@@ -23,7 +23,7 @@ Sources (``shared/papers/``):
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from optcomp._numerics import (
     check_epsilon_delta,
@@ -269,7 +269,7 @@ def compare_epsilon(mechanisms: Sequence[EpsDelta], target_delta: float) -> dict
     """
     items, e_max, d_max, k = _summary(mechanisms)
     target = check_probability("target_delta", target_delta)
-    sum_eps, sum_delta = basic_heterogeneous(items)
+    sum_eps, _ = basic_heterogeneous(items)
     out = {"basic": sum_eps if math.fsum(d for _, d in items) <= target else math.inf}
     slack = target - k * d_max
     for name, fn in (("advanced_drv", advanced_drv), ("advanced_lecture_notes", advanced_lecture_notes)):

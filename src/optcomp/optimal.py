@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Literal, NamedTuple, Sequence, overload
+from typing import Literal, NamedTuple, overload
 
 import numpy as np
 from scipy import signal, special
@@ -147,7 +148,7 @@ def _spec(mechanisms: Sequence[EpsDelta]) -> _Spec:
             return _Spec(np.zeros(0), math.nan, 0, log_survive, mechanisms.k)
         return _Spec(np.zeros(0), mechanisms.epsilon, mechanisms.k, log_survive, mechanisms.k)
     if isinstance(mechanisms, (str, bytes)):
-        raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {mechanisms!r}")
+        raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {mechanisms!r}")  # noqa: TRY004
     try:
         arr = np.asarray(mechanisms, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -537,12 +538,12 @@ def _exact_envelopes(spec: _Spec, method: str, max_points: int, eps_target: floa
     return None
 
 
-def _check_common(method: object, tolerance: object, max_points: object) -> tuple[str, float, int]:
+def _check_common(method: object, tolerance: object, max_points: object) -> tuple[Method, float, int]:
     if method not in ("auto", "exact", "grid", "mv"):
         raise ValueError(f"method must be one of 'auto', 'exact', 'grid', 'mv', got {method!r}")
     tol = check_positive("tolerance", tolerance)
     mp = check_int("max_points", max_points, minimum=16)
-    return str(method), tol, mp
+    return method, tol, mp
 
 
 def _grid_epsilon(eps: FloatArray, log_r: float, tolerance: float, max_points: int) -> Bound:

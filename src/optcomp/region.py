@@ -15,8 +15,8 @@ KOV Thm III.3: the k-fold adaptive composition of (ε, δ)-DP mechanisms has its
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -56,7 +56,7 @@ class PrivacyRegion:
     def intersect(self, other: PrivacyRegion) -> PrivacyRegion:
         """∩ of two regions: the errors of a mechanism satisfying both sets of guarantees."""
         if not isinstance(other, PrivacyRegion):
-            raise ValueError(f"other must be a PrivacyRegion, got {type(other).__name__}")
+            raise ValueError(f"other must be a PrivacyRegion, got {type(other).__name__}")  # noqa: TRY004
         return PrivacyRegion(self.constraints + other.constraints)
 
     def __and__(self, other: PrivacyRegion) -> PrivacyRegion:

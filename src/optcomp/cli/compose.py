@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import click
 import numpy as np
@@ -190,4 +191,4 @@ def region_command(
         Path(output).write_text(text)
 
 
-__all__ = ["compose_command", "region_command", "Bound"]
+__all__ = ["Bound", "compose_command", "region_command"]
