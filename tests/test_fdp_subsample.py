@@ -20,6 +20,7 @@ from optcomp.fdp import (
     noisy_sgd_mu_estimate,
     subsample,
 )
+from optcomp.fdp import gdp_delta as gdp_delta_exact
 from optcomp.fdp._tradeoff import _lower_hull
 from tests.tolerances import EXACT_RTOL, FDP_SUBSAMPLE_WIDTH, METHOD_RTOL
 
@@ -162,3 +163,16 @@ def test_epsilon_at_matches_gdp_epsilon() -> None:
     assert b.lower - METHOD_RTOL <= exact <= b.upper + METHOD_RTOL
     with pytest.raises(ValueError, match="delta"):
         epsilon_at(gaussian_tradeoff(1.0), 2.0)
+
+
+def test_readouts_accept_a_pld() -> None:
+    optcomp, mech = _engine()
+    pld = optcomp.compose((mech.Gaussian(sigma=2.0), 4))  # G_1
+    g = gaussian_tradeoff(1.0)
+    assert delta_at(pld, 1.0).contains(float(gdp_delta_exact(1.0, 1.0)))
+    tpr = attack_tpr(pld, 0.01)
+    assert tpr.lower <= 1 - g(0.01) <= tpr.upper
+    adv = advantage(pld)
+    assert adv.lower <= float(gdp_delta_exact(1.0, 0.0)) <= adv.upper
+    with pytest.raises(ValueError, match="expected"):
+        attack_tpr(object(), 0.1)  # type: ignore[arg-type]

@@ -40,12 +40,16 @@ __all__ = ["advantage", "attack_tpr", "delta_at", "epsilon_at", "from_delta_curv
 #: Grid of y = −e^{−t}, t ∈ [0, _SYM_T_MAX], on which the symmetric part of the upper curve is bounded.
 _SYM_T_MAX: float = 40.0
 _SYM_POINTS: int = 4001
+#: α values evaluated at once by the conjugate upper curve.
+_CHUNK: int = 256
 #: Absolute slack added to computed upper curves / subtracted from lower ones (rounding of O(1) sums).
 _SLACK: float = 16 * ABSOLUTE_SLACK_PER_TERM
 
 
 class _DeltaCurve(Protocol):
     def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]: ...
+
+    def delta(self, epsilon: float) -> Bound: ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -61,7 +65,11 @@ class _ConjugateUpper(TradeOff):
     gs: FloatArray
 
     def _evaluate(self, alpha: FloatArray) -> FloatArray:
-        vals = np.max(self.ys[None, :] * alpha[:, None] - self.gs[None, :], axis=1) + _SLACK
+        vals = np.empty_like(alpha)
+        for start in range(0, alpha.size, _CHUNK):  # bounded memory: chunk × candidates
+            a = alpha[start : start + _CHUNK]
+            vals[start : start + _CHUNK] = np.max(self.ys[None, :] * a[:, None] - self.gs[None, :], axis=1)
+        vals = vals + _SLACK
         return np.asarray(np.clip(np.minimum(vals, 1.0 - alpha), 0.0, 1.0), dtype=np.float64)
 
 
@@ -180,21 +188,38 @@ def _line_gap(curve: TradeOff, slope: float, *, side: str) -> float:
     return min(1.0, max(0.0, round_up(v) if side == "upper" else round_down(v)))
 
 
-def delta_at(f: TradeOff | TradeOffBracket, epsilon: float) -> Bound:
+Readable = TradeOff | TradeOffBracket | _DeltaCurve
+
+
+def _as_curve(f: Readable) -> TradeOff | TradeOffBracket:
+    """A trade-off function or bracket as is; a PLD (anything with ``delta_curve``) via :func:`from_pld`."""
+    if isinstance(f, (TradeOff, TradeOffBracket)):
+        return f
+    if hasattr(f, "delta_curve"):
+        return from_pld(f)
+    raise ValueError(f"expected a TradeOff, TradeOffBracket or PLD, got {type(f).__name__}")
+
+
+def delta_at(f: Readable, epsilon: float) -> Bound:
     """δ(ε) implied by f: the least δ with f ≥ f_{ε,δ} (DRS "Primal to Dual", §2.4), as a Bound.
 
     For a bracket, the upper end comes from ``lower`` (the guarantee) and the lower end from ``upper``.
+    A PLD is queried directly (its certified ``delta``).
     """
     from optcomp._numerics import check_nonnegative
 
     e = check_nonnegative("epsilon", epsilon)
+    if not isinstance(f, (TradeOff, TradeOffBracket)) and hasattr(f, "delta"):
+        result: Bound = f.delta(e)
+        return result
+    f = _as_curve(f)
     s = math.exp(e)
     if isinstance(f, TradeOffBracket):
         return Bound(_line_gap(f.upper, s, side="lower"), _line_gap(f.lower, s, side="upper"))
     return Bound(_line_gap(f, s, side="lower"), _line_gap(f, s, side="upper"))
 
 
-def epsilon_at(f: TradeOff | TradeOffBracket, delta: float, *, epsilon_max: float = 50.0) -> Bound:
+def epsilon_at(f: Readable, delta: float, *, epsilon_max: float = 50.0) -> Bound:
     """ε(δ) = inf{ε ≥ 0 : δ_f(ε) ≤ δ} implied by f, bracketed by bisection on :func:`delta_at`.
 
     ``upper``: an ε whose certified upper δ is ≤ ``delta`` (a valid (ε, δ) guarantee); ``lower``: an ε
@@ -226,18 +251,19 @@ def epsilon_at(f: TradeOff | TradeOffBracket, delta: float, *, epsilon_max: floa
     return Bound(solve("lower"), solve("upper"))
 
 
-def advantage(f: TradeOff | TradeOffBracket) -> Bound:
+def advantage(f: Readable) -> Bound:
     """max_α (1 − α − f(α)) = max(TPR − FPR) of the best membership attack = total variation = δ(0)."""
     return delta_at(f, 0.0)
 
 
-def attack_tpr(f: TradeOff | TradeOffBracket, fpr: float) -> Bound:
+def attack_tpr(f: Readable, fpr: float) -> Bound:
     """TPR = 1 − f(FPR) of the most powerful membership-inference attack at false-positive rate FPR.
 
     For f-DP mechanisms no attack does better than 1 − f(FPR) (DRS §2.1); the Neyman–Pearson test of the
     worst-case pair attains it. A bracket gives [1 − upper(FPR), 1 − lower(FPR)].
     """
     a = check_probability("fpr", fpr)
+    f = _as_curve(f)
     if isinstance(f, TradeOffBracket):
         lo_f, hi_f = (float(np.asarray(v)) for v in f(a))
         return Bound(max(0.0, round_down(1.0 - hi_f)), min(1.0, round_up(1.0 - lo_f)))
