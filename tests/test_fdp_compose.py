@@ -142,3 +142,13 @@ def test_bad_inputs() -> None:
         tensor(gaussian_tradeoff(1.0), epsilon_delta_tradeoff(1.0, 0.0))
     with pytest.raises(ValueError, match="infinite"):
         clt([epsilon_delta_tradeoff(1.0, 0.1)])
+
+
+@pytest.mark.parametrize("eps,d,k", [(0.1, 1e-3, 50), (0.5, 0.0, 10), (1.0, 1e-3, 7)])
+def test_composition_equals_kov_region_boundary(eps: float, d: float, k: int) -> None:
+    region = pytest.importorskip("optcomp.region")
+    from optcomp.fdp import epsilon_delta_composition
+
+    ours = np.asarray(epsilon_delta_composition(eps, d, k)(GRID))
+    kov = np.asarray(region.composed(eps, d, k).beta(GRID))
+    np.testing.assert_allclose(ours, kov, atol=METHOD_RTOL)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optcomp._numerics import check_epsilon_delta, check_int, check_open_probability
-from optcomp.fdp import TradeOff, TradeOffBracket, alpha_grid, epsilon_delta_composition
+from optcomp.fdp import TradeOff, TradeOffBracket, alpha_grid
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -110,10 +110,12 @@ def plot_privacy_region(
 ) -> Figure:
     """The privacy region of the k-fold composition of (ε, δ)-DP (KOV Figs. 1–3, Thm III.3).
 
-    In the (P_FA, P_MD) plane the region is {(α, β) : f(α) ≤ β ≤ 1 − f(1 − α)} for the exact composed
-    trade-off function f = f_{ε,δ}^{⊗k} (:func:`optcomp.fdp.epsilon_delta_composition`): KOV's region
-    seen from the trade-off side (DRS §2, KOV §II).
+    In the (P_FA, P_MD) plane the region is {(α, β) : f(α) ≤ β ≤ 1 − f(1 − α)} where f is the lower
+    boundary of :func:`optcomp.region.composed` (KOV Thm III.3), i.e. the trade-off function
+    f_{ε,δ}^{⊗k} (DRS §2, KOV §II; the tests check it equals :func:`optcomp.fdp.epsilon_delta_composition`).
     """
+    from optcomp import region
+
     eps, d = check_epsilon_delta(epsilon, delta)
     kk = [check_int("k", k) for k in ks]
     if not kk:
@@ -123,9 +125,9 @@ def plot_privacy_region(
     fig, ax = plt.subplots(figsize=(5.0, 5.0))
     a = alpha_grid(801)
     for k in kk:
-        f = epsilon_delta_composition(eps, d, k)
-        lower = np.asarray(f(a))
-        upper = 1.0 - np.asarray(f(1.0 - a))
+        r = region.composed(eps, d, k)
+        lower = np.asarray(r.beta(a))
+        upper = 1.0 - np.asarray(r.beta(1.0 - a))
         line = ax.plot(a, lower, lw=1.2, label=f"k = {k}")[0]
         ax.plot(a, upper, lw=1.2, color=line.get_color())
         ax.fill_between(a, lower, upper, color=line.get_color(), alpha=0.12)
