@@ -1,9 +1,25 @@
 """Mechanisms: frozen specifications and the exact laws of their privacy loss.
 
 Each specification is a frozen, validated dataclass; :func:`privacy_loss_laws` maps it to the pair
-``(remove_law, add_law)`` of :class:`PrivacyLossLaw` objects that :mod:`optcomp.pld` discretises.
-Every specification states its neighbouring relation in its ``neighbouring`` class attribute
-(``"add_remove"`` or ``"substitution"``).
+``(remove_law, add_law)`` of :class:`PrivacyLossLaw` objects that :mod:`optcomp.pld` discretises
+(symmetric mechanisms return the same object twice). Every specification states its neighbouring
+relation in its ``neighbouring`` class attribute (``"add_remove"`` or ``"substitution"``).
+
+=============================  ===================================================  ==============
+specification                  pair (P, Q) of the remove direction                  law
+=============================  ===================================================  ==============
+``Gaussian(sigma, Δ)``         N(Δ, σ²), N(0, σ²)                                   continuous
+``Laplace(scale, Δ)``          Lap(Δ, b), Lap(0, b)                                 atoms ±Δ/b + continuous
+``TruncatedLaplace(b, A, Δ)``  Δ + T, T with T ∝ e^{−|x|/b} on [−A, A]              + ±∞ masses
+``DiscreteLaplace(b, Δ)``      Δ + K, K with P(K = j) ∝ e^{−|j|/b}                  Δ + 1 atoms
+``ShiftedTruncatedLaplace``    c + Δ + N, c + N, N = max(0, ⌈Lap(mean, b)⌉)          finite atoms
+``EpsilonDelta(ε, δ)``         KOV canonical mechanism, eqs (9)–(10)                atoms ±ε, ±∞
+``RandomizedResponse(ε)``      [e^ε, 1]/(1+e^ε), its reverse                        atoms ±ε
+``KaryRandomizedResponse``     [e^ε, 1, …]/Z, [1, e^ε, …]/Z                         atoms ±ε, 0
+``DiscretePair(p, q)``         p, q                                                 atoms, ±∞
+``PoissonSubsampled(M, q)``    qP + (1−q)Q, Q (add: swap)                           exact transform
+``SubsampledWithoutReplace…``  substitution; symmetrised Poisson law                 exact, tight
+=============================  ===================================================  ==============
 """
 
 from __future__ import annotations
