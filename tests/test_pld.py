@@ -219,7 +219,10 @@ def test_delta_curve_vectorised_and_monotone() -> None:
 
 def test_tightening_accuracy_narrows_bracket() -> None:
     mech = PoissonSubsampled(Gaussian(sigma=1.0), 0.02)
-    widths = [pld_of(mech, Accuracy(grid_step=s)).self_compose(300).epsilon(1e-5).width for s in (4e-3, 1e-3, 2.5e-4)]
+    widths = [
+        pld_of(mech, Accuracy(grid_step=s)).self_compose(300).epsilon(1e-5).width
+        for s in (4e-3, 1e-3, 2.5e-4)
+    ]
     assert widths[0] > widths[1] > widths[2]
     assert widths[2] < widths[0] / 8
 

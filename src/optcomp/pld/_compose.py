@@ -14,11 +14,15 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import scipy.fft
 from scipy.special import logsumexp
 
 from optcomp._numerics import PLD_MAX_FFT_LENGTH, UNIT_ROUNDOFF, FloatArray, fft_error_bound
 from optcomp.pld._discretise import DiscreteLaw, GridTooLargeError
+
+#: Frequencies whose Σ k_i ln M_i falls below this are treated as zero (their error is charged).
+_LOG_NEGLIGIBLE = -760.0
 
 
 @dataclass(frozen=True)
@@ -123,49 +127,63 @@ def compose(parts: list[tuple[DiscreteLaw, int]], tail_mass: float) -> Composed:
     log_tau = math.log(tail_mass / 4)
     a_int, n, wrap = _window(parts, log_tau)
     nf = n // 2 + 1
-    log_psi = np.zeros(nf, dtype=np.complex128)  # Σ k_i log φ̂_i (principal logs)
-    rho_lin = np.zeros(nf)  # Σ k_i |ln|φ̂_i||
-    rho_const = 16 * UNIT_ROUNDOFF
+    # Pass 1 (cheap, real): log M-sums on all frequencies; keep φ̂ only where the running sum says the
+    # frequency can still matter (log Σ k_i log M_i > _LOG_NEGLIGIBLE); the others contribute at most
+    # (K+1)·e^{_LOG_NEGLIGIBLE + Σ k_i ln⁺ mass_i} each, charged below.
     log_m_sum = np.zeros(nf)
-    ratio_sum = np.zeros(nf)
+    alive = np.ones(nf, dtype=bool)
+    stored: list[tuple[int, float, FloatArray, npt.NDArray[np.complex128], npt.NDArray[np.intp]]] = []
+    log_excess = 0.0
     for law, k in parts:
         x = law.masses
-        mass = float(np.sum(x))
+        mass = float(np.sum(x)) * (1 + 4 * math.log2(x.size + 2) * UNIT_ROUNDOFF)
         if mass <= 0.0:
             return Composed(np.zeros(1), first, count, step, 0.0, 0.0)
+        log_excess += k * max(0.0, math.log(mass))
         pad = (-x.size) % n
         xf = np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0) if x.size > n or pad else x
         if xf.size < n:
             xf = np.concatenate([xf, np.zeros(n - xf.size)])
-        with np.errstate(divide="ignore"):
-            lphi = np.log(scipy.fft.rfft(xf))
+        phi = scipy.fft.rfft(xf)
         del xf
         e = min(fft_error_bound(n, mass, 0), fft_error_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), 0))
-        lmag = lphi.real
-        with np.errstate(invalid="ignore"):
-            log_psi += k * lphi
-        rho_lin += k * np.abs(np.maximum(lmag, -1e300))
-        rho_const += k * (4 * math.pi + 4) * UNIT_ROUNDOFF
-        big_m = np.minimum(mass, np.exp(lmag) + e)
+        big_m = np.minimum(mass, np.abs(phi) + e)
         log_m_sum += k * np.log(big_m)
-        ratio_sum += k * e / big_m
-        del lphi, lmag, big_m
+        alive &= log_m_sum > _LOG_NEGLIGIBLE
+        idx = np.flatnonzero(alive)
+        stored.append((k, e, big_m[idx], phi[idx], idx))
+        del phi, big_m
+    final = np.flatnonzero(alive)
+    log_psi = np.zeros(final.size, dtype=np.complex128)  # Σ k_i log φ̂_i (principal logs)
+    rho = np.full(final.size, 16 * UNIT_ROUNDOFF)
+    ratio_sum = np.zeros(final.size)
+    for k, e, big_m_s, phi_s, idx in stored:
+        sel = np.isin(idx, final, assume_unique=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lphi = np.log(phi_s[sel])
+            log_psi += k * lphi
+        rho += k * (2 * np.abs(np.maximum(lphi.real, -1e300)) + 4 * math.pi + 4) * UNIT_ROUNDOFF
+        ratio_sum += k * e / big_m_s[sel]
+    del stored
     with np.errstate(over="ignore", invalid="ignore"):
-        psi = np.exp(log_psi)
-    psi = np.where(np.isneginf(log_psi.real), 0.0, psi)
-    absval = np.abs(psi)
-    rho = 2 * UNIT_ROUNDOFF * rho_lin + rho_const
+        psi_f = np.exp(log_psi)
+    psi_f = np.where(np.isneginf(log_psi.real), 0.0, psi_f)
+    absval = np.abs(psi_f)
     with np.errstate(over="ignore", invalid="ignore"):
         power_err = np.where(absval > 0, absval * np.expm1(1.01 * rho), 0.0)
-    e_omega = np.exp(np.log(ratio_sum) + log_m_sum) * 1.01 + power_err
-    w = np.full(nf, 2.0)
-    w[0] = 1.0
+    e_omega = np.exp(np.log(ratio_sum) + log_m_sum[final]) * 1.01 + power_err
+    psi = np.zeros(nf, dtype=np.complex128)
+    psi[final] = psi_f
+    w_all = np.full(nf, 2.0)
+    w_all[0] = 1.0
     if n % 2 == 0:
-        w[-1] = 1.0
-    err_prop = math.sqrt(float(np.dot(w, e_omega**2)))
-    err_inv = fft_error_bound(n, math.sqrt(float(np.dot(w, absval**2))), 0)
+        w_all[-1] = 1.0
+    w = w_all[final]
+    dead = math.sqrt(2.0 * nf) * (count + 1) * math.exp(_LOG_NEGLIGIBLE + log_excess)
+    err_prop = math.sqrt(float(np.dot(w, e_omega**2))) + dead
+    err_inv = fft_error_bound(n, math.sqrt(float(np.dot(w, absval**2))) + dead, 0)
     fft_error = (err_prop + err_inv) * 1.01
-    del e_omega, power_err, absval, log_psi, rho, rho_lin, log_m_sum, ratio_sum
+    del e_omega, power_err, absval, log_psi, rho, log_m_sum, ratio_sum, psi_f
     y = scipy.fft.irfft(psi, n)
     del psi
     y = np.roll(y, -(a_int % n))

@@ -114,7 +114,9 @@ def _cell_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, Flo
     m_sf = np.where(np.isneginf(logsf[..., :-1]), 0.0, m_sf)
     masses = np.maximum(np.where(use_cdf, m_cdf, m_sf), 0.0)
     tc, ts = _theta(logcdf), _theta(logsf)
-    err = np.where(use_cdf, tc[..., 1:] + tc[..., :-1], ts[..., 1:] + ts[..., :-1]) + 8 * UNIT_ROUNDOFF * masses
+    err = (
+        np.where(use_cdf, tc[..., 1:] + tc[..., :-1], ts[..., 1:] + ts[..., :-1]) + 8 * UNIT_ROUNDOFF * masses
+    )
     edge_theta = np.where(logcdf <= logsf, tc, ts)
     tv = 8 * UNIT_ROUNDOFF * float(np.sum(masses)) + float(np.max(tc + ts))
     return masses, err, tv, float(np.sum(edge_theta)) * (1 + 4 * edge_theta.size * UNIT_ROUNDOFF)
@@ -203,14 +205,20 @@ def _second_moment(
     at h².
     """
     n = masses.size
-    heavy = np.argpartition(masses, n - _VARIANCE_CELLS)[n - _VARIANCE_CELLS :] if n > _VARIANCE_CELLS else np.arange(n)
+    heavy = (
+        np.argpartition(masses, n - _VARIANCE_CELLS)[n - _VARIANCE_CELLS :]
+        if n > _VARIANCE_CELLS
+        else np.arange(n)
+    )
     u = edges[:-1][heavy]
     w = np.diff(edges)[heavy]
     frac = np.linspace(0.0, 1.0, _VARIANCE_SPLIT + 1)
     sub = u[:, None] + w[:, None] * frac[None, :]
     sub[:, -1] = edges[1:][heavy]
     x = _clip_edges(sub, cont)
-    sm, sm_err, _, _ = _cell_masses(cont.p_logcdf(x.ravel()).reshape(x.shape), cont.p_logsf(x.ravel()).reshape(x.shape))
+    sm, sm_err, _, _ = _cell_masses(
+        cont.p_logcdf(x.ravel()).reshape(x.shape), cont.p_logsf(x.ravel()).reshape(x.shape)
+    )
     mid = (u + mid_off[heavy])[:, None]
     r_sq = np.maximum((mid - sub[:, 1:]) ** 2, (mid - sub[:, :-1]) ** 2)
     r_sq = np.minimum(r_sq, h * h)
@@ -235,7 +243,9 @@ def _blocks(
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = ((mm * (mean_hi - b_lo[:, None])).sum(axis=1) / bm) / b_w
         lbm = np.log(bm)
-    frac = np.where(np.isfinite(frac), np.clip(frac * (1 + 16 * UNIT_ROUNDOFF) + 16 * UNIT_ROUNDOFF, 0, 1), 1.0)
+    frac = np.where(
+        np.isfinite(frac), np.clip(frac * (1 + 16 * UNIT_ROUNDOFF) + 16 * UNIT_ROUNDOFF, 0, 1), 1.0
+    )
     return lbm, b_lo, b_w, frac
 
 
@@ -311,14 +321,23 @@ def discretise(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int
         # Chernoff rows: fine cells, lower tail placed at the first edge, coarse far-tail cells.
         with np.errstate(divide="ignore"):
             ch_rows.append(_blocks(m, m_err, edges[:-1], np.diff(edges), off_hi, _CHERNOFF_BLOCK))
-            ch_rows.append((np.array([math.log(tail_lo) if tail_lo > 0 else -math.inf]), edges[:1], np.zeros(1), np.zeros(1)))
+            ch_rows.append(
+                (
+                    np.array([math.log(tail_lo) if tail_lo > 0 else -math.inf]),
+                    edges[:1],
+                    np.zeros(1),
+                    np.zeros(1),
+                )
+            )
         far_mass = tail_hi
         if tail_hi > 0 and math.isfinite(b) and b < cont.upper:
             far = _tail_point(cont.p_logsf, _LOG_FAR_TAIL, 1.0, float(edges[-1]), cont.upper)
             far_edges = np.linspace(float(edges[-1]), max(far, float(edges[-1]) + step), _FAR_CELLS + 1)
             fm, fm_err, _, f_hi, _, _ = _continuous_cells(cont, far_edges)
             with np.errstate(divide="ignore"):
-                ch_rows.append((np.log(fm + fm_err), far_edges[:-1], np.diff(far_edges), f_hi / np.diff(far_edges)))
+                ch_rows.append(
+                    (np.log(fm + fm_err), far_edges[:-1], np.diff(far_edges), f_hi / np.diff(far_edges))
+                )
             lsf_far = float(cont.p_logsf(_clip_edges(far_edges[-1:], cont))[0])
             far_mass = math.exp(lsf_far) + float(_theta(np.array([lsf_far]))[0])
     if atoms.size:
@@ -349,7 +368,9 @@ def discretise(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int
         )
         mean_error = (max(lo_mean - widen, r_min), min(hi_mean + widen, r_max))
         # E[R² | kept] ≤ second/kept_true, kept_true ≥ kept − mass error
-        second_moment = min(second / max(kept - mean_mass_error, kept * 0.5), rng * rng) * (1 + 16 * UNIT_ROUNDOFF)
+        second_moment = min(second / max(kept - mean_mass_error, kept * 0.5), rng * rng) * (
+            1 + 16 * UNIT_ROUNDOFF
+        )
     else:
         second_moment = 0.0
         r_min = r_max = 0.0

@@ -79,7 +79,7 @@ class _Direction:
         k = c.count
         n = c.masses.size
         y = c.masses
-        self.s = ((2.0 * (c.first_index + np.arange(n, dtype=np.float64)) + k) * (0.5 * c.step))
+        self.s = (2.0 * (c.first_index + np.arange(n, dtype=np.float64)) + k) * (0.5 * c.step)
         self.suffix = np.cumsum(y[::-1])[::-1]
         self.suffix_exp = lfilter([1.0], [1.0, -math.exp(-c.step)], y[::-1])[::-1]
         self.n = n
@@ -111,7 +111,9 @@ class _Direction:
         a, b, sj = self.suffix[jj], self.suffix_exp[jj], self.s[jj]
         with np.errstate(over="ignore", invalid="ignore"):
             val = np.where(valid, a - np.exp(np.minimum(x - sj, 0.0)) * b, 0.0)
-            err = np.where(valid, 3.03 * self.n * _U * (a + b) + (8 * _U * (np.abs(x) + np.abs(sj)) + 8 * _U) * a, 0.0)
+            err = np.where(
+                valid, 3.03 * self.n * _U * (a + b) + (8 * _U * (np.abs(x) + np.abs(sj)) + 8 * _U) * a, 0.0
+            )
         return val, err
 
     def _hoeffding(self) -> tuple[FloatArray, FloatArray]:
@@ -179,7 +181,9 @@ class _Direction:
         expo = total[None, :] - _LAMBDAS[None, :] * eps[:, None]
         expo = expo + 8 * _U * (np.abs(_LAMBDAS[None, :] * eps[:, None]) + 1)
         with np.errstate(over="ignore"):
-            return np.asarray(np.minimum(1.0, p_far + np.exp(np.min(expo, axis=1)) * (1 + 16 * _U)), dtype=np.float64)
+            return np.asarray(
+                np.minimum(1.0, p_far + np.exp(np.min(expo, axis=1)) * (1 + 16 * _U)), dtype=np.float64
+            )
 
     def chernoff_epsilon(self, delta: float) -> float:
         """The least ε the Chernoff bound certifies for ``delta`` (inf if none)."""
