@@ -80,7 +80,7 @@ def plot_tradeoff_cmd(
 @click.option("-k", "ks", type=int, multiple=True, help="Numbers of compositions to draw (repeatable).")
 @_OUTPUT
 def plot_region_cmd(eps: float, delta: float, ks: tuple[int, ...], output: Path) -> None:
-    """Privacy regions of k-fold composition (KOV Figs. 1–3)."""
+    """Privacy regions of k-fold (ε, δ)-DP composition, as in KOV Figures 1–3."""
     plot = _plot_module()
     plot.plot_privacy_region(eps, delta, list(ks) or [1], path=output)
     click.echo(f"wrote {output}")
