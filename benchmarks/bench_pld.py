@@ -10,10 +10,11 @@ and larger step counts of the same peer and σ are then skipped without running.
 Columns: *reported* is the number the tool hands its user (optcomp: the certified upper ε;
 dp_accounting PLD: the pessimistic ε, as ``PLDAccountant.get_epsilon`` returns; RDP: its ε; prv: its
 estimate). *bracket* is the tool's own [lower, upper] (dp_accounting PLD: [optimistic, pessimistic];
-prv: (lower, upper) of ``compute_epsilon``; RDP: an upper bound only). *upper ≥ truth* checks the tool's
-upper end against the truth where one is known (GDP closed form; Murtagh–Vadhan exact formula in
-mpmath for black-box (ε, δ) compositions), else against optcomp's certified bracket: "NO" means below
-optcomp's certified *lower* bound, i.e. provably under-reported.
+prv: (lower, upper) of ``compute_epsilon``; RDP: an upper bound only; optcomp.optimal: the exact
+Murtagh–Vadhan answer, black-box cases only). *upper ≥ truth* checks the tool's upper end against the
+truth where one is known (GDP closed form; Murtagh–Vadhan exact formula in mpmath for black-box (ε, δ)
+compositions), else against optcomp's certified PLD bracket: "NO" means below optcomp's certified
+*lower* bound, i.e. provably under-reported.
 
 This script imports dp_accounting and prv_accountant; the optcomp library never does.
 """
@@ -155,6 +156,20 @@ def _optcomp(items: list[Item], delta: float) -> tuple[float, float | None, floa
     return b.upper, b.lower, b.upper, ""
 
 
+def _optcomp_optimal(items: list[Item], delta: float) -> tuple[float, float | None, float | None, str]:
+    if any(kind != "epsdelta" for kind, _, _ in items):
+        raise _Unsupported("black-box (ε,δ) compositions only")
+    from optcomp import optimal
+
+    mechs = [(p["eps"], p["delta"]) for kind, p, n in items for _ in range(n)]
+    b = optimal.epsilon(mechs, delta)
+    return b.upper, b.lower, b.upper, "exact (Murtagh–Vadhan)"
+
+
+class _Unsupported(Exception):
+    pass
+
+
 def _dpa_pld(items: list[Item], delta: float, interval: float) -> tuple[float, float | None, float | None, str]:
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as P
@@ -247,12 +262,9 @@ def _prv(items: list[Item], delta: float) -> tuple[float, float | None, float | 
     return float(est), float(lo), float(up), f"eps_error={PRV_EPS_ERROR}"
 
 
-class _Unsupported(Exception):
-    pass
-
-
 ACCOUNTANTS: dict[str, tuple[str, Callable[[list[Item], float], tuple[float, float | None, float | None, str]], str]] = {
-    "optcomp": ("optcomp (certified)", _optcomp, "optcomp"),
+    "optcomp": ("optcomp PLD (certified)", _optcomp, "optcomp"),
+    "optcomp_optimal": ("optcomp.optimal", _optcomp_optimal, "optcomp"),
     "dpa_pld": (f"dp_accounting PLD Δ={DPA_DEFAULT_INTERVAL:g}", _dpa_pld_default, "dp_accounting"),
     "dpa_pld_fine": (f"dp_accounting PLD Δ={DPA_FINE_INTERVAL:g}", _dpa_pld_fine, "dp_accounting"),
     "dpa_rdp": ("dp_accounting RDP", _dpa_rdp, "dp_accounting"),
@@ -391,9 +403,11 @@ def _f(x: float | None, digits: int = 6) -> str:
     return f"{x:.{digits}g}"
 
 
-def _verdict(r: Result, case: Case, ours: Result) -> str:
+def _verdict(name: str, r: Result, case: Case, ours: Result) -> str:
     if r.upper is None:
         return "—"
+    if case.truth is None and name == "optcomp":
+        return "(reference)"
     if case.truth is not None:
         return "yes" if r.upper >= case.truth else f"**NO** ({r.upper - case.truth:+.3g})"
     if ours.lower is None or ours.upper is None:
@@ -423,7 +437,7 @@ def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[
             lines.append(f"Truth ε = {case.truth:.10g} ({case.truth_source}).")
             lines.append("")
         peer_widths = [r.upper - r.lower for n, r in res.items()
-                       if n != "optcomp" and r.lower is not None and r.upper is not None]
+                       if not n.startswith("optcomp") and r.lower is not None and r.upper is not None]
         narrow = min(peer_widths) if peer_widths else None
         lines.append("| accountant | reported ε | bracket | width | time (s) | peak MB (Δ) | t ratio | w ratio "
                      "| upper ≥ truth | note |")
@@ -433,14 +447,14 @@ def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[
             width = None if (r.lower is None or r.upper is None) else r.upper - r.lower
             bracket = "—" if r.upper is None else f"[{_f(r.lower)}, {_f(r.upper)}]"
             tr = "—"
-            if name != "optcomp" and r.seconds and ours.seconds:
+            if not name.startswith("optcomp") and r.seconds and ours.seconds:
                 tr = f"{r.seconds / ours.seconds:.3g}"
             wr = "—"
             if name == "optcomp" and width is not None and narrow:
                 wr = f"{width / narrow:.3g}"
             mem = "—" if r.peak_mb is None else f"{r.peak_mb:.0f} ({r.extra_mb:+.0f})"
             lines.append(f"| {label} | {_f(r.reported)} | {bracket} | {_f(width, 3)} | {_f(r.seconds, 3)} | {mem} "
-                         f"| {tr} | {wr} | {_verdict(r, case, ours)} | {r.note} |")
+                         f"| {tr} | {wr} | {_verdict(name, r, case, ours)} | {r.note} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
