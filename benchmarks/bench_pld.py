@@ -409,7 +409,11 @@ def _verdict(name: str, r: Result, case: Case, ours: Result) -> str:
     if case.truth is None and name == "optcomp":
         return "(reference)"
     if case.truth is not None:
-        return "yes" if r.upper >= case.truth else f"**NO** ({r.upper - case.truth:+.3g})"
+        if r.upper < case.truth:
+            return f"**NO** ({r.upper - case.truth:+.3g})"
+        if r.reported is not None and r.reported < case.truth:
+            return f"yes; reported value below truth ({r.reported - case.truth:+.3g})"
+        return "yes"
     if ours.lower is None or ours.upper is None:
         return "? (no reference)"
     if r.upper < ours.lower:
@@ -417,6 +421,35 @@ def _verdict(name: str, r: Result, case: Case, ours: Result) -> str:
     if r.upper >= ours.upper:
         return "yes"
     return "inside our bracket"
+
+
+def summary(cases: list[Case], results: dict[str, dict[str, Result]]) -> list[str]:
+    """One line per case: optcomp's time and width against the peers'."""
+    peers = [n for n in ACCOUNTANTS if not n.startswith("optcomp")]
+    lines = ["## Summary", "",
+             "| case | optcomp ε bracket | width | time (s) | narrowest peer bracket (width) | "
+             + " | ".join(f"t ratio {ACCOUNTANTS[n][0]}" for n in peers) + " | peers under-reporting |",
+             "|---|---|---|---|---|" + "---|" * len(peers) + "---|"]
+    for case in cases:
+        res = results[case.name]
+        ours = res["optcomp"]
+        width = None if ours.lower is None or ours.upper is None else ours.upper - ours.lower
+        best = None
+        for n in peers:
+            r = res[n]
+            if r.lower is not None and r.upper is not None and (best is None or r.upper - r.lower < best[1]):
+                best = (n, r.upper - r.lower)
+        best_txt = "—" if best is None else f"{ACCOUNTANTS[best[0]][0]} ({best[1]:.3g})"
+        ratios = []
+        for n in peers:
+            r = res[n]
+            ratios.append(f"{r.seconds / ours.seconds:.3g}" if r.seconds and ours.seconds else "—")
+        under = [ACCOUNTANTS[n][0] for n in peers if _verdict(n, res[n], case, ours).startswith("**NO")]
+        bracket = "—" if ours.upper is None else f"[{_f(ours.lower)}, {_f(ours.upper)}]"
+        lines.append(f"| {case.name} | {bracket} | {_f(width, 3)} | {_f(ours.seconds, 3)} | {best_txt} | "
+                     + " | ".join(ratios) + f" | {', '.join(under) or 'none'} |")
+    lines.append("")
+    return lines
 
 
 def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[str, str]) -> str:
@@ -428,6 +461,7 @@ def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[
               "like optcomp's); `PLDAccountant.get_epsilon` alone costs about half. "
               "*t ratio* = peer time / optcomp time; *w ratio* = optcomp width / narrowest peer width "
               "(peers' brackets are not certified)."), ""]
+    lines += summary(cases, results)
     for case in cases:
         res = results[case.name]
         ours = res["optcomp"]

@@ -4,7 +4,7 @@
 
     optcomp account --mech gaussian:sigma=1.1,q=0.01,count=1000 \\
                     --mech laplace:scale=2,count=10 --mech epsdelta:eps=0.1,delta=1e-6,count=50 \\
-                    --delta 1e-5
+                    --delta 1e-4
 
 A ``--mech`` is ``KIND:KEY=VALUE,...``. ``KIND`` names a mechanism of :mod:`optcomp.mechanisms`
 (``gaussian``, ``laplace``, ``epsdelta``, ``rr``/``randomized_response``, ``discrete_laplace``, or its
