@@ -274,3 +274,49 @@ def test_from_discrete_law_and_symmetry_flag() -> None:
     assert b.lower <= truth <= b.upper
     fine = PrivacyLossDistribution.from_laws(law, accuracy=Accuracy(grid_step=PLD_FINE_STEP)).delta(0.0)
     assert fine.width <= b.width
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    eps=st.floats(0.0, 2.0),
+    delta=st.sampled_from([0.0, 1e-9, 1e-4, 0.05]),
+    k=st.integers(1, 60),
+    eps_g=st.floats(0.0, 10.0),
+    step=st.sampled_from([3e-4, 1e-3, 7e-3]),
+)
+def test_hypothesis_no_counterexample_canonical(
+    eps: float, delta: float, k: int, eps_g: float, step: float
+) -> None:
+    pld = pld_of(EpsilonDelta(eps, delta), Accuracy(grid_step=step)).self_compose(k)
+    b = pld.delta(eps_g)
+    truth = canonical_delta(eps, delta, k, eps_g)
+    assert b.lower <= truth <= b.upper
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    q=st.floats(0.001, 1.0),
+    sigma=st.floats(0.3, 4.0),
+    eps=st.floats(0.0, 6.0),
+    step=st.sampled_from([1e-4, 1e-3, 1e-2]),
+)
+def test_hypothesis_no_counterexample_subsampled_single(
+    q: float, sigma: float, eps: float, step: float
+) -> None:
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=sigma), q), Accuracy(grid_step=step))
+    b = pld.delta(eps)
+    truth = max(subsampled_delta(eps, q, sigma, "remove"), subsampled_delta(eps, q, sigma, "add"))
+    assert b.lower <= truth <= b.upper
+
+
+@pytest.mark.parametrize(
+    "mechanism",
+    [EpsilonDelta(1.0, 1.0), EpsilonDelta(0.0, 0.0), EpsilonDelta(0.0, 0.3), EpsilonDelta(50.0, 0.0)],
+)
+def test_degenerate_laws(mechanism: EpsilonDelta) -> None:
+    k = 3
+    pld = pld_of(mechanism).self_compose(k)
+    for e in [0.0, 1.0, 149.0]:
+        b = pld.delta(e)
+        truth = canonical_delta(mechanism.epsilon, mechanism.delta, k, e)
+        assert b.lower <= truth <= b.upper

@@ -125,6 +125,8 @@ def compose(parts: list[tuple[DiscreteLaw, int]], tail_mass: float) -> Composed:
     count = sum(k for _, k in parts)
     first = sum(k * law.first_cell for law, k in parts)
     log_tau = math.log(tail_mass / 4)
+    if any(not np.any(law.masses > 0) for law, _ in parts):  # some step is surely infinite (or dropped)
+        return Composed(np.zeros(1), first, count, step, 0.0, 0.0)
     a_int, n, wrap = _window(parts, log_tau)
     nf = n // 2 + 1
     # Pass 1 (cheap, real): log M-sums on all frequencies; keep φ̂ only where the running sum says the

@@ -64,7 +64,8 @@ def _chernoff_log_mgf(law: DiscreteLaw) -> FloatArray:
             val = float(np.logaddexp(val, math.log(rest) + top - _PRUNE))
         out[i] = val
     scale = float(np.max(np.abs(lo) + wd))
-    return out + (4 * lm.size + 16) * _U * (1 + np.abs(out)) + 8 * _U * (_LAMBDAS * scale + 1)
+    slack = (4 * lm.size + 16) * _U * (1 + np.abs(out)) + 8 * _U * (_LAMBDAS * scale + 1)
+    return np.asarray(np.where(np.isfinite(out), out + slack, out), dtype=np.float64)
 
 
 @dataclass
@@ -170,7 +171,8 @@ class _Direction:
             lam = _LAMBDAS
             log_c = -np.log1p(lam) + lam * (np.log(lam) - np.log1p(lam))
             total = total + log_c
-            total = total + 8 * _U * (np.abs(total) + 1)
+            with np.errstate(invalid="ignore"):
+                total = np.where(np.isfinite(total), total + 8 * _U * (np.abs(total) + 1), total)
             p_far = min(1.0, -math.expm1(log_fin) * (1 + 16 * _U))
             self._chernoff = (total, p_far)
         return self._chernoff
