@@ -2,7 +2,8 @@
 
 Runs ``bench_optimal.py`` (if present) and ``bench_pld.py``, each in its own interpreter, then
 concatenates ``RESULTS_optimal.md`` and ``RESULTS_pld.md`` (those that exist) into ``RESULTS.md``.
-Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``).
+Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``), except ``--skip-optimal``, which
+reuses the existing ``RESULTS_optimal.md`` instead of re-running ``bench_optimal.py``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,15 @@ BENCHMARKS = [("bench_optimal.py", "RESULTS_optimal.md"), ("bench_pld.py", "RESU
 
 def main(argv: list[str]) -> int:
     status = 0
+    skip = set()
+    if "--skip-optimal" in argv:
+        argv = [a for a in argv if a != "--skip-optimal"]
+        skip.add("bench_optimal.py")
     for script, _ in BENCHMARKS:
         path = HERE / script
+        if script in skip:
+            print(f"run_all: {script} skipped (--skip-optimal)", file=sys.stderr)
+            continue
         if not path.exists():
             print(f"run_all: {script} not present, skipped", file=sys.stderr)
             continue
