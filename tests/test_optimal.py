@@ -398,3 +398,37 @@ def test_bad_keywords_raise() -> None:
         optimal.homogeneous(0.1, 0.0, True)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="exact"):
         optimal.epsilon([(0.01 * math.sqrt(i + 2), 0.0) for i in range(40)], 1e-3, method="exact")
+
+
+def test_windowed_lattice_dp_matches_direct_convolution() -> None:
+    """400 mechanisms on the lattice 0.01·ℤ: the tilted, windowed FFT tree vs a plain float64 convolution.
+
+    The reference convolves the 400 two-point laws one by one with ``numpy.convolve`` (non-negative
+    terms only, relative error ~1e-13) and bisects D(ε_g) = Σ_y P(y)(1 − e^{ε_g − t_y})_+ with ``math.fsum``.
+    """
+    import numpy as np
+
+    a = [1 + (i * 37) % 10 for i in range(400)]
+    unit = 0.01
+    pmf = np.ones(1)
+    for ai in a:
+        p = 1.0 / (1.0 + math.exp(-ai * unit))
+        factor = np.zeros(ai + 1)
+        factor[0], factor[ai] = 1.0 - p, p
+        pmf = np.convolve(pmf, factor)
+    n = sum(a)
+    losses = [(2 * y - n) * unit for y in range(n + 1)]
+
+    def big_d(eps_g: float) -> float:
+        return math.fsum(float(w) * -math.expm1(eps_g - t) for w, t in zip(pmf, losses) if t > eps_g)
+
+    for delta_g in (1e-4, 1e-8):
+        lo, hi = 0.0, n * unit
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if big_d(mid) <= delta_g else (mid, hi)
+        b = optimal.epsilon([(ai * unit, 0.0) for ai in a], delta_g, method="exact")
+        assert b.lower <= hi * (1 + METHOD_RTOL) and lo * (1 - METHOD_RTOL) <= b.upper
+        assert b.width <= METHOD_RTOL * hi
+    d = optimal.delta([(ai * unit, 0.0) for ai in a], 2.0, method="exact")
+    assert d.lower <= big_d(2.0) * (1 + METHOD_RTOL) and big_d(2.0) * (1 - METHOD_RTOL) <= d.upper

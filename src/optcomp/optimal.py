@@ -362,33 +362,99 @@ def _brute_weights(eps: FloatArray) -> tuple[_Weights, _Weights]:
     )
 
 
-def _convolve_all(pieces: list[FloatArray]) -> tuple[FloatArray, float]:
-    """Product of probability polynomials (Huffman order: two shortest first) with an absolute error bound.
+@dataclass(slots=True)
+class _Node:
+    """A partial product of the tilted factors: Q_node on y ∈ [offset, offset + len(arr)).
 
-    Direct convolution of non-negative vectors has relative error ≤ (m + 1)u per entry (m terms);
-    FFT convolution adds :func:`fft_error_bound` per entry. Errors of inputs propagate additively
-    (each input has total mass ≤ 1 + its error, second-order terms absorbed by the factor 2).
+    ``err`` bounds |arr − truth| per entry one-sidedly in the direction of the envelope (``arr + err``
+    ≥ truth for the upper side, ``arr − err`` ≤ truth for the lower side); ``mass`` is Σ arr; ``mean``
+    and ``sumsq`` (Σ a_i²) choose the window; ``log_m`` is the node's log tilting normaliser; ``inf_p``
+    is untilted probability moved to +∞ loss (upper side).
     """
-    heap: list[tuple[int, int, FloatArray, float]] = []
-    for idx, p in enumerate(pieces):
-        heapq.heappush(heap, (p.size, idx, p, 0.0))
-    counter = len(pieces)
+
+    offset: int
+    arr: FloatArray
+    err: float
+    mass: float
+    mean: float
+    sumsq: float
+    log_m: float
+    inf_p: float
+
+
+#: ln(2/τ) of the Hoeffding window [mean ± √(Σa_i² · ln(2/τ)/2)] of a partial product (τ = 2e-20). The
+#: window only saves work: the mass outside it is accounted exactly (moved up or to +∞ for the upper
+#: envelope, dropped for the lower one), so no probability bound enters the certificate.
+_WINDOW_LOG_TAIL = 46.0
+
+
+def _merge(x: _Node, y: _Node, theta: float, side: Literal["upper", "lower"]) -> _Node:
+    """Product of two nodes, then cut to the node's window (see :class:`_Node`).
+
+    Direct convolution of non-negative vectors has relative error ≤ (m + 1)u per entry; FFT convolution
+    adds :func:`fft_error_bound` (scaled by the masses). Input errors propagate as
+    e_x·mass_y + e_y·mass_x + e_x·e_y·m (m = shorter length).
+    """
+    a, b = x.arr, y.arr
+    m = min(a.size, b.size)
+    n = a.size + b.size - 1
+    if m <= 64 or a.size * b.size <= 2**16:
+        out = np.convolve(a, b)
+        e = 2.0 * (m + 1) * _U * float(np.max(out))
+    else:
+        out = signal.fftconvolve(a, b)
+        np.maximum(out, 0.0, out=out)
+        e = fft_error_bound(int(2 ** math.ceil(math.log2(n))), max(x.mass, 1.0) * max(y.mass, 1.0), 2)
+    err = x.err * y.mass + y.err * x.mass + 2.0 * x.err * y.err * m + e
+    node = _Node(
+        x.offset + y.offset, out, err, float(np.sum(out)), x.mean + y.mean, x.sumsq + y.sumsq,
+        x.log_m + y.log_m, x.inf_p + y.inf_p,
+    )
+    return _window(node, theta, side)
+
+
+def _window(node: _Node, theta: float, side: Literal["upper", "lower"]) -> _Node:
+    h = math.sqrt(node.sumsq * _WINDOW_LOG_TAIL / 2.0)
+    size = node.arr.size
+    lo = max(0, math.floor(node.mean - h) - node.offset)
+    hi = min(size - 1, math.ceil(node.mean + h) - node.offset)
+    if hi < lo or (hi - lo + 1) > 0.8 * size:
+        return node
+    arr = node.arr
+    inf_p = node.inf_p
+    if side == "upper":
+        with np.errstate(divide="ignore"):
+            if lo > 0:
+                # Move the untilted probability of y < lo up to y = lo (D is increasing in the loss):
+                # Q_new(lo) += Σ_j (Q(j) + e) e^{θ(lo − j)}.
+                j = np.arange(lo, dtype=np.float64)
+                log_moved = _logsumexp(np.log(arr[:lo] + node.err) + theta * (lo - j))
+                if log_moved > 0.0:  # more than unit tilted mass: cutting would inflate errors; keep all
+                    lo = 0
+            if hi < size - 1:
+                # Untilted probability of y > hi goes to +∞ loss: Σ (Q(j) + e)·e^{log M − θ(offset + j)}.
+                j = np.arange(hi + 1, size, dtype=np.float64)
+                inf_p += math.exp(_logsumexp(np.log(arr[hi + 1:] + node.err) + node.log_m - theta * (node.offset + j)))
+        new = arr[lo : hi + 1].copy()
+        if lo > 0:
+            new[0] += math.exp(log_moved)
+    else:
+        new = arr[lo : hi + 1].copy()
+    return _Node(node.offset + lo, new, node.err, float(np.sum(new)), node.mean, node.sumsq, node.log_m, inf_p)
+
+
+def _convolve_all(leaves: list[_Node], theta: float, side: Literal["upper", "lower"]) -> _Node:
+    """Product of all leaves in Huffman order (two shortest first), windowed after every merge."""
+    heap: list[tuple[int, int, _Node]] = [(leaf.arr.size, i, leaf) for i, leaf in enumerate(leaves)]
+    heapq.heapify(heap)
+    counter = len(heap)
     while len(heap) > 1:
-        _, _, a, ea = heapq.heappop(heap)
-        _, _, b, eb = heapq.heappop(heap)
-        m = min(a.size, b.size)
-        n = a.size + b.size - 1
-        if m <= 64 or a.size * b.size <= 2**16:
-            out = np.convolve(a, b)
-            e = 2.0 * (m + 1) * _U * float(np.max(out))
-        else:
-            out = signal.fftconvolve(a, b)
-            np.maximum(out, 0.0, out=out)
-            e = fft_error_bound(int(2 ** math.ceil(math.log2(n))), 1.0, 2)
-        heapq.heappush(heap, (out.size, counter, out, 2.0 * (ea + eb) + e))
+        _, _, x = heapq.heappop(heap)
+        _, _, y = heapq.heappop(heap)
+        z = _merge(x, y, theta, side)
+        heapq.heappush(heap, (z.arr.size, counter, z))
         counter += 1
-    _, _, res, err = heap[0]
-    return res, err
+    return heap[0][2]
 
 
 def _tilt_for(a: FloatArray, unit: float, eps_target: float) -> float:
@@ -429,21 +495,23 @@ def _lattice_side(a: FloatArray, unit: float, eps_target: float, side: Literal["
     vals, counts = np.unique(a.astype(np.int64), return_counts=True)
     n_total = int(np.sum(vals * counts))
     theta = _tilt_for(a, unit, eps_target)
-    pieces: list[FloatArray] = []
+    leaves: list[_Node] = []
     log_m = 0.0
     eta_b = 0.0
     for v, c in zip(vals.tolist(), counts.tolist()):
         e_i = v * unit
         p_t = float(special.expit(e_i + theta * v))
-        log_m += c * float(_softplus(e_i + theta * v) - _softplus(e_i))
+        log_m_leaf = c * float(_softplus(e_i + theta * v) - _softplus(e_i))
+        log_m += log_m_leaf
         probs = _binom_pmf(c, p_t)
         if 0.0 < p_t < 1.0:
             eta_b += 8.0 * _U * (3.0 * math.lgamma(c + 1.0) + c * (abs(math.log(p_t)) + abs(math.log1p(-p_t))) + 4.0)
         arr = np.zeros(int(v) * c + 1)
         arr[:: int(v)] = probs
-        pieces.append(arr)
-    q, err = _convolve_all(pieces)
-    y = np.arange(q.size, dtype=np.float64)
+        leaves.append(_Node(0, arr, 0.0, float(np.sum(arr)), c * v * p_t, c * float(v) ** 2, log_m_leaf, 0.0))
+    root = _convolve_all(leaves, theta, side)
+    q, err = root.arr, root.err
+    y = root.offset + np.arange(q.size, dtype=np.float64)
     t = (2.0 * y - n_total) * unit
     keep = t > 0
     y, t, qk = y[keep], t[keep], q[keep]
@@ -451,7 +519,7 @@ def _lattice_side(a: FloatArray, unit: float, eps_target: float, side: Literal["
     with np.errstate(divide="ignore"):
         if side == "upper":
             logw = np.log(qk + err) + log_m - theta * y + eta
-            return _Weights(np.nextafter(t, math.inf), logw, 0.0)
+            return _Weights(np.nextafter(t, math.inf), logw, round_up(root.inf_p))
         logw = np.log(np.maximum(qk - err, 0.0)) + log_m - theta * y - eta
         return _Weights(np.nextafter(t, -math.inf), logw, 0.0)
 
