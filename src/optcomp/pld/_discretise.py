@@ -37,8 +37,10 @@ _LOG_FAR_TAIL = math.log(1e-300) - 50.0
 #: Fine cells merged per Chernoff row (the chord bound loses a factor e^{λ²W²/8} per step, W the row width).
 _CHERNOFF_BLOCK = 8
 #: Cells (the heaviest) and sub-cells per cell used to bound the second moment of the rounding error.
+#: Only as many of the heaviest cells as carry all but ``_VARIANCE_LIGHT`` of the mass are split.
 _VARIANCE_CELLS = 32768
-_VARIANCE_SPLIT = 8
+_VARIANCE_SPLIT = 16
+_VARIANCE_LIGHT = 1e-5
 
 
 class GridTooLargeError(ValueError):
@@ -199,17 +201,22 @@ def _second_moment(
 ) -> float:
     """Upper bound on Σ_c E[R²; L ∈ cell c] over the continuous part (R = (c+½)Δ − L).
 
-    The heaviest ``_VARIANCE_CELLS`` cells are split into ``_VARIANCE_SPLIT`` sub-cells: on a sub-cell
+    The heaviest cells (at most ``_VARIANCE_CELLS``, enough to carry all but ``_VARIANCE_LIGHT`` of
+    the mass) are split into ``_VARIANCE_SPLIT`` sub-cells: on a sub-cell
     [a, b] of a cell with lower edge u, R ∈ [u + mid_off − b, u + mid_off − a], so R² is at most the
     larger square of the two ends; the remaining cells use R² ≤ h². Sub-cell mass errors are charged
     at h².
     """
     n = masses.size
-    heavy = (
+    top = (
         np.argpartition(masses, n - _VARIANCE_CELLS)[n - _VARIANCE_CELLS :]
         if n > _VARIANCE_CELLS
         else np.arange(n)
     )
+    top = top[np.argsort(masses[top])[::-1]]
+    covered = np.cumsum(masses[top])
+    enough = int(np.searchsorted(covered, (1 - _VARIANCE_LIGHT) * float(np.sum(masses)))) + 1
+    heavy = top[: min(enough, top.size)]
     u = edges[:-1][heavy]
     w = np.diff(edges)[heavy]
     frac = np.linspace(0.0, 1.0, _VARIANCE_SPLIT + 1)
