@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -23,7 +24,7 @@ from optcomp.mechanisms import (
     privacy_loss_laws,
 )
 from tests.test_mechanisms import law_delta, law_total_masses
-from tests.tolerances import EXACT_RTOL, PMF_ATOL
+from tests.tolerances import EXACT_RTOL, MPMATH_DPS, PMF_ATOL
 
 MECHANISMS = [
     Gaussian(1.0),
@@ -44,7 +45,24 @@ MECHANISMS = [
     SubsampledWithoutReplacement(Gaussian(1.0, sensitivity=2.0), 0.1),
     SubsampledWithoutReplacement(Laplace(1.0), 0.4),
     SubsampledWithoutReplacement(EpsilonDelta(0.5, 1e-3), 0.3),
+    SubsampledWithoutReplacement(Laplace(0.01), 0.5),
+    PoissonSubsampled(Gaussian(0.05), 1e-6),
 ]
+
+
+def check_monotone(law: PrivacyLossLaw) -> None:
+    """Log tails finite or −inf, never NaN or positive, and monotone to rounding, from −inf to +inf."""
+    c = law.continuous
+    if c is None:
+        return
+    x = np.concatenate([[-np.inf, c.lower, c.upper, np.inf], np.linspace(-800.0, 800.0, 4001)])
+    x = np.sort(np.concatenate([x, -np.logspace(-12, 3, 61), np.logspace(-12, 3, 61)]))
+    for name in ("p_logsf", "p_logcdf", "q_logsf", "q_logcdf"):
+        v = getattr(c, name)(x)
+        assert not np.any(np.isnan(v)) and np.all(v <= 0.0), name
+        finite = np.isfinite(v[1:]) & np.isfinite(v[:-1])
+        step = (v[1:][finite] - v[:-1][finite]) * (1.0 if name.endswith("cdf") else -1.0)
+        assert np.all(step >= -EXACT_RTOL * np.maximum(1.0, np.abs(v[1:][finite]))), name
 
 
 def check_cellwise(law: PrivacyLossLaw) -> None:
@@ -76,7 +94,26 @@ def test_law_consistency(mechanism: object) -> None:
         assert q_total == pytest.approx(1.0, rel=EXACT_RTOL)
         np.testing.assert_allclose(law.atom_q, law.atom_p * np.exp(-law.atom_losses), rtol=EXACT_RTOL)
         check_cellwise(law)
+        check_monotone(law)
     # the add law is the law of the swapped pair: δ_add(ε) = 1 − e^ε + e^ε δ_remove(−ε)
     for eps in (0.0, 0.4, 1.5):
         swapped = 1 - math.exp(eps) + math.exp(eps) * law_delta(remove, -eps)
         assert law_delta(add, eps) == pytest.approx(swapped, rel=EXACT_RTOL, abs=PMF_ATOL)
+
+
+def test_without_replacement_middle_mass_keeps_relative_accuracy() -> None:
+    """WOR Laplace(b = 0.01), q = 1/2: R's continuous mass sits at both ends of (ln ½, 100); the mass in
+    between (e^{−33}) is not a difference of numbers near ½ (regression)."""
+    law, _ = privacy_loss_laws(SubsampledWithoutReplacement(Laplace(0.01), 0.5))
+    assert law.continuous is not None
+    with mpmath.workdps(MPMATH_DPS):
+        eps, q = mpmath.mpf(100), mpmath.mpf("0.5")
+
+        def base_p(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:  # P(a < L₀ ≤ b), continuous part
+            return mpmath.exp((a - eps) / 2) * mpmath.expm1((b - a) / 2) / 2
+
+        for t in (36.0, 10.0, 1.0):
+            y = mpmath.log(1 + mpmath.expm1(t) / q)
+            truth = base_p(-eps, 0) + q * base_p(0, y) + (1 - q) * base_p(-y, 0)
+            value = law.continuous.q_logsf(np.array([-t]))[0]
+            assert value == pytest.approx(float(mpmath.log(truth)), rel=EXACT_RTOL)

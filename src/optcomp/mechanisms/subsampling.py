@@ -95,20 +95,18 @@ class PoissonSubsampledLoss:
     def p_logsf(self, x: FloatArray) -> FloatArray:
         """log[q·P(L₀ > y) + (1−q)·Q(L₀ > y)], y = g⁻¹(x)."""
         y = self._y(x)
-        return np.asarray(
-            np.logaddexp(math.log(self.q) + self.base.p_logsf(y), math.log1p(-self.q) + self.base.q_logsf(y)),
-            dtype=np.float64,
+        mixed = np.logaddexp(
+            math.log(self.q) + self.base.p_logsf(y), math.log1p(-self.q) + self.base.q_logsf(y)
         )
+        return np.minimum(mixed, 0.0)  # a log-probability: only rounding above 0 is removed
 
     def p_logcdf(self, x: FloatArray) -> FloatArray:
         """log[q·P(L₀ ≤ y) + (1−q)·Q(L₀ ≤ y)], y = g⁻¹(x)."""
         y = self._y(x)
-        return np.asarray(
-            np.logaddexp(
-                math.log(self.q) + self.base.p_logcdf(y), math.log1p(-self.q) + self.base.q_logcdf(y)
-            ),
-            dtype=np.float64,
+        mixed = np.logaddexp(
+            math.log(self.q) + self.base.p_logcdf(y), math.log1p(-self.q) + self.base.q_logcdf(y)
         )
+        return np.minimum(mixed, 0.0)  # a log-probability: only rounding above 0 is removed
 
     def q_logsf(self, x: FloatArray) -> FloatArray:
         """log Q(L₀ > g⁻¹(x))."""
@@ -180,24 +178,51 @@ def _poisson_laws(mechanism: PoissonSubsampled) -> LawPair:
 
 @dataclass(frozen=True, slots=True)
 class SymmetrisedLoss:
-    """Continuous part of the symmetrisation S of a law R: R on L > 0, mirrored onto L < 0.
+    """Continuous part of the symmetrisation S of R = Poisson(``base``, ``q``): R on L > 0, mirrored.
 
-    S_P(L ≤ x) = R_Q(L ≥ −x) and S_Q(L ≤ x) = R_P(L ≥ −x) for x < 0; S = R on (0, ∞).
+    S_P(L ≤ x) = R_Q(L ≥ −x) and S_Q(L ≤ x) = R_P(L ≥ −x) for x < 0; S = R on (0, ∞). The values
+    that add an interval mass to a total, e.g. S_P(L ≤ x) = R_Q(L > 0) + R_P(0 < L ≤ x) for x ≥ 0,
+    take R(0 < L ≤ t) from the symmetric ``base`` B (y = g⁻¹(t) ≥ 0):
+
+        R_P(0 < L ≤ t) = q·[B_P(L₀ ≤ y) − B_P(L₀ ≤ 0)] + (1−q)·[B_Q(L₀ > 0) − B_Q(L₀ > y)],
+        R_Q(0 < L ≤ t) = B_Q(L₀ > 0) − B_Q(L₀ > y).
+
+    Each difference is taken on the side whose larger term, B_P(L₀ ≤ y) = B_Q(L₀ > 0) + B_P(0 < L₀ ≤ y)
+    or B_Q(L₀ > 0), is at most the total it is added to, so the result keeps full relative accuracy
+    even when R's mass sits at both ends of its support (subsampled Laplace).
     """
 
     base: ContinuousLoss
+    q: float
+
+    @property
+    def _r(self) -> ContinuousLoss:
+        return self.base if self.q == 1.0 else PoissonSubsampledLoss(self.base, self.q)
 
     @property
     def lower(self) -> float:
-        return -self.base.upper
+        return -self._r.upper
 
     @property
     def upper(self) -> float:
-        return self.base.upper
+        return self._r.upper
 
     def _totals(self) -> tuple[float, float]:
         zero = np.zeros(1)
-        return float(self.base.p_logsf(zero)[0]), float(self.base.q_logsf(zero)[0])
+        r = self._r
+        return float(r.p_logsf(zero)[0]), float(r.q_logsf(zero)[0])
+
+    def _positive(self, t: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """log R_P(0 < L ≤ t) and log R_Q(0 < L ≤ t) for t ≥ 0 (class docstring)."""
+        y = t if self.q == 1.0 else _inverse(t, self.q)
+        zero = np.zeros(1)
+        b = self.base
+        bp = log_diff_exp(b.p_logcdf(y), b.p_logcdf(zero))
+        bq = log_diff_exp(b.q_logsf(zero), b.q_logsf(y))
+        if self.q == 1.0:
+            return bp, bq
+        rp = np.logaddexp(math.log(self.q) + bp, math.log1p(-self.q) + bq)
+        return np.asarray(rp, dtype=np.float64), bq
 
     def _split(
         self,
@@ -214,60 +239,49 @@ class SymmetrisedLoss:
         return out.reshape(x.shape)
 
     def p_logsf(self, x: FloatArray) -> FloatArray:
-        """x ≥ 0: R_P(L > x); x < 0: R_P(L > 0) + R_Q(L > 0) − R_Q(L ≥ −x)."""
-        log_p0, log_q0 = self._totals()
-        return self._split(
-            x,
-            self.base.p_logsf,
-            lambda y: np.logaddexp(log_p0, log_diff_exp(log_q0, self.base.q_logsf(-y))),
-        )
+        """x ≥ 0: R_P(L > x); x < 0: R_P(L > 0) + R_Q(0 < L < −x)."""
+        log_p0, _ = self._totals()
+        return self._split(x, self._r.p_logsf, lambda y: np.logaddexp(log_p0, self._positive(-y)[1]))
 
     def p_logcdf(self, x: FloatArray) -> FloatArray:
-        """x < 0: R_Q(L ≥ −x); x ≥ 0: R_Q(L > 0) + R_P(L > 0) − R_P(L > x)."""
-        log_p0, log_q0 = self._totals()
+        """x < 0: R_Q(L ≥ −x); x ≥ 0: R_Q(L > 0) + R_P(0 < L ≤ x)."""
+        _, log_q0 = self._totals()
         return self._split(
-            x,
-            lambda y: np.logaddexp(log_q0, log_diff_exp(log_p0, self.base.p_logsf(y))),
-            lambda y: self.base.q_logsf(-y),
+            x, lambda y: np.logaddexp(log_q0, self._positive(y)[0]), lambda y: self._r.q_logsf(-y)
         )
 
     def q_logsf(self, x: FloatArray) -> FloatArray:
-        """x ≥ 0: R_Q(L > x); x < 0: R_Q(L > 0) + R_P(L > 0) − R_P(L ≥ −x)."""
-        log_p0, log_q0 = self._totals()
-        return self._split(
-            x,
-            self.base.q_logsf,
-            lambda y: np.logaddexp(log_q0, log_diff_exp(log_p0, self.base.p_logsf(-y))),
-        )
+        """x ≥ 0: R_Q(L > x); x < 0: R_Q(L > 0) + R_P(0 < L < −x)."""
+        _, log_q0 = self._totals()
+        return self._split(x, self._r.q_logsf, lambda y: np.logaddexp(log_q0, self._positive(-y)[0]))
 
     def q_logcdf(self, x: FloatArray) -> FloatArray:
-        """x < 0: R_P(L ≥ −x); x ≥ 0: R_P(L > 0) + R_Q(L > 0) − R_Q(L > x)."""
-        log_p0, log_q0 = self._totals()
+        """x < 0: R_P(L ≥ −x); x ≥ 0: R_P(L > 0) + R_Q(0 < L ≤ x)."""
+        log_p0, _ = self._totals()
         return self._split(
-            x,
-            lambda y: np.logaddexp(log_p0, log_diff_exp(log_q0, self.base.q_logsf(y))),
-            lambda y: self.base.p_logsf(-y),
+            x, lambda y: np.logaddexp(log_p0, self._positive(y)[1]), lambda y: self._r.p_logsf(-y)
         )
 
 
-def symmetrised_law(law: PrivacyLossLaw) -> PrivacyLossLaw:
-    """The symmetric law S that agrees with ``law`` (R) on L > 0 (module docstring).
+def symmetrised_law(base: PrivacyLossLaw, sampling_rate: float) -> PrivacyLossLaw:
+    """The symmetric law S that agrees with R = Poisson(``base``, q) on L > 0 (module docstring).
 
-    Atoms with ℓ > 0 are kept and mirrored to −ℓ with P and Q exchanged; q_neg_inf = R.p_inf; the
+    Atoms of R with ℓ > 0 are kept and mirrored to −ℓ with P and Q exchanged; q_neg_inf = R.p_inf; the
     remaining mass 1 − R_P(L > 0) − R.p_inf − R_Q(L > 0) sits on an atom at L = 0 (with equal P- and
-    Q-mass). That remainder is ≥ 0 whenever R is a Poisson-subsampled symmetric law (it equals
-    (1−q)(a − b + d) + c₀ with a ≥ b in the base's terms); only rounding below zero is cut off.
+    Q-mass). For a symmetric ``base`` that remainder equals (1−q)(a − b + d) + c₀ ≥ 0 (a, b: P- and
+    Q-mass of 0 < L₀ < ∞, d = p_inf, c₀: mass at L₀ = 0); only rounding below zero is cut off.
     """
+    law = poisson_subsampled_law(base, sampling_rate)
     positive = law.atom_losses > 0
     losses, atom_p, atom_q = law.atom_losses[positive], law.atom_p[positive], law.atom_q[positive]
     parts_p = [law.p_inf, *atom_p.tolist()]
     parts_q = [*atom_q.tolist()]
     continuous = None
-    if law.continuous is not None and law.continuous.upper > 0:
+    if law.continuous is not None and base.continuous is not None and law.continuous.upper > 0:
         zero = np.zeros(1)
         parts_p.append(math.exp(float(law.continuous.p_logsf(zero)[0])))
         parts_q.append(math.exp(float(law.continuous.q_logsf(zero)[0])))
-        continuous = SymmetrisedLoss(law.continuous)
+        continuous = SymmetrisedLoss(base.continuous, check_sampling_rate("sampling_rate", sampling_rate))
     at_zero = max(0.0, 1.0 - math.fsum(parts_p + parts_q))  # ≥ 0 exactly; cut rounding only
     return PrivacyLossLaw(
         atom_losses=np.concatenate([-losses[::-1], [0.0], losses]),
@@ -321,5 +335,5 @@ def _without_replacement_laws(mechanism: SubsampledWithoutReplacement) -> LawPai
             f"(T(P, Q) = T(Q, P)); {type(mechanism.mechanism).__name__} is not: its tight substitution "
             "curve is a pointwise maximum of two curves, not the law of one pair"
         )
-    law = symmetrised_law(poisson_subsampled_law(base[0], mechanism.sampling_rate))
+    law = symmetrised_law(base[0], mechanism.sampling_rate)
     return (law, law)
