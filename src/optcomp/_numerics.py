@@ -295,7 +295,7 @@ class Accuracy:
             mass that wraps around the FFT window); it is added to every certified upper bound on δ.
     """
 
-    grid_step: float = 5e-5
+    grid_step: float = 4e-5
     tail_mass: float = 1e-14
 
     def __post_init__(self) -> None:
