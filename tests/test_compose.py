@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 import optcomp
 from optcomp import EpsilonDelta, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse, compose
 from optcomp.mechanisms import PrivacyLossLaw
-from tests.test_mechanisms import gdp_delta
+
+#: A coarser grid for the many single-mechanism brackets (they must contain the truth at any step).
+COARSE = optcomp.Accuracy(grid_step=1e-3)
+from tests.test_mechanisms import gdp_delta, law_delta
+from tests.test_mechanisms_consistency import MECHANISMS
 from tests.test_mechanisms_subsampling import subsampled_gaussian_delta
 from tests.tolerances import MPMATH_DPS
 
@@ -171,3 +175,13 @@ def test_randomized_response_composition_contains_murtagh_vadhan(epsilon: float)
         .delta(epsilon)
         .contains(mv_homogeneous_delta(0.5, 0.0, 10, epsilon))
     )
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
+def test_single_mechanism_bracket_contains_exact_law_delta(mechanism: object) -> None:
+    """One run of each mechanism: the engine's bracket contains δ(ε) computed exactly from the law."""
+    remove, add = optcomp.privacy_loss_laws(mechanism)
+    pld = compose(mechanism, accuracy=COARSE)
+    for epsilon in (0.0, 0.2, 1.0):
+        truth = max(law_delta(remove, epsilon), law_delta(add, epsilon))
+        assert pld.delta(epsilon).contains(truth)
