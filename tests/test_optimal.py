@@ -370,6 +370,8 @@ def test_grid_bracket_contains_brute_force(a: list[int], delta_g: float) -> None
         ([], 1e-3, "mechanisms"),
         ([(0.1,)], 1e-3, "mechanisms"),
         ("abc", 1e-3, "mechanisms"),
+        ([(True, 0.0)], 1e-3, "bool"),
+        ([0.1, 0.2], 1e-3, "mechanisms"),
         ([(0.1, 0.0)], -0.1, "delta"),
         ([(0.1, 0.0)], float("nan"), "delta"),
     ],

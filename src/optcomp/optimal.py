@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import reprlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, overload
@@ -147,12 +148,16 @@ def _spec(mechanisms: Sequence[EpsDelta]) -> _Spec:
         if mechanisms.epsilon == 0.0:
             return _Spec(np.zeros(0), math.nan, 0, log_survive, mechanisms.k)
         return _Spec(np.zeros(0), mechanisms.epsilon, mechanisms.k, log_survive, mechanisms.k)
+    shown = reprlib.repr(mechanisms)
     if isinstance(mechanisms, (str, bytes)):
-        raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {mechanisms!r}")  # noqa: TRY004
+        raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {shown}")  # noqa: TRY004
     try:
+        has_bool = any(isinstance(x, bool) for pair in mechanisms for x in pair)
         arr = np.asarray(mechanisms, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {mechanisms!r}") from exc
+        raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {shown}") from exc
+    if has_bool:
+        raise ValueError(f"mechanisms must hold real (epsilon, delta) numbers, not bool, got {shown}")
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
         raise ValueError(
             f"mechanisms must be a non-empty sequence of (epsilon, delta) pairs, got shape {arr.shape}"
@@ -264,7 +269,8 @@ def _root(w: _Weights, log_r: float) -> tuple[float, float]:
     else:
         eps = min(max(diff - lb, lo), hi)
         cond = 1.0 / max(-math.expm1(log_r - la), _U)
-    err = 8.0 * _U * (cond + abs(la) + abs(lb) + abs(eps) + 2.0 * n)
+    # Suffix sums carry a relative error ≤ n·u (sequential cumsum); the subtraction A − r amplifies it by cond.
+    err = 8.0 * _U * (cond * (n + 2.0) + abs(la) + abs(lb) + abs(eps))
     return (eps, err)
 
 
@@ -293,8 +299,11 @@ def _delta_from_envelopes(upper: _Weights, lower: _Weights, eps_g: float, log_su
             return 1.0
         return -math.expm1(log_survive + math.log1p(-d))
 
-    hi = min(1.0, round_up(delta_of(_log_tail(upper, eps_g) + RELATIVE_SLACK)))
-    lo = max(0.0, round_down(delta_of(_log_tail(lower, eps_g) - RELATIVE_SLACK)))
+    # Pairwise summation in _log_tail: relative error ≤ ~u·log2(n) per sum, plus the per-term exp/log1mexp.
+    slack_up = RELATIVE_SLACK + 8.0 * _U * math.log2(upper.loss.size + 2.0)
+    slack_lo = RELATIVE_SLACK + 8.0 * _U * math.log2(lower.loss.size + 2.0)
+    hi = min(1.0, round_up(delta_of(_log_tail(upper, eps_g) + slack_up)))
+    lo = max(0.0, round_down(delta_of(_log_tail(lower, eps_g) - slack_lo)))
     return Bound(min(lo, hi), hi)
 
 
