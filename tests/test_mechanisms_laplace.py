@@ -149,3 +149,12 @@ def test_vuvuzela_parameters_give_small_finite_law() -> None:
 def test_laplace_validation(factory: object, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         factory()  # type: ignore[operator]
+
+
+@settings(max_examples=10, deadline=None)
+@given(mean=st.floats(0.0, 30.0), scale=st.floats(0.3, 3.0), sens=st.integers(1, 4), at=st.floats(0.0, 4.0))
+def test_vuvuzela_noise_over_domain(mean: float, scale: float, sens: int, at: float) -> None:
+    remove, add = privacy_loss_laws(ShiftedTruncatedLaplace(mean, scale, sens))
+    p, q = vuvuzela_pmfs(mean, scale, sens, top=int(mean + 80 * scale))
+    assert law_delta(remove, at) == pytest.approx(discrete_delta(p, q, at), rel=EXACT_RTOL, abs=PMF_ATOL)
+    assert law_delta(add, at) == pytest.approx(discrete_delta(q, p, at), rel=EXACT_RTOL, abs=PMF_ATOL)
