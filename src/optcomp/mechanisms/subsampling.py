@@ -3,8 +3,8 @@
 **Poisson subsampling, add/remove relation.** Each record enters the batch independently with
 probability q. For the remove-direction pair (P, Q) = (M(D), M(D')) of the base mechanism, the
 subsampled pair is (qP + (1−q)Q, Q), and the add direction is the swap (Q, qP + (1−q)Q)
-(Balle–Barthe–Gaboardi, NeurIPS 2018; Zhu–Dong–Wang, AISTATS 2022: the tight dominating pair). With L₀ = ln(dP/dQ) the new loss is
-the monotone transform
+(Balle–Barthe–Gaboardi, NeurIPS 2018; Zhu–Dong–Wang, AISTATS 2022: the tight dominating pair).
+With L₀ = ln(dP/dQ) the new loss is the monotone transform
 
     L = g(L₀) = ln(1 − q + q·e^{L₀}) = log1p(q·expm1(L₀)),   g(−∞) = ln(1 − q),
 
