@@ -98,7 +98,7 @@ class _Direction:
         self.err_lower = floor * (1 + 16 * _U)
         self.err_upper = (floor + dropped) * (1 + 16 * _U)
         log_fin = math.fsum(kk * math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf for law, kk in laws)
-        self.p_inf_upper = min(1.0, -math.expm1(log_fin) * (1 + 16 * _U) + 1e-300 * 0)
+        self.p_inf_upper = min(1.0, -math.expm1(log_fin) * (1 + 16 * _U))
         self.p_inf_lower = max(0.0, -math.expm1(log_fin) * (1 - 16 * _U))
         self.s_max = float(self.s[-1]) if n else 0.0
         self._chernoff: tuple[FloatArray, float] | None = None
