@@ -434,3 +434,33 @@ def test_windowed_lattice_dp_matches_direct_convolution() -> None:
         assert b.width <= METHOD_RTOL * hi
     d = optimal.delta([(ai * unit, 0.0) for ai in a], 2.0, method="exact")
     assert d.lower <= big_d(2.0) * (1 + METHOD_RTOL) and big_d(2.0) * (1 - METHOD_RTOL) <= d.upper
+
+
+def test_million_copies_bracket_vs_mpmath() -> None:
+    """k = 10^6 copies of (0.01, 0) at δ_g = 1e-6: D(lower) > δ_g ≥ D(upper) at 40 digits (MV Thm 1.4).
+
+    The tail sum starts at ℓ0 = ⌊(ε_g/ε + k)/2⌋ + 1 with C(k, ℓ)(1 + e^ε)^{−k} from ``loggamma`` and is
+    continued by the ratio (k − ℓ)/(ℓ + 1) until the terms are 1e-30 of the sum.
+    """
+    k, eps, delta_g = 10**6, mpmath.mpf("0.01"), 1e-6
+    b = optimal.epsilon(optimal.homogeneous(0.01, 0.0, k), delta_g)
+    assert b.width <= EXACT_RTOL * b.upper
+
+    def big_d(eps_g_float: float) -> mpmath.mpf:
+        eps_g = mpmath.mpf(eps_g_float)
+        ell = int(mpmath.floor((eps_g / eps + k) / 2)) + 1
+        start = ell
+        c = mpmath.exp(
+            mpmath.loggamma(k + 1) - mpmath.loggamma(ell + 1) - mpmath.loggamma(k - ell + 1)
+            - k * mpmath.log(1 + mpmath.exp(eps))
+        )
+        total = mpmath.mpf(0)
+        while True:
+            term = c * (mpmath.exp(ell * eps) - mpmath.exp(eps_g + (k - ell) * eps))
+            total += term
+            if ell > start + 200 and term < total * mpmath.mpf(10) ** -30:
+                return total
+            c = c * (k - ell) / (ell + 1)
+            ell += 1
+
+    assert big_d(b.lower) > delta_g >= big_d(b.upper)
