@@ -29,3 +29,5 @@ PLD_TEST_STEP = 5e-4
 PLD_FINE_STEP = 1e-4
 #: δ → ε → δ round trip through a closed form with exp/sqrt (conditioning up to ~(ε/σ)² amplifies rounding).
 ROUND_TRIP_RTOL = 1e-6
+#: Relative bracket width of optimal ε for k = 10^6 copies (log C(k, ℓ) via gammaln carries ~u·ln k! absolute error).
+OPTIMAL_LARGE_K_RTOL = 1e-8
