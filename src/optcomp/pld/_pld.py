@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -80,7 +80,7 @@ class _Direction:
         k = c.count
         n = c.masses.size
         y = c.masses
-        self.s = (2.0 * (c.first_index + np.arange(n, dtype=np.float64)) + k) * (0.5 * c.step)
+        self._first, self._count, self._step = c.first_index, k, c.step
         self.suffix = np.cumsum(y[::-1])[::-1]
         self.suffix_exp = lfilter([1.0], [1.0, -math.exp(-c.step)], y[::-1])[::-1]
         self.n = n
@@ -100,16 +100,35 @@ class _Direction:
         log_fin = math.fsum(kk * math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf for law, kk in laws)
         self.p_inf_upper = min(1.0, -math.expm1(log_fin) * (1 + 16 * _U))
         self.p_inf_lower = max(0.0, -math.expm1(log_fin) * (1 - 16 * _U))
-        self.s_max = float(self.s[-1]) if n else 0.0
+        self.s_max = float(self._s(np.array([n - 1]))[0]) if n else 0.0
+        # the composed vector itself is no longer needed: keep only the suffix sums
+        self.composed = replace(c, masses=np.zeros(0))
         self._chernoff: tuple[FloatArray, float] | None = None
 
     # -- the mid-placed hockey stick --------------------------------------------------------------
+    def _s(self, j: npt.NDArray[np.int64]) -> FloatArray:
+        """Mid-placed composed loss of bin j: s_j = (C_j + k/2)·Δ, C_j = first index + j."""
+        return np.asarray((2.0 * (self._first + j) + self._count) * (0.5 * self._step), dtype=np.float64)
+
+    def _index(self, x: FloatArray) -> npt.NDArray[np.int64]:
+        """The first bin j with s_j > x (n if none), exactly as computed s_j compare."""
+        s0 = float(self._s(np.zeros(1, dtype=np.int64))[0])
+        with np.errstate(invalid="ignore"):
+            guess = np.floor((x - s0) / self._step) + 1.0
+        j = np.clip(np.nan_to_num(guess, nan=0.0), 0, self.n).astype(np.int64)
+        while True:
+            up = (j < self.n) & (self._s(np.minimum(j, self.n - 1)) <= x)
+            down = (j > 0) & (self._s(np.maximum(j - 1, 0)) > x)
+            if not (np.any(up) or np.any(down)):
+                return j
+            j = j + up.astype(np.int64) - down.astype(np.int64)
+
     def _tilde(self, x: FloatArray) -> tuple[FloatArray, FloatArray]:
         """δ̃(x) = Σ_{s_j > x} y_j (1 − e^{x − s_j}) from suffix sums, and its rounding error bound."""
-        j = np.searchsorted(self.s, x, side="right")
+        j = self._index(x)
         valid = j < self.n
         jj = np.minimum(j, self.n - 1)
-        a, b, sj = self.suffix[jj], self.suffix_exp[jj], self.s[jj]
+        a, b, sj = self.suffix[jj], self.suffix_exp[jj], self._s(jj)
         with np.errstate(over="ignore", invalid="ignore"):
             val = np.where(valid, a - np.exp(np.minimum(x - sj, 0.0)) * b, 0.0)
             err = np.where(
