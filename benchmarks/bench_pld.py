@@ -518,6 +518,13 @@ def main(argv: list[str] | None = None) -> int:
             if case.group == "dpsgd" and sig in timed_out:
                 results[case.name][name] = Result(note=f"skipped: > {PER_RUN_TIMEOUT_S:.0f} s at fewer steps")
                 continue
+            kinds = {kind for kind, _, _ in case.items}
+            if name == "optcomp_optimal" and kinds != {"epsdelta"}:
+                results[case.name][name] = Result(note="n/a: black-box (ε,δ) compositions only")
+                continue
+            if name == "dpa_rdp" and "epsdelta" in kinds:
+                results[case.name][name] = Result(note="n/a: RDP has no (ε,δ)-DP event")
+                continue
             r = measure(name, case)
             if r.note.startswith("skipped") or "budget" in r.note:
                 timed_out.add(sig)
