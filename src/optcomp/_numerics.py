@@ -279,7 +279,7 @@ def log_sum_exp(values: npt.ArrayLike) -> float:
 #: ``LAW_LOG_ERROR * max(1, |value|)``. The PLD engine widens every cell mass by this much.
 LAW_LOG_ERROR: float = 64 * UNIT_ROUNDOFF
 
-#: Largest FFT length the PLD engine allocates (about 1.5 GiB of working memory at this length).
+#: Largest FFT length the PLD engine allocates (peak RSS about 1.1–1.3 GB near it, docs/pld.md).
 PLD_MAX_FFT_LENGTH: int = 2**25
 
 

@@ -23,6 +23,7 @@ vector, :func:`discretise` certifies
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,12 +125,17 @@ def _cell_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, Flo
     return masses, err, tv, float(np.sum(edge_theta)) * (1 + 4 * edge_theta.size * UNIT_ROUNDOFF)
 
 
-def _tail_point(fn: object, target: float, sign: float, lo: float, hi: float) -> float:
-    """A loss x (within [lo, hi]) with fn(x) ≤ target, fn monotone; sign=+1: search upwards."""
-    f = fn  # callable on arrays
+def _tail_point(
+    fn: Callable[[FloatArray], FloatArray], target: float, sign: float, lo: float, hi: float
+) -> float:
+    """A loss x (within [lo, hi]) with fn(x) ≤ target, fn monotone; sign=+1: search upwards.
+
+    Doubling steps from 0 (or the finite support end) until fn ≤ target, then 60 bisection steps;
+    the point returned always satisfies fn(x) ≤ target (or is the support end).
+    """
 
     def val(x: float) -> float:
-        return float(f(np.array([x]))[0])  # type: ignore[operator]
+        return float(fn(np.array([x]))[0])
 
     start = 0.0 if lo <= 0.0 <= hi else (lo if math.isfinite(lo) else hi)
     step = 1.0

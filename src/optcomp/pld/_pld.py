@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -414,14 +415,13 @@ class PrivacyLossDistribution:
         return self._bisect(0.0, hi, lambda e: self._lower_at(e) <= delta, keep="lo")
 
     @staticmethod
-    def _bisect(lo: float, hi: float, ok: object, keep: str) -> float:
+    def _bisect(lo: float, hi: float, ok: Callable[[float], bool], keep: str) -> float:
         """Bisection with ok(hi) true and ok(lo) false; returns hi (keep='hi') or lo."""
-        pred = ok
         for _ in range(200):
             if hi - lo <= EPSILON_XTOL * max(1.0, hi):
                 break
             mid = 0.5 * (lo + hi)
-            if pred(mid):  # type: ignore[operator]
+            if ok(mid):
                 hi = mid
             else:
                 lo = mid
