@@ -320,3 +320,22 @@ def test_degenerate_laws(mechanism: EpsilonDelta) -> None:
         b = pld.delta(e)
         truth = canonical_delta(mechanism.epsilon, mechanism.delta, k, e)
         assert b.lower <= truth <= b.upper
+
+
+def test_asymmetric_compose_commutative_within_error() -> None:
+    a = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), 0.1)).self_compose(20)
+    b = pld_of(Gaussian(sigma=3.0)).self_compose(2)
+    ab, ba = a.compose(b), b.compose(a)
+    assert not ab.symmetric
+    for e in [0.2, 1.0, 3.0]:
+        x, y = ab.delta(e), ba.delta(e)
+        assert max(x.lower, y.lower) <= min(x.upper, y.upper)
+    ea, eb = ab.epsilon(1e-6), ba.epsilon(1e-6)
+    assert max(ea.lower, eb.lower) <= min(ea.upper, eb.upper)
+
+
+def test_ten_million_steps_give_a_finite_narrow_bracket() -> None:
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), 1e-3), Accuracy(grid_step=PLD_FINE_STEP))
+    b = pld.self_compose(10_000_000).epsilon(1e-5)
+    assert 0 < b.lower <= b.upper < math.inf
+    assert b.relative_width < 0.1
