@@ -472,7 +472,7 @@ def _tilt_for(a: FloatArray, unit: float, eps_target: float) -> float:
     total = float(np.sum(eps))
 
     def mean_l(lam: float) -> float:
-        # tilted P(X_i = +ε_i) = sigmoid(ε_i (1 + 2λ)), λ = θ/(2 unit)·... in loss units
+        # Under the tilt e^{λL}, P(X_i = +ε_i) = sigmoid(ε_i(1 + 2λ)), so E X_i = ε_i tanh(ε_i(1 + 2λ)/2).
         return float(np.sum(eps * np.tanh(eps * (1.0 + 2.0 * lam) / 2.0)))
 
     target = min(eps_target, 0.999 * total)
