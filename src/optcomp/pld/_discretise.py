@@ -121,7 +121,13 @@ def _cell_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, Flo
         np.where(use_cdf, tc[..., 1:] + tc[..., :-1], ts[..., 1:] + ts[..., :-1]) + 8 * UNIT_ROUNDOFF * masses
     )
     edge_theta = np.where(logcdf <= logsf, tc, ts)
-    tv = 8 * UNIT_ROUNDOFF * float(np.sum(masses)) + float(np.max(tc + ts))
+    # rounding of the mass formula, the cdf/sf switch at the median, and the two boundary edges
+    # (summation by parts leaves g_first·G(first) and g_last·G(last), charged at full weight)
+    tv = (
+        8 * UNIT_ROUNDOFF * float(np.sum(masses))
+        + float(np.max(tc + ts))
+        + float(np.sum(edge_theta[..., 0]) + np.sum(edge_theta[..., -1]))
+    )
     return masses, err, tv, float(np.sum(edge_theta)) * (1 + 4 * edge_theta.size * UNIT_ROUNDOFF)
 
 

@@ -250,8 +250,8 @@ class PrivacyLossDistribution:
     (:mod:`optcomp.pld._compose`), and queries read suffix sums of the composed vector.
 
     Every ``delta``/``epsilon`` answer is a :class:`~optcomp.Bound` whose ``upper`` is certified; it
-    covers: the rounding of losses to the grid (deterministic drift Σ k_i·r_max and the Hoeffding
-    bound on the mid-placed rounding error), the truncated tails (added), the mass that wraps around
+    covers: the rounding of losses to the grid (deterministic drift Σ k_i·r_min, or Hoeffding/Bernstein
+    bounds on the mid-placed rounding error), the truncated tails (added), the mass that wraps around
     the FFT window (Chernoff), the floating-point error of the masses and of the FFT, and, for tiny
     δ, a Chernoff (moment) bound from the law's exact cell masses. ``lower`` subtracts the same
     errors. ``docs/pld.md`` gives the proofs.
