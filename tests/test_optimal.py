@@ -276,6 +276,20 @@ def test_target_below_floor_is_infinite() -> None:
     assert optimal.delta(mechs, math.inf).contains(floor)
 
 
+def test_zero_target_is_basic_composition() -> None:
+    """δ_g = 0 with δ_i = 0: D(ε_g) = 0 iff ε_g ≥ Σε_i, so OptComp = Σε_i (every method path)."""
+    for mechs in (
+        [(0.1, 0.0)] * 10,
+        [(0.1, 0.0), (0.25, 0.0)],
+        [(0.01 * (i + 1), 0.0) for i in range(30)],
+        [(0.013 * math.sqrt(i + 1), 0.0) for i in range(30)],
+    ):
+        b = optimal.epsilon(mechs, 0.0)
+        total = math.fsum(e for e, _ in mechs)
+        assert b.lower <= total <= b.upper and b.width <= EXACT_RTOL * total
+        assert optimal.delta(mechs, 2 * total) == Bound(0.0, 0.0)
+
+
 def test_large_target_gives_zero() -> None:
     assert optimal.epsilon([(0.1, 0.0)] * 10, 0.9) == Bound(0.0, 0.0)
     assert optimal.epsilon(HET, 1.0) == Bound(0.0, 0.0)

@@ -615,6 +615,13 @@ def _exact_envelopes(spec: _Spec, method: str, max_points: int, eps_target: floa
     return None
 
 
+def _max_loss(spec: _Spec) -> float:
+    """max L = Σε_i (``math.fsum``, correctly rounded)."""
+    if spec.hom_k > 0:
+        return spec.hom_k * spec.hom_eps
+    return math.fsum(spec.eps.tolist())
+
+
 def _check_common(method: object, tolerance: object, max_points: object) -> tuple[Method, float, int]:
     if method not in ("auto", "exact", "grid", "mv"):
         raise ValueError(f"method must be one of 'auto', 'exact', 'grid', 'mv', got {method!r}")
@@ -688,8 +695,11 @@ def delta(
     spec = _spec(mechanisms)
     if method == "mv":
         raise ValueError("method='mv' (MV Thm 1.7) computes epsilon only; use method='auto', 'exact' or 'grid'")
-    if math.isinf(eps_g):
-        floor = 1.0 if spec.log_survive == -math.inf else -math.expm1(spec.log_survive)
+    if math.isinf(eps_g) or eps_g >= round_up(_max_loss(spec)):
+        # ε_g ≥ Σε_i: D(ε_g) = 0, so δ_g is the floor 1 − Π(1 − δ_i).
+        if spec.log_survive in (0.0, -math.inf):
+            return Bound.exact(0.0 if spec.log_survive == 0.0 else 1.0)
+        floor = -math.expm1(spec.log_survive)
         return Bound(max(0.0, round_down(floor)), min(1.0, round_up(floor)))
     target = eps_g
     env = None if method == "grid" else _exact_envelopes(spec, method, max_points, target)
@@ -740,6 +750,10 @@ def epsilon(
     log_r = _log_r(delta_g, spec.log_survive)
     if math.isnan(log_r):
         return Bound(math.inf, math.inf)
+    if log_r == -math.inf:
+        # r = 0: D(ε_g) = 0 exactly iff ε_g ≥ max L = Σε_i (pure-DP basic composition is then optimal).
+        total = _max_loss(spec)
+        return Bound(max(0.0, round_down(total)), round_up(total))
     target = _eps_guess(spec.eps, log_r) if spec.hom_k == 0 and spec.eps.size > 0 else 0.0
     if method == "grid" and spec.hom_k == 0 and spec.eps.size > 0:
         return _grid_epsilon(spec.eps, log_r, tolerance, max_points)
