@@ -34,6 +34,10 @@ Edge-case semantics (documented once here, tested in ``tests/test_optimal.py``):
 * Target δ_g below the floor 1 − Π(1 − δ_i): no finite ε_g exists; :func:`epsilon` returns
   ``Bound(inf, inf)`` (a certified statement, not an error).
 * Target δ_g so large that ε_g = 0 suffices: :func:`epsilon` returns ``Bound(0, 0)``.
+* Target δ_g exactly at the floor (e.g. δ_g = 0 with all δ_i = 0): ε_g = Σε_i (D vanishes exactly there);
+  :func:`delta` at ε_g ≥ Σε_i returns the floor. A δ_g within float rounding of the floor may land on
+  either side of it.
+* ``method="grid"`` on equal ε_i uses the homogeneous closed form (already exact).
 """
 
 from __future__ import annotations
