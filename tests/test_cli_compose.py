@@ -86,3 +86,11 @@ def test_bad_arguments_one_line_exit_2(capsys: pytest.CaptureFixture[str], args:
     err = capsys.readouterr().err
     assert err.startswith("optcomp: error:") and err.count("\n") == 1
     assert match in err
+
+
+def test_region_heterogeneous_options(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["region", "--mech", "0.1,0", "--mech", "0.2,1e-6", "--mech", "0.05,0", "--eps-points", "5", "--format", "json"]
+    data = run_json(capsys, args)
+    assert len(data["constraints"]) == 5
+    assert main(["region", "--mech", "0.1,0", "--eps-points", "0"]) == 2
+    assert "eps_points" in capsys.readouterr().err

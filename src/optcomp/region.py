@@ -137,16 +137,21 @@ def composed(epsilon: float, delta: float, k: int) -> PrivacyRegion:
     return PrivacyRegion(tuple(constraints))
 
 
-def from_optimal(mechanisms: Sequence[EpsDelta], epsilons: Sequence[float]) -> PrivacyRegion:
+def from_optimal(
+    mechanisms: Sequence[EpsDelta], epsilons: Sequence[float], *, tolerance: float = optimal.DEFAULT_TOLERANCE
+) -> PrivacyRegion:
     """Outer bound of the heterogeneous composition's region: ∩_g R(ε_g, δ_opt(ε_g)) over given ε_g.
 
     Every R(ε_g, δ) with δ ≥ the optimal δ at ε_g (MV Thm 1.5) contains the composition's region; the
-    certified upper ends of :func:`optimal.delta` are used. More ε_g give a tighter outer bound.
+    certified upper ends of :func:`optimal.delta` (with ``tolerance``, used by its grid method for real
+    ε_i) are used. More ε_g give a tighter outer bound; the cost is one :func:`optimal.delta` per ε_g.
     """
     eps_list = list(epsilons)
     if not eps_list:
         raise ValueError("epsilons must contain at least one value, got []")
-    return PrivacyRegion(tuple((float(e), optimal.delta(mechanisms, e).upper) for e in eps_list))
+    return PrivacyRegion(
+        tuple((float(e), optimal.delta(mechanisms, e, tolerance=tolerance).upper) for e in eps_list)
+    )
 
 
 __all__ = ["PrivacyRegion", "composed", "from_optimal"]

@@ -7,7 +7,8 @@
     optcomp compose --file mechs.txt --target-delta 1e-6      # lines "EPS,DELTA" or a JSON list of pairs
 
 ``optcomp region`` exports the boundary β(α) of the composed privacy region (KOV Thm III.3 for
-``--eps/--delta/-k``; for ``--mech`` the outer bound ∩ R(ε_g, δ_opt(ε_g)) on a grid of ε_g)::
+``--eps/--delta/-k``; for ``--mech``/``--file`` the outer bound ∩ R(ε_g, δ_opt(ε_g)) on ``--eps-points``
+values of ε_g — one optimal-δ computation each)::
 
     optcomp region --eps 0.1 --delta 0.001 -k 30 --format csv --output region.csv
 
@@ -155,6 +156,10 @@ def compose_command(
 @cli.command("region")
 @_with_sources
 @click.option("--points", type=int, default=201, show_default=True, help="Number of α grid points.")
+@click.option("--eps-points", type=int, default=33, show_default=True,
+              help="With --mech/--file: number of ε_g in [0, Σε_i] whose optimal δ bounds the region.")
+@click.option("--tolerance", type=float, default=optimal.DEFAULT_TOLERANCE, show_default=True,
+              help="With --mech/--file: grid tolerance (in ε) of each optimal δ.")
 @click.option("--format", "fmt_", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
 @click.option("--output", type=click.Path(dir_okay=False, writable=True), default=None, help="File (default stdout).")
 def region_command(
@@ -164,6 +169,8 @@ def region_command(
     mech: tuple[str, ...],
     file: str | None,
     points: int,
+    eps_points: int,
+    tolerance: float,
     fmt_: str,
     output: str | None,
 ) -> None:
@@ -172,8 +179,11 @@ def region_command(
     if isinstance(mechs, optimal.Homogeneous):
         reg = region.composed(mechs.epsilon, mechs.delta, mechs.k)
     else:
+        if eps_points < 1:
+            raise ValueError(f"eps_points must be an integer >= 1, got {eps_points}")
         total = bounds.basic_heterogeneous(mechs)[0]
-        reg = region.from_optimal(mechs, [float(x) for x in np.linspace(0.0, total, 65)])
+        grid = [float(x) for x in np.linspace(0.0, total, eps_points)]
+        reg = region.from_optimal(mechs, grid, tolerance=tolerance)
     alphas, betas = reg.boundary(points)
     if fmt_ == "csv":
         text = "alpha,beta\n" + "".join(f"{a!r},{b!r}\n" for a, b in zip(alphas.tolist(), betas.tolist()))
