@@ -354,9 +354,10 @@ class PrivacyLossDistribution:
     Every ``delta``/``epsilon`` answer is a :class:`~optcomp.Bound` whose ``upper`` is certified; it
     covers: the rounding of losses to the grid (deterministic drift Σ k_i·r_min, or Hoeffding/Bernstein
     bounds on the mid-placed rounding error), the truncated tails (added), the mass that wraps around
-    the FFT window (Chernoff), the floating-point error of the masses and of the FFT, and, for tiny
-    δ, a Chernoff (moment) bound from the law's exact cell masses. ``lower`` subtracts the same
-    errors. ``docs/pld.md`` gives the proofs.
+    the FFT window (Chernoff), the floating-point error of the masses and of the FFT, and, for small
+    δ, an exponentially tilted FFT (relative error in the tail) and a Chernoff (moment) bound from
+    the law's exact cell masses, all intersected. ``lower`` subtracts the same errors.
+    ``docs/pld.md`` gives the proofs.
 
     δ(ε) is the maximum over the remove and add directions; ε(δ) inverts both ends by bisection.
     """
