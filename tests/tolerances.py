@@ -31,3 +31,5 @@ PLD_FINE_STEP = 1e-4
 ROUND_TRIP_RTOL = 1e-6
 #: Relative bracket width of optimal ε for k = 10^6 copies (log C(k, ℓ) via gammaln carries ~u·ln k! absolute error).
 OPTIMAL_LARGE_K_RTOL = 1e-8
+#: PLD grid step for property tests that hold at any accuracy (monotonicity, safe-side inverses): coarse = fast.
+COARSE_GRID_STEP = 1e-3
