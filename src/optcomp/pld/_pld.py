@@ -112,6 +112,13 @@ class _TiltedStick:
 
     def upper(self, x: FloatArray) -> FloatArray:
         """Certified upper bound on δ̃(x) (the mid-placed hockey stick) for each x."""
+        return self._bound(x, 1.0)
+
+    def lower(self, x: FloatArray) -> FloatArray:
+        """Certified lower bound on δ̃(x) for each x."""
+        return self._bound(x, -1.0)
+
+    def _bound(self, x: FloatArray, side: float) -> FloatArray:
         s0 = float(self._s(np.zeros(1, dtype=np.int64))[0])
         j = np.clip(np.floor((x - s0) / self._step) + 1.0, 0, self.n).astype(np.int64)
         while True:
@@ -132,9 +139,12 @@ class _TiltedStick:
             0.0,
         )
         log_pref = self.log_const - self.theta * x
-        log_pref = log_pref + 8 * _U * (np.abs(log_pref) + 1)
+        log_pref = log_pref + side * 8 * _U * (np.abs(log_pref) + 1)
         with np.errstate(over="ignore"):
-            total = (np.maximum(inner, 0.0) + rounding + self.floor) * (1 + self.rel_up) * (1 + 8 * _U)
+            if side > 0:
+                total = (np.maximum(inner, 0.0) + rounding + self.floor) * (1 + self.rel_up) * (1 + 8 * _U)
+            else:
+                total = np.maximum(inner - rounding - self.floor, 0.0) * (1 - self.rel_up) * (1 - 8 * _U)
             return np.asarray(np.exp(log_pref) * total, dtype=np.float64)
 
 
@@ -177,6 +187,7 @@ class _Direction:
         self._chernoff: tuple[FloatArray, float] | None = None
         self._tilted: dict[int, _TiltedStick] = {}
         self._floor_const = (nu + dropped) * (1 + 16 * _U)
+        self._nu = nu * (1 + 16 * _U)
 
     # -- the mid-placed hockey stick --------------------------------------------------------------
     def _s(self, j: npt.NDArray[np.int64]) -> FloatArray:
@@ -288,33 +299,42 @@ class _Direction:
         eps = (total - math.log(room)) / _LAMBDAS
         return max(0.0, float(np.min(eps)) * (1 + 64 * _U) + 64 * _U)
 
-    def tilted_upper(self, eps: FloatArray) -> FloatArray:
-        """The upper bound of ``finite_upper`` with δ̃ evaluated through a tilted FFT (``_TiltedStick``).
+    def _stick(self, idx: int) -> _TiltedStick:
+        if idx not in self._tilted:
+            self._tilted[idx] = _TiltedStick(self.laws, float(_LAMBDAS[idx]), self.tail_mass)
+        return self._tilted[idx]
 
-        The tilt θ for each ε is the grid λ that minimises the Chernoff bound there; tilted
-        compositions are cached per grid index. Additive terms that tilting does not scale (mass
-        errors ν and dropped tails) are added as in ``finite_upper``.
+    def tilted(self, eps: FloatArray, side: float) -> FloatArray:
+        """``finite_upper`` (side=+1) / ``finite_lower`` (side=−1) with δ̃ from a tilted FFT.
+
+        The tilt θ for each ε is the grid λ that minimises the Chernoff bound there (``_TiltedStick``);
+        tilted compositions are cached per grid index. Additive terms that tilting does not scale
+        (mass errors ν, and for the upper the dropped tails) are applied as in the untilted bounds.
         """
-        out = np.full(eps.size, np.inf)
         if not all(np.any(law.masses > 0) for law, _ in self.laws):
-            return out
+            return np.full(eps.size, np.inf if side > 0 else 0.0)
         total, _ = self.chernoff()
-        expo = total[None, :] - _LAMBDAS[None, :] * eps[:, None]
-        best = np.argmin(expo, axis=1)
+        best = np.argmin(total[None, :] - _LAMBDAS[None, :] * eps[:, None], axis=1)
         t, eta = self._hoeffding()
-        shifts = np.concatenate([[self.r_min], self.b_lo - t])
+        if side > 0:
+            shifts = np.concatenate([[self.r_min], self.b_lo - t])
+        else:
+            shifts = np.concatenate([[self.r_max], self.b_hi + t])
         etas = np.concatenate([[0.0], eta])
+        out = np.zeros(eps.size)
         for idx in np.unique(best):
             rows = best == idx
-            if int(idx) not in self._tilted:
-                self._tilted[int(idx)] = _TiltedStick(self.laws, float(_LAMBDAS[idx]), self.tail_mass)
-            stick = self._tilted[int(idx)]
+            stick = self._stick(int(idx))
             e = eps[rows]
             x = e[:, None] + shifts[None, :]
-            x = x - 4 * _U * (np.abs(e[:, None]) + np.abs(shifts[None, :]) + 1)
-            val = stick.upper(x.ravel()).reshape(x.shape)
-            out[rows] = np.min(val + etas[None, :], axis=1)
-        return np.asarray(out + self._floor_const, dtype=np.float64)
+            x = x - side * 4 * _U * (np.abs(e[:, None]) + np.abs(shifts[None, :]) + 1)
+            if side > 0:
+                out[rows] = np.min(stick.upper(x.ravel()).reshape(x.shape) + etas[None, :], axis=1)
+            else:
+                out[rows] = np.max(stick.lower(x.ravel()).reshape(x.shape) - etas[None, :], axis=1)
+        if side > 0:
+            return np.asarray(out + self._floor_const, dtype=np.float64)
+        return np.asarray(np.maximum(out - self._nu, 0.0), dtype=np.float64)
 
     def upper(self, eps: FloatArray, target: float = -1.0) -> FloatArray:
         """Certified upper δ(ε); where the FFT bound is near its additive error floor, the Chernoff
@@ -323,12 +343,17 @@ class _Direction:
         up = np.minimum(1.0, self.p_inf_upper + self.finite_upper(eps))
         need = (up < _FLOOR_FACTOR * (self.err_upper + self.p_inf_upper)) & (up > target)
         if np.any(need):
-            cand = np.fmin(self.chernoff_upper(eps[need]), self.p_inf_upper + self.tilted_upper(eps[need]))
+            cand = np.fmin(self.chernoff_upper(eps[need]), self.p_inf_upper + self.tilted(eps[need], 1.0))
             up[need] = np.fmin(up[need], cand)
         return np.asarray(up, dtype=np.float64)
 
     def lower(self, eps: FloatArray) -> FloatArray:
-        return np.asarray(np.minimum(1.0, self.p_inf_lower + self.finite_lower(eps)), dtype=np.float64)
+        """Certified lower δ(ε); near the FFT floor the tilted-FFT lower bound is consulted too."""
+        fin = self.finite_lower(eps)
+        need = (fin < _FLOOR_FACTOR * self.err_lower) & (self.p_inf_lower < 1.0)
+        if np.any(need):
+            fin[need] = np.maximum(fin[need], self.tilted(eps[need], -1.0))
+        return np.asarray(np.minimum(1.0, self.p_inf_lower + fin), dtype=np.float64)
 
 
 def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw, int]]:
