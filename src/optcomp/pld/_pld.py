@@ -347,10 +347,14 @@ class _Direction:
             up[need] = np.fmin(up[need], cand)
         return np.asarray(up, dtype=np.float64)
 
-    def lower(self, eps: FloatArray) -> FloatArray:
-        """Certified lower δ(ε); near the FFT floor the tilted-FFT lower bound is consulted too."""
+    def lower(self, eps: FloatArray, target: float | None = None) -> FloatArray:
+        """Certified lower δ(ε); near the FFT floor the tilted-FFT lower bound is consulted too, unless
+        ``target`` (the question "is δ(ε) > target?") lies above that region, where it cannot help."""
         fin = self.finite_lower(eps)
-        need = (fin < _FLOOR_FACTOR * self.err_lower) & (self.p_inf_lower < 1.0)
+        floor = _FLOOR_FACTOR * self.err_lower
+        need = (fin < floor) & (self.p_inf_lower < 1.0)
+        if target is not None:
+            need &= (target < floor) & (self.p_inf_lower + fin <= target)
         if np.any(need):
             fin[need] = np.maximum(fin[need], self.tilted(eps[need], -1.0))
         return np.asarray(np.minimum(1.0, self.p_inf_lower + fin), dtype=np.float64)
@@ -495,8 +499,8 @@ class PrivacyLossDistribution:
     def _upper_at(self, eps: float, target: float = -1.0) -> float:
         return float(np.max([d.upper(np.array([eps]), target)[0] for d in self._directions]))
 
-    def _lower_at(self, eps: float) -> float:
-        return float(np.max([d.lower(np.array([eps]))[0] for d in self._directions]))
+    def _lower_at(self, eps: float, target: float | None = None) -> float:
+        return float(np.max([d.lower(np.array([eps]), target)[0] for d in self._directions]))
 
     def epsilon(self, delta: float) -> Bound:
         """Certified bracket of ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.
@@ -533,14 +537,14 @@ class PrivacyLossDistribution:
         return self._bisect(0.0, hi, lambda e: self._upper_at(e, delta) <= delta, keep="hi")
 
     def _epsilon_lower(self, delta: float, dirs: tuple[_Direction, ...]) -> float:
-        if self._lower_at(0.0) <= delta:
+        if self._lower_at(0.0, delta) <= delta:
             return 0.0
         if max(d.p_inf_lower for d in dirs) > delta:
             return math.inf
         hi = max(d.s_max - min(d.r_max, d.b_hi) + 1.0 for d in dirs)
-        if self._lower_at(hi) > delta:
+        if self._lower_at(hi, delta) > delta:
             return math.inf
-        return self._bisect(0.0, hi, lambda e: self._lower_at(e) <= delta, keep="lo")
+        return self._bisect(0.0, hi, lambda e: self._lower_at(e, delta) <= delta, keep="lo")
 
     @staticmethod
     def _bisect(lo: float, hi: float, ok: Callable[[float], bool], keep: str) -> float:
