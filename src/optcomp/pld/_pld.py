@@ -525,9 +525,9 @@ class PrivacyLossDistribution:
             if d.p_inf_upper + d.err_upper + math.exp(-_HOEFFDING_LOGS[-1]) >= delta / _FLOOR_FACTOR:
                 top = min(top, d.chernoff_epsilon(delta))
             cands.append(top if d.p_inf_upper < delta else math.inf)
-        hi = max(cands)
+        hi = max(0.0, max(cands))
         if not math.isfinite(hi) or self._upper_at(hi, delta) > delta:
-            hi = max(d.s_max - min(d.r_min, d.b_lo) + 1.0 for d in dirs)
+            hi = max(1.0, max(d.s_max - min(d.r_min, d.b_lo) + 1.0 for d in dirs))
             for _ in range(12):
                 if self._upper_at(hi, delta) <= delta:
                     break
@@ -541,7 +541,7 @@ class PrivacyLossDistribution:
             return 0.0
         if max(d.p_inf_lower for d in dirs) > delta:
             return math.inf
-        hi = max(d.s_max - min(d.r_max, d.b_hi) + 1.0 for d in dirs)
+        hi = max(1.0, max(d.s_max - min(d.r_max, d.b_hi) + 1.0 for d in dirs))
         if self._lower_at(hi, delta) > delta:
             return math.inf
         return self._bisect(0.0, hi, lambda e: self._lower_at(e, delta) <= delta, keep="lo")
