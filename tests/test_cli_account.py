@@ -63,6 +63,21 @@ def test_account_json_config(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert json.loads(out)["results"] == json.loads(direct)["results"]
 
 
+def test_account_config_accuracy_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "acc.json"
+    mechs = [{"kind": "laplace", "scale": 10, "count": 5}]
+    cfg.write_text(json.dumps({"delta": 1e-5, "accuracy": {"grid_step": 1e-3}, "mechanisms": mechs}))
+    code, out, err = run(capsys, "account", "--config", str(cfg), "--json")
+    assert code == 0, err
+    coarse = json.loads(out)["results"][0]
+    fine = json.loads(run(capsys, "account", "--mech", "laplace:scale=10,count=5", "--delta", "1e-5", "--json")[1])
+    assert coarse["upper"] - coarse["lower"] > fine["results"][0]["upper"] - fine["results"][0]["lower"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"delta": 1e-5, "accuracy": {"speed": 1}, "mechanisms": mechs}))
+    code, out, err = run(capsys, "account", "--config", str(bad))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="TOML needs tomllib")
 def test_account_toml_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "acc.toml"

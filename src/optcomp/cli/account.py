@@ -140,20 +140,26 @@ def build_item(entry: dict[str, Any]) -> tuple[Any, int]:
     return mech, count
 
 
-def parse_accuracy(text: str | None) -> Any:
-    """``--accuracy KEY=VALUE,...`` → ``DEFAULT_ACCURACY`` with those fields replaced."""
+def parse_accuracy(text: str | None, table: dict[str, Any] | None = None) -> Any:
+    """``--accuracy KEY=VALUE,...`` (or a config file's ``accuracy`` table) → ``DEFAULT_ACCURACY`` with
+    those fields replaced. The command-line string wins over the table."""
     from optcomp._numerics import DEFAULT_ACCURACY
 
-    if text is None:
-        return DEFAULT_ACCURACY
-    fields = {f.name: f for f in dataclasses.fields(DEFAULT_ACCURACY)}
+    fields = sorted(f.name for f in dataclasses.fields(DEFAULT_ACCURACY))
     changes: dict[str, Any] = {}
-    for part in text.split(","):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or key not in fields:
-            raise ValueError(f"--accuracy must be KEY=VALUE with KEY among {sorted(fields)}, got {part!r}")
-        changes[key] = _parse_value(value.strip())
+    if text is not None:
+        for part in text.split(","):
+            key, eq, value = part.partition("=")
+            key = key.strip()
+            if not eq or key not in fields:
+                raise ValueError(f"--accuracy must be KEY=VALUE with KEY among {fields}, got {part!r}")
+            changes[key] = _parse_value(value.strip())
+    elif table is not None:
+        if not isinstance(table, dict) or not set(table) <= set(fields):
+            raise ValueError(f"config 'accuracy' must be a table with keys among {fields}, got {table!r}")
+        changes = dict(table)
+    if not changes:
+        return DEFAULT_ACCURACY
     return dataclasses.replace(DEFAULT_ACCURACY, **changes)
 
 
@@ -178,7 +184,7 @@ def _describe(entry: dict[str, Any]) -> str:
 @click.option("--mech", "mechs", multiple=True, metavar="KIND:KEY=VALUE,...",
               help="A mechanism and how often it runs, e.g. gaussian:sigma=1.1,q=0.01,count=1000. Repeatable.")
 @click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
-              help="JSON or TOML file with 'mechanisms' (and optionally 'delta'/'epsilon').")
+              help="JSON or TOML file with 'mechanisms' (optionally 'delta', 'epsilon', an 'accuracy' table).")
 @click.option("--delta", "deltas", type=float, multiple=True, help="Report the ε bracket at this δ. Repeatable.")
 @click.option("--epsilon", "epsilons", type=float, multiple=True, help="Report the δ bracket at this ε. Repeatable.")
 @click.option("--accuracy", default=None, metavar="KEY=VALUE,...",
@@ -197,8 +203,10 @@ def account(
 
     entries = [parse_mech(m) for m in mechs]
     deltas, epsilons = list(deltas), list(epsilons)
+    accuracy_table: dict[str, Any] | None = None
     if config is not None:
         data = load_config(config)
+        accuracy_table = data.get("accuracy")
         entries = _config_mechanisms(data) + entries
         if not deltas and not epsilons:
             if "delta" in data:
@@ -210,7 +218,7 @@ def account(
     if not deltas and not epsilons:
         raise click.UsageError("give --delta (for an ε bracket) or --epsilon (for a δ bracket)")
     items = [build_item(e) for e in entries]
-    acc = parse_accuracy(accuracy)
+    acc = parse_accuracy(accuracy, accuracy_table)
     rows: list[dict[str, Any]] = []
     with _progress("composing") as progress:
         task = progress.add_task("composing privacy loss distributions", total=None)
