@@ -464,6 +464,14 @@ def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[
               "*t ratio* = peer time / optcomp time; *w ratio* = optcomp width / narrowest peer width "
               "(peers' brackets are not certified)."), ""]
     lines += summary(cases, results)
+    lines += [("How to read this: optcomp's PLD bracket is certified (pessimistic/optimistic rounding, tail "
+              "mass and FFT error accounted for, `optcomp.pld.PrivacyLossDistribution`); the peers' brackets "
+              "are not: dp_accounting's [optimistic, pessimistic] ignores its truncation and floating-point "
+              "error, prv_accountant's (lower, upper) rests on its eps_error/delta_error budget and a "
+              "truncated domain, and RDP gives an upper bound only. Where a truth is known the last column "
+              "checks each upper end against it; elsewhere a peer is flagged only if it is below optcomp's "
+              "certified lower end. For black-box (ε, δ) compositions `optcomp.optimal` is exact; the PLD "
+              "row shows what the generic engine certifies for the same input."), ""]
     for case in cases:
         res = results[case.name]
         ours = res["optcomp"]
