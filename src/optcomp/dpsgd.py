@@ -46,6 +46,7 @@ Sampling = Literal["poisson"]
 #: Sampling schemes :mod:`optcomp.dpsgd` accounts for.
 SUPPORTED_SAMPLING: tuple[str, ...] = ("poisson",)
 
+
 def _check_sampling(sampling: object) -> str:
     if sampling not in SUPPORTED_SAMPLING:
         raise ValueError(f"sampling must be one of {SUPPORTED_SAMPLING}, got {sampling!r}")
