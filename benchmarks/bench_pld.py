@@ -118,7 +118,9 @@ def black_box_epsilon(eps: float, dlt: float, k: int, delta_g: float) -> float:
 
     def delta_of(eg: Any) -> Any:
         ee = mp_.exp(eg)
-        s = mp_.fsum(binom[ell] * (pw[ell] - ee * pw[k - ell]) for ell in range(k + 1) if pw[ell] > ee * pw[k - ell])
+        s = mp_.fsum(
+            binom[ell] * (pw[ell] - ee * pw[k - ell]) for ell in range(k + 1) if pw[ell] > ee * pw[k - ell]
+        )
         return 1 - keep * (1 - s / norm)
 
     lo, hi = mp_.mpf(0), mp_.mpf(k * eps)
@@ -172,7 +174,9 @@ class _Unsupported(Exception):
     pass
 
 
-def _dpa_pld(items: list[Item], delta: float, interval: float) -> tuple[float, float | None, float | None, str]:
+def _dpa_pld(
+    items: list[Item], delta: float, interval: float
+) -> tuple[float, float | None, float | None, str]:
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as P
 
@@ -181,17 +185,24 @@ def _dpa_pld(items: list[Item], delta: float, interval: float) -> tuple[float, f
         for kind, p, n in items:
             if kind == "subsampled_gaussian":
                 one = P.from_gaussian_mechanism(
-                    p["sigma"], pessimistic_estimate=pessimistic, sampling_prob=p["q"],
-                    value_discretization_interval=interval, use_connect_dots=pessimistic,
+                    p["sigma"],
+                    pessimistic_estimate=pessimistic,
+                    sampling_prob=p["q"],
+                    value_discretization_interval=interval,
+                    use_connect_dots=pessimistic,
                 ).self_compose(n)
             elif kind == "gaussian":  # what PLDAccountant does: one Gaussian with σ/√n
                 one = P.from_gaussian_mechanism(
-                    p["sigma"] / math.sqrt(n), pessimistic_estimate=pessimistic,
-                    value_discretization_interval=interval, use_connect_dots=pessimistic,
+                    p["sigma"] / math.sqrt(n),
+                    pessimistic_estimate=pessimistic,
+                    value_discretization_interval=interval,
+                    use_connect_dots=pessimistic,
                 )
             elif kind == "laplace":
                 one = P.from_laplace_mechanism(
-                    p["scale"], pessimistic_estimate=pessimistic, value_discretization_interval=interval,
+                    p["scale"],
+                    pessimistic_estimate=pessimistic,
+                    value_discretization_interval=interval,
                     use_connect_dots=pessimistic,
                 ).self_compose(n)
             elif kind == "epsdelta":
@@ -249,7 +260,11 @@ def _prv(items: list[Item], delta: float) -> tuple[float, float | None, float | 
     counts = []
     for kind, p, n in items:
         if kind == "subsampled_gaussian":
-            prvs.append(prv.PoissonSubsampledGaussianMechanism(sampling_probability=p["q"], noise_multiplier=p["sigma"]))
+            prvs.append(
+                prv.PoissonSubsampledGaussianMechanism(
+                    sampling_probability=p["q"], noise_multiplier=p["sigma"]
+                )
+            )
         elif kind == "gaussian":
             prvs.append(prv.GaussianMechanism(noise_multiplier=p["sigma"]))
         elif kind == "laplace":
@@ -259,12 +274,16 @@ def _prv(items: list[Item], delta: float) -> tuple[float, float | None, float | 
         else:
             raise ValueError(kind)
         counts.append(n)
-    acc = prv.PRVAccountant(prvs=prvs, eps_error=PRV_EPS_ERROR, delta_error=delta / 1000, max_self_compositions=counts)
+    acc = prv.PRVAccountant(
+        prvs=prvs, eps_error=PRV_EPS_ERROR, delta_error=delta / 1000, max_self_compositions=counts
+    )
     lo, est, up = acc.compute_epsilon(delta=delta, num_self_compositions=counts)
     return float(est), float(lo), float(up), f"eps_error={PRV_EPS_ERROR}"
 
 
-ACCOUNTANTS: dict[str, tuple[str, Callable[[list[Item], float], tuple[float, float | None, float | None, str]], str]] = {
+ACCOUNTANTS: dict[
+    str, tuple[str, Callable[[list[Item], float], tuple[float, float | None, float | None, str]], str]
+] = {
     "optcomp": ("optcomp PLD (certified)", _optcomp, "optcomp"),
     "optcomp_optimal": ("optcomp.optimal", _optcomp_optimal, "optcomp"),
     "dpa_pld": (f"dp_accounting PLD Δ={DPA_DEFAULT_INTERVAL:g}", _dpa_pld_default, "dp_accounting"),
@@ -318,8 +337,18 @@ def _child(name: str, items: list[Item], delta: float, queue: Any) -> None:
                 break
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         assert out is not None
-        queue.put({"reported": out[0], "lower": out[1], "upper": out[2], "note": out[3], "seconds": best,
-                   "peak_mb": peak, "extra_mb": peak - base, "runs": runs})
+        queue.put(
+            {
+                "reported": out[0],
+                "lower": out[1],
+                "upper": out[2],
+                "note": out[3],
+                "seconds": best,
+                "peak_mb": peak,
+                "extra_mb": peak - base,
+                "runs": runs,
+            }
+        )
     except _Unsupported as exc:
         queue.put({"note": f"n/a: {exc}"})
     except MemoryError:
@@ -370,25 +399,52 @@ def build_cases(quick: bool) -> list[Case]:
     steps_list = [1000] if quick else [1000, 10_000, 100_000]
     for sigma in sigmas:
         for steps in steps_list:
-            cases.append(Case(
-                f"Poisson-subsampled Gaussian q=0.01 σ={sigma:g} steps={steps:g}", "dpsgd",
-                [("subsampled_gaussian", {"sigma": sigma, "q": 0.01}, steps)], 1e-5,
-            ))
+            cases.append(
+                Case(
+                    f"Poisson-subsampled Gaussian q=0.01 σ={sigma:g} steps={steps:g}",
+                    "dpsgd",
+                    [("subsampled_gaussian", {"sigma": sigma, "q": 0.01}, steps)],
+                    1e-5,
+                )
+            )
     for sigma, k in [(20.0, 1000), (200.0, 100_000)]:
         mu = math.sqrt(k) / sigma
-        cases.append(Case(f"{k}-fold Gaussian σ={sigma:g} (μ={mu:.4g} GDP)", "gaussian",
-                          [("gaussian", {"sigma": sigma}, k)], 1e-5, gdp_epsilon(mu, 1e-5), "GDP closed form"))
+        cases.append(
+            Case(
+                f"{k}-fold Gaussian σ={sigma:g} (μ={mu:.4g} GDP)",
+                "gaussian",
+                [("gaussian", {"sigma": sigma}, k)],
+                1e-5,
+                gdp_epsilon(mu, 1e-5),
+                "GDP closed form",
+            )
+        )
     cases.append(Case("100-fold Laplace scale=10", "laplace", [("laplace", {"scale": 10.0}, 100)], 1e-5))
-    cases.append(Case(
-        "mix: 1000×subsampled Gaussian(q=0.01, σ=1) + 50×Gaussian(σ=10) + 20×Laplace(b=20)", "mix",
-        [("subsampled_gaussian", {"sigma": 1.0, "q": 0.01}, 1000), ("gaussian", {"sigma": 10.0}, 50),
-         ("laplace", {"scale": 20.0}, 20)], 1e-5,
-    ))
+    cases.append(
+        Case(
+            "mix: 1000×subsampled Gaussian(q=0.01, σ=1) + 50×Gaussian(σ=10) + 20×Laplace(b=20)",
+            "mix",
+            [
+                ("subsampled_gaussian", {"sigma": 1.0, "q": 0.01}, 1000),
+                ("gaussian", {"sigma": 10.0}, 50),
+                ("laplace", {"scale": 20.0}, 20),
+            ],
+            1e-5,
+        )
+    )
     bb = [(0.5, 1e-9, 1000)] + ([] if quick else [(0.01, 1e-9, 10_000)])
     for eps, dlt, k in bb:
         truth = black_box_epsilon(eps, dlt, k, 1e-5)
-        cases.append(Case(f"{k}×({eps:g}, {dlt:g})-DP black box", "blackbox",
-                          [("epsdelta", {"eps": eps, "delta": dlt}, k)], 1e-5, truth, "Murtagh–Vadhan Thm 1.4, mpmath"))
+        cases.append(
+            Case(
+                f"{k}×({eps:g}, {dlt:g})-DP black box",
+                "blackbox",
+                [("epsdelta", {"eps": eps, "delta": dlt}, k)],
+                1e-5,
+                truth,
+                "Murtagh–Vadhan Thm 1.4, mpmath",
+            )
+        )
     return cases
 
 
@@ -428,10 +484,14 @@ def _verdict(name: str, r: Result, case: Case, ours: Result) -> str:
 def summary(cases: list[Case], results: dict[str, dict[str, Result]]) -> list[str]:
     """One line per case: optcomp's time and width against the peers'."""
     peers = [n for n in ACCOUNTANTS if not n.startswith("optcomp")]
-    lines = ["## Summary", "",
-             "| case | optcomp ε bracket | width | time (s) | narrowest peer bracket (width) | "
-             + " | ".join(f"t ratio {ACCOUNTANTS[n][0]}" for n in peers) + " | peers under-reporting |",
-             "|---|---|---|---|---|" + "---|" * len(peers) + "---|"]
+    lines = [
+        "## Summary",
+        "",
+        "| case | optcomp ε bracket | width | time (s) | narrowest peer bracket (width) | "
+        + " | ".join(f"t ratio {ACCOUNTANTS[n][0]}" for n in peers)
+        + " | peers under-reporting |",
+        "|---|---|---|---|---|" + "---|" * len(peers) + "---|",
+    ]
     for case in cases:
         res = results[case.name]
         ours = res["optcomp"]
@@ -448,8 +508,11 @@ def summary(cases: list[Case], results: dict[str, dict[str, Result]]) -> list[st
             ratios.append(f"{r.seconds / ours.seconds:.3g}" if r.seconds and ours.seconds else "—")
         under = [ACCOUNTANTS[n][0] for n in peers if _verdict(n, res[n], case, ours).startswith("**NO")]
         bracket = "—" if ours.upper is None else f"[{_f(ours.lower)}, {_f(ours.upper)}]"
-        lines.append(f"| {case.name} | {bracket} | {_f(width, 3)} | {_f(ours.seconds, 3)} | {best_txt} | "
-                     + " | ".join(ratios) + f" | {', '.join(under) or 'none'} |")
+        lines.append(
+            f"| {case.name} | {bracket} | {_f(width, 3)} | {_f(ours.seconds, 3)} | {best_txt} | "
+            + " | ".join(ratios)
+            + f" | {', '.join(under) or 'none'} |"
+        )
     lines.append("")
     return lines
 
@@ -457,21 +520,32 @@ def summary(cases: list[Case], results: dict[str, dict[str, Result]]) -> list[st
 def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[str, str]) -> str:
     lines = ["# PLD accounting benchmark: optcomp vs dp_accounting vs prv_accountant", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
-    lines += ["", ("Times are the accounting call only (best of ≤3 runs when under 1 s), each in a fresh process; "
-              "peak = ru_maxrss of that process, Δmem = peak minus the process's RSS after imports. "
-              "dp_accounting PLD times include both the pessimistic and the optimistic PLD (a bracket, "
-              "like optcomp's); `PLDAccountant.get_epsilon` alone costs about half. "
-              "*t ratio* = peer time / optcomp time; *w ratio* = optcomp width / narrowest peer width "
-              "(peers' brackets are not certified)."), ""]
+    lines += [
+        "",
+        (
+            "Times are the accounting call only (best of ≤3 runs when under 1 s), each in a fresh process; "
+            "peak = ru_maxrss of that process, Δmem = peak minus the process's RSS after imports. "
+            "dp_accounting PLD times include both the pessimistic and the optimistic PLD (a bracket, "
+            "like optcomp's); `PLDAccountant.get_epsilon` alone costs about half. "
+            "*t ratio* = peer time / optcomp time; *w ratio* = optcomp width / narrowest peer width "
+            "(peers' brackets are not certified)."
+        ),
+        "",
+    ]
     lines += summary(cases, results)
-    lines += [("How to read this: optcomp's PLD bracket is certified (pessimistic/optimistic rounding, tail "
-              "mass and FFT error accounted for, `optcomp.pld.PrivacyLossDistribution`); the peers' brackets "
-              "are not: dp_accounting's [optimistic, pessimistic] ignores its truncation and floating-point "
-              "error, prv_accountant's (lower, upper) rests on its eps_error/delta_error budget and a "
-              "truncated domain, and RDP gives an upper bound only. Where a truth is known the last column "
-              "checks each upper end against it; elsewhere a peer is flagged only if it is below optcomp's "
-              "certified lower end. For black-box (ε, δ) compositions `optcomp.optimal` is exact; the PLD "
-              "row shows what the generic engine certifies for the same input."), ""]
+    lines += [
+        (
+            "How to read this: optcomp's PLD bracket is certified (pessimistic/optimistic rounding, tail "
+            "mass and FFT error accounted for, `optcomp.pld.PrivacyLossDistribution`); the peers' brackets "
+            "are not: dp_accounting's [optimistic, pessimistic] ignores its truncation and floating-point "
+            "error, prv_accountant's (lower, upper) rests on its eps_error/delta_error budget and a "
+            "truncated domain, and RDP gives an upper bound only. Where a truth is known the last column "
+            "checks each upper end against it; elsewhere a peer is flagged only if it is below optcomp's "
+            "certified lower end. For black-box (ε, δ) compositions `optcomp.optimal` is exact; the PLD "
+            "row shows what the generic engine certifies for the same input."
+        ),
+        "",
+    ]
     for case in cases:
         res = results[case.name]
         ours = res["optcomp"]
@@ -480,11 +554,16 @@ def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[
         if case.truth is not None:
             lines.append(f"Truth ε = {case.truth:.10g} ({case.truth_source}).")
             lines.append("")
-        peer_widths = [r.upper - r.lower for n, r in res.items()
-                       if not n.startswith("optcomp") and r.lower is not None and r.upper is not None]
+        peer_widths = [
+            r.upper - r.lower
+            for n, r in res.items()
+            if not n.startswith("optcomp") and r.lower is not None and r.upper is not None
+        ]
         narrow = min(peer_widths) if peer_widths else None
-        lines.append("| accountant | reported ε | bracket | width | time (s) | peak MB (Δ) | t ratio | w ratio "
-                     "| upper ≥ truth | note |")
+        lines.append(
+            "| accountant | reported ε | bracket | width | time (s) | peak MB (Δ) | t ratio | w ratio "
+            "| upper ≥ truth | note |"
+        )
         lines.append("|---|---|---|---|---|---|---|---|---|---|")
         for name, (label, _, _) in ACCOUNTANTS.items():
             r = res[name]
@@ -497,8 +576,10 @@ def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[
             if name == "optcomp" and width is not None and narrow:
                 wr = f"{width / narrow:.3g}"
             mem = "—" if r.peak_mb is None else f"{r.peak_mb:.0f} ({r.extra_mb:+.0f})"
-            lines.append(f"| {label} | {_f(r.reported)} | {bracket} | {_f(width, 3)} | {_f(r.seconds, 3)} | {mem} "
-                         f"| {tr} | {wr} | {_verdict(name, r, case, ours)} | {r.note} |")
+            lines.append(
+                f"| {label} | {_f(r.reported)} | {bracket} | {_f(width, 3)} | {_f(r.seconds, 3)} | {mem} "
+                f"| {tr} | {wr} | {_verdict(name, r, case, ours)} | {r.note} |"
+            )
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -538,14 +619,19 @@ def main(argv: list[str] | None = None) -> int:
                 results[case.name][name] = Result(note="n/a: RDP has no (ε,δ)-DP event")
                 continue
             if name in SLOW_PEERS and time.perf_counter() - t_start > TOTAL_BUDGET_S:
-                results[case.name][name] = Result(note=f"skipped: script time budget ({TOTAL_BUDGET_S:.0f} s) spent")
+                results[case.name][name] = Result(
+                    note=f"skipped: script time budget ({TOTAL_BUDGET_S:.0f} s) spent"
+                )
                 continue
             r = measure(name, case)
             if r.note.startswith("skipped") or "budget" in r.note:
                 timed_out.add(sig)
             results[case.name][name] = r
-            print(f"{case.name[:60]:60s} {name:14s} eps={_f(r.reported)} t={_f(r.seconds, 3)} {r.note}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{case.name[:60]:60s} {name:14s} eps={_f(r.reported)} t={_f(r.seconds, 3)} {r.note}",
+                file=sys.stderr,
+                flush=True,
+            )
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {}
@@ -557,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "date (UTC)": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-                   f"load average at start {load_at_start:.2f}",
+        f"load average at start {load_at_start:.2f}",
         "python": platform.python_version(),
         "dp-accounting": versions["dp-accounting"],
         "prv-accountant": versions["prv-accountant"],

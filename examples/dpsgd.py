@@ -30,8 +30,15 @@ def main() -> None:
     table = Table(title=f"DP-SGD: q = {BATCH}/{N}, {EPOCHS} epochs = {steps} steps, δ = {DELTA:g}")
     for col in ("question", "answer", "certified ε bracket", "time (s)"):
         table.add_column(col)
-    table.add_row(f"ε at σ = {SIGMA}", f"ε ≤ {eps.upper:.4f}", f"[{eps.lower:.4f}, {eps.upper:.4f}]", f"{t1 - t0:.2f}")
-    table.add_row(f"σ for ε ≤ {TARGET:g}", f"σ = {sigma:.4f}", f"[{check.lower:.4f}, {check.upper:.4f}]", f"{t2 - t1:.2f}")
+    table.add_row(
+        f"ε at σ = {SIGMA}", f"ε ≤ {eps.upper:.4f}", f"[{eps.lower:.4f}, {eps.upper:.4f}]", f"{t1 - t0:.2f}"
+    )
+    table.add_row(
+        f"σ for ε ≤ {TARGET:g}",
+        f"σ = {sigma:.4f}",
+        f"[{check.lower:.4f}, {check.upper:.4f}]",
+        f"{t2 - t1:.2f}",
+    )
     Console().print(table)
 
 

@@ -36,8 +36,12 @@ def main() -> None:
         so_far.append((mech, count))
         alone = optcomp.compose((mech, count)).epsilon(DELTA)
         total = optcomp.compose(*so_far).epsilon(DELTA)
-        table.add_row(name, str(count), f"[{alone.lower:.4f}, {alone.upper:.4f}]",
-                      f"[{total.lower:.4f}, {total.upper:.4f}]")
+        table.add_row(
+            name,
+            str(count),
+            f"[{alone.lower:.4f}, {alone.upper:.4f}]",
+            f"[{total.lower:.4f}, {total.upper:.4f}]",
+        )
     Console().print(table)
     Console().print(f"({time.perf_counter() - t0:.2f} s)")
 

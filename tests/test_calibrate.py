@@ -40,13 +40,22 @@ def test_callable_family_and_noise_field() -> None:
 
     coarse = Accuracy(grid_step=COARSE_GRID_STEP)
     cal = calibrate.noise_for_target(
-        lambda s: PoissonSubsampled(Gaussian(sigma=s), sampling_rate=0.1), 1.0, 1e-5, 3, rtol=1e-2, accuracy=coarse
+        lambda s: PoissonSubsampled(Gaussian(sigma=s), sampling_rate=0.1),
+        1.0,
+        1e-5,
+        3,
+        rtol=1e-2,
+        accuracy=coarse,
     )
     assert cal.epsilon.upper <= 1.0
     subsampled = PoissonSubsampled(Gaussian(sigma=cal.noise), sampling_rate=0.1)
     assert compose((subsampled, 3), accuracy=coarse).epsilon(1e-5).upper <= 1.0
-    by_name = calibrate.noise_for_target(Gaussian, 1.0, 1e-5, 3, noise_field="sigma", rtol=1e-2, accuracy=coarse)
-    by_callable = calibrate.noise_for_target(lambda s: Gaussian(sigma=s), 1.0, 1e-5, 3, rtol=1e-2, accuracy=coarse)
+    by_name = calibrate.noise_for_target(
+        Gaussian, 1.0, 1e-5, 3, noise_field="sigma", rtol=1e-2, accuracy=coarse
+    )
+    by_callable = calibrate.noise_for_target(
+        lambda s: Gaussian(sigma=s), 1.0, 1e-5, 3, rtol=1e-2, accuracy=coarse
+    )
     assert by_name.noise == by_callable.noise
     assert cal.noise < by_name.noise  # subsampling amplifies privacy
 
@@ -68,7 +77,9 @@ def test_kov_formulas() -> None:
         var = 8 * k * mpmath.log(mpmath.e + mpmath.mpf(eps) / delta) / eps**2
         e0 = mpmath.sqrt(eps**2 / (4 * k * mpmath.log(mpmath.e + mpmath.mpf(eps) / delta)))
     assert calibrate.kov_noise_variance(eps, delta, k) == pytest.approx(float(var), rel=EXACT_RTOL)
-    assert calibrate.kov_noise_variance(eps, delta, k, sensitivity=2.0) == pytest.approx(4 * float(var), rel=EXACT_RTOL)
+    assert calibrate.kov_noise_variance(eps, delta, k, sensitivity=2.0) == pytest.approx(
+        4 * float(var), rel=EXACT_RTOL
+    )
     e, d = calibrate.kov_per_query_budget(eps, delta, k)
     assert e == pytest.approx(float(e0), rel=EXACT_RTOL)
     assert d == pytest.approx(delta / (2 * k), rel=EXACT_RTOL)

@@ -46,8 +46,15 @@ def test_account_json_matches_library(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_account_mixed_composition(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(
-        capsys, "account", "--mech", "gaussian:sigma=3,q=0.1,count=10", "--mech", "epsdelta:eps=0.1,delta=1e-7,count=5",
-        "--delta", "1e-5", "--json",
+        capsys,
+        "account",
+        "--mech",
+        "gaussian:sigma=3,q=0.1,count=10",
+        "--mech",
+        "epsdelta:eps=0.1,delta=1e-7,count=5",
+        "--delta",
+        "1e-5",
+        "--json",
     )
     assert code == 0, err
     row = json.loads(out)["results"][0]
@@ -70,7 +77,9 @@ def test_account_config_accuracy_table(tmp_path: Path, capsys: pytest.CaptureFix
     code, out, err = run(capsys, "account", "--config", str(cfg), "--json")
     assert code == 0, err
     coarse = json.loads(out)["results"][0]
-    fine = json.loads(run(capsys, "account", "--mech", "laplace:scale=10,count=5", "--delta", "1e-5", "--json")[1])
+    fine = json.loads(
+        run(capsys, "account", "--mech", "laplace:scale=10,count=5", "--delta", "1e-5", "--json")[1]
+    )
     assert coarse["upper"] - coarse["lower"] > fine["results"][0]["upper"] - fine["results"][0]["lower"]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"delta": 1e-5, "accuracy": {"speed": 1}, "mechanisms": mechs}))
@@ -88,7 +97,9 @@ def test_account_toml_config(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_dpsgd_command(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "dpsgd", "--sigma", "1", "--q", "1", "--steps", "4", "--delta", "1e-5", "--json")
+    code, out, err = run(
+        capsys, "dpsgd", "--sigma", "1", "--q", "1", "--steps", "4", "--delta", "1e-5", "--json"
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["epsilon"]["lower"] <= gdp_epsilon(2.0, 1e-5) <= data["epsilon"]["upper"]

@@ -212,7 +212,9 @@ def noise_for_target(
     )
 
 
-def kov_noise_variance(target_epsilon: float, target_delta: float, k: int, *, sensitivity: float = 1.0) -> float:
+def kov_noise_variance(
+    target_epsilon: float, target_delta: float, k: int, *, sensitivity: float = 1.0
+) -> float:
     """Noise variance sufficient for (ε, δ)-DP after k-fold adaptive composition (KOV Cor. V.2, Thm V.3).
 
     σ² = 8 k Δ² log(e + ε/δ) / ε², for Laplace noise (Cor. V.2) and Gaussian noise (Thm V.3), any

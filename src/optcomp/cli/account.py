@@ -181,14 +181,31 @@ def _describe(entry: dict[str, Any]) -> str:
 
 
 @cli.command("account")
-@click.option("--mech", "mechs", multiple=True, metavar="KIND:KEY=VALUE,...",
-              help="A mechanism and how often it runs, e.g. gaussian:sigma=1.1,q=0.01,count=1000. Repeatable.")
-@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
-              help="JSON or TOML file with 'mechanisms' (optionally 'delta', 'epsilon', an 'accuracy' table).")
-@click.option("--delta", "deltas", type=float, multiple=True, help="Report the ε bracket at this δ. Repeatable.")
-@click.option("--epsilon", "epsilons", type=float, multiple=True, help="Report the δ bracket at this ε. Repeatable.")
-@click.option("--accuracy", default=None, metavar="KEY=VALUE,...",
-              help="Override fields of the default Accuracy (e.g. grid_step=1e-4).")
+@click.option(
+    "--mech",
+    "mechs",
+    multiple=True,
+    metavar="KIND:KEY=VALUE,...",
+    help="A mechanism and how often it runs, e.g. gaussian:sigma=1.1,q=0.01,count=1000. Repeatable.",
+)
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="JSON or TOML file with 'mechanisms' (optionally 'delta', 'epsilon', an 'accuracy' table).",
+)
+@click.option(
+    "--delta", "deltas", type=float, multiple=True, help="Report the ε bracket at this δ. Repeatable."
+)
+@click.option(
+    "--epsilon", "epsilons", type=float, multiple=True, help="Report the δ bracket at this ε. Repeatable."
+)
+@click.option(
+    "--accuracy",
+    default=None,
+    metavar="KEY=VALUE,...",
+    help="Override fields of the default Accuracy (e.g. grid_step=1e-4).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def account(
     mechs: Sequence[str],
@@ -229,16 +246,30 @@ def account(
         for e in epsilons:
             rows.append({"query": "delta", "at": {"epsilon": e}, "bound": pld.delta(e)})
     if as_json:
-        emit_json({
-            "composition": entries,
-            "results": [{"query": r["query"], **r["at"], "lower": r["bound"].lower, "upper": r["bound"].upper}
-                        for r in rows],
-        })
+        emit_json(
+            {
+                "composition": entries,
+                "results": [
+                    {"query": r["query"], **r["at"], "lower": r["bound"].lower, "upper": r["bound"].upper}
+                    for r in rows
+                ],
+            }
+        )
         return
     title = "Composition: " + "; ".join(_describe(e) for e in entries)
-    emit_table(title, ["quantity", "at", "lower", "upper (certified)"],
-               [(r["query"], ", ".join(f"{k}={v:g}" for k, v in r["at"].items()), r["bound"].lower,
-                 r["bound"].upper) for r in rows])
+    emit_table(
+        title,
+        ["quantity", "at", "lower", "upper (certified)"],
+        [
+            (
+                r["query"],
+                ", ".join(f"{k}={v:g}" for k, v in r["at"].items()),
+                r["bound"].lower,
+                r["bound"].upper,
+            )
+            for r in rows
+        ],
+    )
 
 
 @cli.command("dpsgd")
@@ -246,7 +277,9 @@ def account(
 @click.option("--q", "sample_rate", type=float, required=True, help="Poisson sampling rate q in (0, 1].")
 @click.option("--steps", type=int, required=True, help="Number of steps.")
 @click.option("--delta", type=float, required=True, help="Target δ.")
-@click.option("--accuracy", default=None, metavar="KEY=VALUE,...", help="Override fields of the default Accuracy.")
+@click.option(
+    "--accuracy", default=None, metavar="KEY=VALUE,...", help="Override fields of the default Accuracy."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def dpsgd_command(
     noise_multiplier: float, sample_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool
@@ -262,5 +295,8 @@ def dpsgd_command(
     if as_json:
         emit_json({**params, "epsilon": bound})
         return
-    emit_table("DP-SGD: " + ", ".join(f"{k}={v:g}" for k, v in params.items()),
-               ["quantity", "lower", "upper (certified)"], [("epsilon", bound.lower, bound.upper)])
+    emit_table(
+        "DP-SGD: " + ", ".join(f"{k}={v:g}" for k, v in params.items()),
+        ["quantity", "lower", "upper (certified)"],
+        [("epsilon", bound.lower, bound.upper)],
+    )
