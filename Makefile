@@ -25,6 +25,7 @@ $(VENV)/.bench: $(VENV)/.base pyproject.toml
 
 demo: $(VENV)/.demo
 	$(PY) examples/demo.py
+	$(PY) examples/dpsgd.py
 
 test: $(VENV)/.test
 	$(PY) -m pytest -n 2 tests
