@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from optcomp import Bound
-from tests.tolerances import MPMATH_DPS
 from optcomp._numerics import (
     check_int,
     check_nonnegative,
@@ -20,6 +19,7 @@ from optcomp._numerics import (
     round_down,
     round_up,
 )
+from tests.tolerances import MPMATH_DPS
 
 
 def test_bound_orders_and_unpacks() -> None:

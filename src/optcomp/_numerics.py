@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -159,7 +159,7 @@ def clip_probability_upper(p: float) -> float:
 
 def _as_real(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
+        raise ValueError(f"{name} must be a real number, got {value!r}")  # noqa: TRY004 (contract: ValueError)
     x = float(value)
     if math.isnan(x):
         raise ValueError(f"{name} must be a number, got nan")
@@ -219,7 +219,7 @@ def check_sampling_rate(name: str, value: object) -> float:
 def check_int(name: str, value: object, *, minimum: int = 1, maximum: int | None = None) -> int:
     """``value`` as an ``int`` ≥ ``minimum`` (and ≤ ``maximum``). ``bool`` and floats are rejected."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")  # noqa: TRY004 (contract: ValueError)
     k = int(value)
     if k < minimum or (maximum is not None and k > maximum):
         rng = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
@@ -309,17 +309,17 @@ DEFAULT_ACCURACY: Accuracy = Accuracy()
 
 __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
-    "Accuracy",
+    "CALIBRATION_RTOL",
     "DEFAULT_ACCURACY",
+    "EPSILON_XTOL",
     "LAW_LOG_ERROR",
     "PLD_MAX_FFT_LENGTH",
-    "Bound",
-    "CALIBRATION_RTOL",
-    "EPSILON_XTOL",
-    "FloatArray",
     "RELATIVE_SLACK",
     "ROOT_RTOL",
     "UNIT_ROUNDOFF",
+    "Accuracy",
+    "Bound",
+    "FloatArray",
     "check_epsilon_delta",
     "check_finite",
     "check_int",

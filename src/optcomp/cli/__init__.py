@@ -9,7 +9,7 @@ never a traceback.
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import click
 
