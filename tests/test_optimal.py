@@ -485,3 +485,34 @@ def test_million_copies_bracket_vs_mpmath() -> None:
             ell += 1
 
     assert big_d(b.lower) > delta_g >= big_d(b.upper)
+
+
+def _mp_hom_tail(eps: float, k: int, eps_g: float) -> mpmath.mpf:
+    """D(ε_g) of k copies of (ε, 0), MV Thm 1.4, summed from the top term down (small k only)."""
+    e, g = mpmath.mpf(eps), mpmath.mpf(eps_g)
+    total = mpmath.mpf(0)
+    for ell in range(k, -1, -1):
+        if (2 * ell - k) * e <= g:
+            break
+        total += mpmath.binomial(k, ell) * (mpmath.exp(ell * e) - mpmath.exp(g + (k - ell) * e))
+    return total / (1 + mpmath.exp(e)) ** k
+
+
+@pytest.mark.parametrize(("eps", "k", "delta_g"), [(8.0, 200, 1e-6), (1.0, 10_000, 1e-6), (2.0, 2000, 0.016)])
+def test_epsilon_beyond_float_exponent_range_is_finite_and_exact(eps: float, k: int, delta_g: float) -> None:
+    """Answers ε_g > 709 (e^{−ε_g} underflows in the suffix sums B_j) stay exact: D(lower) ≥ δ_g ≥ D(upper)."""
+    b = optimal.epsilon(optimal.homogeneous(eps, 0.0, k), delta_g)
+    assert math.isfinite(b.upper)
+    assert b.width <= EXACT_RTOL * b.upper
+    assert _mp_hom_tail(eps, k, b.lower) >= delta_g >= _mp_hom_tail(eps, k, b.upper)
+    if k <= 1000:  # the lattice DP (unequal ε_i) goes through the same suffix sums
+        het = optimal.epsilon([(eps, 0.0)] * k + [(eps / 2, 0.0)] * 20, delta_g)
+        assert math.isfinite(het.upper)
+        assert het.width <= EXACT_RTOL * het.upper
+
+
+@pytest.mark.parametrize("mechanisms", [[(1.93, 0.037)], [(0.5, 0.0), (0.5, 0.5)], [(0.0, 7.9e-6)]])
+def test_delta_grid_on_equal_or_zero_epsilons(mechanisms: list[tuple[float, float]]) -> None:
+    """method='grid' on equal (or no non-zero) ε_i uses the exact homogeneous form, as documented."""
+    for eps_g in (0.0, 0.3):
+        assert optimal.delta(mechanisms, eps_g, method="grid") == optimal.delta(mechanisms, eps_g)

@@ -223,16 +223,26 @@ def _log_tail(w: _Weights, eps_g: float) -> float:
 
 
 def _suffix_logsumexp(a: FloatArray) -> FloatArray:
-    """out[j] = log Σ_{i ≥ j} exp(a[i]), out[n] = −inf (scaled cumulative sum, relative error ≤ n·u)."""
+    """out[j] = log Σ_{i ≥ j} exp(a[i]), out[n] = −inf (scaled cumulative sum, relative error ≤ n·u).
+
+    The scale is the maximum of the part still to be summed: a suffix whose sum lies far (> e^{−600})
+    below the current scale is recomputed with its own maximum, so tail sums never underflow.
+    """
     n = a.size
     out = np.full(n + 1, -math.inf)
-    if n == 0:
-        return out
-    m = float(np.max(a))
-    if m == -math.inf:
-        return out
-    with np.errstate(divide="ignore"):
-        out[:n] = np.log(np.cumsum(np.exp(a - m)[::-1])[::-1]) + m
+    start = 0
+    while start < n:
+        part = a[start:]
+        m = float(np.max(part))
+        if m == -math.inf:
+            break
+        with np.errstate(divide="ignore"):
+            out[start:n] = np.log(np.cumsum(np.exp(part - m)[::-1])[::-1]) + m
+        # Suffix sums are non-increasing: the entries below m − 600 form a tail; redo it rescaled.
+        far = np.flatnonzero(out[start:n] < m - 600.0)
+        if far.size == 0:
+            break
+        start += int(far[0])
     return out
 
 
@@ -706,7 +716,8 @@ def delta(
         floor = -math.expm1(spec.log_survive)
         return Bound(max(0.0, round_down(floor)), min(1.0, round_up(floor)))
     target = eps_g
-    env = None if method == "grid" else _exact_envelopes(spec, method, max_points, target)
+    grid = method == "grid" and spec.hom_k == 0 and spec.eps.size > 0  # equal or no ε_i: already exact
+    env = None if grid else _exact_envelopes(spec, method, max_points, target)
     if env is None:
         eps0 = _grid_eps0_for_delta(spec.eps, tolerance, max_points)
         env = _grid_envelopes(spec.eps, eps0, target)
