@@ -14,6 +14,7 @@ from optcomp import DEFAULT_ACCURACY, Accuracy
 from optcomp.mechanisms import (
     EpsilonDelta,
     Gaussian,
+    KaryRandomizedResponse,
     Laplace,
     PoissonSubsampled,
     PrivacyLossLaw,
@@ -21,7 +22,7 @@ from optcomp.mechanisms import (
     privacy_loss_laws,
 )
 from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
-from tests.tolerances import MPMATH_DPS, PLD_COARSE_STEP, PLD_FINE_STEP, PLD_TEST_STEP
+from tests.tolerances import COARSE_GRID_STEP, MPMATH_DPS, PLD_COARSE_STEP, PLD_FINE_STEP, PLD_TEST_STEP
 
 COARSE = Accuracy(grid_step=PLD_COARSE_STEP)
 TEST = Accuracy(grid_step=PLD_TEST_STEP)
@@ -339,3 +340,14 @@ def test_ten_million_steps_give_a_finite_narrow_bracket() -> None:
     b = pld.self_compose(10_000_000).epsilon(1e-5)
     assert 0 < b.lower <= b.upper < math.inf
     assert b.relative_width < 0.1
+
+
+def test_tail_query_on_concentrated_tilted_laws() -> None:
+    """ε(1e-300) of 3×RR(ε1) ⊗ 2×KaryRR(ε2, 4): the tilted FFT concentrates on the top atom (variance
+    ~1e-313) and must not overflow its window search; truth ε = 3ε1 + 2ε2 − O(1e-300)."""
+    e1, e2 = 1.2681507208363119, 0.0734720324800896
+    accuracy = Accuracy(grid_step=COARSE_GRID_STEP)
+    rr = pld_of(RandomizedResponse(e1), accuracy)
+    kary = pld_of(KaryRandomizedResponse(e2, 4), accuracy)
+    b = rr.self_compose(3).compose(kary.self_compose(2)).epsilon(1e-300)
+    assert b.lower <= 3 * e1 + 2 * e2 <= b.upper

@@ -23,6 +23,8 @@ from optcomp.pld._discretise import DiscreteLaw, GridTooLargeError
 
 #: Frequencies whose Σ k_i ln M_i falls below this are treated as zero (their error is charged).
 _LOG_NEGLIGIBLE = -760.0
+#: Cap of the Chernoff tilt (per grid cell) used to place the FFT window (keeps θ·j finite).
+_MAX_THETA = 1e3
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,8 @@ def _window(parts: list[tuple[DiscreteLaw, int]], log_tau: float) -> tuple[int, 
     def cumulant(theta: float) -> float:
         return sum(k * _log_mgf(x, lx, theta) for x, lx, k in logs)
 
-    base = math.sqrt(2 * -log_tau / var) if var > 0 else 1.0
+    # Any θ > 0 is valid; a near-degenerate J (tiny variance, e.g. a tilted law) must not give θ = inf.
+    base = min(math.sqrt(2 * -log_tau / var), _MAX_THETA) if var > 0 else 1.0
     thetas = [base * 2.0**e for e in range(-3, 4)]
     best_b, th_b = math.inf, thetas[0]
     best_a, th_a = -math.inf, thetas[0]
