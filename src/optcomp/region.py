@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from optcomp import optimal
-from optcomp._numerics import FloatArray, check_epsilon_delta, check_int, check_probability
+from optcomp._numerics import FloatArray, check_epsilon_delta, check_int, check_nonnegative, check_probability
 
 EpsDelta = tuple[float, float]
 
@@ -146,7 +146,7 @@ def from_optimal(
     certified upper ends of :func:`optimal.delta` (with ``tolerance``, used by its grid method for real
     ε_i) are used. More ε_g give a tighter outer bound; the cost is one :func:`optimal.delta` per ε_g.
     """
-    eps_list = list(epsilons)
+    eps_list = [check_nonnegative(f"epsilons[{j}]", e) for j, e in enumerate(epsilons)]
     if not eps_list:
         raise ValueError("epsilons must contain at least one value, got []")
     return PrivacyRegion(

@@ -2,8 +2,9 @@
 
 Every command parses its arguments, makes one public library call, and formats the answer (a rich
 table, or ``--json`` for scripts). No mathematics lives in the CLI. A bad argument — a ``ValueError``
-from the library or a usage error from click — is reported as one line on stderr with exit status 2,
-never a traceback.
+from the library, a usage error from click, an ``OSError`` for a file that cannot be read or written, or
+a ``NotImplementedError`` for an unsupported combination — is reported as one line on stderr with exit
+status 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except ValueError as exc:
         click.echo(f"optcomp: error: {exc}", err=True)
+        return 2
+    except OSError as exc:  # an input file that cannot be read or an output file that cannot be written
+        where = f": {exc.filename}" if exc.filename is not None else ""
+        click.echo(f"optcomp: error: {exc.strerror or exc}{where}", err=True)
+        return 2
+    except NotImplementedError as exc:  # a combination the library refuses rather than approximates
+        click.echo(f"optcomp: error: not supported: {exc}", err=True)
         return 2
     return 0
 

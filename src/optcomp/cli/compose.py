@@ -48,15 +48,25 @@ def _read_file(path: str) -> list[EpsDelta]:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"file must be a readable file, got {path!r}")
-    text = p.read_text()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"file {path!r} must be UTF-8 text, got undecodable byte at {exc.start}") from exc
     if p.suffix.lower() == ".json":
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"file {path!r} must be valid JSON, got: {exc}") from exc
         if not isinstance(data, list):
             raise ValueError(f"file {path!r} must hold a JSON list of [eps, delta] pairs")
         out: list[EpsDelta] = []
         for i, item in enumerate(data):
-            if not isinstance(item, (list, tuple)) or len(item) != 2:
-                raise ValueError(f"file {path!r} entry {i} must be [eps, delta], got {item!r}")
+            if (
+                not isinstance(item, (list, tuple))
+                or len(item) != 2
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in item)
+            ):
+                raise ValueError(f"file {path!r} entry {i} must be [eps, delta] (two numbers), got {item!r}")
             out.append((float(item[0]), float(item[1])))
         return out
     lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]

@@ -377,9 +377,7 @@ def clt_epsilon_delta(epsilons: npt.ArrayLike, deltas: npt.ArrayLike) -> CLTResu
     if eps.size != dl.size or eps.size == 0:
         raise ValueError(f"epsilons and deltas must be non-empty and of equal length, got {eps.size}, {dl.size}")
     fun = [epsilon_dp_functionals(check_nonnegative(f"epsilons[{i}]", float(e))) for i, e in enumerate(eps)]
-    log_keep = math.fsum(
-        math.log1p(-check_probability(f"deltas[{i}]", float(d))) if d < 1.0 else -math.inf
-        for i, d in enumerate(dl)
-    )
+    dls = [check_probability(f"deltas[{i}]", float(d)) for i, d in enumerate(dl)]
+    log_keep = math.fsum(math.log1p(-d) if d < 1.0 else -math.inf for d in dls)
     big_delta = -math.expm1(log_keep)
     return _clt_from(fun, big_delta)

@@ -97,7 +97,7 @@ def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_
         raise ValueError(f"epsilons, delta_lower, delta_upper must have equal non-zero length, got "
                          f"{eps.size}, {dlo.size}, {dhi.size}")
     if eps[0] != 0.0 or np.any(np.diff(eps) <= 0.0) or not np.all(np.isfinite(eps)):
-        raise ValueError("epsilons must be finite, strictly increasing and start at 0")
+        raise ValueError(f"epsilons must be finite, strictly increasing and start at 0, got {eps.tolist()[:5]!r}")
     for name, arr in (("delta_lower", dlo), ("delta_upper", dhi)):
         for v in arr.tolist():
             check_probability(name, v)

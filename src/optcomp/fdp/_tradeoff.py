@@ -31,6 +31,7 @@ from scipy.special import ndtr, ndtri
 from optcomp._numerics import (
     Bound,
     FloatArray,
+    check_int,
     check_nonnegative,
     check_probability,
 )
@@ -60,6 +61,7 @@ _BISECTION_STEPS: int = 64
 
 def alpha_grid(n: int = DEFAULT_GRID_SIZE) -> FloatArray:
     """A grid on [0, 1]: ``n`` uniform points plus geometric points near both ends (2^-40 … 0.5)."""
+    n = check_int("n", n, minimum=2)
     uniform = np.linspace(0.0, 1.0, n)
     geo = np.geomspace(_GEOM_MIN, 0.5, max(n // 4, 2))
     return np.unique(np.concatenate([uniform, geo, 1.0 - geo]))
@@ -322,8 +324,14 @@ class PiecewiseLinearTradeOff(TradeOff):
     def conjugate_delta(self, epsilon: npt.ArrayLike) -> float | FloatArray:
         """1 + f*(−e^ε) = max_k (1 − β_k − e^ε α_k): the δ of the one-sided line bound (DRS §2.4)."""
         eps = np.asarray(epsilon, dtype=np.float64)
+        if np.any(np.isnan(eps)):
+            raise ValueError("epsilon must be in [-inf, inf], got nan")
         flat = np.atleast_1d(eps).ravel()
-        vals = 1.0 - self.beta[None, :] - np.exp(flat)[:, None] * self.alpha[None, :]
+        # e^ε·α_k with the knot α_k = 0 contributing 0 even at ε = ∞ (so δ(∞) = 1 − f(0), not nan).
+        with np.errstate(invalid="ignore"):
+            slope = np.exp(flat)[:, None] * self.alpha[None, :]
+        slope[:, self.alpha == 0.0] = 0.0
+        vals = 1.0 - self.beta[None, :] - slope
         out = np.maximum(np.max(vals, axis=1), 0.0).reshape(np.shape(eps))
         return _shape_like(eps, out)
 
@@ -383,9 +391,9 @@ def epsilon_delta_tradeoff(epsilon: float, delta: float) -> PiecewiseLinearTrade
     """
     eps = check_nonnegative("epsilon", epsilon, allow_inf=True)
     d = check_probability("delta", delta)
-    if d == 1.0:
+    if d == 1.0 or math.isinf(eps):  # no privacy: f = 0 (ε = ∞ admits the test with α = β = 0)
         return PiecewiseLinearTradeOff(np.array([0.0, 1.0]), np.array([0.0, 0.0]), is_symmetric=True)
-    mid = (1.0 - d) / (1.0 + math.exp(eps)) if math.isfinite(eps) else 0.0
+    mid = (1.0 - d) / (1.0 + math.exp(eps))
     xs = np.array([0.0, mid, 1.0 - d, 1.0])
     ys = np.array([1.0 - d, mid, 0.0, 0.0])
     keep = np.r_[True, np.diff(xs) > 0.0]  # drop repeated α (ε = ∞ or δ = 0); β agrees there

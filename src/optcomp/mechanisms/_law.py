@@ -116,8 +116,11 @@ class PrivacyLossLaw:
             raise ValueError("atom_losses, atom_p and atom_q must be 1-d arrays of one length")
         if not np.all(np.isfinite(losses)):
             raise ValueError("atom_losses must be finite (use p_inf / q_neg_inf for infinite losses)")
-        if np.any(p < 0) or np.any(q < 0) or not (0 <= self.p_inf <= 1) or not (0 <= self.q_neg_inf <= 1):
-            raise ValueError("masses must be non-negative")
+        if not (np.all(p >= 0) and np.all(q >= 0) and 0 <= self.p_inf <= 1 and 0 <= self.q_neg_inf <= 1):
+            raise ValueError(
+                "masses must be non-negative (p_inf, q_neg_inf in [0, 1]), got "
+                f"atom_p={p.tolist()[:5]!r}, atom_q={q.tolist()[:5]!r}, p_inf={self.p_inf!r}, q_neg_inf={self.q_neg_inf!r}"
+            )
         order = np.argsort(losses, kind="stable")
         object.__setattr__(self, "atom_losses", losses[order])
         object.__setattr__(self, "atom_p", p[order])
@@ -139,6 +142,11 @@ class PrivacyLossLaw:
         """The law of two distributions on a common finite set, given as probability arrays."""
         p = np.asarray(p, dtype=np.float64)
         q = np.asarray(q, dtype=np.float64)
+        if p.ndim != 1 or p.shape != q.shape:
+            raise ValueError(f"p and q must be 1-d arrays of one length, got shapes {p.shape} and {q.shape}")
+        for name, arr in (("p", p), ("q", q)):
+            if not np.all((arr >= 0.0) & (arr <= 1.0)):  # also rejects nan
+                raise ValueError(f"{name} must hold probabilities in [0, 1], got {arr.tolist()[:5]!r}")
         both = (p > 0) & (q > 0)
         losses = np.log(p[both]) - np.log(q[both])
         return cls(
