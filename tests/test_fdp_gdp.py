@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp.fdp import (
+    delta_at,
     gaussian_tradeoff,
     gdp_compose,
     gdp_delta,
@@ -124,3 +125,14 @@ def test_gdp_group_privacy_identity() -> None:
 def test_bad_inputs_raise(call: object, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("mu", "eps"),
+    [(0.0050325154793973495, 0.10716769476107833), (0.0013831826701098103, 0.0024158059767425506), (2.4e-6, 0.0)],
+)
+def test_delta_at_gaussian_contains_truth_for_small_mu(mu: float, eps: float) -> None:
+    """Small μ: the closed form cancels (error ≈ u·|a|/μ, ~4e-12 relative); the certified readout covers it."""
+    b = delta_at(gaussian_tradeoff(mu), eps)
+    truth = _mp_delta(mu, eps)
+    assert b.lower <= truth <= b.upper

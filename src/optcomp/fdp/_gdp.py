@@ -23,6 +23,7 @@ from scipy.special import erfcx, log_ndtr
 
 from optcomp._numerics import (
     EPSILON_XTOL,
+    UNIT_ROUNDOFF,
     FloatArray,
     check_int,
     check_nonnegative,
@@ -32,6 +33,7 @@ from optcomp._numerics import (
 )
 
 _SQRT2: float = math.sqrt(2.0)
+_U: float = UNIT_ROUNDOFF
 
 #: Relative tolerance handed to ``brentq`` (the smallest it accepts, 4 machine epsilons).
 _BRENT_RTOL: float = 4.0 * float(np.finfo(np.float64).eps)
@@ -59,7 +61,12 @@ def _check_array(name: str, values: npt.ArrayLike, *, lower: float, upper: float
 
 
 def _log_delta_core(mu: float, eps: FloatArray) -> FloatArray:
-    """log δ_μ(ε) for μ > 0 and finite ε ≥ 0.
+    """log δ_μ(ε) for μ > 0 and finite ε ≥ 0 (see :func:`_log_delta_with_error`)."""
+    return _log_delta_with_error(mu, eps)[0]
+
+
+def _log_delta_with_error(mu: float, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """log δ_μ(ε) for μ > 0 and finite ε ≥ 0, and a bound on its absolute error.
 
     Two exact rewritings of δ = Φ(a) − e^ε Φ(b), a = −ε/μ + μ/2, b = a − μ, chosen per entry:
 
@@ -67,10 +74,16 @@ def _log_delta_core(mu: float, eps: FloatArray) -> FloatArray:
     * a < 0: since e^ε φ(b) = φ(a) (b² = a² + 2ε), δ = ½ e^{−a²/2} [erfcx(−a/√2) − erfcx(−b/√2)]; the
       difference of two scaled complementary error functions keeps full relative accuracy in the far
       tail where both Φ values underflow or their logs are large.
+
+    Both subtract nearly equal numbers when μ is small: the error is amplified by the cancellation
+    factor κ = (|x| + |y|)/|x − y| of the subtraction (κ ≈ |a|/μ in the tail, e.g. 3·10⁴ at μ = 10⁻³,
+    ε = 0.04, where the relative error reaches 4·10⁻¹²). The returned bound is
+    8u(κ + |a|² + |log δ| + 8), assuming ``log_ndtr``/``erfcx`` accurate to a few ulps.
     """
     a = -eps / mu + mu / 2.0
     b = a - mu
     out = np.empty_like(eps)
+    kappa = np.ones_like(eps)
     pos = a >= 0.0
     if np.any(pos):
         la = log_ndtr(a[pos])
@@ -78,13 +91,19 @@ def _log_delta_core(mu: float, eps: FloatArray) -> FloatArray:
         # δ ≥ 0 always; guard the last ulp so that log1mexp sees a non-positive argument.
         d = np.minimum(lb - la, 0.0)
         out[pos] = la + _log1mexp_array(d)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa[pos] = (np.abs(la) + np.abs(lb)) / np.abs(d)
     neg = ~pos
     if np.any(neg):
         an, bn = a[neg], b[neg]
-        diff = erfcx(-an / _SQRT2) - erfcx(-bn / _SQRT2)
-        with np.errstate(divide="ignore"):
+        ea, eb = erfcx(-an / _SQRT2), erfcx(-bn / _SQRT2)
+        diff = ea - eb
+        with np.errstate(divide="ignore", invalid="ignore"):
             out[neg] = -0.5 * an * an - math.log(2.0) + np.log(np.maximum(diff, 0.0))
-    return out
+            kappa[neg] = (ea + eb) / diff
+    kappa = np.where(np.isnan(kappa) | (kappa < 0), np.inf, kappa)
+    err = 8.0 * _U * (kappa + a * a + np.abs(out) + 8.0)
+    return out, err
 
 
 @overload
@@ -97,8 +116,10 @@ def gdp_log_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray:
     Computes log[Φ(a) − e^ε Φ(b)], a = −ε/μ + μ/2, b = −ε/μ − μ/2 (DRS Cor. "GDP to DP", §2.4):
     where a ≥ 0 as ``la + log1mexp(lb − la)`` with ``la = log_ndtr(a)``, ``lb = ε + log_ndtr(b)``; where
     a < 0 as −a²/2 − log 2 + log[erfcx(−a/√2) − erfcx(−b/√2)] (the same quantity, since e^ε φ(b) = φ(a)).
-    The error is about 10^-13 relative in δ (the tests check 10^-12 against 50-digit mpmath, also in
-    the far tail where δ itself underflows).
+    The error is about 10^-13 relative in δ for μ ≳ 0.1 (the tests check 10^-12 against 50-digit
+    mpmath, also in the far tail where δ itself underflows); for small μ it grows with the
+    cancellation factor ≈ |ε/μ − μ/2|/μ (≈ 4·10⁻¹² relative at μ = 10⁻³, ε = 0.04). Certified readouts
+    (:func:`optcomp.fdp.delta_at` on a Gaussian trade-off) widen by that error.
 
     Args:
         mu: the GDP parameter μ ≥ 0 (μ = 0 gives δ = 0, log δ = −inf for ε ≥ 0).
@@ -119,6 +140,18 @@ def gdp_log_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray:
     return out.reshape(eps.shape)
 
 
+def gdp_delta_bound(mu: float, epsilon: float) -> tuple[float, float]:
+    """(lower, upper) of δ_μ(ε) covering the floating-point error of :func:`gdp_log_delta`."""
+    m = check_nonnegative("mu", mu)
+    e = check_nonnegative("epsilon", epsilon, allow_inf=True)
+    if m == 0.0 or math.isinf(e):
+        return (0.0, 0.0)
+    log_d, err = _log_delta_with_error(m, np.array([e]))
+    lo = math.exp(float(log_d[0] - err[0])) if math.isfinite(err[0]) else 0.0
+    hi = math.exp(float(log_d[0] + err[0])) if math.isfinite(err[0]) else 1.0
+    return (max(0.0, round_down(lo)), min(1.0, round_up(hi)))
+
+
 @overload
 def gdp_delta(mu: float, epsilon: float) -> float: ...
 @overload
@@ -127,8 +160,9 @@ def gdp_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray:
     """The exact δ(ε) of μ-GDP: μ-GDP ⇔ (ε, δ(ε))-DP for all ε ≥ 0 (DRS Cor. "GDP to DP", §2.4).
 
     δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = exp(:func:`gdp_log_delta`). This is an exact closed form
-    evaluated to about 10^-13 relative accuracy (checked against 50-digit mpmath in the tests), so it
-    is returned as a float, not a :class:`~optcomp.Bound`. Values below the smallest double underflow
+    evaluated to about 10^-13 relative accuracy for μ ≳ 0.1 (checked against 50-digit mpmath in the
+    tests; for small μ the error grows, see :func:`gdp_log_delta`), so it is returned as a float, not
+    a :class:`~optcomp.Bound`. Values below the smallest double underflow
     to 0; use :func:`gdp_log_delta` there.
 
     Args:

@@ -25,7 +25,7 @@ from optcomp._numerics import (
     round_down,
     round_up,
 )
-from optcomp.fdp._gdp import gdp_delta
+from optcomp.fdp._gdp import gdp_delta_bound
 from optcomp.fdp._tradeoff import (
     GaussianTradeOff,
     PiecewiseLinearTradeOff,
@@ -166,13 +166,14 @@ def from_pld(pld: _DeltaCurve, epsilons: npt.ArrayLike | None = None) -> TradeOf
 def _line_gap(curve: TradeOff, slope: float, *, side: str) -> float:
     """sup_α (1 − slope·α − curve(α)) bounded from ``side`` ('upper' or 'lower'), both orientations.
 
-    Piecewise linear / Gaussian: exact (rounded outward). Otherwise, for a non-increasing curve on a
-    grid x_0 < … < x_m: lower ≥ max_j (1 − s x_j − c(x_j)); upper ≤ max_j (1 − s x_j − c(x_{j+1})).
+    Piecewise linear: exact (rounded outward); Gaussian: the closed form widened by its error bound.
+    Otherwise, for a non-increasing curve on a grid x_0 < … < x_m: lower ≥ max_j (1 − s x_j − c(x_j)); upper ≤ max_j (1 − s x_j − c(x_{j+1})).
     """
     eps = math.log(slope)
     if isinstance(curve, GaussianTradeOff):
-        v = float(gdp_delta(curve.mu, eps))
-    elif isinstance(curve, PiecewiseLinearTradeOff):
+        lo_v, hi_v = gdp_delta_bound(curve.mu, eps)  # widened by the closed form's rounding error
+        return hi_v if side == "upper" else lo_v
+    if isinstance(curve, PiecewiseLinearTradeOff):
         v = float(np.asarray(curve.delta(eps)))
     else:
         x = np.unique(np.concatenate([alpha_grid(), curve.breakpoints()]))
