@@ -58,6 +58,7 @@ CASES: list[tuple[str, Callable[[Any], object], list[Any]]] = [
     ("epsilon", lambda v: optimal.delta(MECHS, v), [NAN, -1.0]),
     ("k", lambda v: optimal.homogeneous(0.1, 0.0, v), INT),
     ("mechanisms[0].delta", lambda v: optimal.epsilon([(0.1, v)], 1e-5), PROB),
+    ("mechanisms", lambda v: optimal.epsilon([(v, 0.0)], 1e-5), ["0.1", None, True]),
     ("k", lambda v: bounds.kov_bound(0.1, 1e-6, v, 1e-6), INT),
     ("delta_slack", lambda v: bounds.advanced_drv(0.1, 1e-6, 3, v), PROB),
     ("k", lambda v: region.composed(0.1, 0.0, v), INT),

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import numbers
 import reprlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -156,12 +157,12 @@ def _spec(mechanisms: Sequence[EpsDelta]) -> _Spec:
     if isinstance(mechanisms, (str, bytes)):
         raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {shown}")  # noqa: TRY004
     try:
-        has_bool = any(isinstance(x, bool) for pair in mechanisms for x in pair)
+        has_bool = any(isinstance(x, bool) or not isinstance(x, numbers.Real) for pair in mechanisms for x in pair)
         arr = np.asarray(mechanisms, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {shown}") from exc
     if has_bool:
-        raise ValueError(f"mechanisms must hold real (epsilon, delta) numbers, not bool, got {shown}")
+        raise ValueError(f"mechanisms must hold real (epsilon, delta) numbers (not bool or str), got {shown}")
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
         raise ValueError(
             f"mechanisms must be a non-empty sequence of (epsilon, delta) pairs, got shape {arr.shape}"
