@@ -3,7 +3,8 @@
 Every command parses its arguments, makes one public library call, and formats the answer (a rich
 table, or ``--json`` for scripts). No mathematics lives in the CLI. A bad argument — a ``ValueError``
 from the library, a usage error from click, an ``OSError`` for a file that cannot be read or written, or
-a ``NotImplementedError`` for an unsupported combination — is reported as one line on stderr with exit
+a ``NotImplementedError`` for an unsupported combination, a ``MemoryError`` for sizes beyond the
+machine — is reported as one line on stderr with exit
 status 2, never a traceback.
 """
 
@@ -44,6 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except NotImplementedError as exc:  # a combination the library refuses rather than approximates
         click.echo(f"optcomp: error: not supported: {exc}", err=True)
+        return 2
+    except MemoryError as exc:  # a size (-k, --points, grid) far beyond this machine
+        detail = f" ({exc})" if str(exc) else ""
+        click.echo(f"optcomp: error: not enough memory{detail}; use a smaller -k/--points or a coarser accuracy", err=True)
         return 2
     return 0
 
