@@ -138,6 +138,7 @@ CLI_BAD: list[list[str]] = [
     ["tradeoff", "--gdp", "1", "--subsample", "0"],
     ["tradeoff", "--eps", "1", "--delta", "nan"],
     ["tradeoff"],
+    ["tradeoff", "--gdp", "1", "--points", "1000000000000"],  # MemoryError: one line, not a traceback
     ["dpsgd", "--sigma", "0", "--q", "0.01", "--steps", "10", "--delta", "1e-5"],
     ["dpsgd", "--sigma", "1", "--q", "1.1", "--steps", "10", "--delta", "1e-5"],
     ["dpsgd", "--sigma", "1", "--q", "0.01", "--steps", "0", "--delta", "1e-5"],
