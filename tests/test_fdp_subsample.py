@@ -176,3 +176,11 @@ def test_readouts_accept_a_pld() -> None:
     assert adv.lower <= float(gdp_delta_exact(1.0, 0.0)) <= adv.upper
     with pytest.raises(ValueError, match="expected"):
         attack_tpr(object(), 0.1)  # type: ignore[arg-type]
+
+
+def test_subsample_vertices_stay_in_unit_square() -> None:
+    """Regression (hypothesis): an extrapolated end line rounded to 1 + 1e-15 made the reflected hull invalid."""
+    eps, p = 2.228777793115229, 0.9145123818287437
+    b = subsample(epsilon_delta_tradeoff(eps, 0.0), p)
+    classical = epsilon_delta_tradeoff(math.log1p(p * math.expm1(eps)), 0.0)
+    assert b.lower.dominates(classical, atol=METHOD_RTOL)

@@ -16,12 +16,14 @@ from optcomp.fdp import (
     alpha_grid,
     attack_tpr,
     delta_at,
+    epsilon_delta_composition,
     epsilon_delta_tradeoff,
     from_delta_curve,
     from_distributions,
     from_epsilon_delta_family,
     gaussian_tradeoff,
     gdp_delta,
+    subsample,
 )
 from tests.tolerances import EXACT_RTOL, FDP_CHORD_DELTA_ATOL, FDP_DELTA_CURVE_WIDTH, METHOD_RTOL
 
@@ -177,3 +179,12 @@ def test_readouts_gaussian() -> None:
 def test_bad_inputs_raise(call: object, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         call()  # type: ignore[operator]
+
+
+def test_delta_at_beyond_float_exponent_range() -> None:
+    """ε > 709 (e^ε overflows): δ(ε) is read as the limit slope → ∞, no OverflowError; still a bracket."""
+    floor = -math.expm1(3 * math.log1p(-0.01))
+    assert delta_at(epsilon_delta_composition(1.0, 0.01, 3), 710.0).upper >= floor
+    assert delta_at(gaussian_tradeoff(1.0), 1e6).upper == 0.0
+    b = delta_at(subsample(gaussian_tradeoff(1.0), 0.1), 710.0)
+    assert 0.0 <= b.lower <= b.upper <= delta_at(subsample(gaussian_tradeoff(1.0), 0.1), 700.0).upper

@@ -163,6 +163,10 @@ def from_pld(pld: _DeltaCurve, epsilons: npt.ArrayLike | None = None) -> TradeOf
 # ---------------------------------------------------------------------------------------------
 
 
+#: Largest ε whose e^ε is a finite float64 (beyond it the slope e^ε is carried as inf).
+_LOG_FLOAT_MAX: float = math.log(float(np.finfo(np.float64).max))
+
+
 def _line_gap(curve: TradeOff, slope: float, *, side: str) -> float:
     """sup_α (1 − slope·α − curve(α)) bounded from ``side`` ('upper' or 'lower'), both orientations.
 
@@ -180,10 +184,11 @@ def _line_gap(curve: TradeOff, slope: float, *, side: str) -> float:
         vals: list[float] = []
         for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
             fx = np.asarray(c(x), dtype=np.float64)
+            sx = np.where(x == 0.0, 0.0, slope * x)  # slope may be inf (ε beyond e^ε's float range)
             if side == "upper":
-                vals.append(float(np.max(1.0 - slope * x[:-1] - fx[1:])) + _SLACK)
+                vals.append(float(np.max(1.0 - sx[:-1] - fx[1:])) + _SLACK)
             else:
-                vals.append(float(np.max(1.0 - slope * x - fx)) - _SLACK)
+                vals.append(float(np.max(1.0 - sx - fx)) - _SLACK)
         v = max(vals)
         return min(1.0, max(0.0, v))
     return min(1.0, max(0.0, round_up(v) if side == "upper" else round_down(v)))
@@ -214,7 +219,7 @@ def delta_at(f: Readable, epsilon: float) -> Bound:
         result: Bound = f.delta(e)
         return result
     f = _as_curve(f)
-    s = math.exp(e)
+    s = math.exp(e) if e < _LOG_FLOAT_MAX else math.inf
     if isinstance(f, TradeOffBracket):
         return Bound(_line_gap(f.upper, s, side="lower"), _line_gap(f.lower, s, side="upper"))
     return Bound(_line_gap(f, s, side="lower"), _line_gap(f, s, side="upper"))

@@ -44,7 +44,7 @@ def _lower_vertices(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArra
 
     On a cell [a, b], convexity gives g(t) ≥ g(a) + s_prev (t − a) and g(t) ≥ g(b) + s_next (t − b) with
     s_prev, s_next the secant slopes of the neighbouring cells; u is the max of these two lines (their
-    intersection is the new vertex), then max(u, 0) with its zero crossings (g ≥ 0).
+    intersection is the new vertex), then max(u, 0) with its zero crossings (g ≥ 0), and min(u, 1) (g ≤ 1).
     """
     s = np.diff(y) / np.diff(x)
     vx: list[float] = []
@@ -90,7 +90,8 @@ def _lower_vertices(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArra
             cy.append(0.0)
         cx.append(float(ax[j]))
         cy.append(float(ay[j]))
-    return np.array(cx), np.maximum(np.array(cy), 0.0)
+    # g ≤ 1 as well, so u may be clipped at 1 (rounding in the extrapolated end lines can exceed it).
+    return np.array(cx), np.clip(np.array(cy), 0.0, 1.0)
 
 
 def _hull_pl(x: FloatArray, y: FloatArray) -> PiecewiseLinearTradeOff:
