@@ -23,6 +23,12 @@ def _register() -> None:
     from optcomp.cli import account, compose, fdp, plot  # noqa: F401
 
 
+def _error(message: str) -> int:
+    """Report ``message`` as exactly one stderr line (any newline flattened); exit status 2."""
+    click.echo("optcomp: error: " + " ".join(message.splitlines()), err=True)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``optcomp`` console script. Returns the process exit status."""
     _register()
@@ -34,22 +40,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("optcomp: aborted", err=True)
         return 1
     except click.ClickException as exc:
-        click.echo(f"optcomp: error: {exc.format_message()}", err=True)
-        return 2
+        return _error(exc.format_message())
     except ValueError as exc:
-        click.echo(f"optcomp: error: {exc}", err=True)
-        return 2
+        return _error(str(exc))
     except OSError as exc:  # an input file that cannot be read or an output file that cannot be written
         where = f": {exc.filename}" if exc.filename is not None else ""
-        click.echo(f"optcomp: error: {exc.strerror or exc}{where}", err=True)
-        return 2
+        return _error(f"{exc.strerror or exc}{where}")
     except NotImplementedError as exc:  # a combination the library refuses rather than approximates
-        click.echo(f"optcomp: error: not supported: {exc}", err=True)
-        return 2
+        return _error(f"not supported: {exc}")
     except MemoryError as exc:  # a size (-k, --points, grid) far beyond this machine
         detail = f" ({exc})" if str(exc) else ""
-        click.echo(f"optcomp: error: not enough memory{detail}; use a smaller -k/--points or a coarser accuracy", err=True)
-        return 2
+        return _error(f"not enough memory{detail}; use a smaller -k/--points or a coarser accuracy")
     return 0
 
 
