@@ -516,3 +516,11 @@ def test_delta_grid_on_equal_or_zero_epsilons(mechanisms: list[tuple[float, floa
     """method='grid' on equal (or no non-zero) ε_i uses the exact homogeneous form, as documented."""
     for eps_g in (0.0, 0.3):
         assert optimal.delta(mechanisms, eps_g, method="grid") == optimal.delta(mechanisms, eps_g)
+
+
+@pytest.mark.parametrize(("mechanisms", "delta_g"), [([(0.5, 0.0)], 0.0), ([(0.5, 0.0), (0.3, 0.0)], 1e-300), ([(1.0, 0.5)], 0.5)])
+def test_mv_at_the_delta_floor_is_finite(mechanisms: list[tuple[float, float]], delta_g: float) -> None:
+    """δ_g at (or within 1e-300 of) the floor: the truth is ≈ Σε_i, not 'no finite ε' (MV Thm 1.7 search)."""
+    b = optimal.epsilon(mechanisms, delta_g, method="mv", tolerance=OPTIMAL_MV_ETA)
+    truth = optimal.epsilon(mechanisms, delta_g)
+    assert b.lower <= truth.lower and truth.upper <= b.upper

@@ -812,9 +812,10 @@ def _mv_passes(a: list[int], eps0: float, a_star: int, log_r: float) -> bool:
     γ = 4(k + 4)u in the conservative direction, so "passes" is never reported wrongly in float64.
     """
     n = sum(a)
-    budget = (n - a_star) // 2
-    if budget < 0:
+    if a_star >= n:
+        # ε* ≥ Σε'_i = max L: D(ε*) = 0 exactly (the float terms below would leave ~γ of rounding).
         return log_r >= -math.inf
+    budget = (n - a_star) // 2
     eps = np.asarray(a, dtype=np.float64) * eps0
     log_norm = float(np.sum(_softplus(eps)))
     f_minus = _dyer(a, np.exp(-eps), budget)
