@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from optcomp import DEFAULT_ACCURACY, Accuracy
 from optcomp.mechanisms import (
+    DiscretePair,
     EpsilonDelta,
     Gaussian,
     KaryRandomizedResponse,
@@ -351,3 +352,14 @@ def test_tail_query_on_concentrated_tilted_laws() -> None:
     kary = pld_of(KaryRandomizedResponse(e2, 4), accuracy)
     b = rr.self_compose(3).compose(kary.self_compose(2)).epsilon(1e-300)
     assert b.lower <= 3 * e1 + 2 * e2 <= b.upper
+
+
+def test_epsilon_lower_end_beyond_fft_window() -> None:
+    """1000 × asymmetric pair at δ = 1e-100: the certified lower δ exceeds δ past the FFT window's end, so
+    the lower ε must keep searching (it returned inf, above the truth ≈ 403, and Bound raised)."""
+    p, q, k = 0.5118216247002567, 0.29280281594928975, 1000
+    pld = pld_of(DiscretePair((p, 1 - p), (q, 1 - q)), COARSE).self_compose(k)
+    b = pld.epsilon(1e-100)
+    max_loss = k * max(math.log(p / q), math.log((1 - q) / (1 - p)))
+    assert 0.0 < b.lower <= b.upper < max_loss
+    assert pld.delta(b.upper).upper <= 1e-100 < pld.delta(b.lower).lower

@@ -514,7 +514,8 @@ class PrivacyLossDistribution:
         """
         delta = check_probability("delta", delta)
         dirs = self._directions
-        return Bound(self._epsilon_lower(delta, dirs), self._epsilon_upper(delta, dirs))
+        upper = self._epsilon_upper(delta, dirs)
+        return Bound(min(self._epsilon_lower(delta, dirs, upper), upper), upper)
 
     def _epsilon_upper(self, delta: float, dirs: tuple[_Direction, ...]) -> float:
         if self._upper_at(0.0, delta) <= delta:
@@ -536,15 +537,25 @@ class PrivacyLossDistribution:
                 return math.inf
         return self._bisect(0.0, hi, lambda e: self._upper_at(e, delta) <= delta, keep="hi")
 
-    def _epsilon_lower(self, delta: float, dirs: tuple[_Direction, ...]) -> float:
+    def _epsilon_lower(self, delta: float, dirs: tuple[_Direction, ...], upper: float) -> float:
+        """Largest ε found with a certified lower δ(ε) > ``delta`` (every such ε is a valid lower end)."""
         if self._lower_at(0.0, delta) <= delta:
             return 0.0
         if max(d.p_inf_lower for d in dirs) > delta:
             return math.inf
+        ok = lambda e: self._lower_at(e, delta) <= delta  # noqa: E731
+        lo = 0.0
         hi = max(1.0, max(d.s_max - min(d.r_max, d.b_hi) + 1.0 for d in dirs))
-        if self._lower_at(hi, delta) > delta:
-            return math.inf
-        return self._bisect(0.0, hi, lambda e: self._lower_at(e, delta) <= delta, keep="lo")
+        # s_max is the end of the FFT window, not the largest loss: the (tilted) lower bound can still
+        # exceed delta beyond it, so search on, up to the certified upper end.
+        for _ in range(12):
+            if ok(hi):
+                break
+            lo = hi
+            hi = upper if math.isfinite(upper) and upper > hi else 2 * hi + 1.0
+        else:
+            return lo
+        return self._bisect(lo, hi, ok, keep="lo")
 
     @staticmethod
     def _bisect(lo: float, hi: float, ok: Callable[[float], bool], keep: str) -> float:
