@@ -543,7 +543,10 @@ class PrivacyLossDistribution:
             return 0.0
         if max(d.p_inf_lower for d in dirs) > delta:
             return math.inf
-        ok = lambda e: self._lower_at(e, delta) <= delta  # noqa: E731
+
+        def ok(e: float) -> bool:
+            return self._lower_at(e, delta) <= delta
+
         lo = 0.0
         hi = max(1.0, max(d.s_max - min(d.r_max, d.b_hi) + 1.0 for d in dirs))
         # s_max is the end of the FFT window, not the largest loss: the (tilted) lower bound can still
