@@ -363,3 +363,15 @@ def test_epsilon_lower_end_beyond_fft_window() -> None:
     max_loss = k * max(math.log(p / q), math.log((1 - q) / (1 - p)))
     assert 0.0 < b.lower <= b.upper < max_loss
     assert pld.delta(b.upper).upper <= 1e-100 < pld.delta(b.lower).lower
+
+
+def test_tilted_bound_does_not_turn_nan_past_the_largest_loss() -> None:
+    """50 × asymmetric pair just above max L = 50 ln(p/q): e^{L_c − θx} overflowed times 0 gave a NaN lower
+    δ, and ε(1e-100)'s lower end landed above the truth (≈ max L)."""
+    p, q, k = 0.2966263296627448, 0.2710374059377919, 50
+    pld = pld_of(DiscretePair((p, 1 - p), (q, 1 - q)), COARSE).self_compose(k)
+    max_loss = k * math.log(p / q)
+    b = pld.delta(max_loss + 0.001)
+    assert b.lower == 0.0 <= b.upper
+    e = pld.epsilon(1e-100)
+    assert e.lower <= max_loss <= e.upper

@@ -145,7 +145,16 @@ class _TiltedStick:
                 total = (np.maximum(inner, 0.0) + rounding + self.floor) * (1 + self.rel_up) * (1 + 8 * _U)
             else:
                 total = np.maximum(inner - rounding - self.floor, 0.0) * (1 - self.rel_up) * (1 - 8 * _U)
-            return np.asarray(np.exp(log_pref) * total, dtype=np.float64)
+            pref = np.exp(log_pref)
+        # e^{L_c − θx} can overflow (θ up to 1e4) where total is 0 (inf·0 = nan) or tiny: go through logs.
+        with np.errstate(invalid="ignore"):
+            out = np.where(total > 0, pref * total, 0.0)
+        big = ~np.isfinite(pref) & (total > 0)
+        if np.any(big):
+            log_out = log_pref[big] + np.log(total[big])
+            with np.errstate(over="ignore"):
+                out[big] = np.exp(log_out + side * 8 * _U * (np.abs(log_out) + 1))
+        return np.asarray(out, dtype=np.float64)
 
 
 @dataclass
