@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import optcomp
-from optcomp import bounds, dpsgd, fdp, optimal, region
+from optcomp import bounds, calibrate, dpsgd, fdp, optimal, region
 from optcomp.cli import main
 from optcomp.mechanisms import (
     EpsilonDelta,
@@ -257,3 +257,73 @@ def test_cli_help(capsys: pytest.CaptureFixture[str], command: list[str]) -> Non
 def test_cli_json_parses(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
     assert main(args) == 0
     json.loads(capsys.readouterr().out)
+
+
+# ---------------------------------------------------------------------------------------------
+# calibrate / account (after the 21:25 hand-over of those modules).
+# ---------------------------------------------------------------------------------------------
+
+
+def _one_over(noise: float) -> optcomp.Bound:
+    return optcomp.Bound(1.0 / noise, 1.0 / noise)
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("target", {"target": NAN}),
+        ("target", {"target": -1.0}),
+        ("target", {"target": INF}),
+        ("rtol", {"target": 1.0, "rtol": 0.0}),
+        ("rtol", {"target": 1.0, "rtol": NAN}),
+        ("rtol", {"target": 1.0, "rtol": -1.0}),
+        ("start", {"target": 1.0, "start": 0.0}),
+        ("start", {"target": 1.0, "start": -1.0}),
+        ("start", {"target": 1.0, "start": INF}),
+    ],
+)
+def test_smallest_passing_noise_validates(name: str, kwargs: dict[str, float]) -> None:
+    with pytest.raises(ValueError, match=name):
+        calibrate.smallest_passing_noise(_one_over, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("family", "noise_field", "match"),
+    [(EpsilonDelta, None, "callable"), (Gaussian, "bogus", "noise_field")],
+)
+def test_noise_for_target_family_errors(family: type, noise_field: str | None, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        calibrate.noise_for_target(family, 1.0, 1e-5, 10, noise_field=noise_field, accuracy=COARSE)
+
+
+@pytest.mark.parametrize(
+    "mech",
+    ["PrivacyLossLaw:p_inf=0.1", "ContinuousLoss", "privacy_loss_laws"],
+)
+def test_cli_account_kind_must_be_a_specification(capsys: pytest.CaptureFixture[str], mech: str) -> None:
+    assert "kind" in _one_line_exit_2(capsys, ["account", "--mech", mech, "--delta", "1e-5"])
+
+
+def test_cli_account_rejects_bad_query_before_composing(capsys: pytest.CaptureFixture[str]) -> None:
+    # A default-accuracy composition of 10^6 steps would take long; the bad δ is reported first.
+    line = _one_line_exit_2(capsys, ["account", "--mech", "laplace:scale=1,count=1000000", "--delta", "1.5"])
+    assert "delta" in line
+
+
+def test_cli_account_config_discrete_pair_keeps_its_q(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cfg = tmp_path / "pair.json"
+    cfg.write_text(
+        json.dumps(
+            {"delta": 1e-3, "mechanisms": [{"kind": "DiscretePair", "p": [0.6, 0.4], "q": [0.4, 0.6]}]}
+        )
+    )
+    assert main(["account", "--config", str(cfg), "--accuracy", "grid_step=0.01", "--json"]) == 0
+    json.loads(capsys.readouterr().out)
+
+
+def test_cli_account_undecodable_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cfg = tmp_path / "bin.json"
+    cfg.write_bytes(b"\xff\xfe\x00")
+    assert "UTF-8" in _one_line_exit_2(capsys, ["account", "--config", str(cfg)])

@@ -115,9 +115,13 @@ def smallest_passing_noise(
     Shared by :func:`noise_for_target` and :func:`optcomp.dpsgd.noise_multiplier`; see :func:`_search`.
 
     Raises:
-        ValueError: no noise up to 2**60 passes.
+        ValueError: ``target`` not in (0, ∞), ``rtol`` not in (0, 1), ``start`` not in (0, ∞), or no
+            noise up to 2**60 passes.
     """
-    return _search(evaluate, target, rtol, name, start)[1]
+    tgt = check_positive(name, target)
+    tol = check_open_probability("rtol", rtol)
+    first = check_positive("start", start)
+    return _search(evaluate, tgt, tol, name, first)[1]
 
 
 def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], Any]:
@@ -126,6 +130,20 @@ def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], 
             if not dataclasses.is_dataclass(family):
                 raise ValueError(f"family must be a callable or a dataclass mechanism class, got {family!r}")
             noise_field = dataclasses.fields(family)[0].name
+        fields = [f for f in dataclasses.fields(family) if f.init] if dataclasses.is_dataclass(family) else []
+        names = [f.name for f in fields]
+        if fields and noise_field not in names:
+            raise ValueError(f"noise_field must be one of {names}, got {noise_field!r}")
+        required = [
+            f.name
+            for f in fields
+            if f.name != noise_field and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
+        if required:
+            raise ValueError(
+                f"family {family.__name__} needs {required} besides {noise_field!r}; "
+                "pass a callable noise -> mechanism instead, got the class"
+            )
         field_name = noise_field
         cls = family
         return lambda noise: cls(**{field_name: noise})

@@ -86,6 +86,8 @@ def load_config(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"config cannot be read: {path} ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"config {path} must be UTF-8 text, got an undecodable byte at {exc.start}") from exc
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
@@ -120,13 +122,15 @@ def build_item(entry: dict[str, Any]) -> tuple[Any, int]:
     kind = str(entry.get("kind", ""))
     cls_name = KINDS.get(kind.lower(), kind)
     cls = getattr(mechanisms, cls_name, None)
-    if not isinstance(cls, type):
+    if not isinstance(cls, type) or not hasattr(cls, "neighbouring"):  # laws etc. are not specifications
         known = ", ".join(sorted(KINDS))
-        raise ValueError(f"mechanism kind must be one of {known}, got {kind!r}")  # noqa: TRY004 (STYLE: bad input is ValueError)
+        raise ValueError(f"mechanism kind must be one of {known}, got {kind!r}")
     count = check_int("count", entry.get("count", 1), minimum=1)
-    kwargs = {ALIASES.get(k, k): v for k, v in entry.items() if k not in RESERVED}
+    names = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    subsample = "q" in entry and "q" not in names  # DiscretePair has a field 'q' of its own
+    reserved = RESERVED if subsample else ("kind", "count")
+    kwargs = {ALIASES.get(k, k): v for k, v in entry.items() if k not in reserved}
     if dataclasses.is_dataclass(cls):
-        names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(kwargs) - names)
         if unknown:
             raise ValueError(f"{kind} parameters must be among {sorted(names)}, got {unknown}")
@@ -134,7 +138,7 @@ def build_item(entry: dict[str, Any]) -> tuple[Any, int]:
         mech = cls(**kwargs)
     except TypeError as exc:
         raise ValueError(f"{kind}: {exc}") from exc
-    if "q" in entry:
+    if subsample:
         q = check_sampling_rate("q", entry["q"])
         mech = mechanisms.PoissonSubsampled(mech, sampling_rate=q)
     return mech, count
@@ -234,6 +238,11 @@ def account(
         raise click.UsageError("give at least one --mech or a --config with mechanisms")
     if not deltas and not epsilons:
         raise click.UsageError("give --delta (for an ε bracket) or --epsilon (for a δ bracket)")
+    from optcomp._numerics import check_nonnegative, check_probability
+
+    # The queries' own checks, run before the (possibly long) composition rather than after it.
+    deltas = [check_probability("delta", d) for d in deltas]
+    epsilons = [check_nonnegative("epsilon", e) for e in epsilons]
     items = [build_item(e) for e in entries]
     acc = parse_accuracy(accuracy, accuracy_table)
     rows: list[dict[str, Any]] = []
