@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import optcomp
-from optcomp import bounds, calibrate, dpsgd, fdp, optimal, region
+from optcomp import bounds, calibrate, dpsgd, fdp, optimal, plot, region
 from optcomp.cli import main
 from optcomp.mechanisms import (
     EpsilonDelta,
@@ -84,6 +84,9 @@ CASES: list[tuple[str, Callable[[Any], object], list[Any]]] = [
     ("steps", lambda v: dpsgd.epsilon(1.0, 0.01, v, 1e-5, accuracy=COARSE), INT),
     ("sample_rate", lambda v: dpsgd.epsilon(1.0, v, 10, 1e-5, accuracy=COARSE), RATE),
     ("noise_multiplier", lambda v: dpsgd.epsilon(v, 0.01, 10, 1e-5, accuracy=COARSE), POS),
+    ("ks[0]", lambda v: plot.plot_privacy_region(0.1, 0.0, [v]), INT),
+    ("epsilons[0]", lambda v: plot.plot_composition_comparison([v], 1e-5, 5), [NAN, -1.0, INF]),
+    ("max_k", lambda v: plot.plot_composition_comparison([0.1], 1e-5, v), INT),
 ]
 
 

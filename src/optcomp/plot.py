@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcomp._numerics import check_epsilon_delta, check_int, check_open_probability
+from optcomp._numerics import check_epsilon_delta, check_int, check_nonnegative, check_open_probability
 from optcomp.fdp import TradeOff, TradeOffBracket, alpha_grid
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def plot_privacy_region(
     from optcomp import region
 
     eps, d = check_epsilon_delta(epsilon, delta)
-    kk = [check_int("k", k) for k in ks]
+    kk = [check_int(f"ks[{i}]", k) for i, k in enumerate(ks)]
     if not kk:
         raise ValueError("ks must hold at least one k, got none")
     out = _check_path(path)
@@ -160,7 +160,7 @@ def plot_composition_comparison(
     dg = check_open_probability("delta_g", delta_g)
     kmax = check_int("max_k", max_k)
     n = check_int("points", points, minimum=2)
-    eps_list = [check_epsilon_delta(e, 0.0)[0] for e in epsilons]
+    eps_list = [check_nonnegative(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
     if not eps_list:
         raise ValueError("epsilons must hold at least one ε, got none")
     out = _check_path(path)
