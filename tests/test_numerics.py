@@ -15,6 +15,7 @@ from optcomp._numerics import (
     check_probability,
     check_sampling_rate,
     log1mexp,
+    log1mexp_array,
     logsubexp,
     round_down,
     round_up,
@@ -74,3 +75,10 @@ def test_logsubexp() -> None:
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300))
 def test_round_up_down_bracket(x: float) -> None:
     assert round_down(x) <= x <= round_up(x)
+
+
+@given(st.lists(st.floats(min_value=-700, max_value=0.0), min_size=1, max_size=20))
+def test_log1mexp_array_matches_scalar(xs: list[float]) -> None:
+    got = log1mexp_array(np.array(xs))
+    for x, g in zip(xs, got):
+        assert g == log1mexp(x) or math.isclose(g, log1mexp(x), rel_tol=1e-15)

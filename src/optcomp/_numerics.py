@@ -248,6 +248,14 @@ def log1mexp(x: float) -> float:
     return math.log1p(-math.exp(x))
 
 
+def log1mexp_array(x: npt.ArrayLike) -> FloatArray:
+    """log(1 − eˣ) elementwise for x ≤ 0 (Mächler 2012): −inf at 0, 0 at −inf (NaN for x > 0)."""
+    arr = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(arr > -math.log(2.0), np.log(-np.expm1(arr)), np.log1p(-np.exp(arr)))
+    return np.asarray(out, dtype=np.float64)
+
+
 def logsubexp(a: float, b: float) -> float:
     """log(eᵃ − eᵇ) for a ≥ b; −inf when a = b."""
     if b > a:
@@ -331,6 +339,7 @@ __all__ = [
     "clip_probability_upper",
     "fft_error_bound",
     "log1mexp",
+    "log1mexp_array",
     "log_binomial",
     "log_sum_exp",
     "logsubexp",

@@ -64,6 +64,7 @@ from optcomp._numerics import (
     check_positive,
     check_probability,
     fft_error_bound,
+    log1mexp_array,
     log_binomial,
     round_down,
     round_up,
@@ -193,10 +194,8 @@ class _Weights(NamedTuple):
 
 
 def _log1mexp_vec(x: FloatArray) -> FloatArray:
-    """log(1 − eˣ) for x ≤ 0, vectorised (Mächler 2012)."""
-    x = np.minimum(x, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.where(x > -_LN2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+    """log(1 − eˣ) with x clipped to ≤ 0 (x > 0 only arises from rounding at equal sides)."""
+    return log1mexp_array(np.minimum(x, 0.0))
 
 
 def _log1mexp_scalar(x: float) -> float:

@@ -28,6 +28,7 @@ from optcomp._numerics import (
     check_int,
     check_nonnegative,
     check_open_probability,
+    log1mexp_array,
     round_down,
     round_up,
 )
@@ -39,16 +40,6 @@ _U: float = UNIT_ROUNDOFF
 _BRENT_RTOL: float = 4.0 * float(np.finfo(np.float64).eps)
 
 __all__ = ["gdp_compose", "gdp_delta", "gdp_epsilon", "gdp_group", "gdp_log_delta", "gdp_mu_for"]
-
-
-def _log1mexp_array(x: FloatArray) -> FloatArray:
-    """log(1 − eˣ) elementwise for x ≤ 0 (Mächler 2012), −inf at 0."""
-    out = np.empty_like(x)
-    small = x > -math.log(2.0)
-    with np.errstate(divide="ignore"):
-        out[small] = np.log(-np.expm1(x[small]))
-        out[~small] = np.log1p(-np.exp(x[~small]))
-    return out
 
 
 def _check_array(name: str, values: npt.ArrayLike, *, lower: float, upper: float) -> FloatArray:
@@ -90,7 +81,7 @@ def _log_delta_with_error(mu: float, eps: FloatArray) -> tuple[FloatArray, Float
         lb = eps[pos] + log_ndtr(b[pos])
         # δ ≥ 0 always; guard the last ulp so that log1mexp sees a non-positive argument.
         d = np.minimum(lb - la, 0.0)
-        out[pos] = la + _log1mexp_array(d)
+        out[pos] = la + log1mexp_array(d)
         with np.errstate(divide="ignore", invalid="ignore"):
             kappa[pos] = (np.abs(la) + np.abs(lb)) / np.abs(d)
     neg = ~pos

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import FloatArray
+from optcomp._numerics import FloatArray, log1mexp_array
 
 #: Above this argument, log(expm1(y)) is computed as y + log1p(−e^{−y}) (no overflow, full accuracy).
 _LOG_EXPM1_SWITCH = 30.0
@@ -27,15 +27,6 @@ def log_expm1(y: npt.ArrayLike) -> FloatArray:
     return out
 
 
-def log1mexp_array(x: npt.ArrayLike) -> FloatArray:
-    """log(1 − eˣ) for x ≤ 0, elementwise (Mächler 2012): −inf at 0, 0 at −inf."""
-    x = as_array(x)
-    out = np.empty_like(x)
-    near = x > -np.log(2.0)
-    with np.errstate(divide="ignore"):
-        out[near] = np.log(-np.expm1(x[near]))
-        out[~near] = np.log1p(-np.exp(x[~near]))
-    return out
 
 
 def log_diff_exp(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
