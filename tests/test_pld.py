@@ -150,7 +150,7 @@ def subsampled_delta(eps: float, q: float, sigma: float, direction: str) -> mp.m
             if mp.exp(e) <= 1 - qq:
                 return 1 - mp.exp(e)
             x = ratio_point(mp.exp(e))
-            sf = lambda z: 1 - mp.ncdf(z)
+            sf = lambda z: mp.ncdf(-z)  # not 1 − Φ(z): that cancels in the far tail
             return qq * sf((x - 1) / s) + (1 - qq) * sf(x / s) - mp.exp(e) * sf(x / s)
         # add: ∫ (Q − e^ε P)_+ over x < x**, P/Q = e^{−ε} at x**
         t = mp.exp(-e)
