@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -18,6 +19,24 @@ from optcomp._numerics import Bound
 @click.version_option(package_name="optcomp")
 def cli() -> None:
     """optcomp: optimal, certified privacy accounting."""
+
+
+def read_text(path: Path, what: str) -> str:
+    """The UTF-8 text of ``path``; an unreadable or undecodable file is a ValueError naming ``what``."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{what} cannot be read: {path} ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} {path} must be UTF-8 text, got an undecodable byte at {exc.start}") from exc
+
+
+def parse_json(text: str, path: Path, what: str) -> Any:
+    """``json.loads(text)``; invalid JSON is a ValueError naming ``what`` and ``path``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} {path} is not valid JSON: {exc}") from exc
 
 
 def _jsonable(value: Any) -> Any:

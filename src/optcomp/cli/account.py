@@ -27,7 +27,6 @@ bracket from :func:`optcomp.compose` ``(...).epsilon(δ)`` / ``.delta(ε)``; not
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,7 +36,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from optcomp.cli._common import cli, emit_json, emit_table
+from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
 KINDS: dict[str, str] = {
@@ -82,17 +81,9 @@ def parse_mech(spec: str) -> dict[str, Any]:
 
 def load_config(path: Path) -> dict[str, Any]:
     """Read a JSON (``.json``) or TOML (other suffixes; Python ≥ 3.11) composition file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"config cannot be read: {path} ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"config {path} must be UTF-8 text, got an undecodable byte at {exc.start}") from exc
+    text = read_text(path, "config")
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"config {path} is not valid JSON: {exc}") from exc
+        data = parse_json(text, path, "config")
     else:
         if sys.version_info < (3, 11):
             raise ValueError(f"config {path}: TOML needs Python >= 3.11 (tomllib); use a .json file")

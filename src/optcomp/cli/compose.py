@@ -29,7 +29,7 @@ import numpy as np
 
 from optcomp import bounds, optimal, region
 from optcomp._numerics import Bound
-from optcomp.cli._common import cli, emit_json, emit_table
+from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
 
 EpsDelta = tuple[float, float]
 
@@ -48,15 +48,9 @@ def _read_file(path: str) -> list[EpsDelta]:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"file must be a readable file, got {path!r}")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"file {path!r} must be UTF-8 text, got undecodable byte at {exc.start}") from exc
+    text = read_text(p, "file")
     if p.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"file {path!r} must be valid JSON, got: {exc}") from exc
+        data = parse_json(text, p, "file")
         if not isinstance(data, list):
             raise ValueError(f"file {path!r} must hold a JSON list of [eps, delta] pairs")
         out: list[EpsDelta] = []
