@@ -37,6 +37,25 @@ RELATIVE_SLACK: float = 64 * UNIT_ROUNDOFF
 #: Absolute slack for probabilities computed as sums of O(n) terms in [0, 1]: added per term.
 ABSOLUTE_SLACK_PER_TERM: float = 4 * UNIT_ROUNDOFF
 
+#: Error of one float operation or one elementary function (exp, log, log1p, expm1, logaddexp), which
+#: numpy/libm evaluate to within an ulp or two: 4u leaves a margin; error propagation in certified
+#: log-space sums is written as multiples of it.
+FEW_ULPS: float = 4 * UNIT_ROUNDOFF
+
+#: Assumed accuracy of scipy's log-space special functions (``gammaln``, ``log_ndtr``, ``erfcx``):
+#: absolute error at most ``SPECIAL_FUNCTION_LOG_ERROR * max(1, |value|)`` (they are good to a few ulps;
+#: 64 leaves a wide margin). Certified log-space sums (f-DP composition) widen each term by this much.
+SPECIAL_FUNCTION_LOG_ERROR: float = 64 * UNIT_ROUNDOFF
+
+#: Absolute slack on a trade-off curve value or a δ read off one: the curves are O(1) sums of values in
+#: [0, 1], each evaluated to a few ulps, so 64 roundings of quantities ≤ 1 cover them (f-DP readouts,
+#: the vertices of the subsampling hulls, the conjugate upper curve of ``from_delta_curve``).
+CURVE_ABSOLUTE_SLACK: float = 64 * UNIT_ROUNDOFF
+
+#: Per-unit error of the GDP log δ formula: |error of log δ| ≤ GDP_LOG_ERROR_PER_UNIT · (κ + a² + |log δ| + 8)
+#: with κ the cancellation factor of its one subtraction (8 roundings per unit of conditioning).
+GDP_LOG_ERROR_PER_UNIT: float = 8 * UNIT_ROUNDOFF
+
 #: Default tolerance for root finding on ε (absolute); the bracket returned always contains the root.
 EPSILON_XTOL: float = 1e-12
 
@@ -318,12 +337,16 @@ DEFAULT_ACCURACY: Accuracy = Accuracy()
 __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
     "CALIBRATION_RTOL",
+    "CURVE_ABSOLUTE_SLACK",
     "DEFAULT_ACCURACY",
     "EPSILON_XTOL",
+    "FEW_ULPS",
+    "GDP_LOG_ERROR_PER_UNIT",
     "LAW_LOG_ERROR",
     "PLD_MAX_FFT_LENGTH",
     "RELATIVE_SLACK",
     "ROOT_RTOL",
+    "SPECIAL_FUNCTION_LOG_ERROR",
     "UNIT_ROUNDOFF",
     "Accuracy",
     "Bound",

@@ -12,19 +12,24 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from scipy.integrate import quad
-from scipy.special import ndtr, ndtri
+from scipy.special import gammaln, logsumexp, ndtr, ndtri
 
 from optcomp._numerics import (
+    FEW_ULPS,
+    SPECIAL_FUNCTION_LOG_ERROR,
+    Bound,
     FloatArray,
     check_int,
     check_nonnegative,
     check_probability,
+    log1mexp_array,
     log_binomial,
     round_down,
     round_up,
@@ -39,8 +44,10 @@ from optcomp.fdp._tradeoff import (
 
 __all__ = [
     "BERRY_ESSEEN_CONSTANT",
+    "MAX_COMPOSITION_K",
     "MAX_PRODUCT_ATOMS",
     "CLTResult",
+    "EpsilonDeltaComposition",
     "Functionals",
     "clt",
     "clt_epsilon_delta",
@@ -144,29 +151,189 @@ def tensor(*fs: TradeOff) -> TradeOff:
     )
 
 
-def epsilon_delta_composition(epsilon: float, delta: float, k: int) -> PiecewiseLinearTradeOff:
-    """f_{ε,δ}^{⊗k} exactly: the optimal k-fold composition of (ε, δ)-DP as a trade-off function.
+#: Largest k for :func:`epsilon_delta_composition`: its exact curve has k + 2 knots (a few arrays of that
+#: length are held at once; beyond this use :mod:`optcomp.optimal` for (ε, δ) or :func:`clt_epsilon_delta`).
+MAX_COMPOSITION_K: int = MAX_PRODUCT_ATOMS
+#: Smallest knot α kept apart from α = 0: below the smallest normal double, α loses relative precision.
+_TINY: float = float(np.finfo(np.float64).tiny)
+
+
+def _log_sum_bracket(lo: FloatArray, hi: FloatArray) -> tuple[float, float]:
+    """(lower, upper) of log Σ e^{t_j} given lo_j ≤ t_j ≤ hi_j (covers the rounding of the sum itself).
+
+    A float sum of n positive terms has relative error ≤ (n + 2)u, and each exp/log adds a few u; the
+    bracket is widened by (n + 4)·FEW_ULPS plus a relative FEW_ULPS of the result.
+    """
+    n = lo.size
+    if n == 0:
+        return (-math.inf, -math.inf)
+    slack = (n + 4) * FEW_ULPS
+    fin_lo = lo[np.isfinite(lo)]
+    s_lo = float(logsumexp(fin_lo)) if fin_lo.size else -math.inf
+    s_hi = float(logsumexp(hi))
+    return (s_lo - slack - FEW_ULPS * abs(s_lo), s_hi + slack + FEW_ULPS * abs(s_hi))
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class EpsilonDeltaComposition(PiecewiseLinearTradeOff):
+    """f_{ε,δ}^{⊗k}: the exact k-fold composition of (ε, δ)-DP as a trade-off function (DRS eq. (11)).
+
+    The knots are those of :func:`epsilon_delta_composition`; besides them this value keeps (ε, δ, k), so
+    that δ(ε_g) is read in log space from the binomial sum rather than from the rounded knots:
+    :meth:`log_delta_bound` / :meth:`delta_bound` certify it in relative terms down to δ ≈ 1e-300 and
+    below, and :meth:`delta` returns the certified upper end.
+    """
+
+    epsilon_step: float
+    delta_step: float
+    k: int
+
+    def _log_pure_delta(self, epsilon_g: float) -> tuple[float, float]:
+        """log δ'(ε_g) of the pure part f_{ε,0}^{⊗k}, bracketed: log Σ_j max(0, Q_j − e^{ε_g} P_j).
+
+        K ~ Bin(k, p) under P and Bin(k, 1 − p) under Q, p = e^ε/(1 + e^ε), so Q_j/P_j = e^{ε(k − 2j)} and
+        log Q_j = log C(k, j) + k log p − jε. Terms with ε(k − 2j) > ε_g are
+        Q_j (1 − e^{ε_g − ε(k − 2j)}) (KOV Thm III.3, eq. (6); MV Thm 1.4). Each log term is bracketed:
+        ``gammaln`` within SPECIAL_FUNCTION_LOG_ERROR·max(1, |value|), the exponent x = ε_g − ε(k − 2j)
+        within 2u(ε_g + ε|k − 2j|) (its interval end is fed to log1mexp, which is monotone).
+        """
+        e, kk = self.epsilon_step, self.k
+        if e == 0.0 or math.isinf(epsilon_g):
+            return (-math.inf, -math.inf)
+        if math.isinf(e):
+            # Q_0 = 1 − 0·…: the outcome j = 0 has P-mass 0, Q-mass 1 (p = 1): δ' = 1.
+            return (0.0, 0.0)
+        # j < (k − ε_g/ε)/2 strictly; a margin of one index covers the rounding of the cut.
+        ratio = epsilon_g / e
+        if ratio >= kk + 1.0:  # no j ≥ 0 has ε(k − 2j) > ε_g (margin of one for the rounding of ratio)
+            return (-math.inf, -math.inf)
+        cut = min(kk, math.floor(0.5 * (kk - ratio)) + 1)
+        j = np.arange(cut + 1, dtype=np.float64)
+        log_p = -math.log1p(math.exp(-e))
+        g_k = math.lgamma(kk + 1.0)
+        g_j = gammaln(j + 1.0)
+        g_kj = gammaln(kk - j + 1.0)
+        log_q = (g_k - g_j - g_kj) + kk * log_p - j * e
+        err_q = SPECIAL_FUNCTION_LOG_ERROR * (
+            max(1.0, abs(g_k)) + np.maximum(1.0, np.abs(g_j)) + np.maximum(1.0, np.abs(g_kj))
+            + abs(kk * log_p) + j * e + 4.0
+        )
+        m = kk - 2.0 * j
+        x = epsilon_g - e * m
+        err_x = FEW_ULPS * (epsilon_g + e * np.abs(m))
+        x_lo = x - err_x  # most negative: the largest term
+        x_hi = np.minimum(x + err_x, 0.0)
+        keep = x_lo < 0.0
+        with np.errstate(divide="ignore"):
+            t_hi = log1mexp_array(x_lo[keep])
+            t_lo = log1mexp_array(x_hi[keep])
+        t_hi = t_hi + FEW_ULPS * (1.0 + np.abs(t_hi))
+        t_lo = t_lo - FEW_ULPS * (1.0 + np.abs(t_lo))
+        lo = log_q[keep] - err_q[keep] + t_lo
+        hi = log_q[keep] + err_q[keep] + t_hi
+        return _log_sum_bracket(lo, hi)
+
+    def log_delta_bound(self, epsilon: float) -> tuple[float, float]:
+        """(lower, upper) of log δ(ε) for f_{ε0,δ0}^{⊗k}: δ = Δ + (1 − Δ)δ', Δ = 1 − (1 − δ0)^k.
+
+        δ(ε) = 1 − (1 − δ0)^k (1 − δ'(ε)) (DRS eq. (11): f ⊗ f_{0,Δ} has δ = 1 − (1 − Δ)(1 − δ_f));
+        equivalently KOV Thm III.3 / MV Thm 1.4. Certified: every rounding is bracketed (see
+        :meth:`_log_pure_delta`), so exp of the ends brackets δ in relative terms, also where δ
+        underflows double precision.
+        """
+        eps = check_nonnegative("epsilon", epsilon, allow_inf=True)
+        d0, kk = self.delta_step, self.k
+        if d0 >= 1.0:
+            return (0.0, 0.0)
+        y = kk * math.log1p(-d0)  # log (1 − Δ) ≤ 0
+        y_err = FEW_ULPS * abs(y)
+        if d0 > 0.0:
+            big = -math.expm1(y)  # Δ > 0; its relative error is e^y·y_err/Δ (from y) plus a few u
+            log_big = math.log(big)
+            log_err = 2.0 * (math.exp(y) * y_err / big + FEW_ULPS) + FEW_ULPS * (1.0 + abs(log_big))
+            lb_lo, lb_hi = log_big - log_err, log_big + log_err
+        else:
+            lb_lo = lb_hi = -math.inf
+        lp_lo, lp_hi = self._log_pure_delta(eps)
+        lo = float(np.logaddexp(lb_lo, y - y_err + lp_lo)) if lp_lo > -math.inf or lb_lo > -math.inf else -math.inf
+        hi = float(np.logaddexp(lb_hi, min(0.0, y + y_err) + lp_hi))
+        lo -= FEW_ULPS * (1.0 + abs(lo)) if math.isfinite(lo) else 0.0
+        hi += FEW_ULPS * (1.0 + abs(hi)) if math.isfinite(hi) else 0.0
+        return (lo, min(hi, 0.0))
+
+    def delta_bound(self, epsilon: float) -> Bound:
+        """Certified bracket of δ(ε) (see :meth:`log_delta_bound`), each end rounded to its safe side."""
+        lo, hi = self.log_delta_bound(epsilon)
+        return Bound(max(0.0, round_down(math.exp(lo))), min(1.0, round_up(math.exp(hi))))
+
+    def delta(self, epsilon: npt.ArrayLike) -> float | FloatArray:
+        """The certified upper end of δ(ε) (never below the truth; relative error ≲ 1e-9 at k = 10⁶).
+
+        Read in log space from the binomial sum (:meth:`delta_bound`), not from the rounded knots, so it
+        keeps relative accuracy down to the smallest doubles.
+        """
+        eps = np.asarray(epsilon, dtype=np.float64)
+        bad = np.isnan(eps) | (eps < 0.0)
+        if np.any(bad):
+            raise ValueError(f"epsilon must be in [0, inf], got {float(eps[bad].flat[0])!r}")
+        flat = np.atleast_1d(eps).ravel()
+        out = np.array([self.delta_bound(float(v)).upper for v in flat], dtype=np.float64).reshape(np.shape(eps))
+        if np.ndim(eps) == 0:
+            return float(out.reshape(-1)[0])
+        return out
+
+
+def epsilon_delta_composition(epsilon: float, delta: float, k: int) -> EpsilonDeltaComposition:
+    """f_{ε,δ}^{⊗k}: the optimal k-fold composition of (ε, δ)-DP as a trade-off function, for any k.
 
     By DRS eq. (11), f_{ε,δ}^{⊗k} = f_{ε,0}^{⊗k} ⊗ f_{0, 1−(1−δ)^k}; f_{ε,0} is T(P, Q) of randomised
     response with P = (e^ε, 1)/(1+e^ε), so its k-fold power is the Neyman–Pearson curve of
-    Bin(k, e^ε/(1+e^ε)) against Bin(k, 1/(1+e^ε)) (the region of KOV Thm III.3). O(k log k).
+    Bin(k, e^ε/(1+e^ε)) against Bin(k, 1/(1+e^ε)) (the region of KOV Thm III.3). Rejecting K ≤ m − 1
+    gives the knots (α_m, β_m) = (1 − Δ)(P(K ≤ m − 1), Q(K ≥ m)), m = 0 … k + 1, plus (1, 0); each tail is
+    a log-space cumulative sum of log-binomial masses (``logaddexp.accumulate``), so every knot keeps
+    relative accuracy (≈ u·log k! — 1e-9 at k = 10⁶) however far apart the binomials are.
+
+    Exact at every knot up to that rounding, with one labelled exception: knots with
+    0 < α_m < 2.2e-308 (the smallest normal double) are not representable, so on (0, α_r), α_r the first
+    representable knot, the curve is the chord from (0, (1 − δ)^k) to that knot (above the truth there;
+    f(0) = (1 − δ)^k itself is exact). The δ(ε) readouts (:meth:`EpsilonDeltaComposition.delta_bound`,
+    :func:`optcomp.fdp.delta_at`) do not use the knots: they are certified in log space. O(k).
+
+    Raises:
+        ValueError: for ε < 0, δ ∉ [0, 1], or k outside [1, ``MAX_COMPOSITION_K``].
     """
-    e = check_nonnegative("epsilon", epsilon)
+    e = check_nonnegative("epsilon", epsilon, allow_inf=True)
     d = check_probability("delta", delta)
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k > MAX_COMPOSITION_K:
+        raise ValueError(
+            f"k must be an integer in [1, {MAX_COMPOSITION_K}] (the exact curve has k + 2 knots; for larger k "
+            f"use optcomp.optimal for (epsilon, delta) readouts or fdp.clt_epsilon_delta), got {k!r}"
+        )
     kk = check_int("k", k)
+    s = math.exp(kk * math.log1p(-d)) if d < 1.0 else 0.0  # (1 − δ)^k = 1 − Δ
+    if s == 0.0 or math.isinf(e):
+        # no privacy left: f = 0 (ε = ∞ admits the test with α = β = 0; Δ = 1 likewise)
+        return EpsilonDeltaComposition(
+            alpha=np.array([0.0, 1.0]), beta=np.array([0.0, 0.0]), is_symmetric=True, epsilon_step=e, delta_step=d, k=kk
+        )
     j = np.arange(kk + 1, dtype=np.float64)
     logc = log_binomial(kk, j)
-    # log P(K = j) with K ~ Bin(k, p), p = e^ε/(1+e^ε); Q has p and 1 − p swapped.
-    log_p = -np.logaddexp(0.0, -e)
-    log_1mp = -np.logaddexp(0.0, e)
-    pm = np.exp(logc + j * log_p + (kk - j) * log_1mp)
-    qm = np.exp(logc + j * log_1mp + (kk - j) * log_p)
-    base = from_distributions(pm / pm.sum(), qm / qm.sum())
-    base = PiecewiseLinearTradeOff(base.alpha, base.beta, is_symmetric=True)
-    out = delta_scaled(base, -math.expm1(kk * math.log1p(-d)) if d < 1.0 else 1.0)
-    if isinstance(out, PiecewiseLinearTradeOff):
-        return out
-    return PiecewiseLinearTradeOff(np.array([0.0, 1.0]), np.array([0.0, 0.0]), is_symmetric=True)
+    log_p = -math.log1p(math.exp(-e))  # log of e^ε/(1+e^ε)
+    log_pm = logc + kk * log_p - (kk - j) * e  # log P(K = j)
+    log_qm = logc + kk * log_p - j * e  # log Q(K = j)
+    log_cdf_p = np.logaddexp.accumulate(log_pm)  # log P(K ≤ j)
+    log_sf_q = np.logaddexp.accumulate(log_qm[::-1])[::-1]  # log Q(K ≥ j)
+    alpha = np.concatenate([[0.0], np.minimum(np.exp(log_cdf_p), 1.0)])
+    beta = np.concatenate([np.minimum(np.exp(log_sf_q), 1.0), [0.0]])
+    alpha[-1], beta[0] = 1.0, 1.0
+    # Drop knots that are not representable (0 < α < tiny), then scale by 1 − Δ and end at (1, 0).
+    keep = np.r_[True, alpha[1:] >= _TINY]
+    alpha = np.concatenate([s * alpha[keep], [1.0]])
+    beta = np.concatenate([s * np.minimum.accumulate(beta[keep]), [0.0]])
+    # Equal α (rounding of tiny masses, or s·α_{k+1} = 1): keep the lowest β of each α (the safe side).
+    ua, first = np.unique(alpha, return_index=True)
+    last = np.r_[first[1:] - 1, alpha.size - 1]
+    return EpsilonDeltaComposition(alpha=ua, beta=beta[last], is_symmetric=True, epsilon_step=e, delta_step=d, k=kk)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Gaussian differential privacy in closed form (Dong, Roth & Su, "Gaussian Differential Privacy").
 
-μ-GDP means the trade-off function G_μ(α) = Φ(Φ⁻¹(1−α) − μ) = T(N(0,1), N(μ,1)) (DRS Def. 2.?,
+μ-GDP means the trade-off function G_μ(α) = Φ(Φ⁻¹(1−α) − μ) = T(N(0,1), N(μ,1)) (DRS Def. 2.6,
 §2.2). This module holds the exact scalar/vectorised formulas around it:
 
 * :func:`gdp_delta` — the dual (ε, δ(ε)) curve, DRS Corollary "GDP to DP" (§2.4):
@@ -23,7 +23,7 @@ from scipy.special import erfcx, log_ndtr
 
 from optcomp._numerics import (
     EPSILON_XTOL,
-    UNIT_ROUNDOFF,
+    GDP_LOG_ERROR_PER_UNIT,
     FloatArray,
     check_int,
     check_nonnegative,
@@ -34,7 +34,6 @@ from optcomp._numerics import (
 )
 
 _SQRT2: float = math.sqrt(2.0)
-_U: float = UNIT_ROUNDOFF
 
 #: Relative tolerance handed to ``brentq`` (the smallest it accepts, 4 machine epsilons).
 _BRENT_RTOL: float = 4.0 * float(np.finfo(np.float64).eps)
@@ -47,7 +46,7 @@ def _check_array(name: str, values: npt.ArrayLike, *, lower: float, upper: float
     arr = np.asarray(values, dtype=np.float64)
     bad = np.isnan(arr) | (arr < lower) | (arr > upper)
     if np.any(bad):
-        raise ValueError(f"{name} must be in [{lower}, {upper}], got {arr[bad].flat[0]!r}")
+        raise ValueError(f"{name} must be in [{lower}, {upper}], got {float(arr[bad].flat[0])!r}")
     return arr
 
 
@@ -93,7 +92,7 @@ def _log_delta_with_error(mu: float, eps: FloatArray) -> tuple[FloatArray, Float
             out[neg] = -0.5 * an * an - math.log(2.0) + np.log(np.maximum(diff, 0.0))
             kappa[neg] = (ea + eb) / diff
     kappa = np.where(np.isnan(kappa) | (kappa < 0), np.inf, kappa)
-    err = 8.0 * _U * (kappa + a * a + np.abs(out) + 8.0)
+    err = GDP_LOG_ERROR_PER_UNIT * (kappa + a * a + np.abs(out) + 8.0)
     return out, err
 
 

@@ -18,13 +18,15 @@ import numpy as np
 import numpy.typing as npt
 
 from optcomp._numerics import (
-    ABSOLUTE_SLACK_PER_TERM,
+    CURVE_ABSOLUTE_SLACK,
+    EPSILON_XTOL,
     Bound,
     FloatArray,
+    check_nonnegative,
+    check_positive,
     check_probability,
-    round_down,
-    round_up,
 )
+from optcomp.fdp._compose import EpsilonDeltaComposition
 from optcomp.fdp._gdp import gdp_delta_bound
 from optcomp.fdp._tradeoff import (
     GaussianTradeOff,
@@ -42,8 +44,6 @@ _SYM_T_MAX: float = 40.0
 _SYM_POINTS: int = 4001
 #: α values evaluated at once by the conjugate upper curve.
 _CHUNK: int = 256
-#: Absolute slack added to computed upper curves / subtracted from lower ones (rounding of O(1) sums).
-_SLACK: float = 16 * ABSOLUTE_SLACK_PER_TERM
 
 
 class _DeltaCurve(Protocol):
@@ -69,7 +69,7 @@ class _ConjugateUpper(TradeOff):
         for start in range(0, alpha.size, _CHUNK):  # bounded memory: chunk × candidates
             a = alpha[start : start + _CHUNK]
             vals[start : start + _CHUNK] = np.max(self.ys[None, :] * a[:, None] - self.gs[None, :], axis=1)
-        vals = vals + _SLACK
+        vals = vals + CURVE_ABSOLUTE_SLACK
         return np.asarray(np.clip(np.minimum(vals, 1.0 - alpha), 0.0, 1.0), dtype=np.float64)
 
 
@@ -147,7 +147,7 @@ def from_pld(pld: _DeltaCurve, epsilons: npt.ArrayLike | None = None) -> TradeOf
 
     Uses ``pld.delta_curve(epsilons) -> (lower, upper)`` (certified δ bracket of
     :class:`optcomp.pld.PrivacyLossDistribution`). The δ curve must be the two-sided δ(ε) of a
-    symmetric trade-off function (the symmetrised mechanism); the lower curve is valid regardless.
+    symmetric trade-off function (the symmetrized mechanism); the lower curve is valid regardless.
 
     Args:
         pld: an object with ``delta_curve``.
@@ -167,31 +167,56 @@ def from_pld(pld: _DeltaCurve, epsilons: npt.ArrayLike | None = None) -> TradeOf
 _LOG_FLOAT_MAX: float = math.log(float(np.finfo(np.float64).max))
 
 
-def _line_gap(curve: TradeOff, slope: float, *, side: str) -> float:
-    """sup_α (1 − slope·α − curve(α)) bounded from ``side`` ('upper' or 'lower'), both orientations.
+def _piecewise_gap(curve: PiecewiseLinearTradeOff, epsilon: float, *, side: str) -> float:
+    """max over the knots of both orientations of 1 − β_k − e^ε α_k, rounded outward.
 
-    Piecewise linear: exact (rounded outward); Gaussian: the closed form widened by its error bound.
-    Otherwise, for a non-increasing curve on a grid x_0 < … < x_m: lower ≥ max_j (1 − s x_j − c(x_j)); upper ≤ max_j (1 − s x_j − c(x_{j+1})).
+    Exact in exact arithmetic (a convex piecewise-linear f attains the conjugate's sup at a knot). Each
+    value is a sum of three terms, so its absolute error is at most 4u(1 + β_k + e^ε α_k); the bracket
+    is widened by CURVE_ABSOLUTE_SLACK·(1 + e^ε α_k) per knot — an absolute, not relative, error: δ below
+    ~1e-15 read off knots is only known to that absolute accuracy (a curve that knows its source, such as
+    :class:`~optcomp.fdp.EpsilonDeltaComposition`, is read in log space instead).
     """
-    eps = math.log(slope)
+    slope = math.exp(epsilon) if epsilon < _LOG_FLOAT_MAX else math.inf
+    best = -math.inf
+    for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
+        with np.errstate(invalid="ignore", over="ignore"):
+            sx = np.where(c.alpha == 0.0, 0.0, slope * c.alpha)
+        fin = np.isfinite(sx)  # e^ε α = ∞: that knot contributes −∞
+        vals = 1.0 - c.beta[fin] - sx[fin]
+        err = CURVE_ABSOLUTE_SLACK * (1.0 + sx[fin])
+        cand = vals + err if side == "upper" else vals - err
+        best = max(best, float(np.max(cand)))  # the knot α = 0 is always finite
+    return min(1.0, max(0.0, best))
+
+
+def _line_gap(curve: TradeOff, epsilon: float, *, side: str) -> float:
+    """sup_α (1 − e^ε α − curve(α)) bounded from ``side`` ('upper' or 'lower'), both orientations.
+
+    The (ε, δ) composition: its log-space certified δ; piecewise linear: exact over knots, widened by
+    the absolute rounding error; Gaussian: the closed form widened by its error bound. Otherwise, for a
+    non-increasing curve on a grid x_0 < … < x_m: lower ≥ max_j (1 − s x_j − c(x_j)); upper ≤
+    max_j (1 − s x_j − c(x_{j+1})), each widened by CURVE_ABSOLUTE_SLACK.
+    """
+    if isinstance(curve, EpsilonDeltaComposition):
+        b = curve.delta_bound(epsilon)
+        return b.upper if side == "upper" else b.lower
     if isinstance(curve, GaussianTradeOff):
-        lo_v, hi_v = gdp_delta_bound(curve.mu, eps)  # widened by the closed form's rounding error
+        lo_v, hi_v = gdp_delta_bound(curve.mu, epsilon)  # widened by the closed form's rounding error
         return hi_v if side == "upper" else lo_v
     if isinstance(curve, PiecewiseLinearTradeOff):
-        v = float(np.asarray(curve.delta(eps)))
-    else:
-        x = np.unique(np.concatenate([alpha_grid(), curve.breakpoints()]))
-        vals: list[float] = []
-        for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
-            fx = np.asarray(c(x), dtype=np.float64)
+        return _piecewise_gap(curve, epsilon, side=side)
+    slope = math.exp(epsilon) if epsilon < _LOG_FLOAT_MAX else math.inf
+    x = np.unique(np.concatenate([alpha_grid(), curve.breakpoints()]))
+    vals: list[float] = []
+    for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
+        fx = np.asarray(c(x), dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
             sx = np.where(x == 0.0, 0.0, slope * x)  # slope may be inf (ε beyond e^ε's float range)
-            if side == "upper":
-                vals.append(float(np.max(1.0 - sx[:-1] - fx[1:])) + _SLACK)
-            else:
-                vals.append(float(np.max(1.0 - sx - fx)) - _SLACK)
-        v = max(vals)
-        return min(1.0, max(0.0, v))
-    return min(1.0, max(0.0, round_up(v) if side == "upper" else round_down(v)))
+        if side == "upper":
+            vals.append(float(np.max(1.0 - sx[:-1] - fx[1:])) + CURVE_ABSOLUTE_SLACK)
+        else:
+            vals.append(float(np.max(1.0 - sx - fx)) - CURVE_ABSOLUTE_SLACK)
+    return min(1.0, max(0.0, max(vals)))
 
 
 Readable = TradeOff | TradeOffBracket | _DeltaCurve
@@ -209,30 +234,31 @@ def _as_curve(f: Readable) -> TradeOff | TradeOffBracket:
 def delta_at(f: Readable, epsilon: float) -> Bound:
     """δ(ε) implied by f: the least δ with f ≥ f_{ε,δ} (DRS "Primal to Dual", §2.4), as a Bound.
 
-    For a bracket, the upper end comes from ``lower`` (the guarantee) and the lower end from ``upper``.
-    A PLD is queried directly (its certified ``delta``).
+    Both ends are certified: the (ε, δ) composition is read in log space (relative accuracy down to
+    tiny δ), G_μ from its closed form widened by its error bound, piecewise-linear curves exactly over
+    their knots widened by the absolute rounding error (about 1e-14), other curves on a grid with the
+    one-sided cell bound. For a bracket, the upper end comes from ``lower`` (the guarantee) and the lower
+    end from ``upper``. A PLD is queried directly (its certified ``delta``). ε = ∞ is allowed.
     """
-    from optcomp._numerics import check_nonnegative
-
-    e = check_nonnegative("epsilon", epsilon)
+    e = check_nonnegative("epsilon", epsilon, allow_inf=True)
     if not isinstance(f, (TradeOff, TradeOffBracket)) and hasattr(f, "delta"):
         result: Bound = f.delta(e)
         return result
     f = _as_curve(f)
-    s = math.exp(e) if e < _LOG_FLOAT_MAX else math.inf
     if isinstance(f, TradeOffBracket):
-        return Bound(_line_gap(f.upper, s, side="lower"), _line_gap(f.lower, s, side="upper"))
-    return Bound(_line_gap(f, s, side="lower"), _line_gap(f, s, side="upper"))
+        return Bound(_line_gap(f.upper, e, side="lower"), _line_gap(f.lower, e, side="upper"))
+    return Bound(_line_gap(f, e, side="lower"), _line_gap(f, e, side="upper"))
 
 
 def epsilon_at(f: Readable, delta: float, *, epsilon_max: float = 50.0) -> Bound:
     """ε(δ) = inf{ε ≥ 0 : δ_f(ε) ≤ δ} implied by f, bracketed by bisection on :func:`delta_at`.
 
-    ``upper``: an ε whose certified upper δ is ≤ ``delta`` (a valid (ε, δ) guarantee); ``lower``: an ε
-    below which even the lower δ exceeds ``delta``. ``inf`` when no ε ≤ ``epsilon_max`` qualifies.
+    ``upper``: an ε whose certified upper δ is ≤ ``delta`` (a valid (ε, δ) guarantee), ``inf`` when no
+    ε ≤ ``epsilon_max`` qualifies. ``lower``: an ε at which even the certified lower δ exceeds ``delta``
+    (so the true ε is above it, δ_f being non-increasing); when that holds at ``epsilon_max`` itself the
+    true ε exceeds the search range and the answer is ``Bound(epsilon_max, inf)`` — never ``inf`` as a
+    lower end.
     """
-    from optcomp._numerics import EPSILON_XTOL, check_positive
-
     d = check_probability("delta", delta)
     emax = check_positive("epsilon_max", epsilon_max)
 
@@ -244,7 +270,7 @@ def epsilon_at(f: Readable, delta: float, *, epsilon_max: float = 50.0) -> Bound
         if val(0.0) <= d:
             return 0.0
         if val(emax) > d:
-            return math.inf
+            return math.inf if side == "upper" else emax
         lo, hi = 0.0, emax
         while hi - lo > EPSILON_XTOL * max(1.0, hi):
             mid = 0.5 * (lo + hi)
@@ -266,12 +292,13 @@ def attack_tpr(f: Readable, fpr: float) -> Bound:
     """TPR = 1 − f(FPR) of the most powerful membership-inference attack at false-positive rate FPR.
 
     For f-DP mechanisms no attack does better than 1 − f(FPR) (DRS §2.1); the Neyman–Pearson test of the
-    worst-case pair attains it. A bracket gives [1 − upper(FPR), 1 − lower(FPR)].
+    worst-case pair attains it. A bracket gives [1 − upper(FPR), 1 − lower(FPR)]; both ends are widened
+    by the absolute evaluation error of the curve (CURVE_ABSOLUTE_SLACK).
     """
     a = check_probability("fpr", fpr)
     f = _as_curve(f)
     if isinstance(f, TradeOffBracket):
         lo_f, hi_f = (float(np.asarray(v)) for v in f(a))
-        return Bound(max(0.0, round_down(1.0 - hi_f)), min(1.0, round_up(1.0 - lo_f)))
+        return Bound(max(0.0, 1.0 - hi_f - CURVE_ABSOLUTE_SLACK), min(1.0, 1.0 - lo_f + CURVE_ABSOLUTE_SLACK))
     v = float(np.asarray(f(a)))
-    return Bound(max(0.0, round_down(1.0 - v)), min(1.0, round_up(1.0 - v)))
+    return Bound(max(0.0, 1.0 - v - CURVE_ABSOLUTE_SLACK), min(1.0, 1.0 - v + CURVE_ABSOLUTE_SLACK))

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from optcomp._numerics import (
-    ABSOLUTE_SLACK_PER_TERM,
+    CURVE_ABSOLUTE_SLACK,
     FloatArray,
     check_int,
     check_positive,
@@ -35,8 +35,6 @@ __all__ = ["SUBSAMPLE_GRID_SIZE", "noisy_sgd_mu_estimate", "subsample"]
 
 #: Uniform points of the default α grid for :func:`subsample` (plus geometric points at both ends).
 SUBSAMPLE_GRID_SIZE: int = 4001
-#: Absolute slack subtracted from computed lower-curve vertices (a few roundings of O(1) values).
-_VERTEX_SLACK: float = 16 * ABSOLUTE_SLACK_PER_TERM
 
 
 def _lower_vertices(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -77,7 +75,7 @@ def _lower_vertices(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArra
         vx.append(float(x[-1]))
         vy.append(float(y[-1]))
     ax = np.array(vx)
-    ay = np.array(vy) - _VERTEX_SLACK
+    ay = np.array(vy) - CURVE_ABSOLUTE_SLACK
     order = np.argsort(ax, kind="stable")
     ax, ay = ax[order], ay[order]
     # max(u, 0): insert zero crossings, then clip.
@@ -110,8 +108,9 @@ def subsample(f: TradeOff, sampling_rate: float, *, grid: FloatArray | None = No
 
     Computed on ``grid`` (default :func:`alpha_grid` with ``SUBSAMPLE_GRID_SIZE`` points) as a bracket:
 
-    * ``upper``: lower convex hull of the sampled graph points of f_p and f_p⁻¹ — every sampled point lies
-      on a graph whose epigraph is in the hull, so this is ≥ C_p(f) (an optimistic approximation);
+    * ``upper``: lower convex hull of the sampled graph points of f_p and f_p⁻¹, each moved up (and its
+      reflection right) by the evaluation slack CURVE_ABSOLUTE_SLACK — every such point lies on or above a
+      graph whose epigraph is in the hull, so this is ≥ C_p(f) (an optimistic approximation);
     * ``lower``: lower convex hull of the vertices of piecewise-linear minorants of f_p (tangent-line
       valleys between grid points, see the convexity argument in ``_lower_vertices``) and of their
       reflections (minorants of f_p⁻¹), shifted down by a rounding slack — ≤ C_p(f): a CERTIFIED guarantee.
@@ -128,7 +127,8 @@ def subsample(f: TradeOff, sampling_rate: float, *, grid: FloatArray | None = No
     xs = np.unique(np.concatenate([g, f.breakpoints(), [0.0, 1.0]]))
     fp = p * np.asarray(f(xs), dtype=np.float64) + (1.0 - p) * (1.0 - xs)
     fp = np.minimum.accumulate(np.clip(fp, 0.0, 1.0))
-    upper = _hull_pl(np.concatenate([xs, fp]), np.concatenate([fp, xs]))
+    fp_up = np.minimum(fp + CURVE_ABSOLUTE_SLACK, 1.0)  # computed fp may be below the truth by rounding
+    upper = _hull_pl(np.concatenate([xs, fp_up]), np.concatenate([fp_up, xs]))
     vx, vy = _lower_vertices(xs, fp)
     lower = _hull_pl(np.concatenate([vx, vy]), np.concatenate([vy, vx]))
     return TradeOffBracket(lower=lower, upper=upper)

@@ -6,7 +6,7 @@ function iff it is convex, continuous, non-increasing and f(α) ≤ 1 − α on 
 A mechanism is f-DP when T(M(S), M(S')) ≥ f for all neighbours S, S'.
 
 Values here are immutable. Every :class:`TradeOff` evaluates vectorised in α (``f(alpha)``) and offers
-its left-continuous inverse, symmetrisation, lower convex envelope and comparison. Concrete kinds:
+its left-continuous inverse, symmetrization, lower convex envelope and comparison. Concrete kinds:
 
 * :class:`GaussianTradeOff` — G_μ(α) = Φ(Φ⁻¹(1−α) − μ) (closed form);
 * :class:`PiecewiseLinearTradeOff` — knots (α_k, β_k): f_{ε,δ}, Neyman–Pearson curves of discrete
@@ -71,7 +71,7 @@ def _as_alpha(alpha: npt.ArrayLike, name: str = "alpha") -> FloatArray:
     arr = np.asarray(alpha, dtype=np.float64)
     bad = np.isnan(arr) | (arr < 0.0) | (arr > 1.0)
     if np.any(bad):
-        raise ValueError(f"{name} must be in [0, 1], got {arr[bad].flat[0]!r}")
+        raise ValueError(f"{name} must be in [0, 1], got {float(arr[bad].flat[0])!r}")
     return arr
 
 
@@ -344,7 +344,7 @@ class PiecewiseLinearTradeOff(TradeOff):
         eps = np.asarray(epsilon, dtype=np.float64)
         bad = np.isnan(eps) | (eps < 0.0)
         if np.any(bad):
-            raise ValueError(f"epsilon must be in [0, inf], got {eps[bad].flat[0]!r}")
+            raise ValueError(f"epsilon must be in [0, inf], got {float(eps[bad].flat[0])!r}")
         d1 = np.asarray(self.conjugate_delta(eps), dtype=np.float64)
         if self.is_symmetric:
             return _shape_like(eps, d1)
