@@ -11,17 +11,12 @@ from hypothesis import strategies as st
 
 from optcomp import Accuracy, dpsgd
 from optcomp._numerics import CALIBRATION_RTOL
+from tests._references import gdp_delta
 from tests.tolerances import COARSE_GRID_STEP, MPMATH_DPS
 
 DELTA = 1e-5
 #: Monotonicity and safe-side properties hold at every accuracy; a coarse grid keeps them fast.
 COARSE = Accuracy(grid_step=COARSE_GRID_STEP)
-
-
-def gdp_delta(mu: float, eps: float) -> mpmath.mpf:
-    """δ(ε) of μ-GDP, Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong–Roth–Su Cor. 2.13), in mpmath."""
-    m, e = mpmath.mpf(mu), mpmath.mpf(eps)
-    return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:

@@ -22,16 +22,11 @@ from optcomp.fdp import (
     group_privacy,
     tensor,
 )
+from tests._references import gdp_delta as _mp_delta
 from tests.tolerances import EXACT_RTOL, GDP_ATOL, GDP_RTOL, MPMATH_DPS
 
 MUS = [0.5, 1.0, 2.0, 4.0]
 EPSILONS = [0.0, 0.5, 1.0, 3.0]
-
-
-def _mp_delta(mu: float, eps: float) -> mp.mpf:
-    with mp.workdps(MPMATH_DPS):
-        m, e = mp.mpf(mu), mp.mpf(eps)
-        return mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
 
 
 @pytest.mark.parametrize("mu", MUS)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp.mechanisms import EpsilonDelta, Gaussian, PrivacyLossLaw, privacy_loss_laws
+from tests._references import gdp_delta
 from tests.tolerances import EXACT_RTOL, GDP_ATOL, LAW_GRID_RTOL, MPMATH_DPS, PMF_ATOL
 
 
@@ -39,13 +40,6 @@ def discrete_delta(p: np.ndarray, q: np.ndarray, epsilon: float) -> float:
     return math.fsum(np.maximum(p - math.exp(epsilon) * q, 0.0))
 
 
-def gdp_delta(mu: float, epsilon: float) -> float:
-    """Dong–Roth–Su Cor 2.13 at 50 digits: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)."""
-    with mpmath.workdps(MPMATH_DPS):
-        m, e = mpmath.mpf(mu), mpmath.mpf(epsilon)
-        return float(mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2))
-
-
 # --- Gaussian -------------------------------------------------------------------------------------
 
 
@@ -53,7 +47,7 @@ def gdp_delta(mu: float, epsilon: float) -> float:
 @pytest.mark.parametrize("epsilon", [0.0, 0.5, 2.0, 10.0])
 def test_gaussian_delta_matches_gdp_closed_form(sigma: float, epsilon: float) -> None:
     remove, add = privacy_loss_laws(Gaussian(sigma))
-    truth = gdp_delta(1.0 / sigma, epsilon)
+    truth = float(gdp_delta(1.0 / sigma, epsilon))
     assert law_delta(remove, epsilon) == pytest.approx(truth, rel=EXACT_RTOL, abs=GDP_ATOL)
     assert remove is add
 

@@ -23,6 +23,7 @@ from optcomp.mechanisms import (
     privacy_loss_laws,
 )
 from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
+from tests._references import gdp_delta
 from tests.tolerances import COARSE_GRID_STEP, MPMATH_DPS, PLD_COARSE_STEP, PLD_FINE_STEP, PLD_TEST_STEP
 
 COARSE = Accuracy(grid_step=PLD_COARSE_STEP)
@@ -33,21 +34,14 @@ def pld_of(mechanism: object, accuracy: Accuracy = TEST) -> PrivacyLossDistribut
     return PrivacyLossDistribution.from_laws(*privacy_loss_laws(mechanism), accuracy=accuracy)
 
 
-def gdp_delta(epsilon: float, mu: float) -> mp.mpf:
-    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), at 50 digits."""
-    with mp.workdps(MPMATH_DPS):
-        e, m = mp.mpf(epsilon), mp.mpf(mu)
-        return mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
-
-
 def gdp_epsilon(delta: float, mu: float) -> float:
     """ε(δ) of μ-GDP by bisection on the 50-digit δ(ε) (decreasing in ε)."""
     lo, hi = 0.0, 1000.0
-    if gdp_delta(0.0, mu) <= delta:
+    if gdp_delta(mu, 0.0) <= delta:
         return 0.0
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        if gdp_delta(mid, mu) > delta:
+        if gdp_delta(mu, mid) > delta:
             lo = mid
         else:
             hi = mid
@@ -77,7 +71,7 @@ def test_kfold_gaussian_delta_contains_gdp_truth(sigma: float, k: int) -> None:
     for target in [0.3, 1e-2, 1e-5, 1e-9, 1e-12]:
         eps = gdp_epsilon(target, mu)
         b = pld.delta(eps)
-        truth = gdp_delta(eps, mu)
+        truth = gdp_delta(mu, eps)
         assert b.lower <= truth <= b.upper, (eps, b, truth)
 
 
@@ -175,7 +169,7 @@ def test_heterogeneous_gaussians_match_gdp_quadrature() -> None:
     mu = math.sqrt(3 / 1.0 + 5 / 4.0)
     ab, ba = a.compose(b), b.compose(a)
     for e in [0.5, 2.0, 5.0]:
-        truth = gdp_delta(e, mu)
+        truth = gdp_delta(mu, e)
         x, y = ab.delta(e), ba.delta(e)
         assert x.lower <= truth <= x.upper
         assert y.lower <= truth <= y.upper
@@ -205,7 +199,7 @@ def test_mass_at_infinity_is_reported() -> None:
 def test_hypothesis_no_counterexample_gaussian(sigma: float, k: int, eps: float, step: float) -> None:
     pld = pld_of(Gaussian(sigma=sigma), Accuracy(grid_step=step)).self_compose(k)
     b = pld.delta(eps)
-    truth = gdp_delta(eps, math.sqrt(k) / sigma)
+    truth = gdp_delta(math.sqrt(k) / sigma, eps)
     assert b.lower <= truth <= b.upper
 
 

@@ -33,3 +33,5 @@ ROUND_TRIP_RTOL = 1e-6
 OPTIMAL_LARGE_K_RTOL = 1e-8
 #: PLD grid step for property tests that hold at any accuracy (monotonicity, safe-side inverses): coarse = fast.
 COARSE_GRID_STEP = 1e-3
+#: f-DP (ε, δ) composition: relative width allowed of its certified log-space δ bracket (≈ u·log k! at k ≤ 2·10⁵).
+FDP_COMPOSITION_DELTA_RTOL = 1e-6

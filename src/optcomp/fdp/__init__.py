@@ -2,14 +2,16 @@
 
 Trade-off functions are values (:class:`TradeOff`); Gaussian DP has exact closed forms
 (:func:`gdp_delta`, :func:`gdp_epsilon`, :func:`gdp_mu_for`). Anything approximate says so in its name
-(``clt_mu_estimate``) and carries its certified band where the paper gives one.
+(``CLTResult.mu_estimate``, ``noisy_sgd_mu_estimate``) and carries its certified band where the paper gives one.
 """
 
 from __future__ import annotations
 
 from optcomp.fdp._compose import (
     BERRY_ESSEEN_CONSTANT,
+    MAX_COMPOSITION_K,
     CLTResult,
+    EpsilonDeltaComposition,
     Functionals,
     clt,
     clt_epsilon_delta,
@@ -38,7 +40,9 @@ from optcomp.fdp._tradeoff import (
 
 __all__ = [
     "BERRY_ESSEEN_CONSTANT",
+    "MAX_COMPOSITION_K",
     "CLTResult",
+    "EpsilonDeltaComposition",
     "Functionals",
     "GaussianTradeOff",
     "PiecewiseLinearTradeOff",

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from optcomp._numerics import (
     CURVE_ABSOLUTE_SLACK,
     EPSILON_XTOL,
+    UNIT_ROUNDOFF,
     Bound,
     FloatArray,
     check_nonnegative,
@@ -171,8 +172,10 @@ def _piecewise_gap(curve: PiecewiseLinearTradeOff, epsilon: float, *, side: str)
     """max over the knots of both orientations of 1 − β_k − e^ε α_k, rounded outward.
 
     Exact in exact arithmetic (a convex piecewise-linear f attains the conjugate's sup at a knot). Each
-    value is a sum of three terms, so its absolute error is at most 4u(1 + β_k + e^ε α_k); the bracket
-    is widened by CURVE_ABSOLUTE_SLACK·(1 + e^ε α_k) per knot — an absolute, not relative, error: δ below
+    value is a sum of three terms, so its absolute error is at most 4u(1 + β_k + e^ε α_k); knots that are
+    cumulative sums of the m masses of a discrete pair (:func:`from_distributions`, :func:`tensor`) carry
+    up to m·u more. The bracket is widened by (CURVE_ABSOLUTE_SLACK + m·u)(1 + e^ε α_k) per knot — an
+    absolute, not relative, error: δ below
     ~1e-15 read off knots is only known to that absolute accuracy (a curve that knows its source, such as
     :class:`~optcomp.fdp.EpsilonDeltaComposition`, is read in log space instead).
     """
@@ -183,7 +186,7 @@ def _piecewise_gap(curve: PiecewiseLinearTradeOff, epsilon: float, *, side: str)
             sx = np.where(c.alpha == 0.0, 0.0, slope * c.alpha)
         fin = np.isfinite(sx)  # e^ε α = ∞: that knot contributes −∞
         vals = 1.0 - c.beta[fin] - sx[fin]
-        err = CURVE_ABSOLUTE_SLACK * (1.0 + sx[fin])
+        err = (CURVE_ABSOLUTE_SLACK + c.alpha.size * UNIT_ROUNDOFF) * (1.0 + sx[fin])
         cand = vals + err if side == "upper" else vals - err
         best = max(best, float(np.max(cand)))  # the knot α = 0 is always finite
     return min(1.0, max(0.0, best))
