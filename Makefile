@@ -1,4 +1,5 @@
 # The two set-up commands: `make demo` and `make test`. Each creates .venv on a fresh machine.
+# `make test` = `make lint` (ruff, mypy --strict; versions pinned in the test extra) + the whole suite.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -27,15 +28,15 @@ demo: $(VENV)/.demo
 	$(PY) examples/demo.py
 	$(PY) examples/dpsgd.py
 
-test: $(VENV)/.test
+test: lint
 	$(PY) -m pytest -n 2 tests
 
 bench: $(VENV)/.bench
 	$(PY) benchmarks/run_all.py
 
-lint:
-	$(PY) -m mypy src/optcomp
+lint: $(VENV)/.test
 	$(PY) -m ruff check src tests
+	$(PY) -m mypy src/optcomp
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis
