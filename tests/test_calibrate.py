@@ -96,7 +96,7 @@ def test_kov_formulas() -> None:
         (lambda: calibrate.noise_for_target(42, 1.0, 1e-5, 1), "family"),
         (lambda: calibrate.kov_noise_variance(1.0, 0.0, 1), "target_delta"),
         (lambda: calibrate.kov_noise_variance(1.0, 1e-5, 1, sensitivity=-1.0), "sensitivity"),
-        (lambda: calibrate.kov_per_query_budget(-1.0, 1e-5, 1), "target_epsilon"),
+        (lambda: calibrate.kov_per_query_budget(-1.0, 1e-5, 1), "epsilon"),  # bounds.kov_per_query_budget
     ],
 )
 def test_validation(call: object, name: str) -> None:

@@ -44,7 +44,7 @@ def test_intersection_takes_the_max() -> None:
     b = PrivacyRegion.from_dp(0.2, 0.1)
     both = a & b
     grid = np.linspace(0, 1, 57)
-    assert np.array_equal(both.beta(grid), np.maximum(a.beta(grid), b.beta(grid)))
+    assert np.allclose(both.beta(grid), np.maximum(a.beta(grid), b.beta(grid)), rtol=0.0, atol=EXACT_RTOL)
     assert both.tv_bound() == min(a.tv_bound(), b.tv_bound())
     assert both.contains(0.5, 0.5) and not both.contains(0.2, 0.3)
 
@@ -110,3 +110,21 @@ def test_from_optimal_matches_composed_at_the_knots() -> None:
 def test_bad_inputs_raise(call: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         call()  # type: ignore[operator]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.floats(0.0, 4.0), st.floats(0.0, 0.5)), min_size=1, max_size=6),
+)
+def test_region_and_tradeoff_are_one_object(pairs: list[tuple[float, float]]) -> None:
+    """PrivacyRegion ↔ PiecewiseLinearTradeOff round trip: same boundary, and β = max of KOV eq. (2)'s lines."""
+    r = PrivacyRegion(tuple(pairs))
+    grid = np.linspace(0.0, 1.0, 97)
+    lines = np.max(
+        [np.maximum(0.0, np.maximum(1 - d - math.exp(e) * grid, math.exp(-e) * (1 - d - grid))) for e, d in pairs],
+        axis=0,
+    )
+    np.testing.assert_allclose(r.beta(grid), lines, rtol=0.0, atol=EXACT_RTOL)
+    back = PrivacyRegion.from_tradeoff(r.to_tradeoff())
+    np.testing.assert_allclose(back.beta(grid), r.beta(grid), rtol=0.0, atol=EXACT_RTOL)
+    assert back.tv_bound() == pytest.approx(r.tv_bound(), abs=EXACT_RTOL)

@@ -32,6 +32,7 @@ from optcomp._numerics import (
     check_positive,
     check_probability,
 )
+from optcomp.bounds import kov_per_query_budget  # KOV Cor. V.1 lives in bounds.py (one home per theorem)
 
 #: Widening gives up after this many doublings (a factor 2**60 in the noise).
 _MAX_DOUBLINGS = 60
@@ -254,22 +255,6 @@ def kov_noise_variance(
     kk = check_int("k", k, minimum=1)
     d = check_positive("sensitivity", sensitivity)
     return 8.0 * kk * d * d * math.log(math.e + eps / dlt) / (eps * eps)
-
-
-def kov_per_query_budget(target_epsilon: float, target_delta: float, k: int) -> tuple[float, float]:
-    """Per-query (ε₀, δ₀) that give (ε, δ) after k-fold composition (KOV Cor. V.1).
-
-    ε₀ = √(ε² / (4k log(e + ε/δ))), δ₀ = δ / (2k), for any ε > 0 and δ ∈ (0, 1].
-
-    Returns:
-        ``(epsilon_0, delta_0)``.
-    """
-    eps = check_positive("target_epsilon", target_epsilon)
-    dlt = check_probability("target_delta", target_delta)
-    if dlt == 0.0:
-        raise ValueError(f"target_delta must be in (0, 1], got {dlt!r}")
-    kk = check_int("k", k, minimum=1)
-    return math.sqrt(eps * eps / (4.0 * kk * math.log(math.e + eps / dlt))), dlt / (2.0 * kk)
 
 
 __all__ = [

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from optcomp import optimal
 from optcomp._numerics import FloatArray, check_epsilon_delta, check_int, check_nonnegative, check_probability
+from optcomp.fdp import PiecewiseLinearTradeOff, from_epsilon_delta_family
 
 EpsDelta = tuple[float, float]
 
@@ -66,25 +67,47 @@ class PrivacyRegion:
         arr = np.asarray(self.constraints, dtype=np.float64)
         return arr[:, 0], arr[:, 1]
 
+    def to_tradeoff(self) -> PiecewiseLinearTradeOff:
+        """The lower boundary as a trade-off function: sup_j f_{ε_j, δ_j} (DRS Prop. 2.8).
+
+        A region and its boundary curve are one object seen from two sides (KOV §II, DRS §2.4): this is
+        :func:`optcomp.fdp.from_epsilon_delta_family` of the constraints, exact and piecewise linear.
+        """
+        eps, dlt = self._arrays()
+        return from_epsilon_delta_family(eps, dlt)
+
+    @classmethod
+    def from_tradeoff(cls, f: PiecewiseLinearTradeOff) -> PrivacyRegion:
+        """The region {(α, β) : β ≥ g(α)} of a piecewise-linear trade-off f, g = max{f, f⁻¹} (DRS Prop. 2.1).
+
+        g is symmetric and convex, so it is sup_k f_{ε_k, δ_k} over its slopes −e^{±ε_k} with
+        δ_k = g.delta(ε_k) (DRS Prop. 2.8 and "Primal to Dual"): one constraint per piece of slope ≤ −1,
+        plus ε = 0. ``PrivacyRegion.from_tradeoff(r.to_tradeoff())`` has the same boundary as ``r``.
+        """
+        if not isinstance(f, PiecewiseLinearTradeOff):
+            raise ValueError(f"f must be a PiecewiseLinearTradeOff, got {type(f).__name__}")  # noqa: TRY004
+        g = f.symmetrized()
+        with np.errstate(divide="ignore"):
+            slopes = -np.diff(g.beta) / np.diff(g.alpha)
+        eps = np.unique(np.concatenate([[0.0], np.log(slopes[slopes > 1.0])]))
+        deltas = np.asarray(g.delta(eps), dtype=np.float64)
+        return cls(tuple((float(e), float(d)) for e, d in zip(eps, deltas)))
+
     def beta(self, alpha: npt.ArrayLike) -> FloatArray:
         """Lower boundary β(α) = max_j max{0, 1 − δ_j − e^{ε_j} α, e^{−ε_j}(1 − δ_j − α)} for α ∈ [0, 1].
+
+        Evaluated through :meth:`to_tradeoff` (the same curve as a piecewise-linear trade-off function).
 
         Args:
             alpha: type I error(s) in [0, 1].
 
         Returns:
-            The least type II error compatible with the region, same shape as ``alpha``.
+            The least type II error compatible with the region, same shape as ``alpha`` (an array).
         """
         a = np.asarray(alpha, dtype=np.float64)
         if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
             raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-        eps, dlt = self._arrays()
-        flat = a.reshape(-1, 1)
-        one_minus = 1.0 - dlt
-        line1 = one_minus - np.exp(eps) * flat
-        line2 = np.exp(-eps) * (one_minus - flat)
-        out = np.maximum(0.0, np.maximum(line1, line2).max(axis=1))
-        return np.asarray(out.reshape(a.shape), dtype=np.float64)
+        return np.asarray(self.to_tradeoff()(a), dtype=np.float64).reshape(a.shape)
 
     def contains(self, alpha: float, beta: float) -> bool:
         """Whether (α, β) ∈ [0, 1]² satisfies every constraint (KOV eq. (2), exact comparisons)."""

@@ -444,11 +444,45 @@ def from_distributions(p: npt.ArrayLike, q: npt.ArrayLike) -> PiecewiseLinearTra
     return PiecewiseLinearTradeOff(ua, beta[last])
 
 
+def _upper_envelope(intercepts: FloatArray, slopes: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Knots (x, y) on [0, 1] of max_i (a_i + b_i x), the upper envelope of lines (convex hull trick).
+
+    Lines sorted by slope (ties: largest intercept); a middle line is dropped when its neighbours cross
+    left of where it would take over. The knots are 0, the crossings of consecutive hull lines inside
+    (0, 1), and 1; each y is the max of the lines meeting there. O(n log n).
+    """
+    order = np.lexsort((-intercepts, slopes))
+    a_s, b_s = intercepts[order], slopes[order]
+    hull: list[int] = []
+    for i in range(a_s.size):
+        if hull and b_s[hull[-1]] == b_s[i]:
+            continue  # same slope, smaller intercept (sorted): never above
+        while len(hull) >= 2:
+            i1, i2 = hull[-2], hull[-1]
+            # line i2 is useless if the crossing of (i2, i) is left of or at the crossing of (i1, i2)
+            if (a_s[i2] - a_s[i]) * (b_s[i2] - b_s[i1]) <= (a_s[i1] - a_s[i2]) * (b_s[i] - b_s[i2]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    ha, hb = a_s[hull], b_s[hull]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = (ha[:-1] - ha[1:]) / (hb[1:] - hb[:-1])
+    inside = (cross > 0.0) & (cross < 1.0)
+    cx = cross[inside]
+    cy = np.maximum(ha[:-1][inside] + hb[:-1][inside] * cx, ha[1:][inside] + hb[1:][inside] * cx)
+    xs = np.concatenate([[0.0], cx, [1.0]])
+    ys = np.concatenate([[float(np.max(intercepts))], cy, [float(np.max(intercepts + slopes))]])
+    return xs, ys
+
+
 def from_epsilon_delta_family(epsilons: npt.ArrayLike, deltas: npt.ArrayLike) -> PiecewiseLinearTradeOff:
     """sup_i f_{ε_i, δ_i}: (ε_i, δ_i)-DP for all i ⇔ f-DP with this f (DRS Prop. 2.8, dual → primal).
 
-    Each f_{ε,δ} is the max of the lines 0, 1 − δ − e^ε α and e^{−ε}(1 − δ − α); the sup is their upper
-    envelope, a convex piecewise-linear function whose knots are computed exactly (pairwise crossings).
+    Each f_{ε,δ} is the max of the lines 0, 1 − δ − e^ε α and e^{−ε}(1 − δ − α); the sup is the upper
+    envelope of these 2n + 1 lines, a convex piecewise-linear function whose knots (the crossings of
+    consecutive envelope lines) are computed exactly, in O(n log n). This is also the lower boundary of
+    the privacy region ∩_i R(ε_i, δ_i) (:meth:`optcomp.region.PrivacyRegion.to_tradeoff`).
     """
     eps = np.asarray(epsilons, dtype=np.float64).ravel()
     dl = np.asarray(deltas, dtype=np.float64).ravel()
@@ -457,10 +491,15 @@ def from_epsilon_delta_family(epsilons: npt.ArrayLike, deltas: npt.ArrayLike) ->
     for i, (e, d) in enumerate(zip(eps.tolist(), dl.tolist())):
         check_nonnegative(f"epsilons[{i}]", e, allow_inf=True)
         check_probability(f"deltas[{i}]", d)
-    parts = [epsilon_delta_tradeoff(float(e), float(d)) for e, d in zip(eps, dl)]
-    out = _pl_max(parts) if len(parts) > 1 else parts[0]
-    hx, hy = _lower_hull(out.alpha, out.beta)  # removes collinear knots; the max is already convex
-    return PiecewiseLinearTradeOff(hx, hy, is_symmetric=True)
+    fin = np.isfinite(eps)  # (∞, δ)-DP promises nothing: f_{∞,δ} = 0, the line 0 already present
+    e_f, keep = eps[fin], 1.0 - dl[fin]
+    grow, shrink = np.exp(e_f), np.exp(-e_f)
+    intercepts = np.concatenate([[0.0], keep, shrink * keep])
+    slopes = np.concatenate([[0.0], -grow, -shrink])
+    xs, ys = _upper_envelope(intercepts, slopes)
+    ys = np.minimum.accumulate(np.clip(ys, 0.0, 1.0))
+    good = np.r_[True, np.diff(xs) > 0.0]
+    return PiecewiseLinearTradeOff(xs[good], ys[good], is_symmetric=True)
 
 
 # ---------------------------------------------------------------------------------------------
