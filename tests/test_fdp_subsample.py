@@ -22,7 +22,8 @@ from optcomp.fdp import (
 )
 from optcomp.fdp import gdp_delta as gdp_delta_exact
 from optcomp.fdp._tradeoff import _lower_hull
-from tests.tolerances import EXACT_RTOL, FDP_SUBSAMPLE_WIDTH, METHOD_RTOL
+from tests._references import subsampled_gaussian_delta
+from tests.tolerances import CLT_MU_RTOL, EXACT_RTOL, FDP_SUBSAMPLE_WIDTH, METHOD_RTOL
 
 GRID = alpha_grid(401)
 
@@ -64,19 +65,30 @@ def test_subsample_p_one_is_identity_on_symmetric() -> None:
     assert np.all(lo <= truth + EXACT_RTOL) and np.all(truth <= hi + EXACT_RTOL)
 
 
-def test_noisy_sgd_mu_estimate_formula() -> None:
+def test_noisy_sgd_mu_estimate_scaling_and_large_noise_limit() -> None:
+    """μ ∝ p√T for both schemes, and both tend to p√T/σ as σ → ∞ (e^{1/σ²} − 1 ≈ 1/σ²; DRS §5's
+    e^{1/σ²}Φ(1.5/σ) + 3Φ(−0.5/σ) − 2 ≈ 1/(2σ²)) — a wrong constant in either formula fails this."""
     p, sigma, t = 256 / 60000, 1.1, 15 * 60000 // 256
-    assert noisy_sgd_mu_estimate(p, sigma, t) == pytest.approx(p * math.sqrt(t * math.expm1(1 / sigma**2)))
+    for sampling in ("poisson", "without_replacement"):
+        mu = noisy_sgd_mu_estimate(p, sigma, t, sampling=sampling)  # type: ignore[arg-type]
+        assert noisy_sgd_mu_estimate(p, sigma, 4 * t, sampling=sampling) == pytest.approx(2 * mu)  # type: ignore[arg-type]
+        assert noisy_sgd_mu_estimate(2 * p, sigma, t, sampling=sampling) == pytest.approx(2 * mu)  # type: ignore[arg-type]
+        big = noisy_sgd_mu_estimate(p, 100.0, t, sampling=sampling)  # type: ignore[arg-type]
+        assert big == pytest.approx(p * math.sqrt(t) / 100.0, rel=CLT_MU_RTOL / 10)
+    # σ = 1.1: sampling without replacement costs more privacy than Poisson (0.3687 vs 0.2868)
+    assert noisy_sgd_mu_estimate(p, sigma, t, sampling="without_replacement") > noisy_sgd_mu_estimate(p, sigma, t)
 
 
-def test_readouts_on_bracket_are_ordered() -> None:
+def test_readouts_on_bracket_contain_the_truth() -> None:
+    """advantage, δ(ε) and the attack TPR of C_0.2(G_1) against the mpmath hockey-stick truth."""
     b = subsample(gaussian_tradeoff(1.0), 0.2)
-    adv = advantage(b)
-    assert 0.0 <= adv.lower <= adv.upper <= 1.0
+    for eps, got in ((0.0, advantage(b)), (1.0, delta_at(b, 1.0)), (3.0, delta_at(b, 3.0))):
+        truth = subsampled_gaussian_delta(1.0, 0.2, eps)
+        assert got.lower <= truth <= got.upper
+        assert got.width < FDP_SUBSAMPLE_WIDTH
     tpr = attack_tpr(b, 0.05)
-    assert 0.05 <= tpr.lower <= tpr.upper
-    d = delta_at(b, 1.0)
-    assert d.lower <= d.upper
+    dense = float(np.interp(0.05, GRID, _dense_reference(gaussian_tradeoff(1.0), 0.2)))  # ≥ the true curve
+    assert 0.05 < tpr.lower and 1 - dense <= tpr.upper and tpr.width < FDP_SUBSAMPLE_WIDTH
 
 
 def test_bad_inputs() -> None:
@@ -160,7 +172,7 @@ def test_epsilon_at_matches_gdp_epsilon() -> None:
 
     b = epsilon_at(gaussian_tradeoff(1.0), 1e-5)
     exact = gdp_epsilon(1.0, 1e-5)
-    assert b.lower - METHOD_RTOL <= exact <= b.upper + METHOD_RTOL
+    assert b.lower <= exact <= b.upper  # certified: no slack needed
     with pytest.raises(ValueError, match="delta"):
         epsilon_at(gaussian_tradeoff(1.0), 2.0)
 
