@@ -176,7 +176,7 @@ def _piecewise_gap(curve: PiecewiseLinearTradeOff, epsilon: float, *, side: str)
     cumulative sums of the m masses of a discrete pair (:func:`from_distributions`, :func:`tensor`) carry
     up to m·u more. The bracket is widened by (CURVE_ABSOLUTE_SLACK + m·u)(1 + e^ε α_k) per knot — an
     absolute, not relative, error: δ below
-    ~1e-15 read off knots is only known to that absolute accuracy (a curve that knows its source, such as
+    ~10⁻¹⁵ read off knots is only known to that absolute accuracy (a curve that knows its source, such as
     :class:`~optcomp.fdp.EpsilonDeltaComposition`, is read in log space instead).
     """
     slope = math.exp(epsilon) if epsilon < _LOG_FLOAT_MAX else math.inf
@@ -239,7 +239,7 @@ def delta_at(f: Readable, epsilon: float) -> Bound:
 
     Both ends are certified: the (ε, δ) composition is read in log space (relative accuracy down to
     tiny δ), G_μ from its closed form widened by its error bound, piecewise-linear curves exactly over
-    their knots widened by the absolute rounding error (about 1e-14), other curves on a grid with the
+    their knots widened by the absolute rounding error (about 10⁻¹⁴), other curves on a grid with the
     one-sided cell bound. For a bracket, the upper end comes from ``lower`` (the guarantee) and the lower
     end from ``upper``. A PLD is queried directly (its certified ``delta``). ε = ∞ is allowed.
     """
