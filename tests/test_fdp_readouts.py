@@ -174,3 +174,13 @@ def test_attack_tpr_contains_mpmath(mu: float, fpr: float) -> None:
             mpmath.mpf(0) if fpr == 0 else mpmath.mpf(1)
         )
     assert _inside(attack_tpr(gaussian_tradeoff(mu), fpr), truth)
+
+
+@given(st.floats(0.05, 2.0), st.integers(2, 40), st.sampled_from([1e-3, 1e-6, 1e-9]))
+@settings(max_examples=20, deadline=None)
+def test_epsilon_at_composition_brackets_the_mpmath_root(eps: float, k: int, delta: float) -> None:
+    """ε(δ) of the k-fold composition: δ_true(lower) > δ ≥ δ_true(upper), δ_true from the KOV sum."""
+    b = epsilon_at(epsilon_delta_composition(eps, 0.0, k), delta, epsilon_max=k * eps + 1.0)  # ε ≤ kε always
+    if b.lower > 0.0:
+        assert epsilon_delta_composition_delta(eps, 0.0, k, b.lower) > delta
+    assert b.upper < math.inf and epsilon_delta_composition_delta(eps, 0.0, k, b.upper) <= delta
