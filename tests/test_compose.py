@@ -16,7 +16,8 @@ from optcomp.mechanisms import PrivacyLossLaw
 
 #: A coarser grid for the many single-mechanism brackets (they must contain the truth at any step).
 COARSE = optcomp.Accuracy(grid_step=1e-3)
-from tests.test_mechanisms import gdp_delta, law_delta
+from tests._references import epsilon_delta_composition_delta, gdp_delta
+from tests.test_mechanisms import law_delta
 from tests.test_mechanisms_consistency import MECHANISMS
 from tests.test_mechanisms_subsampling import subsampled_gaussian_delta
 from tests.tolerances import MPMATH_DPS
@@ -47,19 +48,8 @@ def test_compose_is_exported() -> None:
 
 
 def mv_homogeneous_delta(epsilon: float, delta: float, k: int, epsilon_g: float) -> float:
-    """Murtagh–Vadhan Thm 1.4 solved for δ_g at 50 digits: 1 − (1−δ)^k (1 − S(ε_g)),
-    S = (1+e^ε)^{−k} Σ_{ℓ: (2ℓ−k)ε > ε_g} C(k,ℓ)(e^{ℓε} − e^{ε_g} e^{(k−ℓ)ε})."""
-    with mpmath.workdps(MPMATH_DPS):
-        e, eg = mpmath.mpf(epsilon), mpmath.mpf(epsilon_g)
-        s = (
-            mpmath.fsum(
-                mpmath.binomial(k, ell) * (mpmath.exp(ell * e) - mpmath.exp(eg + (k - ell) * e))
-                for ell in range(k + 1)
-                if (2 * ell - k) * e > eg
-            )
-            / (1 + mpmath.exp(e)) ** k
-        )
-        return float(1 - (1 - mpmath.mpf(delta)) ** k * (1 - s))
+    """Murtagh–Vadhan Thm 1.4 solved for δ_g at 50 digits (the one reference in tests/_references.py)."""
+    return float(epsilon_delta_composition_delta(epsilon, delta, k, epsilon_g))
 
 
 @pytest.mark.parametrize(("sigma", "k"), [(1.0, 1), (2.0, 10), (20.0, 400)])
