@@ -20,8 +20,8 @@ from optcomp.fdp import (
     noisy_sgd_mu_estimate,
     subsample,
 )
-from optcomp.fdp import gdp_delta as gdp_delta_exact
 from optcomp.fdp._tradeoff import _lower_hull
+from tests._references import gdp_delta as gdp_delta_exact
 from tests._references import subsampled_gaussian_delta
 from tests.tolerances import CLT_MU_RTOL, EXACT_RTOL, FDP_SUBSAMPLE_WIDTH, METHOD_RTOL
 
