@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -25,7 +26,7 @@ from optcomp.fdp import (
     gdp_delta,
     subsample,
 )
-from tests.tolerances import EXACT_RTOL, FDP_CHORD_DELTA_ATOL, FDP_DELTA_CURVE_WIDTH, METHOD_RTOL
+from tests.tolerances import EXACT_RTOL, FDP_CHORD_DELTA_ATOL, FDP_DELTA_CURVE_WIDTH, METHOD_RTOL, MPMATH_DPS
 
 GRID = alpha_grid(401)
 eps_st = st.floats(0.0, 5.0)
@@ -98,8 +99,14 @@ def test_delta_is_hockey_stick_both_ways(pair: tuple[list[float], list[float]], 
     f = from_distributions(p, q)
     truth = max(np.maximum(p - math.exp(eps) * q, 0).sum(), np.maximum(q - math.exp(eps) * p, 0).sum())
     assert f.delta(eps) == pytest.approx(truth, abs=METHOD_RTOL)
+    with mpmath.workdps(MPMATH_DPS):  # the same float pmfs, summed exactly: both ends must hold, no slack
+        e = mpmath.exp(mpmath.mpf(eps))
+        exact = max(
+            mpmath.fsum(max(mpmath.mpf(a) - e * mpmath.mpf(c), 0) for a, c in zip(p.tolist(), q.tolist())),
+            mpmath.fsum(max(mpmath.mpf(c) - e * mpmath.mpf(a), 0) for a, c in zip(p.tolist(), q.tolist())),
+        )
     b = delta_at(f, eps)
-    assert b.lower - METHOD_RTOL <= truth <= b.upper + METHOD_RTOL
+    assert b.lower <= exact <= b.upper
 
 
 @given(eps_st, delta_st)
