@@ -24,6 +24,7 @@ from scipy.special import gammaln, logsumexp, ndtr, ndtri
 from optcomp._numerics import (
     FEW_ULPS,
     SPECIAL_FUNCTION_LOG_ERROR,
+    UNIT_ROUNDOFF,
     Bound,
     FloatArray,
     check_int,
@@ -158,6 +159,24 @@ MAX_COMPOSITION_K: int = MAX_PRODUCT_ATOMS
 _TINY: float = float(np.finfo(np.float64).tiny)
 
 
+def _two_product(a: float, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """a·b = p + err exactly (Dekker's TwoProduct with Veltkamp splitting; no over/underflow assumed).
+
+    Used so that ε_g − ε(k − 2j) keeps full relative accuracy when ε_g is within ulps of a knot of the
+    composed curve, where δ' is a tiny multiple of that difference.
+    """
+    split = 134217729.0  # 2^27 + 1
+    ca = split * a
+    a_hi = ca - (ca - a)
+    a_lo = a - a_hi
+    cb = split * b
+    b_hi = cb - (cb - b)
+    b_lo = b - b_hi
+    p = a * b
+    err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    return p, err
+
+
 def _log_sum_bracket(lo: FloatArray, hi: FloatArray) -> tuple[float, float]:
     """(lower, upper) of log Σ e^{t_j} given lo_j ≤ t_j ≤ hi_j (covers the rounding of the sum itself).
 
@@ -195,7 +214,8 @@ class EpsilonDeltaComposition(PiecewiseLinearTradeOff):
         log Q_j = log C(k, j) + k log p − jε. Terms with ε(k − 2j) > ε_g are
         Q_j (1 − e^{ε_g − ε(k − 2j)}) (KOV Thm III.3, eq. (6); MV Thm 1.4). Each log term is bracketed:
         ``gammaln`` within SPECIAL_FUNCTION_LOG_ERROR·max(1, |value|), the exponent x = ε_g − ε(k − 2j)
-        within 2u(ε_g + ε|k − 2j|) (its interval end is fed to log1mexp, which is monotone).
+        (product taken exactly by :func:`_two_product`) within FEW_ULPS·(|x| + u·ε|k − 2j|); each end of
+        its interval is fed to log1mexp, which is monotone.
         """
         e, kk = self.epsilon_step, self.k
         if e == 0.0 or math.isinf(epsilon_g):
@@ -218,9 +238,10 @@ class EpsilonDeltaComposition(PiecewiseLinearTradeOff):
             max(1.0, abs(g_k)) + np.maximum(1.0, np.abs(g_j)) + np.maximum(1.0, np.abs(g_kj))
             + abs(kk * log_p) + j * e + 4.0
         )
-        m = kk - 2.0 * j
-        x = epsilon_g - e * m
-        err_x = FEW_ULPS * (epsilon_g + e * np.abs(m))
+        m = kk - 2.0 * j  # exact integers (k ≤ MAX_COMPOSITION_K)
+        prod, prod_err = _two_product(e, m)  # e·m = prod + prod_err exactly
+        x = (epsilon_g - prod) - prod_err  # exact near a knot (Sterbenz), else within u·|x|
+        err_x = FEW_ULPS * (np.abs(x) + UNIT_ROUNDOFF * e * np.abs(m))
         x_lo = x - err_x  # most negative: the largest term
         x_hi = np.minimum(x + err_x, 0.0)
         keep = x_lo < 0.0
