@@ -33,3 +33,5 @@ ROUND_TRIP_RTOL = 1e-6
 OPTIMAL_LARGE_K_RTOL = 1e-8
 #: PLD grid step for property tests that hold at any accuracy (monotonicity, safe-side inverses): coarse = fast.
 COARSE_GRID_STEP = 1e-3
+#: Staircase: Geng–Viswanath's closed-form optimal γ vs a numerical minimisation of the closed-form cost.
+STAIRCASE_GAMMA_ATOL = 1e-6

@@ -46,6 +46,7 @@ KINDS: dict[str, str] = {
     "rr": "RandomizedResponse",
     "randomized_response": "RandomizedResponse",
     "discrete_laplace": "DiscreteLaplace",
+    "staircase": "Staircase",
 }
 
 #: Short spellings of field names accepted in ``--mech`` and config files.
