@@ -46,7 +46,7 @@ def exact_delta(eps: float, gamma: float, sens: float, eps_prime: float) -> mpma
     (their mass is below e^{−Nε}/2, far below the tolerance for the N used)."""
     with mpmath.workdps(MPMATH_DPS):
         e, g, d = mpmath.mpf(eps), mpmath.mpf(gamma), mpmath.mpf(sens)
-        periods = int(math.ceil(80.0 / eps))
+        periods = math.ceil(80.0 / eps)
         pts = breakpoints(gamma, sens, periods)
         total = mpmath.mpf(0)
         for lo, hi in itertools.pairwise(pts):
@@ -69,7 +69,7 @@ def test_law_matches_integrated_density(eps: float, gamma: float, sens: float) -
 def test_moments_match_integrated_density(eps: float, gamma: float, sens: float) -> None:
     with mpmath.workdps(MPMATH_DPS):
         e, g, d = mpmath.mpf(eps), mpmath.mpf(gamma), mpmath.mpf(sens)
-        periods = int(math.ceil(100.0 / eps))
+        periods = math.ceil(100.0 / eps)
         second = first = mpmath.mpf(0)
         for k in range(periods):
             for lo, hi in (((k) * d, (k + g) * d), ((k + g) * d, (k + 1) * d)):

@@ -134,8 +134,8 @@ def optimal_gamma(epsilon: float, cost: Cost = "l2") -> float:
       amplitude).
     * ``cost="l2"`` (E[X²]): with b = e^{−ε}, γ* = −b/(1−b) + (b − 2b² + 2b⁴ − b⁵)^{1/3}/(2^{1/3}(1−b)²)
       (Geng–Viswanath, Theorem on the ℓ₂ cost, minimal noise power). Since b − 2b² + 2b⁴ − b⁵ =
-      b(1+b)(1−b)³ this is evaluated as ((b(1+b)/2)^{1/3} − b)/(1 − b), which avoids the cancellation of
-      the printed form for small ε; its limit at ε → 0 is 1/2.
+      b(1+b)(1−b)³ this is ((b(1+b)/2)^{1/3} − b)/(1 − b), evaluated as b·expm1((2ε + ln((1+b)/2))/3)/(1−b)
+      to avoid the cancellation of the printed form for small ε; its limit at ε → 0 is 1/2.
 
     Both are checked in ``tests/test_staircase.py`` against a numerical minimisation of
     :func:`staircase_mean_absolute` / :func:`staircase_variance`.
@@ -148,11 +148,10 @@ def optimal_gamma(epsilon: float, cost: Cost = "l2") -> float:
     if cost == "l1":
         return 1.0 / (1.0 + math.exp(eps / 2.0))
     if cost == "l2":
-        b = math.exp(-eps)
+        # (b(1+b)/2)^{1/3} − b = b·expm1((2ε + ln(1 − (1−b)/2))/3): no cancellation for small ε.
         one_minus = -math.expm1(-eps)
-        if one_minus == 0.0:
-            return 0.5
-        return min(0.5, max(0.0, ((b * (1.0 + b) / 2.0) ** (1.0 / 3.0) - b) / one_minus))
+        gap = math.exp(-eps) * math.expm1((2.0 * eps + math.log1p(-one_minus / 2.0)) / 3.0)
+        return gap / one_minus
     raise ValueError(f"cost must be one of ('l1', 'l2'), got {cost!r}")
 
 
