@@ -185,3 +185,29 @@ def test_agrees_with_dp_accounting_on_default_orders_closed_forms() -> None:
     acc.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 500)
     ours = rdp.compose((PoissonSubsampled(Gaussian(1.0), 0.01), 500))
     assert np.all(ours.rdp >= acc._rdp * (1 - RDP_PEER_RTOL))
+
+
+# --- the labelled comparison in the CLI ------------------------------------------------------------
+
+
+def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    import json
+
+    from optcomp.cli import main
+
+    assert main(argv) == 0
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def test_cli_shows_rdp_beside_brackets(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(["dpsgd", "--sigma", "1.1", "--q", "0.01", "--steps", "100", "--delta", "1e-5", "--json"], capsys)
+    cmp = out["rdp_comparison"]
+    assert isinstance(cmp, dict) and "RDP" in cmp["label"]
+    expected = rdp.compose((PoissonSubsampled(Gaussian(1.1), 0.01), 100)).epsilon(1e-5).value
+    assert cmp["results"][0]["improved"]["epsilon"] == pytest.approx(expected, rel=EXACT_RTOL)
+    out = _json(["compose", "--eps", "0.1", "--delta", "0", "-k", "30", "--target-delta", "1e-5", "--json"], capsys)
+    assert "results" in out["rdp_comparison"]  # type: ignore[operator]
+    out = _json(["compose", "--eps", "0.1", "--delta", "1e-4", "-k", "3", "--target-eps", "0.5", "--json"], capsys)
+    assert "infinite" in out["rdp_comparison"]["unsupported"]  # type: ignore[index]
+    out = _json(["account", "--mech", "staircase:epsilon=0.5,count=5", "--delta", "1e-5", "--json"], capsys)
+    assert out["rdp_comparison"]["results"][0]["improved"]["epsilon"] >= out["results"][0]["lower"]  # type: ignore[index]

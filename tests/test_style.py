@@ -24,6 +24,6 @@ def test_library_never_imports_peers() -> None:
     offenders = [
         str(path.relative_to(SRC))
         for path in SRC.rglob("*.py")
-        if re.search(r"^\s*(import|from)\s+(dp_accounting|prv_accountant)\b", path.read_text(encoding="utf-8"), re.M)
+        if re.search(r"^\s*(import|from)\s+(dp_accounting|prv_accountant)\b", path.read_text(encoding="utf-8"), re.MULTILINE)
     ]
     assert offenders == []
