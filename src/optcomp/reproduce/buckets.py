@@ -63,10 +63,10 @@ def fig2(ctx: Context) -> Result:
     return Result("buckets-fig2", "Privacy buckets Figure 2: Gaussian vs M_{ε,δ} under composition", checks, rows,
                   params={"sigma": FIG2_SIGMA, "delta": FIG2_DELTA, "r": rs, "epsilon1": eps1, "delta1": delta1},
                   figure=fig,
-                  assumptions=["RECONSTRUCTED: σ = 300 from the axes of Figs. 1-2 (δ ≈ 1e-25 at e^ε = 1.035 for one "
-                               "step; M ends near e^ε = 2.5 at r = 512).",
-                               "M_{ε,δ} uses the Gaussian's exact single-step (ε₁, δ₁) with δ₁ = 1e-4/(2·512), so that "
-                               "r-fold M can reach total δ = 1e-4; the paper's δ₁ is not in our copy."])
+                  assumptions=[("RECONSTRUCTED: σ = 300 from the axes of Figs. 1-2 (δ ≈ 1e-25 at e^ε = 1.035 for one "
+                               "step; M ends near e^ε = 2.5 at r = 512)."),
+                               ("M_{ε,δ} uses the Gaussian's exact single-step (ε₁, δ₁) with δ₁ = 1e-4/(2·512), so that "
+                               "r-fold M can reach total δ = 1e-4; the paper's δ₁ is not in our copy.")])
 
 
 # --- Figure 3: Vuvuzela ----------------------------------------------------------------------------------
@@ -136,8 +136,8 @@ def fig3(ctx: Context) -> Result:
     return Result("buckets-fig3", "Privacy buckets Figure 3: Vuvuzela", checks, rows,
                   params={"configs": [list(c) for c in VUVUZELA], "target": [TARGET_EXP_EPSILON, TARGET_DELTA]},
                   figure=fig,
-                  assumptions=["RECONSTRUCTED: Laplace scales b = 7,300 (150k) and 13,800 (450k) are Vuvuzela's as we "
-                               "recall them, not stated in our copy of the excerpt; the means do not enter the bound.",
+                  assumptions=[("RECONSTRUCTED: Laplace scales b = 7,300 (150k) and 13,800 (450k) are Vuvuzela's as we "
+                               "recall them, not stated in our copy of the excerpt; the means do not enter the bound."),
                                "Per round: counts m₁ (sensitivity 2) and m₂ (sensitivity 1), independent noise each.",
                                "Continuous noise is accounted (rounding and truncation at 0 are post-processing): upper bounds.",
                                "The engine-issue example examples/vuvuzela.py models the rounded, truncated noise exactly."])

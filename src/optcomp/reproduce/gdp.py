@@ -3,6 +3,7 @@ Figure 5 (composition: GDP/CLT vs advanced composition) and the noisy-SGD privac
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -141,7 +142,7 @@ def fig5(ctx: Context) -> Result:
     sel = [c for c in checks if c.agree is None]
     improving = [float(c.ours) for c in sel]
     checks.append(Check("CLT error decreases with k", "Thm 3.6 (asymptotically exact)",
-                        " > ".join(f"{x:.3f}" for x in improving), all(a > b for a, b in zip(improving, improving[1:]))))
+                        " > ".join(f"{x:.3f}" for x in improving), all(a > b for a, b in itertools.pairwise(improving))))
     ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-12, 1.0),
            title="DRS Fig. 5 (reconstructed): exact (—), GDP CLT (--), advanced (:)")
     ax.legend(fontsize=8)
@@ -194,20 +195,20 @@ def noisy_sgd(ctx: Context) -> Result:
     ]
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
-    ep = [r["epochs"] for r in rows]
-    ax.plot(ep, [r["clt_epsilon_without_replacement"] for r in rows], "C0--o", ms=3, label="CLT, w/o replacement (DRS §5)")
-    ax.plot(ep, [r["clt_epsilon_poisson"] for r in rows], "C2--o", ms=3, label="CLT, Poisson")
-    ax.fill_between(ep, [r["pld_without_replacement_lower"] for r in rows], [r["pld_without_replacement_upper"] for r in rows],
+    xs = [r["epochs"] for r in rows]
+    ax.plot(xs, [r["clt_epsilon_without_replacement"] for r in rows], "C0--o", ms=3, label="CLT, w/o replacement (DRS §5)")
+    ax.plot(xs, [r["clt_epsilon_poisson"] for r in rows], "C2--o", ms=3, label="CLT, Poisson")
+    ax.fill_between(xs, [r["pld_without_replacement_lower"] for r in rows], [r["pld_without_replacement_upper"] for r in rows],
                     color="C0", alpha=0.3, label="certified, w/o replacement")
-    ax.fill_between(ep, [r["pld_poisson_lower"] for r in rows], [r["pld_poisson_upper"] for r in rows],
+    ax.fill_between(xs, [r["pld_poisson_lower"] for r in rows], [r["pld_poisson_upper"] for r in rows],
                     color="C2", alpha=0.3, label="certified, Poisson")
-    ax.plot(ep, [r["rdp_poisson"] for r in rows], "C3-o", ms=3, label="RDP (moments accountant), Poisson")
+    ax.plot(xs, [r["rdp_poisson"] for r in rows], "C3-o", ms=3, label="RDP (moments accountant), Poisson")
     ax.set(xlabel="epochs", ylabel=f"ε at δ = {DELTA:g}", title="DRS §5: noisy SGD, n=60000, batch 256, σ=1.1")
     ax.legend(fontsize=7)
     return Result("gdp-noisy-sgd", "Dong–Roth–Su §5: noisy SGD privacy vs epochs", checks, rows,
                   params={"n": N_RECORDS, "batch": BATCH, "sigma": SIGMA, "delta": DELTA, "epochs": list(epochs),
                           "grid_step": acc.grid_step}, figure=fig,
-                  assumptions=["Our copy of DRS lost §5's numbers; the setting (MNIST, batch 256, σ = 1.1, δ = 1e-5) "
-                               "is the one of Abadi et al. that DRS revisit.",
-                               "CLT values are approximations (no error bar). Poisson: add/remove neighbours; without "
-                               "replacement: substitution neighbours (DRS Thm 4.2)."])
+                  assumptions=[("Our copy of DRS lost §5's numbers; the setting (MNIST, batch 256, σ = 1.1, δ = 1e-5) "
+                               "is the one of Abadi et al. that DRS revisit."),
+                               ("CLT values are approximations (no error bar). Poisson: add/remove neighbours; without "
+                               "replacement: substitution neighbours (DRS Thm 4.2).")])

@@ -12,9 +12,26 @@ import numpy as np
 
 from optcomp import Accuracy, bounds, calibrate, compose, optimal, region
 from optcomp.fdp import gdp_mu_for
-from optcomp.mechanisms import DiscreteLaplace, Laplace, RandomizedResponse, Staircase, optimal_gamma, privacy_loss_laws
+from optcomp.mechanisms import (
+    DiscreteLaplace,
+    Laplace,
+    RandomizedResponse,
+    Staircase,
+    optimal_gamma,
+    privacy_loss_laws,
+)
 from optcomp.mechanisms.staircase import staircase_variance
-from optcomp.reproduce._core import AGREE_ATOL, AGREE_RTOL, ORDER_RTOL, Check, Context, Result, close, fmt, pyplot
+from optcomp.reproduce._core import (
+    AGREE_ATOL,
+    AGREE_RTOL,
+    ORDER_RTOL,
+    Check,
+    Context,
+    Result,
+    close,
+    fmt,
+    pyplot,
+)
 
 ALPHAS = np.linspace(0.0, 1.0, 401)
 #: "Same order of variance" (KOV §V-A) is checked as: least variance ≥ this fraction of the sufficient one.
@@ -192,11 +209,11 @@ def variance(ctx: Context) -> Result:
     ax.legend(fontsize=8)
     return Result("kov-variance", "KOV §V-A: noise variance for a k-fold (ε, δ) target", checks, rows,
                   params={"epsilon": eps, "delta": delta, "k": list(ks), "grid_step": acc.grid_step}, figure=fig,
-                  assumptions=["Least variance = calibrated on optcomp's certified ε upper end (safe side, "
-                               "within CALIBRATION_RTOL of the root): an upper bound on the true least variance.",
+                  assumptions=[("Least variance = calibrated on optcomp's certified ε upper end (safe side, "
+                               "within CALIBRATION_RTOL of the root): an upper bound on the true least variance."),
                                "Staircase: per-query ε₀ calibrated, γ = Geng–Viswanath's ℓ2-optimal γ*(ε₀).",
-                               "The paper states orders of magnitude; 'same order' is checked as least/sufficient in "
-                               "[0.1, 1] for all three mechanisms and every k."])
+                               ("The paper states orders of magnitude; 'same order' is checked as least/sufficient in "
+                               "[0.1, 1] for all three mechanisms and every k.")])
 
 
 # --- Thm V.4: geometric mechanism ----------------------------------------------------------------------
@@ -299,5 +316,5 @@ def cuts(ctx: Context) -> Result:
     return Result("kov-cuts", "KOV Appendix A: cut-query utility with the optimal composition", checks, rows,
                   params={"nu": nu, "settings": [list(s) for s in settings]}, figure=fig,
                   assumptions=["τ = 2|S|ηw with w = 4 log(2/δ₀)/ε₀, r = ⌈8 log(2/ν)/η²⌉, δ₀ = δ/(2r) (Lemma 1 of Appendix A).",
-                               "'optimal' takes the largest ε₀ whose r-fold optimal composition (MV Thm 1.4, certified "
-                               "upper end) is ≤ ε at total δ; the paper has no number, only the order (24) vs (23)."])
+                               ("'optimal' takes the largest ε₀ whose r-fold optimal composition (MV Thm 1.4, certified "
+                               "upper end) is ≤ ε at total δ; the paper has no number, only the order (24) vs (23).")])

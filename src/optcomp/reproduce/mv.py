@@ -65,6 +65,6 @@ def section6(ctx: Context) -> Result:
     return Result("mv-section6", "Murtagh–Vadhan §6: composition theorems relative to optimal", checks, rows,
                   params={"delta": 0.0, "delta_g": DELTA_G, "epsilons": list(epsilons), "k": list(ks)}, figure=fig,
                   assumptions=["Ratios use the certified upper end of the optimal ε_g (exact up to rounding here).",
-                               "The paper's '20%' and '30-40%' are read as the intervals [1.1, 1.3] and [1.2, 1.45] over "
+                               ("The paper's '20%' and '30-40%' are read as the intervals [1.1, 1.3] and [1.2, 1.45] over "
                                "k in [30, 1000]; for kε ≫ 1 the drift term kε(e^ε−1)/(e^ε+1) dominates, KOV/optimal → 1 and "
-                               "DRV/optimal → ~2 (shown, not checked)."])
+                               "DRV/optimal → ~2 (shown, not checked).")])
