@@ -52,3 +52,15 @@ def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_docs_tables_are_the_committed_output() -> None:
+    """Every table of docs/papers.md is the checks list of the committed docs/img/NAME.json."""
+    from optcomp.reproduce._core import markdown_checks
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    text = (docs / "papers.md").read_text(encoding="utf-8")
+    for name in TARGETS:
+        payload = json.loads((docs / "img" / f"{name}.json").read_text(encoding="utf-8"))
+        assert markdown_checks(payload) in text, name
+        assert (docs / "img" / f"{name}.png").is_file() and (docs / "img" / f"{name}.svg").is_file()

@@ -140,3 +140,13 @@ def fmt(x: float) -> str:
 def close(a: float, b: float, rtol: float = AGREE_RTOL, atol: float = 0.0) -> bool:
     """|a − b| ≤ atol + rtol·max(|a|, |b|)."""
     return abs(a - b) <= atol + rtol * max(abs(a), abs(b))
+
+
+def markdown_checks(payload: dict[str, Any]) -> str:
+    """The checks of a saved ``NAME.json`` as the markdown table ``docs/papers.md`` embeds (tests compare them)."""
+    lines = ["| claim | paper says | optcomp gives | agree? |", "|---|---|---|---|"]
+    for c in payload["checks"]:
+        agree = "—" if c["agree"] is None else ("yes" if c["agree"] else "**no**")
+        cells = [str(c["claim"]), str(c["paper"]), str(c["ours"]), agree]
+        lines.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
+    return "\n".join(lines)
