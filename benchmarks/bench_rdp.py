@@ -51,8 +51,8 @@ def main() -> None:
     lines = [
         "# RDP comparator vs dp_accounting RdpAccountant",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}. "
-        f"δ = {DELTA:g}, improved conversion. Times in seconds (one run each).",
+        (f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}. "
+        f"δ = {DELTA:g}, improved conversion. Times in seconds (one run each)."),
         "",
         "| σ | q | steps | orders | optcomp ε | dp_accounting ε | rel. diff | optcomp s | dp_acc s | PLD bracket |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -60,8 +60,9 @@ def main() -> None:
     for sigma, q, steps in CASES:
         pld = dpsgd.epsilon(sigma, q, steps, DELTA)
         for name, orders in (("integer", ints), ("default", None)):
-            mine, t_mine = timed(lambda o=orders: ours(sigma, q, steps, o))  # type: ignore[misc]
-            theirs, t_theirs = timed(lambda o=orders: peer(sigma, q, steps, o))  # type: ignore[misc]
+            case = (sigma, q, steps, orders)
+            mine, t_mine = timed(lambda c=case: ours(*c))  # type: ignore[misc]
+            theirs, t_theirs = timed(lambda c=case: peer(*c))  # type: ignore[misc]
             rel = (mine - theirs) / theirs
             lines.append(
                 f"| {sigma} | {q:.5g} | {steps} | {name} | {mine:.6f} | {theirs:.6f} | {rel:+.2e} | "

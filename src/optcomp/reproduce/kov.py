@@ -248,11 +248,11 @@ def geometric(ctx: Context) -> Result:
                            "Appendix proof of Thm V.4", "equal" if rr_same else "different", rr_same))
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.0, 4.0))
-    for eps, k in cases:
-        sel = [r for r in rows if r["epsilon"] == eps and r["k"] == k]
+    for j, (eps, k) in enumerate(cases):
+        sel = [r for r in rows if r["epsilon"] == eps and r["k"] == k and r["thm_iii3_delta"] > 0]
         x = [r["epsilon_g"] for r in sel]
-        ax.semilogy(x, [max(r["thm_iii3_delta"], 1e-300) for r in sel], "o", mfc="none", label=f"Thm III.3, ε={eps}, k={k}")
-        ax.semilogy(x, [max(r["geometric_upper"], 1e-300) for r in sel], "-", lw=1)
+        ax.semilogy(x, [r["thm_iii3_delta"] for r in sel], "o", color=f"C{j}", mfc="none", label=f"Thm III.3, ε={eps}, k={k}")
+        ax.semilogy(x, [r["geometric_upper"] for r in sel], "-", color=f"C{j}", lw=1)
     ax.set(xlabel="ε_g = (k − 2i)ε", ylabel="δ", ylim=(1e-20, 1.5), title="KOV Thm V.4: geometric (lines) = Thm III.3 (circles)")
     ax.legend(fontsize=7)
     return Result("kov-geometric", "KOV Thm V.4: the geometric mechanism attains Thm III.3's region", checks, rows,
