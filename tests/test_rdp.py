@@ -211,3 +211,15 @@ def test_cli_shows_rdp_beside_brackets(capsys: pytest.CaptureFixture[str]) -> No
     assert "infinite" in out["rdp_comparison"]["unsupported"]  # type: ignore[index]
     out = _json(["account", "--mech", "staircase:epsilon=0.5,count=5", "--delta", "1e-5", "--json"], capsys)
     assert out["rdp_comparison"]["results"][0]["improved"]["epsilon"] >= out["results"][0]["lower"]  # type: ignore[index]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(0.3, 5.0), st.floats(0.0005, 1.0), st.floats(1.05, 1.5))
+def test_subsampled_gaussian_monotone(sigma: float, q: float, factor: float) -> None:
+    """ρ(α) non-decreasing in α (Rényi divergences are, and the chord bound keeps it), decreasing in σ,
+    increasing in q — up to rounding."""
+    base = rdp.poisson_subsampled_gaussian(sigma, q)
+    assert np.all(np.diff(base) >= -EXACT_RTOL * base[1:])
+    assert np.all(rdp.poisson_subsampled_gaussian(sigma * factor, q) <= base * (1 + EXACT_RTOL))
+    assert np.all(rdp.poisson_subsampled_gaussian(sigma, q / factor) <= base * (1 + EXACT_RTOL))
+    assert np.all(base <= rdp.gaussian(sigma) * (1 + EXACT_RTOL))  # subsampling never hurts
