@@ -19,6 +19,7 @@ from optcomp.mechanisms import (
     PrivacyLossLaw,
     RandomizedResponse,
     ShiftedTruncatedLaplace,
+    Staircase,
     SubsampledWithoutReplacement,
     TruncatedLaplace,
     privacy_loss_laws,
@@ -47,6 +48,10 @@ MECHANISMS = [
     SubsampledWithoutReplacement(EpsilonDelta(0.5, 1e-3), 0.3),
     SubsampledWithoutReplacement(Laplace(0.01), 0.5),
     PoissonSubsampled(Gaussian(0.05), 1e-6),
+    Staircase(1.0, gamma=0.3),
+    Staircase(2.0, gamma=0.8, sensitivity=3.0),
+    Staircase(0.5),
+    PoissonSubsampled(Staircase(1.5, gamma=0.0), 0.1),
 ]
 
 

@@ -35,3 +35,8 @@ OPTIMAL_LARGE_K_RTOL = 1e-8
 COARSE_GRID_STEP = 1e-3
 #: f-DP (ε, δ) composition: relative width allowed of its certified log-space δ bracket (≈ u·log k! at k ≤ 2·10⁵).
 FDP_COMPOSITION_DELTA_RTOL = 1e-6
+#: Staircase: Geng–Viswanath's closed-form optimal γ vs a numerical minimisation of the closed-form cost.
+STAIRCASE_GAMMA_ATOL = 1e-6
+#: RDP: closed forms vs mpmath quadrature of the Rényi integral (quadrature error), and vs dp_accounting.
+RDP_QUAD_RTOL = 1e-8
+RDP_PEER_RTOL = 1e-3

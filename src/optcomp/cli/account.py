@@ -36,6 +36,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from optcomp.cli import _rdp_compare
 from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
@@ -46,6 +47,7 @@ KINDS: dict[str, str] = {
     "rr": "RandomizedResponse",
     "randomized_response": "RandomizedResponse",
     "discrete_laplace": "DiscreteLaplace",
+    "staircase": "Staircase",
 }
 
 #: Short spellings of field names accepted in ``--mech`` and config files.
@@ -245,6 +247,7 @@ def account(
             rows.append({"query": "epsilon", "at": {"delta": d}, "bound": pld.epsilon(d)})
         for e in epsilons:
             rows.append({"query": "delta", "at": {"epsilon": e}, "bound": pld.delta(e)})
+    rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
     if as_json:
         emit_json(
             {
@@ -253,6 +256,7 @@ def account(
                     {"query": r["query"], **r["at"], "lower": r["bound"].lower, "upper": r["bound"].upper}
                     for r in rows
                 ],
+                "rdp_comparison": rdp_payload,
             }
         )
         return
@@ -270,6 +274,7 @@ def account(
             for r in rows
         ],
     )
+    _rdp_compare.print_comparison(rdp_payload)
 
 
 @cli.command("dpsgd")
@@ -292,11 +297,15 @@ def dpsgd_command(
         progress.add_task("accounting DP-SGD", total=None)
         bound = dpsgd.epsilon(noise_multiplier, sample_rate, steps, delta, accuracy=acc)
     params = {"sigma": noise_multiplier, "q": sample_rate, "steps": steps, "delta": delta}
+    from optcomp.mechanisms import Gaussian, PoissonSubsampled
+
+    rdp_payload = _rdp_compare.comparison([(PoissonSubsampled(Gaussian(noise_multiplier), sample_rate), steps)], [delta])
     if as_json:
-        emit_json({**params, "epsilon": bound})
+        emit_json({**params, "epsilon": bound, "rdp_comparison": rdp_payload})
         return
     emit_table(
         "DP-SGD: " + ", ".join(f"{k}={v:g}" for k, v in params.items()),
         ["quantity", "lower", "upper (certified)"],
         [("epsilon", bound.lower, bound.upper)],
     )
+    _rdp_compare.print_comparison(rdp_payload)

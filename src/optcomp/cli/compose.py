@@ -29,6 +29,7 @@ import numpy as np
 
 from optcomp import bounds, optimal, region
 from optcomp._numerics import Bound
+from optcomp.cli import _rdp_compare
 from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
 
 EpsDelta = tuple[float, float]
@@ -141,8 +142,13 @@ def compose_command(
         "advanced_lecture_notes": "advanced, lecture notes (Smith-Ullman Thm 1.1)",
         "kov": "KOV bound (Thm III.4/III.5)",
     }
+    rdp_items = _rdp_compare.from_epsilon_delta(mechs)
+    rdp_payload = _rdp_compare.comparison(
+        rdp_items, [target_delta] if target_delta is not None else [], [target_eps] if target_eps is not None else []
+    )
     if as_json:
-        emit_json({"k": len(mechs), target_name: target, "method": method, quantity: {**classic, "optimal": opt}})
+        emit_json({"k": len(mechs), target_name: target, "method": method, quantity: {**classic, "optimal": opt},
+                   "rdp_comparison": rdp_payload})
         return
     rows: list[list[Any]] = []
     for key, label in labels.items():
@@ -155,6 +161,7 @@ def compose_command(
         ["theorem", quantity, "ratio to optimal (upper)"],
         rows,
     )
+    _rdp_compare.print_comparison(rdp_payload)
 
 
 @cli.command("region")

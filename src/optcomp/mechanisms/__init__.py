@@ -17,6 +17,7 @@ specification                  pair (P, Q) of the remove direction              
 ``RandomizedResponse(ε)``      [e^ε, 1]/(1+e^ε), its reverse                        atoms ±ε
 ``KaryRandomizedResponse``     [e^ε, 1, …]/Z, [1, e^ε, …]/Z                         atoms ±ε, 0
 ``DiscretePair(p, q)``         p, q                                                 atoms, ±∞
+``Staircase(ε, γ, Δ)``         Δ + staircase noise, staircase noise (Geng–Viswanath)  atoms ±ε, 0
 ``PoissonSubsampled(M, q)``    qP + (1−q)Q, Q (add: swap)                           exact transform
 ``SubsampledWithoutReplace…``  substitution; symmetrised Poisson law                 exact, tight
 =============================  ===================================================  ==============
@@ -35,6 +36,7 @@ from optcomp.mechanisms.discrete import (
 )
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace
+from optcomp.mechanisms.staircase import Staircase, optimal_gamma
 from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 
 __all__ = [
@@ -50,7 +52,9 @@ __all__ = [
     "PrivacyLossLaw",
     "RandomizedResponse",
     "ShiftedTruncatedLaplace",
+    "Staircase",
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
+    "optimal_gamma",
     "privacy_loss_laws",
 ]
