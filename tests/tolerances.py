@@ -33,3 +33,6 @@ ROUND_TRIP_RTOL = 1e-6
 OPTIMAL_LARGE_K_RTOL = 1e-8
 #: PLD grid step for property tests that hold at any accuracy (monotonicity, safe-side inverses): coarse = fast.
 COARSE_GRID_STEP = 1e-3
+#: Interop (issue 12): dp_accounting's fine PLD grid, value_discretization_interval; its ε estimate may exceed the
+#: truth by up to one interval per discretised step (pessimistic rounding of each loss).
+DP_ACCOUNTING_FINE_STEP = 1e-5
