@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import click
+
 from optcomp._numerics import Bound
 from optcomp.cli._common import emit_json, emit_table, parse_json, read_text
 
@@ -58,6 +60,10 @@ def _to_events(node: Any, events: Any) -> Any:
             kwargs[key] = value
         return cls(**kwargs)
     return None
+
+
+def fmt_bound(row: dict[str, Any]) -> str:
+    return f"{row['lower']:.6g}, {row['upper']:.6g}"
 
 
 def _position(value: float, bound: Bound) -> str:
@@ -154,21 +160,20 @@ def account_interop(
             }
         )
         return
+    labels = [f"{name}={value:g}" for _, name, value in queries]
     title = f"{source} ({composition.neighbouring}, engine {composition.engine}); reference: {label}"
     if not composition.private:
         title += "; NOT PRIVATE: " + ", ".join(composition.non_private)
     emit_table(
         title,
-        ["quantity", "at", "lower", "upper (certified)", "reference", "reference vs bracket"],
+        ["quantity", "at", "lower", "upper (certified)", "reference"],
         [
-            (
-                r["query"],
-                f"{'delta' if r['query'] == 'epsilon' else 'epsilon'}={r.get('delta', r.get('epsilon')):g}",
-                r["lower"],
-                r["upper"],
-                "-" if r["reference"] is None else r["reference"],
-                r["position"] or "-",
-            )
-            for r in rows
+            (r["query"], where, r["lower"], r["upper"], "-" if r["reference"] is None else r["reference"])
+            for r, where in zip(rows, labels)
         ],
     )
+    for r, where in zip(rows, labels):
+        if r["position"] is not None:
+            click.echo(
+                f"{label}: {r['query']} at {where} = {r['reference']:.6g}, {r['position']} [{fmt_bound(r)}]"
+            )
