@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from optcomp._numerics import Bound, check_int, check_open_probability, check_positive, check_probability
 
 #: Line width of the statement paragraphs.
 STATEMENT_WIDTH = 88
+#: Significant digits of the numbers quoted in the statement.
+STATEMENT_DIGITS = 6
+
+
+def _rounded(x: float, rounding: str) -> str:
+    """``x`` to ``STATEMENT_DIGITS`` significant digits, rounded in the given direction (exact decimal)."""
+    if not math.isfinite(x) or x == 0.0:
+        return "inf" if x == math.inf else f"{x:g}"
+    exponent = math.floor(math.log10(abs(x))) - STATEMENT_DIGITS + 1
+    value = Decimal(x).quantize(Decimal(1).scaleb(exponent), rounding=rounding)
+    return f"{value.normalize():f}" if -7 < exponent < 10 else f"{value.normalize():E}"
 
 
 def dpsgd_statement(
@@ -46,14 +59,16 @@ def dpsgd_statement(
         )
     else:
         batches = "each step used the whole dataset (q = 1: no sampling, so no amplification is used)"
+    upper = _rounded(epsilon.upper, ROUND_CEILING)  # quoted numbers keep the safe side
     claim = (
         f"Privacy statement. This model was trained with {k} steps of DP-SGD: per-example gradients clipped "
         f"to norm C, Gaussian noise of standard deviation {sigma:g}·C added to their sum, and {batches}. "
         f"Under the add/remove-one-record neighbouring relation, the final model and every intermediate "
-        f"model together satisfy (ε, δ)-differential privacy with ε = {epsilon.upper:.6g} at "
+        f"model together satisfy (ε, δ)-differential privacy with ε = {upper} at "
         f"δ = {d:g}. This ε is a certified upper bound: optcomp's privacy-loss-distribution bracket "
-        f"[{epsilon.lower:.6g}, {epsilon.upper:.6g}] contains the optimal ε of this mechanism, and its "
-        f"upper end accounts for discretisation, truncated tails and floating-point error."
+        f"[{_rounded(epsilon.lower, ROUND_FLOOR)}, {upper}] contains the optimal ε of this mechanism, and its "
+        f"upper end accounts for discretisation, truncated tails and floating-point error (quoted numbers "
+        f"are rounded outwards)."
     )
     assumed = (
         "Assumed: the batches were formed exactly as stated; every per-example gradient was clipped "
