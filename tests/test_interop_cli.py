@@ -6,6 +6,7 @@ import json
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -218,3 +219,35 @@ def test_full_batch_statement_claims_no_sampling(capsys: pytest.CaptureFixture[s
     text = " ".join(out.split())
     assert "whole dataset" in text and "Not covered: shuffling" not in text
     assert math.isfinite(dpsgd.epsilon(5.0, 1.0, 4, 1e-5).upper)
+
+
+def test_a_failing_reference_does_not_hide_our_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("dp_accounting")
+
+    class Failing:
+        def __init__(self, relation: object) -> None:
+            del relation
+
+        def supports(self, event: object) -> bool:
+            raise ValueError("boom")
+
+    names = (
+        "ComposedDpEvent",
+        "SelfComposedDpEvent",
+        "PoissonSampledDpEvent",
+        "GaussianDpEvent",
+        "LaplaceDpEvent",
+    )
+    events = SimpleNamespace(**{name: dict for name in names})
+    monkeypatch.setattr(
+        _interop, "_reference_module", lambda: (events, SimpleNamespace(PLDAccountant=Failing), "x")
+    )
+    path = write(tmp_path, EVENT)
+    code, out, err = run(
+        capsys, "account", "--dp-event", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert "failed (ValueError: boom)" in data["reference"] and data["results"][0]["upper"] > 0

@@ -204,7 +204,8 @@ def _describe(entry: dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--dp-event", type=click.Path(path_type=Path, dir_okay=False), help="dp_accounting DpEvent JSON file.")
 @click.option("--opacus-history", type=click.Path(path_type=Path, dir_okay=False), help="Opacus history JSON file.")
-@click.option("--neighbouring", type=click.Choice(["add_remove", "substitution"]), default="add_remove")
+@click.option("--neighbouring", type=click.Choice(["add_remove", "substitution"]), default="add_remove",
+              help="Relation a --dp-event tree is read under (dp_accounting: ADD_OR_REMOVE_ONE / REPLACE_ONE).")
 def account(
     mechs: Sequence[str],
     config: Path | None,
