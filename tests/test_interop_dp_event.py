@@ -102,11 +102,13 @@ def test_gaussian_matches_closed_form_under_both_relations() -> None:
     )
 
 
-def test_laplace_under_substitution_is_pure_two_over_scale() -> None:
-    """dp_accounting refuses Laplace under REPLACE_ONE; optcomp reads it with sensitivity 2C: ε = 2/s at δ = 0."""
+def test_laplace_under_substitution_has_twice_the_sensitivity() -> None:
+    """dp_accounting refuses Laplace under REPLACE_ONE; optcomp reads it with sensitivity 2C, ε₀ = 2/s, and
+    the Laplace curve δ(ε) = 1 − e^{(ε − ε₀)/2} on [0, ε₀] gives ε(δ) = ε₀ + 2 ln(1 − δ) exactly."""
     composition = from_dp_event(E.LaplaceDpEvent(4.0), neighbouring="substitution")
     assert composition.items == ((Laplace(scale=4.0, sensitivity=2.0), 1),)
-    assert composition.delta(0.5 + 1e-9).upper <= 2 * DP_ACCOUNTING_FINE_STEP
+    for delta in (DELTA, 0.1):
+        assert composition.epsilon(delta).contains(0.5 + 2 * math.log1p(-delta))
 
 
 def kary_rr_delta(eps: float, k: int, n: int, eps_g: mpmath.mpf) -> mpmath.mpf:
