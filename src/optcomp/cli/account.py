@@ -204,6 +204,10 @@ def _describe(entry: dict[str, Any]) -> str:
     help="Override fields of the default Accuracy (e.g. grid_step=1e-4).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--dp-event", type=click.Path(path_type=Path, dir_okay=False), help="dp_accounting DpEvent JSON file.")
+@click.option("--opacus-history", type=click.Path(path_type=Path, dir_okay=False), help="Opacus history JSON file.")
+@click.option("--neighbouring", type=click.Choice(["add_remove", "substitution"]), default="add_remove",
+              help="Relation a --dp-event tree is read under (dp_accounting: ADD_OR_REMOVE_ONE / REPLACE_ONE).")
 def account(
     mechs: Sequence[str],
     config: Path | None,
@@ -211,10 +215,22 @@ def account(
     epsilons: Sequence[float],
     accuracy: str | None,
     as_json: bool,
+    dp_event: Path | None = None,
+    opacus_history: Path | None = None,
+    neighbouring: str = "add_remove",
 ) -> None:
     """Certified ε(δ) or δ(ε) bracket of a composition of mechanisms."""
     from optcomp import compose
 
+    if dp_event is not None or opacus_history is not None:  # another library's description: cli/_interop.py
+        from optcomp.cli._interop import account_interop
+
+        if mechs or config is not None:
+            raise click.UsageError("--dp-event/--opacus-history cannot be combined with --mech or --config")
+        acc = parse_accuracy(accuracy)
+        account_interop(dp_event=dp_event, opacus_history=opacus_history, neighbouring=neighbouring,
+                        deltas=deltas, epsilons=epsilons, accuracy=acc, as_json=as_json)
+        return
     entries = [parse_mech(m) for m in mechs]
     deltas, epsilons = list(deltas), list(epsilons)
     accuracy_table: dict[str, Any] | None = None
@@ -286,8 +302,10 @@ def account(
     "--accuracy", default=None, metavar="KEY=VALUE,...", help="Override fields of the default Accuracy."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--statement", is_flag=True, help="Also print a short certified privacy statement of the run.")
 def dpsgd_command(
-    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool,
+    statement: bool = False,
 ) -> None:
     """Certified ε bracket of DP-SGD (Poisson subsampling, add/remove relation)."""
     from optcomp import dpsgd
@@ -300,8 +318,14 @@ def dpsgd_command(
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
     rdp_payload = _rdp_compare.comparison([(PoissonSubsampled(Gaussian(noise_multiplier), sample_rate), steps)], [delta])
+    text = None
+    if statement:  # the paragraph is written by optcomp.interop.dpsgd_statement
+        from optcomp.interop import dpsgd_statement
+
+        text = dpsgd_statement(noise_multiplier=noise_multiplier, sampling_rate=sample_rate, steps=steps,
+                               delta=delta, epsilon=bound)
     if as_json:
-        emit_json({**params, "epsilon": bound, "rdp_comparison": rdp_payload})
+        emit_json({**params, "epsilon": bound, "rdp_comparison": rdp_payload, **({"statement": text} if text else {})})
         return
     emit_table(
         "DP-SGD: " + ", ".join(f"{k}={v:g}" for k, v in params.items()),
@@ -309,3 +333,5 @@ def dpsgd_command(
         [("epsilon", bound.lower, bound.upper)],
     )
     _rdp_compare.print_comparison(rdp_payload)
+    if text:
+        click.echo("\n" + text)

@@ -1,0 +1,183 @@
+"""``optcomp account --dp-event FILE`` / ``--opacus-history FILE``: certified brackets of another
+library's description, with that library's own answer beside ours when it is installed.
+
+The reference answer is dp_accounting's ``PLDAccountant`` at its default discretisation, fed the same
+event tree (an Opacus history is turned into its DpEvent tree first). It is imported lazily with
+:func:`importlib.import_module`, only here, only when present; optcomp never depends on it. Its number
+is placed against our certified bracket: *below* it means it under-reports ε (the truth is at least our
+lower end), *above* it means it is conservative, *inside* means they agree to our bracket's width.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from optcomp._numerics import Bound
+from optcomp.cli._common import emit_json, emit_table, parse_json, read_text
+
+
+def _reference_module() -> tuple[Any, Any, str] | None:
+    """dp_accounting's ``dp_event`` and ``pld_privacy_accountant`` modules and version, if installed."""
+    try:
+        events = importlib.import_module("dp_accounting.dp_event")
+        pld = importlib.import_module("dp_accounting.pld.pld_privacy_accountant")
+    except ImportError:
+        return None
+    try:
+        from importlib.metadata import version
+
+        ver = version("dp-accounting")
+    except Exception:  # noqa: BLE001 (metadata is optional decoration of the label)
+        ver = "?"
+    return events, pld, ver
+
+
+def _to_events(node: Any, events: Any) -> Any:
+    """The JSON event tree as dp_accounting objects (``None`` where dp_accounting has no such class)."""
+    if isinstance(node, dict):
+        cls = getattr(events, str(node.get("class_name")), None)
+        if cls is None:
+            return None
+        kwargs = {}
+        for key, value in node.items():
+            if key in ("class_name", "module_name"):
+                continue
+            if isinstance(value, dict):
+                value = _to_events(value, events)
+                if value is None:
+                    return None
+            elif isinstance(value, list) and value and isinstance(value[0], dict):
+                converted = [_to_events(v, events) for v in value]
+                if any(v is None for v in converted):
+                    return None
+                value = converted
+            kwargs[key] = value
+        return cls(**kwargs)
+    return None
+
+
+def fmt_bound(row: dict[str, Any]) -> str:
+    return f"{row['lower']:.6g}, {row['upper']:.6g}"
+
+
+def _position(value: float, bound: Bound) -> str:
+    if value < bound.lower:
+        return "below our certified bracket"
+    if value > bound.upper:
+        return "above our certified bracket"
+    return "inside our certified bracket"
+
+
+def _reference(
+    event_json: dict[str, Any], neighbouring: str, deltas: Sequence[float], epsilons: Sequence[float]
+) -> tuple[str, list[float] | None]:
+    """(label or reason, dp_accounting's answers to the queries in order, or None)."""
+    found = _reference_module()
+    if found is None:
+        return "dp_accounting not installed", None
+    events, pld, ver = found
+    label = f"dp_accounting {ver} PLDAccountant"
+    event = _to_events(event_json, events)
+    if event is None:
+        return f"{label}: has no event class for part of this tree", None
+    relation_name = "ADD_OR_REMOVE_ONE" if neighbouring == "add_remove" else "REPLACE_ONE"
+    relation = importlib.import_module("dp_accounting.privacy_accountant").NeighboringRelation[relation_name]
+    accountant = pld.PLDAccountant(relation)
+    try:
+        if not accountant.supports(event):
+            return f"{label}: does not support this event under {relation_name}", None
+        accountant.compose(event)
+        answers = [float(accountant.get_epsilon(d)) for d in deltas]
+        answers += [float(accountant.get_delta(e)) for e in epsilons]
+    except (ValueError, TypeError, ArithmeticError, RuntimeError, MemoryError) as exc:
+        # The reference is a comparison only: its failure must not hide our certified answer.
+        return f"{label}: failed ({type(exc).__name__}: {exc})", None
+    return label, answers
+
+
+def account_interop(
+    *,
+    dp_event: Path | None,
+    opacus_history: Path | None,
+    neighbouring: str,
+    deltas: Sequence[float],
+    epsilons: Sequence[float],
+    accuracy: Any,
+    as_json: bool,
+) -> None:
+    """Run ``optcomp account`` on a DpEvent JSON file or an Opacus history JSON file (module docstring)."""
+    from optcomp import interop
+
+    if (dp_event is None) == (opacus_history is None):
+        raise ValueError("give exactly one of --dp-event FILE and --opacus-history FILE")
+    if not deltas and not epsilons:
+        raise ValueError("give --delta (for an ε bracket) or --epsilon (for a δ bracket)")
+    if dp_event is not None:
+        data = parse_json(read_text(dp_event, "--dp-event file"), dp_event, "--dp-event file")
+        composition = interop.from_dp_event(data, neighbouring=neighbouring)
+        event_json = data
+        source = "dp_event"
+    elif opacus_history is not None:
+        data = parse_json(
+            read_text(opacus_history, "--opacus-history file"), opacus_history, "--opacus-history file"
+        )
+        if neighbouring != "add_remove":
+            raise ValueError(f"--neighbouring must be add_remove for an Opacus history, got {neighbouring!r}")
+        composition = interop.from_opacus_history(data)
+        event_json = interop.opacus_history_to_dp_event(data)
+        source = "opacus_history"
+    else:  # unreachable: exactly one was given (checked above)
+        raise ValueError("give exactly one of --dp-event FILE and --opacus-history FILE")
+    bounds = [composition.epsilon(d, accuracy=accuracy) for d in deltas]
+    bounds += [composition.delta(e, accuracy=accuracy) for e in epsilons]
+    queries = [("epsilon", "delta", d) for d in deltas] + [("delta", "epsilon", e) for e in epsilons]
+    label, answers = _reference(event_json, composition.neighbouring, deltas, epsilons)
+    rows = []
+    for i, ((query, at_name, at), bound) in enumerate(zip(queries, bounds)):
+        ref = None if answers is None else answers[i]
+        rows.append(
+            {
+                "query": query,
+                at_name: at,
+                "lower": bound.lower,
+                "upper": bound.upper,
+                "reference": ref,
+                "position": None if ref is None or math.isnan(ref) else _position(ref, bound),
+            }
+        )
+    if as_json:
+        emit_json(
+            {
+                "source": source,
+                "neighbouring": composition.neighbouring,
+                "engine": composition.engine,
+                "private": composition.private,
+                "event": event_json,
+                "reference": label,
+                "results": rows,
+            }
+        )
+        return
+    labels = [f"{name}={value:g}" for _, name, value in queries]
+    title = f"{source} ({composition.neighbouring}, engine {composition.engine}); reference: {label}"
+    if not composition.private:
+        title += "; NOT PRIVATE: " + ", ".join(composition.non_private)
+    emit_table(
+        title,
+        ["quantity", "at", "lower", "upper (certified)", "reference"],
+        [
+            (r["query"], where, r["lower"], r["upper"], "-" if r["reference"] is None else r["reference"])
+            for r, where in zip(rows, labels)
+        ],
+    )
+    for r, where in zip(rows, labels):
+        if r["position"] is not None:
+            click.echo(
+                f"{label}: {r['query']} at {where} = {r['reference']:.6g}, {r['position']} [{fmt_bound(r)}]"
+            )

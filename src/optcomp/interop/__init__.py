@@ -1,0 +1,35 @@
+"""Interoperability: read dp_accounting ``DpEvent`` trees and Opacus accountant histories, write them back.
+
+* :func:`from_dp_event` — a ``DpEvent`` tree (objects, named tuples or the JSON of ``docs/interop.md``)
+  → :class:`EventComposition`, whose ``epsilon(δ)``/``delta(ε)`` are optcomp's certified brackets;
+* :func:`from_opacus_history` — Opacus' ``[(noise_multiplier, sample_rate, num_steps), ...]`` or its
+  ``state_dict()`` → the same; :class:`Accountant` is a drop-in for Opacus' accountant interface;
+* :func:`to_dp_event_json` — an optcomp composition → the JSON schema, to archive and re-check;
+* :func:`dpsgd_statement` — a short, honest privacy statement of a DP-SGD run.
+
+Nothing here imports dp_accounting or Opacus: events are duck-typed by class name and fields.
+"""
+
+from __future__ import annotations
+
+from optcomp.interop._dp_event import NON_PRIVATE, SUPPORTED, UNSUPPORTED, EventComposition, from_dp_event
+from optcomp.interop._export import to_dp_event_json
+from optcomp.interop._opacus import Accountant, from_opacus_history, opacus_history_to_dp_event
+from optcomp.interop._relation import NEIGHBOURING, Neighbouring, check_neighbouring
+from optcomp.interop._statement import dpsgd_statement
+
+__all__ = [
+    "NEIGHBOURING",
+    "NON_PRIVATE",
+    "SUPPORTED",
+    "UNSUPPORTED",
+    "Accountant",
+    "EventComposition",
+    "Neighbouring",
+    "check_neighbouring",
+    "dpsgd_statement",
+    "from_dp_event",
+    "from_opacus_history",
+    "opacus_history_to_dp_event",
+    "to_dp_event_json",
+]

@@ -1,0 +1,399 @@
+"""dp_accounting ``DpEvent`` trees (objects, named tuples or JSON) → an optcomp composition.
+
+Three spellings of the same tree are read, duck-typed so that dp_accounting is never imported here:
+
+* the event objects themselves (recognised by class name, fields read by attribute);
+* their ``to_named_tuple()`` form (``class_name`` plus the fields);
+* the JSON schema of ``docs/interop.md``: ``{"class_name": "GaussianDpEvent", "noise_multiplier": 1.1}``,
+  nested events as nested objects, lists as lists (``"module_name"`` is optional and ignored).
+
+Each event maps to a mechanism specification of :mod:`optcomp.mechanisms` *stated for the neighbouring
+relation given* (dp_accounting's event semantics; ``docs/interop.md`` has the table):
+
+==================================  ====================================  ===================================
+event                               add/remove one record                 substitution (replace one record)
+==================================  ====================================  ===================================
+``GaussianDpEvent(z)``              ``Gaussian(sigma=z)``                 ``Gaussian(sigma=z, sensitivity=2)``
+``LaplaceDpEvent(s)``               ``Laplace(scale=s)``                  ``Laplace(scale=s, sensitivity=2)``
+``DiscreteLaplaceDpEvent(a, C)``    ``DiscreteLaplace(1/a, C)``           ``DiscreteLaplace(1/a, 2C)``
+``RandomizedResponseDpEvent(p,k)``  refused (as dp_accounting does)       k-ary RR, e^ε = 1 + k(1 − p)/p
+``EpsilonDeltaDpEvent(ε, δ)``       ``EpsilonDelta(ε, δ)``                ``EpsilonDelta(ε, δ)``
+``PoissonSampledDpEvent(q, e)``     ``PoissonSubsampled(M(e), q)``        refused (no tight law implemented)
+``SampledWithoutReplacement(n,m,e)``refused (dataset size changes)        ``SubsampledWithoutReplacement``
+``SelfComposed`` / ``Composed``     counts multiply / lists concatenate   same
+``NoOpDpEvent``                     nothing                               nothing
+``NonPrivateDpEvent``               fully distinguishing pair: ε = ∞      same
+==================================  ====================================  ===================================
+
+``EpsilonDeltaDpEvent`` is optcomp's extension of the schema (dp_accounting 0.6 has no such class): an
+(ε, δ)-DP black box, composed optimally. Under sampling, the sampled sub-tree must reduce to one
+mechanism: a single event, or a composition of Gaussians (exactly one Gaussian with μ² = Σ kᵢμᵢ²,
+Dong–Roth–Su Cor 3.3, since the pair's likelihood ratio depends on one linear statistic). Anything else
+there, and every event without an exact law here (sampling with replacement, discrete Gaussian, tree
+aggregation, zCDP, ...), is a ``ValueError`` naming the event and its path in the tree — never a silent
+approximation.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
+from optcomp.interop._relation import Neighbouring, check_neighbouring, compose_items
+from optcomp.mechanisms import (
+    DiscreteLaplace,
+    EpsilonDelta,
+    Gaussian,
+    KaryRandomizedResponse,
+    Laplace,
+    PoissonSubsampled,
+    RandomizedResponse,
+    SubsampledWithoutReplacement,
+)
+from optcomp.pld import PrivacyLossDistribution
+
+#: The fully distinguishing pair (loss +∞ under P, −∞ under Q): what a ``NonPrivateDpEvent`` releases.
+#: Its hockey-stick divergence is 1 at every ε, in composition with anything and so ε(δ) = ∞ for δ < 1.
+NON_PRIVATE = EpsilonDelta(0.0, delta=1.0)
+
+#: Supported event classes and their fields, in dp_accounting's order (the JSON schema).
+SUPPORTED: dict[str, tuple[str, ...]] = {
+    "NoOpDpEvent": (),
+    "NonPrivateDpEvent": (),
+    "GaussianDpEvent": ("noise_multiplier",),
+    "LaplaceDpEvent": ("noise_multiplier",),
+    "DiscreteLaplaceDpEvent": ("noise_parameter", "sensitivity"),
+    "RandomizedResponseDpEvent": ("noise_parameter", "num_buckets"),
+    "EpsilonDeltaDpEvent": ("epsilon", "delta"),
+    "SelfComposedDpEvent": ("event", "count"),
+    "ComposedDpEvent": ("events",),
+    "PoissonSampledDpEvent": ("sampling_probability", "event"),
+    "SampledWithoutReplacementDpEvent": ("source_dataset_size", "sample_size", "event"),
+}
+
+#: dp_accounting events optcomp refuses, with the reason given in the error.
+UNSUPPORTED: dict[str, str] = {
+    "UnsupportedDpEvent": "the event declares that it has no DP description",
+    "SampledWithReplacementDpEvent": "no exact law of sampling with replacement is implemented",
+    "SingleEpochTreeAggregationDpEvent": "no exact law of tree aggregation is implemented",
+    "RepeatAndSelectDpEvent": "no exact law of repeat-and-select is implemented",
+    "MixtureOfGaussiansDpEvent": "no exact law of the mixture-of-Gaussians mechanism is implemented",
+    "ZCDpEvent": "a zCDP guarantee is not a privacy-loss law (only RDP-style bounds follow from it)",
+    "TruncatedSubsampledGaussianDpEvent": "no exact law of truncated Poisson sampling is implemented",
+    "DiscreteGaussianDpEvent": "no exact law of the discrete Gaussian mechanism is implemented",
+}
+
+Engine = Literal["none", "optimal", "pld"]
+
+
+@dataclass(frozen=True)
+class EventComposition:
+    """The composition an imported description stands for, and its certified queries.
+
+    Attributes:
+        items: ``(mechanism, count)`` pairs, the arguments of :func:`optcomp.compose` (equal
+            mechanisms pooled, order of first appearance kept). Empty for a tree of no-ops.
+        neighbouring: the relation the mechanisms are stated for.
+        non_private: paths of the ``NonPrivateDpEvent`` nodes met (outside sampling they make the
+            whole composition non-private; under sampling they are accounted exactly).
+
+    Which engine answers (``engine``):
+
+    * ``"none"``: no mechanism at all — ε = 0 and δ = 0 exactly;
+    * ``"optimal"``: only ``EpsilonDelta`` items — the optimal composition of (ε, δ)-DP black boxes,
+      :func:`optcomp.optimal.epsilon`/:func:`optcomp.optimal.delta` (Kairouz–Oh–Viswanath Thm III.3,
+      Murtagh–Vadhan Thm 1.5); this also covers a top-level ``NonPrivateDpEvent``;
+    * ``"pld"``: anything else — :func:`optcomp.compose` and the PLD engine's certified bracket.
+    """
+
+    items: tuple[tuple[object, int], ...]
+    neighbouring: Neighbouring
+    non_private: tuple[str, ...] = field(default=())
+
+    @property
+    def engine(self) -> Engine:
+        """``"none"``, ``"optimal"`` or ``"pld"`` (class docstring)."""
+        if not self.items:
+            return "none"
+        if all(isinstance(m, EpsilonDelta) for m, _ in self.items):
+            return "optimal"
+        return "pld"
+
+    @property
+    def private(self) -> bool:
+        """False when the composition contains a non-private release outside any sampling (ε = ∞)."""
+        return not any(m == NON_PRIVATE for m, _ in self.items)
+
+    def pld(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> PrivacyLossDistribution:
+        """The composition's ``PrivacyLossDistribution`` (any engine; ``ValueError`` if it is empty)."""
+        if not self.items:
+            raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
+        return compose_items(self.items, self.neighbouring, accuracy)
+
+    def _pairs(self) -> Sequence[tuple[float, float]]:
+        from optcomp.optimal import homogeneous
+
+        specs = [(m, k) for m, k in self.items if isinstance(m, EpsilonDelta)]
+        if len(specs) == 1:
+            m, k = specs[0]
+            return homogeneous(m.epsilon, m.delta, k)
+        return [(m.epsilon, m.delta) for m, k in specs for _ in range(k)]
+
+    def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
+        """Certified bracket on the optimal ε at ``delta`` (``upper`` certified by the engine used).
+
+        ``Bound(inf, inf)`` for a non-private composition (exact: δ(ε) = 1 for every ε).
+        """
+        from optcomp import optimal
+        from optcomp._numerics import check_probability
+
+        d = check_probability("delta", delta)
+        if self.engine == "none":
+            return Bound.exact(0.0)
+        if not self.private:
+            return Bound(math.inf, math.inf) if d < 1.0 else Bound.exact(0.0)
+        if self.engine == "optimal":
+            return optimal.epsilon(self._pairs(), d)
+        return self.pld(accuracy=accuracy).epsilon(d)
+
+    def delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
+        """Certified bracket on the optimal δ at ``epsilon`` (``Bound(1, 1)`` when not private)."""
+        from optcomp import optimal
+        from optcomp._numerics import check_nonnegative
+
+        e = check_nonnegative("epsilon", epsilon)
+        if self.engine == "none":
+            return Bound.exact(0.0)
+        if not self.private:
+            return Bound.exact(1.0)
+        if self.engine == "optimal":
+            return optimal.delta(self._pairs(), e)
+        return self.pld(accuracy=accuracy).delta(e)
+
+    def to_dp_event_json(self) -> dict[str, Any]:
+        """This composition in the JSON schema of ``docs/interop.md`` (see :func:`to_dp_event_json`)."""
+        from optcomp.interop._export import to_dp_event_json
+
+        return to_dp_event_json(*self.items, neighbouring=self.neighbouring)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading one node, whatever its spelling.
+# ---------------------------------------------------------------------------------------------
+
+
+def _node(node: object, path: str) -> tuple[str, dict[str, Any]]:
+    """``(class_name, fields)`` of one node: a JSON object, a named tuple or a DpEvent object."""
+    if isinstance(node, Mapping):
+        name = node.get("class_name")
+        if not isinstance(name, str):
+            raise ValueError(  # noqa: TRY004 (contract: ValueError)
+                f"{path} must be a DpEvent object with a string 'class_name' (e.g. "
+                f'{{"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}), got {_short(node)}'
+            )
+        return name, {str(k): v for k, v in node.items() if k not in ("class_name", "module_name")}
+    fields = getattr(node, "_fields", None)
+    if isinstance(fields, tuple) and isinstance(getattr(node, "class_name", None), str):
+        skip = ("class_name", "module_name")
+        return str(cast(Any, node).class_name), {f: getattr(node, f) for f in fields if f not in skip}
+    attrs = getattr(type(node), "__attrs_attrs__", None)
+    if attrs is not None and type(node).__name__.endswith("DpEvent"):
+        return type(node).__name__, {a.name: getattr(node, a.name) for a in attrs}
+    raise ValueError(
+        f"{path} must be a DpEvent (object, named tuple or JSON object with 'class_name'), got {_short(node)}"
+    )
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _check_fields(name: str, fields: dict[str, Any], path: str) -> None:
+    if name in UNSUPPORTED:
+        raise ValueError(f"{name} at {path} is not supported by optcomp: {UNSUPPORTED[name]}")
+    if name not in SUPPORTED:
+        known = ", ".join(sorted(SUPPORTED))
+        raise ValueError(f"{path}: unknown event class_name {name!r}; supported: {known}")
+    expected = SUPPORTED[name]
+    missing = [f for f in expected if f not in fields]
+    extra = sorted(set(fields) - set(expected))
+    if missing:
+        raise ValueError(f"{path}: {name} needs field(s) {missing}, has {sorted(fields)}")
+    if extra:
+        raise ValueError(f"{path}: {name} has unknown field(s) {extra}; its fields are {list(expected)}")
+
+
+def _real(path: str, value: object, *, low: float, low_open: bool = False, high: float = math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(float(value)):
+        raise ValueError(f"{path} must be a real number, got {_short(value)}")
+    x = float(value)
+    ok = (x > low if low_open else x >= low) and x <= high and not math.isinf(x)
+    if not ok:
+        rng = f"{'(' if low_open else '['}{low:g}, {high:g}{']' if math.isfinite(high) else ')'}"
+        raise ValueError(f"{path} must be in {rng}, got {x!r}")
+    return x
+
+
+def _integer(path: str, value: object, *, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{path} must be an integer >= {low}, got {_short(value)}")  # noqa: TRY004
+    k = int(value)
+    if k < low or (high is not None and k > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{path} must be an integer {rng}, got {k}")
+    return k
+
+
+# ---------------------------------------------------------------------------------------------
+# The walk: a tree → (mechanism, count) items.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Walk:
+    neighbouring: Neighbouring
+    items: dict[object, int] = field(default_factory=dict)
+    non_private: list[str] = field(default_factory=list)
+
+    def add(self, mechanism: object | None, count: int) -> None:
+        if mechanism is not None and count > 0:
+            self.items[mechanism] = self.items.get(mechanism, 0) + count
+
+    def visit(self, node: object, path: str, count: int) -> None:
+        """Add the items of ``node`` run ``count`` times."""
+        name, fields = _node(node, path)
+        _check_fields(name, fields, path)
+        if name == "ComposedDpEvent":
+            events = fields["events"]
+            if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Sequence):
+                raise ValueError(f"{path}.events must be a list of events, got {_short(events)}")
+            for i, child in enumerate(events):
+                self.visit(child, f"{path}.events[{i}]", count)
+            return
+        if name == "SelfComposedDpEvent":
+            k = _integer(f"{path}.count", fields["count"], low=0)
+            self.visit(fields["event"], f"{path}.event", count * k)
+            return
+        if name == "NonPrivateDpEvent":
+            self.non_private.append(path)
+        self.add(self.mechanism(name, fields, path), count)
+
+    def mechanism(self, name: str, fields: dict[str, Any], path: str) -> object | None:
+        """The one mechanism of a non-composition node (``None`` for a no-op)."""
+        substitution = self.neighbouring == "substitution"
+        if name == "NoOpDpEvent":
+            return None
+        if name == "NonPrivateDpEvent":
+            return NON_PRIVATE
+        if name in ("GaussianDpEvent", "LaplaceDpEvent"):
+            z = _real(f"{path}.noise_multiplier", fields["noise_multiplier"], low=0.0)
+            if z == 0.0:  # the exact sum is released (dp_accounting: non-private as well)
+                self.non_private.append(path)
+                return NON_PRIVATE
+            cls = Gaussian if name == "GaussianDpEvent" else Laplace
+            # ‖vᵢ‖ ≤ C per record: the sum moves by C when one is added/removed, 2C when one is replaced.
+            if cls is Gaussian:
+                return Gaussian(sigma=z, sensitivity=2.0 if substitution else 1.0)
+            return Laplace(scale=z, sensitivity=2.0 if substitution else 1.0)
+        if name == "DiscreteLaplaceDpEvent":
+            a = _real(f"{path}.noise_parameter", fields["noise_parameter"], low=0.0, low_open=True)
+            c = _integer(f"{path}.sensitivity", fields["sensitivity"], low=0)
+            if c == 0:
+                return None
+            return DiscreteLaplace(1.0 / a, sensitivity=2 * c if substitution else c)
+        if name == "RandomizedResponseDpEvent":
+            return self.randomized_response(fields, path)
+        if name == "EpsilonDeltaDpEvent":
+            eps = _real(f"{path}.epsilon", fields["epsilon"], low=0.0)
+            dlt = _real(f"{path}.delta", fields["delta"], low=0.0, high=1.0)
+            return EpsilonDelta(eps, delta=dlt)
+        if name == "PoissonSampledDpEvent":
+            if substitution:
+                raise ValueError(
+                    f"PoissonSampledDpEvent at {path} is not supported under substitution: optcomp has no "
+                    "tight law for Poisson sampling when a record is replaced; use neighbouring='add_remove'"
+                )
+            q = _real(f"{path}.sampling_probability", fields["sampling_probability"], low=0.0, high=1.0)
+            inner = self.single(fields["event"], f"{path}.event")
+            if q == 0.0 or inner is None:
+                return None
+            return inner if q == 1.0 else PoissonSubsampled(inner, sampling_rate=q)
+        # SampledWithoutReplacementDpEvent
+        if not substitution:
+            raise ValueError(
+                f"SampledWithoutReplacementDpEvent at {path} is supported under substitution only (a "
+                "fixed-size sample of a dataset whose size changes is not defined); use "
+                "neighbouring='substitution'"
+            )
+        n = _integer(f"{path}.source_dataset_size", fields["source_dataset_size"], low=1)
+        m = _integer(f"{path}.sample_size", fields["sample_size"], low=0, high=n)
+        inner = self.single(fields["event"], f"{path}.event")
+        if m == 0 or inner is None:
+            return None
+        return inner if m == n else SubsampledWithoutReplacement(inner, sampling_rate=m / n)
+
+    def randomized_response(self, fields: dict[str, Any], path: str) -> object | None:
+        """k-ary RR with noise p: true bucket w.p. 1 − p + p/k, each other w.p. p/k, so under substitution
+        e^ε = (1 − p + p/k)/(p/k) = 1 + k(1 − p)/p (dp_accounting ``from_randomized_response``)."""
+        if self.neighbouring != "substitution":
+            raise ValueError(
+                f"RandomizedResponseDpEvent at {path} needs neighbouring='substitution' (a record's "
+                "bucket is replaced), as in dp_accounting; got 'add_remove'"
+            )
+        p = _real(f"{path}.noise_parameter", fields["noise_parameter"], low=0.0, high=1.0)
+        k = _integer(f"{path}.num_buckets", fields["num_buckets"], low=1)
+        if k == 1:
+            return None
+        if p == 0.0:  # the true bucket is always reported
+            self.non_private.append(path)
+            return NON_PRIVATE
+        eps = math.log1p(k * (1.0 - p) / p)
+        return RandomizedResponse(eps) if k == 2 else KaryRandomizedResponse(eps, k=k)
+
+    def single(self, node: object, path: str) -> object | None:
+        """The one mechanism a sampled sub-tree stands for (module docstring), or ``None`` for a no-op."""
+        sub = _Walk(self.neighbouring)
+        sub.visit(node, path, 1)
+        self.non_private.extend(sub.non_private)
+        items = list(sub.items.items())
+        if not items:
+            return None
+        if any(m == NON_PRIVATE for m, _ in items):
+            return NON_PRIVATE
+        if len(items) == 1 and items[0][1] == 1:
+            return items[0][0]
+        if all(isinstance(m, Gaussian) for m, _ in items):
+            mu = math.sqrt(math.fsum(k * m.mu**2 for m, k in items if isinstance(m, Gaussian)))
+            return Gaussian(sigma=1.0 / mu)
+        names = ", ".join(f"{type(m).__name__} x{k}" for m, k in items)
+        raise ValueError(
+            f"{path}: sampling a composition of {names} is not supported (the amplified law of a "
+            "composition is not implemented; only a single mechanism or Gaussians can be sampled)"
+        )
+
+
+def from_dp_event(event: object, *, neighbouring: object = "add_remove") -> EventComposition:
+    """The composition a dp_accounting ``DpEvent`` tree describes (module docstring for the mapping).
+
+    Args:
+        event: a ``DpEvent`` object, its ``to_named_tuple()`` form, or the JSON form of
+            ``docs/interop.md`` (a dict ``{"class_name": ..., field: value, ...}``, nested).
+        neighbouring: ``"add_remove"`` (dp_accounting's default ``ADD_OR_REMOVE_ONE``) or
+            ``"substitution"`` (``REPLACE_ONE``); dp_accounting's enum members are accepted.
+
+    Returns:
+        An :class:`EventComposition`; its ``epsilon(δ)``/``delta(ε)`` are certified brackets.
+
+    Raises:
+        ValueError: an unsupported event, a malformed node or an out-of-range field; the message names
+            the event and its path in the tree (``root.events[2].event``).
+    """
+    rel = check_neighbouring(neighbouring)
+    walk = _Walk(rel)
+    walk.visit(event, "root", 1)
+    return EventComposition(tuple(walk.items.items()), rel, tuple(walk.non_private))

@@ -1,0 +1,146 @@
+"""Opacus accountant histories → the certified DP-SGD composition, and a drop-in accountant.
+
+Opacus' accountants keep ``history``, a list of ``(noise_multiplier, sample_rate, num_steps)`` entries
+(consecutive steps with equal parameters pooled), and ``state_dict()`` returns
+``{"history": history, "mechanism": "rdp" | "gdp" | "prv"}``. Each entry is ``num_steps`` DP-SGD steps:
+a Poisson-subsampled (rate ``sample_rate``) Gaussian with noise multiplier σ on clipped per-example
+gradients (sensitivity 1), under the add/remove-one relation. As a ``DpEvent`` tree that is::
+
+    ComposedDpEvent([SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T), ...])
+
+which :func:`from_opacus_history` reads with :func:`optcomp.interop.from_dp_event`. The result holds
+only if batches really were Poisson samples (Opacus' ``poisson_sampling=True``, its default); shuffled
+fixed-size batches are a different mechanism and no amplification is claimed for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
+from optcomp.interop._dp_event import EventComposition, _integer, _real, _short, from_dp_event
+
+#: ``(noise_multiplier, sample_rate, num_steps)``, as Opacus stores it.
+HistoryEntry = tuple[float, float, int]
+
+
+def _entries(history: object) -> list[HistoryEntry]:
+    """Validated entries of a history list or a ``state_dict`` (``ValueError`` naming the entry)."""
+    where = "history"
+    if isinstance(history, Mapping):
+        extra = sorted(set(map(str, history)) - {"history", "mechanism"})
+        if "history" not in history or extra:
+            raise ValueError(
+                "an Opacus state_dict must have keys 'history' (and optionally 'mechanism'), "
+                f"got keys {sorted(map(str, history))}"
+            )
+        history = history["history"]
+        where = "state_dict['history']"
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise ValueError(  # noqa: TRY004 (contract: ValueError)
+            f"{where} must be a list of (noise_multiplier, sample_rate, num_steps), got {_short(history)}"
+        )
+    out: list[HistoryEntry] = []
+    for i, entry in enumerate(history):
+        at = f"{where}[{i}]"
+        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 3:
+            raise ValueError(f"{at} must be (noise_multiplier, sample_rate, num_steps), got {_short(entry)}")
+        sigma = _real(f"{at}.noise_multiplier", entry[0], low=0.0)
+        q = _real(f"{at}.sample_rate", entry[1], low=0.0, high=1.0)
+        steps = _integer(f"{at}.num_steps", entry[2], low=0)
+        out.append((sigma, q, steps))
+    return out
+
+
+def opacus_history_to_dp_event(history: object) -> dict[str, Any]:
+    """The DpEvent JSON (``docs/interop.md``) of an Opacus history or ``state_dict`` (module docstring)."""
+    events: list[dict[str, Any]] = [
+        {
+            "class_name": "SelfComposedDpEvent",
+            "event": {
+                "class_name": "PoissonSampledDpEvent",
+                "sampling_probability": q,
+                "event": {"class_name": "GaussianDpEvent", "noise_multiplier": sigma},
+            },
+            "count": steps,
+        }
+        for sigma, q, steps in _entries(history)
+    ]
+    return {"class_name": "ComposedDpEvent", "events": events}
+
+
+def from_opacus_history(history: object) -> EventComposition:
+    """The DP-SGD composition an Opacus accountant history describes (add/remove, Poisson sampling).
+
+    Args:
+        history: ``accountant.history`` (a list of ``(noise_multiplier, sample_rate, num_steps)``) or
+            ``accountant.state_dict()`` (``{"history": ..., "mechanism": ...}``; ``mechanism`` is the
+            accountant Opacus used and does not change the composition). JSON lists work as tuples.
+
+    Returns:
+        An :class:`optcomp.interop.EventComposition`; ``.epsilon(δ)`` is the certified bracket, equal
+        to :func:`optcomp.dpsgd.epsilon` for a one-entry history.
+
+    Raises:
+        ValueError: a malformed entry (the message names it, e.g. ``history[1].sample_rate``).
+    """
+    return from_dp_event(opacus_history_to_dp_event(history), neighbouring="add_remove")
+
+
+class Accountant:
+    """Opacus' accountant interface (``step``/``get_epsilon``/``history``/``state_dict``), answering with
+    optcomp's certified bracket; no Opacus needed.
+
+    ::
+
+        accountant = Accountant()
+        for batch in loader:                  # Poisson-sampled batches
+            ...
+            accountant.step(noise_multiplier=1.1, sample_rate=256 / 60_000)
+        accountant.get_epsilon(delta=1e-5)   # Bound(lower, upper); upper certified
+
+    ``history`` is Opacus' list of ``(noise_multiplier, sample_rate, num_steps)``; consecutive steps with
+    the same parameters are pooled into one entry, as Opacus does, so ``state_dict()`` can be loaded by
+    an Opacus accountant and vice versa.
+    """
+
+    def __init__(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> None:
+        if not isinstance(accuracy, Accuracy):
+            raise TypeError(f"accuracy must be an optcomp.Accuracy, got {accuracy!r}")
+        self.accuracy = accuracy
+        self.history: list[HistoryEntry] = []
+
+    @classmethod
+    def mechanism(cls) -> str:
+        """The accountant's name in ``state_dict()`` (Opacus uses ``"rdp"``, ``"gdp"``, ``"prv"``)."""
+        return "optcomp"
+
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Record one DP-SGD step (``ValueError`` for σ < 0 or a rate outside [0, 1])."""
+        sigma = _real("noise_multiplier", noise_multiplier, low=0.0)
+        q = _real("sample_rate", sample_rate, low=0.0, high=1.0)
+        if self.history and self.history[-1][:2] == (sigma, q):
+            self.history[-1] = (sigma, q, self.history[-1][2] + 1)
+        else:
+            self.history.append((sigma, q, 1))
+
+    def __len__(self) -> int:
+        """The number of steps recorded."""
+        return sum(steps for _, _, steps in self.history)
+
+    def composition(self) -> EventComposition:
+        """The composition recorded so far (:func:`from_opacus_history` of ``history``)."""
+        return from_opacus_history(self.history)
+
+    def get_epsilon(self, delta: float) -> Bound:
+        """Certified bracket on ε at ``delta`` of the steps so far (``Bound(0, 0)`` before any step)."""
+        return self.composition().epsilon(delta, accuracy=self.accuracy)
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"history": [...], "mechanism": "optcomp"}``, Opacus' format."""
+        return {"history": list(self.history), "mechanism": self.mechanism()}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Replace ``history`` by a validated copy of ``state_dict["history"]`` (any Opacus accountant's)."""
+        self.history = _entries(state_dict)
