@@ -149,9 +149,9 @@ def test_steps_unreachable_target_raises() -> None:
         ({"noise_multiplier": 0.0}, "noise_multiplier"),
         ({"noise_multiplier": -1.0}, "noise_multiplier"),
         ({"noise_multiplier": math.nan}, "noise_multiplier"),
-        ({"sample_rate": 0.0}, "sample_rate"),
-        ({"sample_rate": 1.5}, "sample_rate"),
-        ({"sample_rate": math.nan}, "sample_rate"),
+        ({"sampling_rate": 0.0}, "sampling_rate"),
+        ({"sampling_rate": 1.5}, "sampling_rate"),
+        ({"sampling_rate": math.nan}, "sampling_rate"),
         ({"steps": 0}, "steps"),
         ({"steps": 2.5}, "steps"),
         ({"steps": True}, "steps"),
@@ -162,7 +162,7 @@ def test_steps_unreachable_target_raises() -> None:
     ],
 )
 def test_epsilon_validation(kwargs: dict[str, object], name: str) -> None:
-    args: dict[str, object] = {"noise_multiplier": 1.0, "sample_rate": 0.1, "steps": 10, "delta": DELTA}
+    args: dict[str, object] = {"noise_multiplier": 1.0, "sampling_rate": 0.1, "steps": 10, "delta": DELTA}
     args.update(kwargs)
     with pytest.raises(ValueError, match=name):
         dpsgd.epsilon(**args)  # type: ignore[arg-type]
@@ -178,7 +178,7 @@ def test_epsilon_validation(kwargs: dict[str, object], name: str) -> None:
         (lambda: dpsgd.noise_multiplier(1.0, 0.1, 10, 2.0), "delta"),
         (lambda: dpsgd.steps(math.nan, 1.0, 0.1, DELTA), "target_epsilon"),
         (lambda: dpsgd.steps(1.0, 0.0, 0.1, DELTA), "noise_multiplier"),
-        (lambda: dpsgd.steps(1.0, 1.0, 0.0, DELTA), "sample_rate"),
+        (lambda: dpsgd.steps(1.0, 1.0, 0.0, DELTA), "sampling_rate"),
     ],
 )
 def test_inverse_validation(call: object, name: str) -> None:

@@ -1,4 +1,4 @@
-"""Trade-off values: evaluation, inverse, symmetrisation, envelopes, conversions, comparisons, readouts."""
+"""Trade-off values: evaluation, inverse, symmetrization, envelopes, conversions, comparisons, readouts."""
 
 from __future__ import annotations
 

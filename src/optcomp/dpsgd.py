@@ -1,7 +1,7 @@
 """DP-SGD accounting: ε and δ of noisy SGD with Poisson subsampling, and the two inverse problems.
 
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
-Poisson-subsampled batch (each record kept independently with probability ``sample_rate`` = q) and adds
+Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
 N(0, σ²) noise, σ = ``noise_multiplier``. Under the add/remove-one relation its privacy loss is that of
 the pair (N(0, σ²), (1 − q)·N(0, σ²) + q·N(1, σ²)) and its swap (Koskela–Jälkö–Honkela 2020, §5; the
 remove and add directions are both accounted for by :class:`optcomp.mechanisms.PoissonSubsampled`).
@@ -15,7 +15,7 @@ convolution of one step's (``shared/MATH.md``, "Composition of independent mecha
   bound**, and always return the *safe side* of the root: the returned σ (resp. number of steps) has
   been evaluated and its certified upper ε is ≤ the target, so it provably meets the target.
 
-With ``sample_rate = 1`` there is no subsampling: ``steps`` Gaussian steps with noise σ are exactly one
+With ``sampling_rate = 1`` there is no subsampling: ``steps`` Gaussian steps with noise σ are exactly one
 Gaussian step with noise σ/√steps (μ-GDP with μ = √steps/σ, Dong–Roth–Su Cor. 3.3), and that single
 step is what is accounted.
 """
@@ -54,30 +54,30 @@ def _check_sampling(sampling: object) -> str:
 
 
 def _composition(
-    noise_multiplier: float, sample_rate: float, steps: int, accuracy: Accuracy
+    noise_multiplier: float, sampling_rate: float, steps: int, accuracy: Accuracy
 ) -> PrivacyLossDistribution:
     """The PLD of ``steps`` DP-SGD steps (``optcomp.compose`` of the subsampled Gaussian)."""
     from optcomp import compose
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
-    if sample_rate == 1.0:
+    if sampling_rate == 1.0:
         # k Gaussians with noise σ are one Gaussian with noise σ/√k (GDP μ's add in quadrature).
         return compose(Gaussian(sigma=noise_multiplier / math.sqrt(steps)), accuracy=accuracy)
-    step = PoissonSubsampled(Gaussian(sigma=noise_multiplier), sampling_rate=sample_rate)
+    step = PoissonSubsampled(Gaussian(sigma=noise_multiplier), sampling_rate=sampling_rate)
     return compose((step, steps), accuracy=accuracy)
 
 
-def _validate(noise_multiplier: object, sample_rate: object, steps: object) -> tuple[float, float, int]:
+def _validate(noise_multiplier: object, sampling_rate: object, steps: object) -> tuple[float, float, int]:
     return (
         check_positive("noise_multiplier", noise_multiplier),
-        check_sampling_rate("sample_rate", sample_rate),
+        check_sampling_rate("sampling_rate", sampling_rate),
         check_int("steps", steps, minimum=1),
     )
 
 
 def epsilon(
     noise_multiplier: float,
-    sample_rate: float,
+    sampling_rate: float,
     steps: int,
     delta: float,
     *,
@@ -91,7 +91,7 @@ def epsilon(
 
     Args:
         noise_multiplier: σ, the noise standard deviation over the clipping norm; > 0.
-        sample_rate: q, the Poisson sampling probability of each record; in (0, 1].
+        sampling_rate: q, the Poisson sampling probability of each record; in (0, 1].
         steps: number of steps; an integer ≥ 1.
         delta: target δ in (0, 1).
         sampling: only ``"poisson"`` is supported; anything else raises ``ValueError``.
@@ -104,7 +104,7 @@ def epsilon(
     Raises:
         ValueError: a parameter is outside its range (the message names it).
     """
-    sigma, q, k = _validate(noise_multiplier, sample_rate, steps)
+    sigma, q, k = _validate(noise_multiplier, sampling_rate, steps)
     d = check_open_probability("delta", delta)
     _check_sampling(sampling)
     pld = _composition(sigma, q, k, accuracy)
@@ -113,7 +113,7 @@ def epsilon(
 
 def delta(
     noise_multiplier: float,
-    sample_rate: float,
+    sampling_rate: float,
     steps: int,
     epsilon: float,
     *,
@@ -124,7 +124,7 @@ def delta(
 
     Args:
         noise_multiplier: σ > 0.
-        sample_rate: q in (0, 1].
+        sampling_rate: q in (0, 1].
         steps: integer ≥ 1.
         epsilon: ε ≥ 0 (finite).
         sampling: only ``"poisson"``.
@@ -136,7 +136,7 @@ def delta(
     Raises:
         ValueError: a parameter is outside its range.
     """
-    sigma, q, k = _validate(noise_multiplier, sample_rate, steps)
+    sigma, q, k = _validate(noise_multiplier, sampling_rate, steps)
     e = check_nonnegative("epsilon", epsilon)
     _check_sampling(sampling)
     pld = _composition(sigma, q, k, accuracy)
@@ -145,7 +145,7 @@ def delta(
 
 def noise_multiplier(
     target_epsilon: float,
-    sample_rate: float,
+    sampling_rate: float,
     steps: int,
     delta: float,
     *,
@@ -164,7 +164,7 @@ def noise_multiplier(
 
     Args:
         target_epsilon: ε target > 0.
-        sample_rate: q in (0, 1].
+        sampling_rate: q in (0, 1].
         steps: integer ≥ 1.
         delta: δ in (0, 1).
         sampling: only ``"poisson"``.
@@ -179,7 +179,7 @@ def noise_multiplier(
             (the target is below the engine's resolution).
     """
     target = check_positive("target_epsilon", target_epsilon)
-    q = check_sampling_rate("sample_rate", sample_rate)
+    q = check_sampling_rate("sampling_rate", sampling_rate)
     k = check_int("steps", steps, minimum=1)
     d = check_open_probability("delta", delta)
     tol = check_open_probability("rtol", rtol)
@@ -194,7 +194,7 @@ def noise_multiplier(
 def steps(
     target_epsilon: float,
     noise_multiplier: float,
-    sample_rate: float,
+    sampling_rate: float,
     delta: float,
     *,
     sampling: Sampling = "poisson",
@@ -212,7 +212,7 @@ def steps(
     Args:
         target_epsilon: ε target > 0.
         noise_multiplier: σ > 0.
-        sample_rate: q in (0, 1].
+        sampling_rate: q in (0, 1].
         delta: δ in (0, 1).
         sampling: only ``"poisson"``.
         accuracy: discretisation of the PLD engine.
@@ -227,7 +227,7 @@ def steps(
     """
     target = check_positive("target_epsilon", target_epsilon)
     sigma = check_positive("noise_multiplier", noise_multiplier)
-    q = check_sampling_rate("sample_rate", sample_rate)
+    q = check_sampling_rate("sampling_rate", sampling_rate)
     d = check_open_probability("delta", delta)
     limit = check_int("max_steps", max_steps, minimum=1)
     _check_sampling(sampling)

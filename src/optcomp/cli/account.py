@@ -274,7 +274,7 @@ def account(
 
 @cli.command("dpsgd")
 @click.option("--sigma", "noise_multiplier", type=float, required=True, help="Noise multiplier σ.")
-@click.option("--q", "sample_rate", type=float, required=True, help="Poisson sampling rate q in (0, 1].")
+@click.option("--q", "sampling_rate", type=float, required=True, help="Poisson sampling rate q in (0, 1].")
 @click.option("--steps", type=int, required=True, help="Number of steps.")
 @click.option("--delta", type=float, required=True, help="Target δ.")
 @click.option(
@@ -282,7 +282,7 @@ def account(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def dpsgd_command(
-    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool
+    noise_multiplier: float, sampling_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool
 ) -> None:
     """Certified ε bracket of DP-SGD (Poisson subsampling, add/remove relation)."""
     from optcomp import dpsgd
@@ -290,8 +290,8 @@ def dpsgd_command(
     acc = parse_accuracy(accuracy)
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)
-        bound = dpsgd.epsilon(noise_multiplier, sample_rate, steps, delta, accuracy=acc)
-    params = {"sigma": noise_multiplier, "q": sample_rate, "steps": steps, "delta": delta}
+        bound = dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc)
+    params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta}
     if as_json:
         emit_json({**params, "epsilon": bound})
         return

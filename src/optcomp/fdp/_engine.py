@@ -46,7 +46,7 @@ def tensor_bracket(
     Each piecewise-linear f = T(P, Q) enters as the discrete pair of
     :meth:`PiecewiseLinearTradeOff.to_distributions` (both orders when f is not symmetric), each G_μ as
     the Gaussian mechanism with σ = 1/μ. The engine's δ(ε) bracket is two-sided (max over both orders),
-    so the result brackets the *symmetrised* composed curve — the guarantee of a mechanism that is
+    so the result brackets the *symmetrized* composed curve — the guarantee of a mechanism that is
     f_i-DP for all ordered neighbouring pairs. See :func:`~optcomp.fdp.from_delta_curve` for the
     direction of each side.
 

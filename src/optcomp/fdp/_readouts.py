@@ -147,7 +147,7 @@ def from_pld(pld: _DeltaCurve, epsilons: npt.ArrayLike | None = None) -> TradeOf
 
     Uses ``pld.delta_curve(epsilons) -> (lower, upper)`` (certified δ bracket of
     :class:`optcomp.pld.PrivacyLossDistribution`). The δ curve must be the two-sided δ(ε) of a
-    symmetric trade-off function (the symmetrised mechanism); the lower curve is valid regardless.
+    symmetric trade-off function (the symmetrized mechanism); the lower curve is valid regardless.
 
     Args:
         pld: an object with ``delta_curve``.
