@@ -205,8 +205,10 @@ class Domain:
 
     def check(self, name: str, value: object) -> float:
         """``value`` as a float in the domain, else ``ValueError("<name> must be in <range>, got <value>")``."""
-        x = _as_real(name, value)
-        if not self.contains(x):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"{name} must be a real number {self}, got {value!r}")  # noqa: TRY004 (contract: ValueError)
+        x = float(value)
+        if not self.contains(x):  # also NaN
             raise ValueError(f"{name} must be {self}, got {x!r}")
         return x
 
