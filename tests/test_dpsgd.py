@@ -184,3 +184,21 @@ def test_epsilon_validation(kwargs: dict[str, object], name: str) -> None:
 def test_inverse_validation(call: object, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         call()  # type: ignore[operator]
+
+
+def test_noise_multiplier_searches_past_infeasible_grids() -> None:
+    """Regression (issue 7): at q = 1, 4373 steps, δ = 1.25e-8 the search used to raise GridTooLargeError
+    at its starting σ = 1; the least σ is √T/μ* (GDP, Dong–Roth–Su Cor. 3.3), about 750."""
+    target, steps, delta = 0.428, 4373, 1.25e-08
+    sigma_star = math.sqrt(steps) / gdp_mu(target, delta)
+    sigma = dpsgd.noise_multiplier(target, 1.0, steps, delta)
+    assert dpsgd.epsilon(sigma, 1.0, steps, delta).upper <= target
+    assert sigma_star <= sigma <= sigma_star * (1 + CALIBRATION_RTOL) * 1.01
+
+
+def test_steps_tolerance_brackets_the_answer() -> None:
+    """The returned T passes; T·(1 + rtol) + 1 steps fail (the search ended on a bracket that tight)."""
+    target, sigma, q, rtol = 1.5, 1.0, 0.05, 1e-2
+    t = dpsgd.steps(target, sigma, q, DELTA, max_steps=10**4, accuracy=COARSE, rtol=rtol)
+    assert dpsgd.epsilon(sigma, q, t, DELTA, accuracy=COARSE).upper <= target
+    assert dpsgd.epsilon(sigma, q, math.floor(t * (1 + rtol)) + 1, DELTA, accuracy=COARSE).upper > target

@@ -23,6 +23,7 @@ step is what is accounted.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from optcomp._numerics import (
@@ -36,7 +37,7 @@ from optcomp._numerics import (
     check_positive,
     check_sampling_rate,
 )
-from optcomp.calibrate import smallest_passing_noise
+from optcomp.calibrate import Probe, level_accuracies, multilevel_search, smallest_passing_noise
 
 if TYPE_CHECKING:
     from optcomp.pld import PrivacyLossDistribution
@@ -155,10 +156,13 @@ def noise_multiplier(
 ) -> float:
     """The smallest σ (to relative tolerance ``rtol``) whose *certified* ε is ≤ ``target_epsilon``.
 
-    Bisection in log σ on the predicate ``epsilon(σ, ...).upper <= target_epsilon``. The bracket
-    [σ_fail, σ_pass] is first widened by doubling/halving from σ = 1, then halved until
-    σ_pass/σ_fail ≤ 1 + rtol. Only points that were evaluated and passed are ever returned, so the
-    result is on the safe side of the root whatever the shape of the upper bound:
+    Coarse-to-fine root search on the predicate ``epsilon(σ, ...).upper <= target_epsilon``
+    (:func:`optcomp.calibrate.smallest_passing_noise`): from the CLT-scale guess
+    σ₀ = max(q√(2T ln(1/δ))/ε, 1/2), passes on grids 16 and 4 times coarser bracket the
+    root to 2 %, then a safeguarded secant at ``accuracy`` ends with evaluated σ_fail < σ_pass,
+    σ_pass/σ_fail ≤ 1 + rtol. A σ whose grid would exceed the engine's limit (tiny σ, huge ε) counts
+    as failing, not as an error. Only points that were evaluated at ``accuracy`` and passed are ever
+    returned, so the result is on the safe side of the root whatever the shape of the upper bound:
     ``epsilon(noise_multiplier(t, q, T, δ), q, T, δ).upper <= t`` holds by construction (at the same
     ``accuracy``). The true minimal σ may be smaller by the engine's bracket width plus ``rtol``.
 
@@ -185,10 +189,26 @@ def noise_multiplier(
     tol = check_open_probability("rtol", rtol)
     _check_sampling(sampling)
 
-    def evaluate(sigma: float) -> Bound:
-        return epsilon(sigma, q, k, d, accuracy=accuracy)
+    coarse, ratios = level_accuracies(accuracy)
 
-    return smallest_passing_noise(evaluate, target, rtol=tol, name="target_epsilon")
+    def at(acc: Accuracy) -> Callable[[float], Bound]:
+        return lambda sigma: epsilon(sigma, q, k, d, accuracy=acc)
+
+    return smallest_passing_noise(
+        at(accuracy),
+        target,
+        rtol=tol,
+        name="target_epsilon",
+        start=_sigma_guess(target, q, k, d),
+        coarse=[at(a) for a in coarse],
+        ratios=ratios,
+    )
+
+
+def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
+    """A starting scale for the σ search: σ₀ = q·√(2T ln(1/δ))/ε, the σ at which the CLT/moments
+    accountant's leading term q√(2T ln(1/δ))/σ equals ε (at most 1/2 below it when q√T is small)."""
+    return max(q * math.sqrt(2.0 * k * math.log(1.0 / delta)) / target, 0.5)
 
 
 def steps(
@@ -200,14 +220,17 @@ def steps(
     sampling: Sampling = "poisson",
     accuracy: Accuracy = DEFAULT_ACCURACY,
     max_steps: int = 10**7,
+    rtol: float = CALIBRATION_RTOL,
 ) -> int:
-    """The largest number of steps whose *certified* ε is ≤ ``target_epsilon``.
+    """The largest number of steps (to relative tolerance ``rtol``) whose *certified* ε is ≤ the target.
 
-    Integer bisection on the predicate ``epsilon(σ, q, T, δ).upper <= target_epsilon``: T is doubled
-    from 1 until it fails (or reaches ``max_steps``), then the bracket [T_pass, T_fail] is bisected to
-    adjacent integers. Only an evaluated passing T is returned, so
+    Coarse-to-fine integer search on the predicate ``epsilon(σ, q, T, δ).upper <= target_epsilon``:
+    from the CLT-scale guess T₀ = (εσ/q)²/(2 ln(1/δ)), passes on grids 16 and 4 times coarser
+    bracket T to 2 % (a T whose grid exceeds the engine's limit counts as failing), then a
+    safeguarded secant at ``accuracy`` ends with evaluated T_pass < T_fail, T_fail ≤ (1 + rtol)·T_pass
+    or T_fail = T_pass + 1. Only an evaluated passing T is returned, so
     ``epsilon(σ, q, steps(t, σ, q, δ), δ).upper <= t`` holds by construction: the result is on the
-    safe side (possibly smaller than the true maximum by the engine's bracket width).
+    safe side (possibly smaller than the true maximum by the engine's bracket width and ``rtol``).
 
     Args:
         target_epsilon: ε target > 0.
@@ -217,6 +240,7 @@ def steps(
         sampling: only ``"poisson"``.
         accuracy: discretisation of the PLD engine.
         max_steps: search limit, an integer ≥ 1.
+        rtol: relative tolerance of the returned T, in (0, 1) (adjacent integers below 1/rtol steps).
 
     Returns:
         The number of steps T ≥ 1.
@@ -230,30 +254,23 @@ def steps(
     q = check_sampling_rate("sampling_rate", sampling_rate)
     d = check_open_probability("delta", delta)
     limit = check_int("max_steps", max_steps, minimum=1)
+    tol = check_open_probability("rtol", rtol)
     _check_sampling(sampling)
+    coarse, ratios = level_accuracies(accuracy)
 
-    def passes(t: int) -> bool:
-        return epsilon(sigma, q, t, d, accuracy=accuracy).upper <= target
+    def probe(acc: Accuracy) -> Probe:
+        return Probe(lambda t: epsilon(sigma, q, int(t), d, accuracy=acc))
 
-    if not passes(1):
+    guess = min(max((target * sigma / q) ** 2 / (2.0 * math.log(1.0 / d)), 1.0), float(limit))
+    probes = [probe(a) for a in [*coarse, accuracy]]
+    _, good, _ = multilevel_search(
+        probes, target, start=guess, rtol=tol, ratios=ratios, increasing=True, integer=True, limit=limit
+    )
+    if good is None:
         raise ValueError(f"target_epsilon={target!r} is exceeded already after 1 step (certified upper ε)")
-    good, bad = 1, 2
-    while True:
-        if bad >= limit:
-            if passes(limit):
-                raise ValueError(f"target_epsilon={target!r} is still met after max_steps={limit}")
-            bad = limit
-            break
-        if not passes(bad):
-            break
-        good, bad = bad, 2 * bad
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        if passes(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
+    if good >= limit:
+        raise ValueError(f"target_epsilon={target!r} is still met after max_steps={limit}")
+    return int(good)
 
 
 __all__ = ["SUPPORTED_SAMPLING", "delta", "epsilon", "noise_multiplier", "steps"]
