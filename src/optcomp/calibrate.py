@@ -3,7 +3,9 @@
 :func:`noise_for_target` works for any mechanism family of :mod:`optcomp.mechanisms` with one noise
 scale (Gaussian σ, Laplace scale, a Poisson-subsampled Gaussian's σ, ...), given as a callable
 ``noise ↦ mechanism`` or as a mechanism class (whose noise field is named or is its first field). It
-bisects on the certified bracket of :func:`optcomp.compose`'s ε and returns
+searches coarse-to-fine on the certified bracket of :func:`optcomp.compose`'s ε
+(:func:`multilevel_search`: grids 16 and 4 times coarser place a safeguarded secant at the requested
+accuracy; a ``GridTooLargeError`` at a candidate counts as "not feasible here") and returns
 
 * ``noise``: a value that was evaluated and whose certified upper ε is ≤ the target (the safe side);
 * ``bracket``: a :class:`~optcomp.Bound` on the true minimal noise
@@ -445,7 +447,7 @@ def noise_for_target(
         k: number of compositions, an integer ≥ 1.
         noise_field: with a class ``family``, the name of its noise parameter.
         accuracy: discretisation of the PLD engine.
-        rtol: relative tolerance of the bisection, in (0, 1).
+        rtol: relative tolerance of the search, in (0, 1).
 
     Returns:
         A :class:`Calibration` (noise, bracket, ε bracket at noise, KOV Thm V.3 σ for comparison).

@@ -11,7 +11,8 @@ convolution of one step's (``shared/MATH.md``, "Composition of independent mecha
 * :func:`epsilon` and :func:`delta` are thin queries over :func:`optcomp.compose`; the returned
   :class:`~optcomp.Bound` is the PLD engine's certified bracket (pessimistic upper, optimistic lower;
   see :class:`optcomp.pld.PrivacyLossDistribution`).
-* :func:`noise_multiplier` and :func:`steps` invert them by bisection **on the certified upper
+* :func:`noise_multiplier` and :func:`steps` invert them coarse-to-fine (passes on grids 16 and 4
+  times coarser place a safeguarded secant at the requested accuracy) **on the certified upper
   bound**, and always return the *safe side* of the root: the returned σ (resp. number of steps) has
   been evaluated and its certified upper ε is ≤ the target, so it provably meets the target.
 
