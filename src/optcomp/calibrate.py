@@ -196,10 +196,11 @@ def refine(
             if shrink_failures >= 2 or not lo < nxt < hi:
                 nxt = math.sqrt(lo * hi)
                 shrink_failures = 0
-        else:  # one-sided: move at most a factor 4 per step, at least 1 + rtol
+        else:  # one-sided: move at most a factor 4 per step, at least a factor 1 + rtol/3
             ratio = min(max(nxt / x, 0.25), 4.0)
-            if abs(math.log(ratio)) < math.log1p(rtol):
-                ratio = toward_pass(1.0, 1.0 + rtol) if v > target else toward_pass(1.0, 1.0 / (1.0 + rtol))
+            if abs(math.log(ratio)) < math.log1p(rtol / 3.0):
+                step = 1.0 + rtol / 3.0
+                ratio = toward_pass(1.0, step) if v > target else toward_pass(1.0, 1.0 / step)
             nxt = x * ratio
         if integer:
             nxt = float(round(nxt))

@@ -158,8 +158,8 @@ def noise_multiplier(
     """The smallest σ (to relative tolerance ``rtol``) whose *certified* ε is ≤ ``target_epsilon``.
 
     Coarse-to-fine root search on the predicate ``epsilon(σ, ...).upper <= target_epsilon``
-    (:func:`optcomp.calibrate.smallest_passing_noise`): from the CLT-scale guess
-    σ₀ = max(q√(2T ln(1/δ))/ε, 1/2), passes on grids 16 and 4 times coarser bracket the
+    (:func:`optcomp.calibrate.smallest_passing_noise`): from the central-limit guess σ₀
+    (``_sigma_guess``), passes on grids 16 and 4 times coarser bracket the
     root to 2 %, then a safeguarded secant at ``accuracy`` ends with evaluated σ_fail < σ_pass,
     σ_pass/σ_fail ≤ 1 + rtol. A σ whose grid would exceed the engine's limit (tiny σ, huge ε) counts
     as failing, not as an error. Only points that were evaluated at ``accuracy`` and passed are ever
@@ -207,9 +207,14 @@ def noise_multiplier(
 
 
 def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
-    """A starting scale for the σ search: σ₀ = q·√(2T ln(1/δ))/ε, the σ at which the CLT/moments
-    accountant's leading term q√(2T ln(1/δ))/σ equals ε (at most 1/2 below it when q√T is small)."""
-    return max(q * math.sqrt(2.0 * k * math.log(1.0 / delta)) / target, 0.5)
+    """A starting scale for the σ search (only where the search starts; nothing returned depends on it).
+
+    The central-limit approximation of DP-SGD (Bu, Dong, Long, Su, "Deep learning with Gaussian
+    differential privacy", 2020) makes T steps about μ-GDP with μ = q·√(T·(e^{1/σ²} − 1)); with the
+    small-μ reading ε ≈ μ·√(2 ln(1/δ)) of the GDP curve, σ₀ = 1/√(ln(1 + (μ/(q√T))²)).
+    """
+    mu = target / math.sqrt(2.0 * math.log(1.0 / delta))
+    return 1.0 / math.sqrt(math.log1p((mu / (q * math.sqrt(k))) ** 2))
 
 
 def steps(
