@@ -1,9 +1,9 @@
 """A heterogeneous composition: Gaussian + Laplace + randomized response + an (ε, δ)-DP black box.
 
 Each mechanism's exact privacy-loss distribution is composed by :func:`optcomp.compose`; the answer is
-a certified bracket. Composition needs one neighbouring relation in which every guarantee holds:
-here each query has sensitivity 1 under the relation in use (randomized response is stated for
-substitution; read the Gaussian and Laplace queries as sensitivity-1 under it too).
+a certified bracket. Composition needs one neighbouring relation in which every guarantee holds; these
+base mechanisms are relation-agnostic (each query has sensitivity 1 under whichever relation is in
+use), so the composed PLD reports ``neighbouring = None``; pass ``neighbouring=`` to state it.
 Run ``python examples/heterogeneous.py``.
 """
 

@@ -8,7 +8,7 @@ import math
 import mpmath
 import pytest
 
-from optcomp import Accuracy, calibrate, compose
+from optcomp import Accuracy, Bound, calibrate, compose
 from optcomp._numerics import CALIBRATION_RTOL
 from optcomp.mechanisms import Gaussian
 from tests.test_dpsgd import gdp_mu
@@ -102,3 +102,43 @@ def test_kov_formulas() -> None:
 def test_validation(call: object, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         call()  # type: ignore[operator]
+
+
+def _too_large_below(threshold: float) -> object:
+    from optcomp.pld import GridTooLargeError
+
+    def evaluate(noise: float) -> Bound:
+        if noise < threshold:
+            raise GridTooLargeError(f"grid too large at noise={noise}")
+        return Bound(100.0 / noise, 100.0 / noise * (1 + 1e-3))
+
+    return evaluate
+
+
+def test_grid_too_large_counts_as_failing() -> None:
+    """A candidate whose grid exceeds the engine's limit is "not feasible here": the search moves on."""
+    evaluate = _too_large_below(10.0)
+    noise = calibrate.smallest_passing_noise(evaluate, 1.0, start=1e-3, rtol=RTOL)  # type: ignore[arg-type]
+    assert evaluate(noise).upper <= 1.0  # type: ignore[operator]
+    assert noise <= 100.0 * (1 + 1e-3) * (1 + RTOL)
+
+
+def test_nothing_feasible_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="grid limit"):
+        calibrate.smallest_passing_noise(_too_large_below(math.inf), 1.0)  # type: ignore[arg-type]
+
+
+def test_coarse_levels_do_not_change_the_safe_side() -> None:
+    """With coarse passes (the library's inverses) the returned noise still passes at the fine level."""
+    fine = Accuracy(grid_step=COARSE_GRID_STEP)
+    coarse, ratios = calibrate.level_accuracies(fine)
+    assert [a.grid_step for a in coarse] == sorted((a.grid_step for a in coarse), reverse=True)
+
+    def at(acc: Accuracy):  # type: ignore[no-untyped-def]
+        return lambda s: compose((Gaussian(s), 4), accuracy=acc).epsilon(1e-6)
+
+    noise = calibrate.smallest_passing_noise(
+        at(fine), 0.7, rtol=RTOL, coarse=[at(a) for a in coarse], ratios=ratios
+    )
+    assert at(fine)(noise).upper <= 0.7
+    assert at(fine)(noise / (1 + RTOL) ** 2).upper > 0.7

@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import optcomp
-from optcomp import EpsilonDelta, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse, compose
+from optcomp import (
+    EpsilonDelta,
+    Gaussian,
+    Laplace,
+    PoissonSubsampled,
+    RandomizedResponse,
+    SubsampledWithoutReplacement,
+    compose,
+)
 from optcomp.mechanisms import PrivacyLossLaw
 
 #: A coarser grid for the many single-mechanism brackets (they must contain the truth at any step).
@@ -34,10 +42,75 @@ def test_empty_and_malformed_items() -> None:
         compose()
     with pytest.raises(ValueError, match="pair"):
         compose((Gaussian(1.0), 2, 3))
-    with pytest.raises(TypeError, match="mechanism"):
-        compose(["not", "hashable"])
-    with pytest.raises(TypeError, match="accuracy"):
+    with pytest.raises(ValueError, match="mechanism"):
+        compose(["not", "hashable"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="accuracy"):
         compose(Gaussian(1.0), accuracy=1e-4)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("item", [None, "gaussian", 1.0, Gaussian, (None, 3), [Gaussian(1.0)]])
+def test_malformed_item_is_a_value_error_naming_the_item(item: object) -> None:
+    with pytest.raises(ValueError, match=r"items\[1\] must be a mechanism specification"):
+        compose(Laplace(1.0), item)  # type: ignore[arg-type]
+
+
+def test_epsilon_delta_pair_points_to_optimal() -> None:
+    """Regression (issue 9): ``compose((0.1, 1e-6))`` said "count must be an integer >= 1, got 1e-06"."""
+    with pytest.raises(ValueError, match="optcomp.optimal") as info:
+        compose((0.1, 1e-6))  # type: ignore[arg-type]
+    assert "must be an integer" not in str(info.value)
+
+
+# --- the neighbouring relation -------------------------------------------------------------------
+
+POISSON = PoissonSubsampled(Gaussian(1.0), sampling_rate=0.1)
+WOR = SubsampledWithoutReplacement(Gaussian(1.0, sensitivity=2.0), sampling_rate=0.1)
+
+
+def test_items_fixing_different_relations_are_refused() -> None:
+    with pytest.raises(ValueError, match="add_remove.*substitution"):
+        compose(POISSON, Laplace(1.0), (WOR, 3))
+
+
+@pytest.mark.parametrize(("item", "wrong"), [(POISSON, "substitution"), (WOR, "add_remove")])
+def test_explicit_relation_contradicting_an_item_is_refused(item: object, wrong: str) -> None:
+    with pytest.raises(ValueError, match=f"neighbouring='{wrong}'"):
+        compose(item, neighbouring=wrong)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["add", "replace", 1, True])
+def test_neighbouring_value_is_validated(value: object) -> None:
+    with pytest.raises(ValueError, match="neighbouring must be one of"):
+        compose(Gaussian(1.0), neighbouring=value)  # type: ignore[arg-type]
+
+
+def test_result_reports_the_relation() -> None:
+    assert compose(Gaussian(1.0), RandomizedResponse(1.0)).neighbouring is None
+    assert compose(Gaussian(1.0), neighbouring="substitution").neighbouring == "substitution"
+    assert compose((POISSON, 10), Laplace(2.0)).neighbouring == "add_remove"
+    assert compose(WOR, EpsilonDelta(0.5, delta=1e-6)).neighbouring == "substitution"
+    assert compose(POISSON, neighbouring="add_remove").neighbouring == "add_remove"
+    pld = compose(POISSON)
+    with pytest.raises(AttributeError):
+        pld.neighbouring = "substitution"  # type: ignore[misc]
+
+
+def test_pld_composition_keeps_or_refuses_relations() -> None:
+    add_remove, substitution = compose(POISSON), compose(WOR)
+    agnostic = compose(Laplace(1.0))
+    assert add_remove.compose(agnostic).neighbouring == "add_remove"
+    assert agnostic.compose(substitution).neighbouring == "substitution"
+    assert substitution.self_compose(3).neighbouring == "substitution"
+    with pytest.raises(ValueError, match="add_remove.*substitution"):
+        add_remove.compose(substitution)
+
+
+def test_relation_does_not_change_the_numbers() -> None:
+    """The relation is a label and a guard: a base mechanism's bracket is the same under either."""
+    coarse = optcomp.Accuracy(grid_step=1e-2)
+    a = compose((Laplace(1.0), 3), neighbouring="add_remove", accuracy=coarse).delta(1.0)
+    b = compose((Laplace(1.0), 3), neighbouring="substitution", accuracy=coarse).delta(1.0)
+    assert a == b
 
 
 def test_compose_is_exported() -> None:
@@ -67,7 +140,7 @@ def test_heterogeneous_gaussians_contain_gdp() -> None:
 
 @pytest.mark.parametrize(("epsilon", "delta", "k"), [(0.1, 0.0, 30), (0.5, 1e-6, 8), (1.0, 1e-3, 3)])
 def test_epsilon_delta_composition_contains_murtagh_vadhan(epsilon: float, delta: float, k: int) -> None:
-    pld = compose((EpsilonDelta(epsilon, delta), k))
+    pld = compose((EpsilonDelta(epsilon, delta=delta), k))
     for epsilon_g in (0.0, 0.3 * k * epsilon, 0.55 * k * epsilon):
         assert pld.delta(epsilon_g).contains(mv_homogeneous_delta(epsilon, delta, k, epsilon_g))
 
@@ -90,7 +163,7 @@ def test_single_randomized_response_contains_exact_delta(epsilon: float) -> None
 @pytest.mark.parametrize("epsilon", [0.0, 0.05, 0.5])
 def test_single_subsampled_gaussian_contains_mixture_delta(epsilon: float) -> None:
     sigma, q = 0.8, 0.3
-    bound = compose(PoissonSubsampled(Gaussian(sigma), q)).delta(epsilon)
+    bound = compose(PoissonSubsampled(Gaussian(sigma), sampling_rate=q)).delta(epsilon)
     truth = max(
         subsampled_gaussian_delta(sigma, q, epsilon, add=False),
         subsampled_gaussian_delta(sigma, q, epsilon, add=True),
@@ -99,7 +172,7 @@ def test_single_subsampled_gaussian_contains_mixture_delta(epsilon: float) -> No
 
 
 def test_pooling_equal_items_is_self_composition() -> None:
-    mech = PoissonSubsampled(Gaussian(1.0), 0.1)
+    mech = PoissonSubsampled(Gaussian(1.0), sampling_rate=0.1)
     a = compose((mech, 3), mech).delta(0.5)
     b = compose((mech, 4)).delta(0.5)
     assert (a.lower, a.upper) == (b.lower, b.upper)
@@ -152,7 +225,7 @@ def exact_kfold_delta(law: PrivacyLossLaw, k: int, epsilon: float) -> float:
 def test_subsampled_canonical_composition_contains_enumeration(
     epsilon0: float, delta0: float, q: float, k: int, epsilon: float
 ) -> None:
-    mechanism = PoissonSubsampled(EpsilonDelta(epsilon0, delta0), q)
+    mechanism = PoissonSubsampled(EpsilonDelta(epsilon0, delta=delta0), sampling_rate=q)
     remove, add = optcomp.privacy_loss_laws(mechanism)
     truth = max(exact_kfold_delta(remove, k, epsilon), exact_kfold_delta(add, k, epsilon))
     assert compose((mechanism, k)).delta(epsilon).contains(truth)

@@ -144,9 +144,9 @@ def test_steps_unreachable_target_raises() -> None:
         ({"noise_multiplier": 0.0}, "noise_multiplier"),
         ({"noise_multiplier": -1.0}, "noise_multiplier"),
         ({"noise_multiplier": math.nan}, "noise_multiplier"),
-        ({"sample_rate": 0.0}, "sample_rate"),
-        ({"sample_rate": 1.5}, "sample_rate"),
-        ({"sample_rate": math.nan}, "sample_rate"),
+        ({"sampling_rate": 0.0}, "sampling_rate"),
+        ({"sampling_rate": 1.5}, "sampling_rate"),
+        ({"sampling_rate": math.nan}, "sampling_rate"),
         ({"steps": 0}, "steps"),
         ({"steps": 2.5}, "steps"),
         ({"steps": True}, "steps"),
@@ -157,7 +157,7 @@ def test_steps_unreachable_target_raises() -> None:
     ],
 )
 def test_epsilon_validation(kwargs: dict[str, object], name: str) -> None:
-    args: dict[str, object] = {"noise_multiplier": 1.0, "sample_rate": 0.1, "steps": 10, "delta": DELTA}
+    args: dict[str, object] = {"noise_multiplier": 1.0, "sampling_rate": 0.1, "steps": 10, "delta": DELTA}
     args.update(kwargs)
     with pytest.raises(ValueError, match=name):
         dpsgd.epsilon(**args)  # type: ignore[arg-type]
@@ -173,9 +173,27 @@ def test_epsilon_validation(kwargs: dict[str, object], name: str) -> None:
         (lambda: dpsgd.noise_multiplier(1.0, 0.1, 10, 2.0), "delta"),
         (lambda: dpsgd.steps(math.nan, 1.0, 0.1, DELTA), "target_epsilon"),
         (lambda: dpsgd.steps(1.0, 0.0, 0.1, DELTA), "noise_multiplier"),
-        (lambda: dpsgd.steps(1.0, 1.0, 0.0, DELTA), "sample_rate"),
+        (lambda: dpsgd.steps(1.0, 1.0, 0.0, DELTA), "sampling_rate"),
     ],
 )
 def test_inverse_validation(call: object, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         call()  # type: ignore[operator]
+
+
+def test_noise_multiplier_searches_past_infeasible_grids() -> None:
+    """Regression (issue 7): at q = 1, 4373 steps, δ = 1.25e-8 the search used to raise GridTooLargeError
+    at its starting σ = 1; the least σ is √T/μ* (GDP, Dong–Roth–Su Cor. 3.3), about 750."""
+    target, steps, delta = 0.428, 4373, 1.25e-08
+    sigma_star = math.sqrt(steps) / gdp_mu(target, delta)
+    sigma = dpsgd.noise_multiplier(target, 1.0, steps, delta)
+    assert dpsgd.epsilon(sigma, 1.0, steps, delta).upper <= target
+    assert sigma_star <= sigma <= sigma_star * (1 + CALIBRATION_RTOL) * 1.01
+
+
+def test_steps_tolerance_brackets_the_answer() -> None:
+    """The returned T passes; T·(1 + rtol) + 1 steps fail (the search ended on a bracket that tight)."""
+    target, sigma, q, rtol = 1.5, 1.0, 0.05, 1e-2
+    t = dpsgd.steps(target, sigma, q, DELTA, max_steps=10**4, accuracy=COARSE, rtol=rtol)
+    assert dpsgd.epsilon(sigma, q, t, DELTA, accuracy=COARSE).upper <= target
+    assert dpsgd.epsilon(sigma, q, math.floor(t * (1 + rtol)) + 1, DELTA, accuracy=COARSE).upper > target

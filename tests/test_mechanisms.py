@@ -129,7 +129,7 @@ def canonical_pmfs(epsilon: float, delta: float) -> tuple[np.ndarray, np.ndarray
     at=st.floats(0.0, 25.0),
 )
 def test_epsilon_delta_law_matches_canonical_pmfs(epsilon: float, delta: float, at: float) -> None:
-    remove, add = privacy_loss_laws(EpsilonDelta(epsilon, delta))
+    remove, add = privacy_loss_laws(EpsilonDelta(epsilon, delta=delta))
     p, q = canonical_pmfs(epsilon, delta)
     assert remove is add
     assert law_delta(remove, at) == pytest.approx(discrete_delta(p, q, at), rel=EXACT_RTOL, abs=PMF_ATOL)
@@ -153,7 +153,7 @@ def test_epsilon_delta_law_matches_canonical_pmfs(epsilon: float, delta: float, 
 )
 def test_epsilon_delta_validation(args: tuple[float, float], name: str) -> None:
     with pytest.raises(ValueError, match=name):
-        EpsilonDelta(*args)
+        EpsilonDelta(args[0], delta=args[1])
 
 
 def test_unknown_mechanism_raises_type_error() -> None:

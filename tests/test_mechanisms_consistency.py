@@ -30,28 +30,28 @@ from tests.tolerances import EXACT_RTOL, MPMATH_DPS, PMF_ATOL
 MECHANISMS = [
     Gaussian(1.0),
     Gaussian(0.3, sensitivity=2.0),
-    EpsilonDelta(1.0, 1e-3),
+    EpsilonDelta(1.0, delta=1e-3),
     RandomizedResponse(2.0),
-    KaryRandomizedResponse(1.0, 7),
+    KaryRandomizedResponse(1.0, k=7),
     DiscretePair((0.2, 0.3, 0.5, 0.0), (0.1, 0.0, 0.6, 0.3)),
-    DiscreteLaplace(0.8, 3),
+    DiscreteLaplace(0.8, sensitivity=3),
     Laplace(0.5),
-    TruncatedLaplace(1.0, 2.5),
-    TruncatedLaplace(1.0, 0.8),
-    ShiftedTruncatedLaplace(12.4, 2.0, 2),
-    PoissonSubsampled(Gaussian(0.8), 0.05),
-    PoissonSubsampled(Laplace(1.0), 0.3),
-    PoissonSubsampled(EpsilonDelta(1.0, 1e-2), 0.2),
-    PoissonSubsampled(PoissonSubsampled(Gaussian(1.0), 0.5), 0.5),
-    SubsampledWithoutReplacement(Gaussian(1.0, sensitivity=2.0), 0.1),
-    SubsampledWithoutReplacement(Laplace(1.0), 0.4),
-    SubsampledWithoutReplacement(EpsilonDelta(0.5, 1e-3), 0.3),
-    SubsampledWithoutReplacement(Laplace(0.01), 0.5),
-    PoissonSubsampled(Gaussian(0.05), 1e-6),
+    TruncatedLaplace(1.0, truncation=2.5),
+    TruncatedLaplace(1.0, truncation=0.8),
+    ShiftedTruncatedLaplace(2.0, mean=12.4, sensitivity=2),
+    PoissonSubsampled(Gaussian(0.8), sampling_rate=0.05),
+    PoissonSubsampled(Laplace(1.0), sampling_rate=0.3),
+    PoissonSubsampled(EpsilonDelta(1.0, delta=1e-2), sampling_rate=0.2),
+    PoissonSubsampled(PoissonSubsampled(Gaussian(1.0), sampling_rate=0.5), sampling_rate=0.5),
+    SubsampledWithoutReplacement(Gaussian(1.0, sensitivity=2.0), sampling_rate=0.1),
+    SubsampledWithoutReplacement(Laplace(1.0), sampling_rate=0.4),
+    SubsampledWithoutReplacement(EpsilonDelta(0.5, delta=1e-3), sampling_rate=0.3),
+    SubsampledWithoutReplacement(Laplace(0.01), sampling_rate=0.5),
+    PoissonSubsampled(Gaussian(0.05), sampling_rate=1e-6),
     Staircase(1.0, gamma=0.3),
     Staircase(2.0, gamma=0.8, sensitivity=3.0),
     Staircase(0.5),
-    PoissonSubsampled(Staircase(1.5, gamma=0.0), 0.1),
+    PoissonSubsampled(Staircase(1.5, gamma=0.0), sampling_rate=0.1),
 ]
 
 
@@ -109,7 +109,7 @@ def test_law_consistency(mechanism: object) -> None:
 def test_without_replacement_middle_mass_keeps_relative_accuracy() -> None:
     """WOR Laplace(b = 0.01), q = 1/2: R's continuous mass sits at both ends of (ln ½, 100); the mass in
     between (e^{−33}) is not a difference of numbers near ½ (regression)."""
-    law, _ = privacy_loss_laws(SubsampledWithoutReplacement(Laplace(0.01), 0.5))
+    law, _ = privacy_loss_laws(SubsampledWithoutReplacement(Laplace(0.01), sampling_rate=0.5))
     assert law.continuous is not None
     with mpmath.workdps(MPMATH_DPS):
         eps, q = mpmath.mpf(100), mpmath.mpf("0.5")

@@ -46,7 +46,7 @@ def test_randomized_response(epsilon: float) -> None:
 @settings(max_examples=40, deadline=None)
 @given(epsilon=st.floats(0.0, 30.0), k=st.integers(2, 50))
 def test_kary_randomized_response(epsilon: float, k: int) -> None:
-    remove, add = privacy_loss_laws(KaryRandomizedResponse(epsilon, k))
+    remove, add = privacy_loss_laws(KaryRandomizedResponse(epsilon, k=k))
     e = math.exp(epsilon)
     p = np.ones(k) / (e + k - 1)
     p[0] = e / (e + k - 1)
@@ -58,7 +58,7 @@ def test_kary_randomized_response(epsilon: float, k: int) -> None:
 
 def test_kary_with_two_letters_is_binary() -> None:
     for eps in (0.0, 1.0, 3.0):
-        a = privacy_loss_laws(KaryRandomizedResponse(1.5, 2))[0]
+        a = privacy_loss_laws(KaryRandomizedResponse(1.5, k=2))[0]
         b = privacy_loss_laws(RandomizedResponse(1.5))[0]
         assert law_delta(a, eps) == pytest.approx(law_delta(b, eps), rel=EXACT_RTOL, abs=PMF_ATOL)
 
@@ -97,7 +97,7 @@ def discrete_laplace_pmfs(scale: float, sensitivity: int) -> tuple[np.ndarray, n
 @settings(max_examples=30, deadline=None)
 @given(scale=st.floats(0.1, 3.0), sensitivity=st.integers(1, 6))
 def test_discrete_laplace_against_enumeration(scale: float, sensitivity: int) -> None:
-    remove, add = privacy_loss_laws(DiscreteLaplace(scale, sensitivity))
+    remove, add = privacy_loss_laws(DiscreteLaplace(scale, sensitivity=sensitivity))
     p, q = discrete_laplace_pmfs(scale, sensitivity)
     check_law_against_pmfs(remove, p, q)
     assert remove is add
@@ -109,17 +109,17 @@ def test_discrete_laplace_against_enumeration(scale: float, sensitivity: int) ->
         (lambda: RandomizedResponse(-1.0), "epsilon"),
         (lambda: RandomizedResponse(math.nan), "epsilon"),
         (lambda: RandomizedResponse(math.inf), "epsilon"),
-        (lambda: KaryRandomizedResponse(1.0, 1), "k"),
-        (lambda: KaryRandomizedResponse(1.0, 2.0), "k"),
-        (lambda: KaryRandomizedResponse(1.0, True), "k"),
+        (lambda: KaryRandomizedResponse(1.0, k=1), "k"),
+        (lambda: KaryRandomizedResponse(1.0, k=2.0), "k"),
+        (lambda: KaryRandomizedResponse(1.0, k=True), "k"),
         (lambda: DiscretePair((0.5, 0.6), (0.5, 0.5)), "p"),
         (lambda: DiscretePair((0.5, 0.5), (-0.5, 1.5)), "q"),
         (lambda: DiscretePair((0.5, math.nan), (0.5, 0.5)), "p"),
         (lambda: DiscretePair((1.0,), (0.5, 0.5)), "same length"),
         (lambda: DiscretePair((), ()), "p"),
         (lambda: DiscreteLaplace(0.0), "scale"),
-        (lambda: DiscreteLaplace(1.0, 0), "sensitivity"),
-        (lambda: DiscreteLaplace(1.0, 1.5), "sensitivity"),
+        (lambda: DiscreteLaplace(1.0, sensitivity=0), "sensitivity"),
+        (lambda: DiscreteLaplace(1.0, sensitivity=1.5), "sensitivity"),
     ],
 )
 def test_discrete_validation(factory: object, name: str) -> None:

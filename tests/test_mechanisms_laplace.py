@@ -48,7 +48,7 @@ def truncated_laplace_delta(scale: float, bound: float, sens: float, epsilon: fl
 def test_truncated_laplace_delta_by_quadrature(
     scale: float, bound: float, sens: float, epsilon: float
 ) -> None:
-    remove, add = privacy_loss_laws(TruncatedLaplace(scale, bound, sensitivity=sens))
+    remove, add = privacy_loss_laws(TruncatedLaplace(scale, truncation=bound, sensitivity=sens))
     truth = truncated_laplace_delta(scale, bound, sens, epsilon)
     assert law_delta(remove, epsilon) == pytest.approx(truth, rel=EXACT_RTOL, abs=PMF_ATOL)
     assert remove is add
@@ -61,7 +61,7 @@ def test_truncated_laplace_delta_by_quadrature(
     sens=st.floats(0.1, 5.0),
 )
 def test_truncated_laplace_masses_and_consistency(scale: float, bound: float, sens: float) -> None:
-    law, _ = privacy_loss_laws(TruncatedLaplace(scale, bound, sensitivity=sens))
+    law, _ = privacy_loss_laws(TruncatedLaplace(scale, truncation=bound, sensitivity=sens))
     p_total, q_total = law_total_masses(law)
     assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
     assert q_total == pytest.approx(1.0, rel=EXACT_RTOL)
@@ -75,7 +75,7 @@ def test_truncated_laplace_masses_and_consistency(scale: float, bound: float, se
 
 def test_laplace_is_truncated_laplace_without_bound() -> None:
     a = privacy_loss_laws(Laplace(0.7, sensitivity=1.2))[0]
-    b = privacy_loss_laws(TruncatedLaplace(0.7, math.inf, sensitivity=1.2))[0]
+    b = privacy_loss_laws(TruncatedLaplace(0.7, truncation=math.inf, sensitivity=1.2))[0]
     for eps in (0.0, 0.5, 1.7, 2.0):
         assert law_delta(a, eps) == law_delta(b, eps)
     # pure ε-DP at ε = Δ/b: δ(Δ/b) = 0, and the known δ(0) = 1 − e^{−ε/2}
@@ -105,7 +105,7 @@ def vuvuzela_pmfs(mean: float, scale: float, sens: int, top: int) -> tuple[np.nd
     ("mean", "scale", "sens"), [(20.0, 3.0, 1), (20.5, 2.0, 2), (1.3, 1.0, 3), (0.0, 0.5, 1)]
 )
 def test_vuvuzela_noise_against_enumeration(mean: float, scale: float, sens: int) -> None:
-    remove, add = privacy_loss_laws(ShiftedTruncatedLaplace(mean, scale, sens))
+    remove, add = privacy_loss_laws(ShiftedTruncatedLaplace(scale, mean=mean, sensitivity=sens))
     p, q = vuvuzela_pmfs(mean, scale, sens, top=int(mean + 80 * scale))
     for eps in (-0.5, 0.0, 0.1, sens / scale / 2, sens / scale, 3.0):
         assert law_delta(remove, eps) == pytest.approx(
@@ -122,7 +122,7 @@ def test_vuvuzela_parameters_give_small_finite_law() -> None:
 
     Only the clamped atom N = 0 (mass e^{−mean/b}/2) carries a loss above Δ/b, so δ(Δ/b) is below it.
     """
-    remove, _ = privacy_loss_laws(ShiftedTruncatedLaplace(300_000.0, 13_800.0, 2))
+    remove, _ = privacy_loss_laws(ShiftedTruncatedLaplace(13_800.0, mean=300_000.0, sensitivity=2))
     assert remove.atom_losses.size <= 8
     p_total, q_total = law_total_masses(remove)
     assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
@@ -138,12 +138,12 @@ def test_vuvuzela_parameters_give_small_finite_law() -> None:
         (lambda: Laplace(0.0), "scale"),
         (lambda: Laplace(math.nan), "scale"),
         (lambda: Laplace(1.0, sensitivity=-1.0), "sensitivity"),
-        (lambda: TruncatedLaplace(1.0, 0.0), "bound"),
-        (lambda: TruncatedLaplace(1.0, math.nan), "bound"),
-        (lambda: ShiftedTruncatedLaplace(-1.0, 1.0), "mean"),
-        (lambda: ShiftedTruncatedLaplace(1.0, 0.0), "scale"),
-        (lambda: ShiftedTruncatedLaplace(1.0, 1.0, 0), "sensitivity"),
-        (lambda: ShiftedTruncatedLaplace(1.0, 1.0, 1.0), "sensitivity"),
+        (lambda: TruncatedLaplace(1.0, truncation=0.0), "truncation"),
+        (lambda: TruncatedLaplace(1.0, truncation=math.nan), "truncation"),
+        (lambda: ShiftedTruncatedLaplace(1.0, mean=-1.0), "mean"),
+        (lambda: ShiftedTruncatedLaplace(0.0, mean=1.0), "scale"),
+        (lambda: ShiftedTruncatedLaplace(1.0, mean=1.0, sensitivity=0), "sensitivity"),
+        (lambda: ShiftedTruncatedLaplace(1.0, mean=1.0, sensitivity=1.0), "sensitivity"),
     ],
 )
 def test_laplace_validation(factory: object, name: str) -> None:
@@ -154,7 +154,7 @@ def test_laplace_validation(factory: object, name: str) -> None:
 @settings(max_examples=10, deadline=None)
 @given(mean=st.floats(0.0, 30.0), scale=st.floats(0.3, 3.0), sens=st.integers(1, 4), at=st.floats(0.0, 4.0))
 def test_vuvuzela_noise_over_domain(mean: float, scale: float, sens: int, at: float) -> None:
-    remove, add = privacy_loss_laws(ShiftedTruncatedLaplace(mean, scale, sens))
+    remove, add = privacy_loss_laws(ShiftedTruncatedLaplace(scale, mean=mean, sensitivity=sens))
     p, q = vuvuzela_pmfs(mean, scale, sens, top=int(mean + 80 * scale))
     assert law_delta(remove, at) == pytest.approx(discrete_delta(p, q, at), rel=EXACT_RTOL, abs=PMF_ATOL)
     assert law_delta(add, at) == pytest.approx(discrete_delta(q, p, at), rel=EXACT_RTOL, abs=PMF_ATOL)

@@ -16,6 +16,7 @@ from optcomp.mechanisms import (
     Laplace,
     PoissonSubsampled,
     PrivacyLossLaw,
+    ShiftedTruncatedLaplace,
     SubsampledWithoutReplacement,
     privacy_loss_laws,
 )
@@ -45,7 +46,7 @@ def subsampled_gaussian_delta(sigma: float, q: float, epsilon: float, *, add: bo
     epsilon=st.floats(0.0, 5.0),
 )
 def test_poisson_gaussian_matches_mixture_closed_form(sigma: float, q: float, epsilon: float) -> None:
-    remove, add = privacy_loss_laws(PoissonSubsampled(Gaussian(sigma), q))
+    remove, add = privacy_loss_laws(PoissonSubsampled(Gaussian(sigma), sampling_rate=q))
     for law, is_add in ((remove, False), (add, True)):
         truth = subsampled_gaussian_delta(sigma, q, epsilon, add=is_add)
         assert law_delta(law, epsilon) == pytest.approx(truth, rel=EXACT_RTOL, abs=PMF_ATOL)
@@ -56,7 +57,7 @@ def test_poisson_gaussian_matches_mixture_closed_form(sigma: float, q: float, ep
 
 def test_poisson_gaussian_far_tail() -> None:
     """δ around 1e-250: the log tails keep relative accuracy where the mixture is tiny."""
-    law, _ = privacy_loss_laws(PoissonSubsampled(Gaussian(0.5), 0.01))
+    law, _ = privacy_loss_laws(PoissonSubsampled(Gaussian(0.5), sampling_rate=0.01))
     assert law.continuous is not None
     x = np.array([100.0])
     with mpmath.workdps(MPMATH_DPS):
@@ -69,7 +70,7 @@ def test_poisson_gaussian_far_tail() -> None:
 
 def test_poisson_q_is_one_is_base() -> None:
     base = privacy_loss_laws(Gaussian(1.0))
-    sub = privacy_loss_laws(PoissonSubsampled(Gaussian(1.0), 1.0))
+    sub = privacy_loss_laws(PoissonSubsampled(Gaussian(1.0), sampling_rate=1.0))
     for eps in (0.0, 1.0, 3.0):
         assert law_delta(sub[0], eps) == pytest.approx(law_delta(base[0], eps), rel=EXACT_RTOL)
         assert law_delta(sub[1], eps) == pytest.approx(law_delta(base[1], eps), rel=EXACT_RTOL)
@@ -83,7 +84,7 @@ def test_poisson_q_is_one_is_base() -> None:
     at=st.floats(-2.0, 6.0),
 )
 def test_poisson_discrete_base_matches_mixture_pmf(epsilon: float, delta: float, q: float, at: float) -> None:
-    remove, add = privacy_loss_laws(PoissonSubsampled(EpsilonDelta(epsilon, delta), q))
+    remove, add = privacy_loss_laws(PoissonSubsampled(EpsilonDelta(epsilon, delta=delta), sampling_rate=q))
     p, qq = canonical_pmfs(epsilon, delta)
     mixture = q * p + (1 - q) * qq
     assert law_delta(remove, at) == pytest.approx(
@@ -99,7 +100,7 @@ def test_poisson_discrete_base_matches_mixture_pmf(epsilon: float, delta: float,
 @given(sigma=st.floats(0.3, 5.0), q=st.floats(1e-3, 0.999))
 def test_poisson_p_and_q_laws_consistent(sigma: float, q: float) -> None:
     """dQ = e^{−L} dP on the continuous part: Q(L > x) = ∫_x e^{−l} dP(l)."""
-    law, _ = privacy_loss_laws(PoissonSubsampled(Gaussian(sigma), q))
+    law, _ = privacy_loss_laws(PoissonSubsampled(Gaussian(sigma), sampling_rate=q))
     assert law.continuous is not None
     lo = law.continuous.lower
     grid = lo + np.expm1(np.linspace(0.0, math.log1p(40.0 + 10.0 / sigma**2), 40001))
@@ -112,7 +113,7 @@ def test_poisson_p_and_q_laws_consistent(sigma: float, q: float) -> None:
 @given(sigma=st.floats(0.3, 10.0), q=st.floats(1e-3, 1.0), epsilon=st.floats(0.0, 4.0))
 def test_without_replacement_is_q_times_base_delta(sigma: float, q: float, epsilon: float) -> None:
     """Balle–Barthe–Gaboardi Thm 9 (tight): δ'(ln(1 + q(e^ε − 1))) = q·δ(ε), both directions."""
-    remove, add = privacy_loss_laws(SubsampledWithoutReplacement(Gaussian(sigma), q))
+    remove, add = privacy_loss_laws(SubsampledWithoutReplacement(Gaussian(sigma), sampling_rate=q))
     assert remove is add
     amplified = math.log1p(q * math.expm1(epsilon))
     assert law_delta(remove, amplified) == pytest.approx(
@@ -131,7 +132,7 @@ def test_without_replacement_is_q_times_base_delta(sigma: float, q: float, epsil
 @settings(max_examples=40, deadline=None)
 @given(epsilon=st.floats(0.0, 5.0), delta=st.floats(0.0, 1.0), q=st.floats(1e-3, 1.0), at=st.floats(0.0, 5.0))
 def test_without_replacement_discrete_base(epsilon: float, delta: float, q: float, at: float) -> None:
-    law, _ = privacy_loss_laws(SubsampledWithoutReplacement(EpsilonDelta(epsilon, delta), q))
+    law, _ = privacy_loss_laws(SubsampledWithoutReplacement(EpsilonDelta(epsilon, delta=delta), sampling_rate=q))
     p, qq = canonical_pmfs(epsilon, delta)
     amplified = math.log1p(q * math.expm1(at))
     assert law_delta(law, amplified) == pytest.approx(
@@ -143,20 +144,37 @@ def test_without_replacement_discrete_base(epsilon: float, delta: float, q: floa
 
 
 def test_without_replacement_refuses_asymmetric_base() -> None:
+    asymmetric = ShiftedTruncatedLaplace(2.0, mean=5.0)
     with pytest.raises(NotImplementedError, match="symmetric"):
-        privacy_loss_laws(SubsampledWithoutReplacement(PoissonSubsampled(Gaussian(1.0), 0.5), 0.1))
+        privacy_loss_laws(SubsampledWithoutReplacement(asymmetric, sampling_rate=0.1))
+
+
+def test_wrappers_refuse_a_base_that_fixes_the_other_relation() -> None:
+    poisson = PoissonSubsampled(Gaussian(1.0), sampling_rate=0.5)
+    wor = SubsampledWithoutReplacement(Gaussian(1.0), sampling_rate=0.5)
+    with pytest.raises(ValueError, match="different neighbouring relations: 'substitution' and 'add_remove'"):
+        SubsampledWithoutReplacement(poisson, sampling_rate=0.1)
+    with pytest.raises(ValueError, match="different neighbouring relations: 'add_remove' and 'substitution'"):
+        PoissonSubsampled(wor, sampling_rate=0.1)
+    assert PoissonSubsampled(poisson, sampling_rate=0.5).neighbouring == "add_remove"
 
 
 @pytest.mark.parametrize("rate", [0.0, -0.1, 1.5, math.nan, True])
 @pytest.mark.parametrize("cls", [PoissonSubsampled, SubsampledWithoutReplacement])
 def test_sampling_rate_validation(cls: type, rate: float) -> None:
     with pytest.raises(ValueError, match="sampling_rate"):
-        cls(Gaussian(1.0), rate)
+        cls(Gaussian(1.0), sampling_rate=rate)
 
 
 def test_neighbouring_relations_are_stated() -> None:
+    """Only the subsampling wrappers fix a relation; every base mechanism is relation-agnostic."""
     assert PoissonSubsampled.neighbouring == "add_remove"
     assert SubsampledWithoutReplacement.neighbouring == "substitution"
+    from tests.test_mechanisms_consistency import MECHANISMS
+
+    for mechanism in MECHANISMS:
+        if not isinstance(mechanism, (PoissonSubsampled, SubsampledWithoutReplacement)):
+            assert mechanism.neighbouring is None, mechanism
 
 
 def subsampled_laplace_delta(scale: float, q: float, epsilon: float, *, add: bool) -> float:
@@ -186,7 +204,7 @@ def subsampled_laplace_delta(scale: float, q: float, epsilon: float, *, add: boo
 @pytest.mark.parametrize(("scale", "q"), [(1.0, 0.2), (0.3, 0.05), (2.0, 0.9)])
 @pytest.mark.parametrize("epsilon", [-0.2, 0.0, 0.02, 0.3])
 def test_poisson_laplace_by_quadrature(scale: float, q: float, epsilon: float) -> None:
-    remove, add = privacy_loss_laws(PoissonSubsampled(Laplace(scale), q))
+    remove, add = privacy_loss_laws(PoissonSubsampled(Laplace(scale), sampling_rate=q))
     for law, is_add in ((remove, False), (add, True)):
         truth = subsampled_laplace_delta(scale, q, epsilon, add=is_add)
         assert law_delta(law, epsilon) == pytest.approx(truth, rel=EXACT_RTOL, abs=PMF_ATOL)
@@ -198,7 +216,7 @@ def test_poisson_laplace_by_quadrature(scale: float, q: float, epsilon: float) -
 @pytest.mark.parametrize(("scale", "q"), [(1.0, 0.2), (0.3, 0.05)])
 @pytest.mark.parametrize("epsilon", [0.0, 0.3, 1.5])
 def test_without_replacement_laplace(scale: float, q: float, epsilon: float) -> None:
-    law, _ = privacy_loss_laws(SubsampledWithoutReplacement(Laplace(scale), q))
+    law, _ = privacy_loss_laws(SubsampledWithoutReplacement(Laplace(scale), sampling_rate=q))
     base, _ = privacy_loss_laws(Laplace(scale))
     amplified = math.log1p(q * math.expm1(epsilon))
     assert law_delta(law, amplified) == pytest.approx(
@@ -212,4 +230,4 @@ def test_without_replacement_laplace(scale: float, q: float, epsilon: float) -> 
 @pytest.mark.parametrize("cls", [PoissonSubsampled, SubsampledWithoutReplacement])
 def test_base_mechanism_validation(cls: type) -> None:
     with pytest.raises(ValueError, match="mechanism"):
-        cls(1.0, 0.5)
+        cls(1.0, sampling_rate=0.5)

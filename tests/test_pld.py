@@ -100,7 +100,7 @@ def test_tiny_delta_is_certified_down_to_1e_300() -> None:
 
 @pytest.mark.parametrize("eps,delta,k", [(0.1, 0.0, 50), (0.5, 1e-4, 20), (1.0, 1e-3, 7)])
 def test_kfold_canonical_against_binomial_sum(eps: float, delta: float, k: int) -> None:
-    pld = pld_of(EpsilonDelta(eps, delta)).self_compose(k)
+    pld = pld_of(EpsilonDelta(eps, delta=delta)).self_compose(k)
     for eps_g in [0.0, 0.3, 1.0, 2.5, 0.5 * k * eps]:
         b = pld.delta(eps_g)
         truth = canonical_delta(eps, delta, k, eps_g)
@@ -156,7 +156,7 @@ def subsampled_delta(eps: float, q: float, sigma: float, direction: str) -> mp.m
 
 def test_subsampled_gaussian_single_both_directions() -> None:
     q, sigma = 0.2, 0.8
-    pld = pld_of(PoissonSubsampled(Gaussian(sigma=sigma), q))
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=sigma), sampling_rate=q))
     for e in [0.0, 0.1, 0.5, 1.0, 2.0]:
         truth = max(subsampled_delta(e, q, sigma, "remove"), subsampled_delta(e, q, sigma, "add"))
         b = pld.delta(e)
@@ -178,7 +178,7 @@ def test_heterogeneous_gaussians_match_gdp_quadrature() -> None:
 
 def test_mass_at_infinity_is_reported() -> None:
     k, delta = 5, 1e-3
-    pld = pld_of(EpsilonDelta(0.5, delta)).self_compose(k)
+    pld = pld_of(EpsilonDelta(0.5, delta=delta)).self_compose(k)
     with mp.workdps(MPMATH_DPS):
         floor = 1 - (1 - mp.mpf(delta)) ** k  # the float δ's exact value
     b = pld.delta(100.0)
@@ -204,7 +204,7 @@ def test_hypothesis_no_counterexample_gaussian(sigma: float, k: int, eps: float,
 
 
 def test_delta_curve_vectorised_and_monotone() -> None:
-    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), 0.05)).self_compose(50)
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.05)).self_compose(50)
     eps = np.linspace(0.0, 4.0, 41)
     lo, hi = pld.delta_curve(eps)
     assert np.all(lo <= hi)
@@ -214,7 +214,7 @@ def test_delta_curve_vectorised_and_monotone() -> None:
 
 
 def test_tightening_accuracy_narrows_bracket() -> None:
-    mech = PoissonSubsampled(Gaussian(sigma=1.0), 0.02)
+    mech = PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.02)
     widths = [
         pld_of(mech, Accuracy(grid_step=s)).self_compose(300).epsilon(1e-5).width
         for s in (4e-3, 1e-3, 2.5e-4)
@@ -224,7 +224,7 @@ def test_tightening_accuracy_narrows_bracket() -> None:
 
 
 def test_default_accuracy_dpsgd_bracket_is_within_one_percent() -> None:
-    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), 0.01), DEFAULT_ACCURACY).self_compose(1000)
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.01), DEFAULT_ACCURACY).self_compose(1000)
     b = pld.epsilon(1e-5)
     assert b.relative_width <= 0.01
 
@@ -283,7 +283,7 @@ def test_from_discrete_law_and_symmetry_flag() -> None:
 def test_hypothesis_no_counterexample_canonical(
     eps: float, delta: float, k: int, eps_g: float, step: float
 ) -> None:
-    pld = pld_of(EpsilonDelta(eps, delta), Accuracy(grid_step=step)).self_compose(k)
+    pld = pld_of(EpsilonDelta(eps, delta=delta), Accuracy(grid_step=step)).self_compose(k)
     b = pld.delta(eps_g)
     truth = canonical_delta(eps, delta, k, eps_g)
     assert b.lower <= truth <= b.upper
@@ -299,7 +299,7 @@ def test_hypothesis_no_counterexample_canonical(
 def test_hypothesis_no_counterexample_subsampled_single(
     q: float, sigma: float, eps: float, step: float
 ) -> None:
-    pld = pld_of(PoissonSubsampled(Gaussian(sigma=sigma), q), Accuracy(grid_step=step))
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=sigma), sampling_rate=q), Accuracy(grid_step=step))
     b = pld.delta(eps)
     truth = max(subsampled_delta(eps, q, sigma, "remove"), subsampled_delta(eps, q, sigma, "add"))
     assert b.lower <= truth <= b.upper
@@ -307,7 +307,7 @@ def test_hypothesis_no_counterexample_subsampled_single(
 
 @pytest.mark.parametrize(
     "mechanism",
-    [EpsilonDelta(1.0, 1.0), EpsilonDelta(0.0, 0.0), EpsilonDelta(0.0, 0.3), EpsilonDelta(50.0, 0.0)],
+    [EpsilonDelta(1.0, delta=1.0), EpsilonDelta(0.0, delta=0.0), EpsilonDelta(0.0, delta=0.3), EpsilonDelta(50.0, delta=0.0)],
 )
 def test_degenerate_laws(mechanism: EpsilonDelta) -> None:
     k = 3
@@ -319,7 +319,7 @@ def test_degenerate_laws(mechanism: EpsilonDelta) -> None:
 
 
 def test_asymmetric_compose_commutative_within_error() -> None:
-    a = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), 0.1)).self_compose(20)
+    a = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.1)).self_compose(20)
     b = pld_of(Gaussian(sigma=3.0)).self_compose(2)
     ab, ba = a.compose(b), b.compose(a)
     assert not ab.symmetric
@@ -331,7 +331,7 @@ def test_asymmetric_compose_commutative_within_error() -> None:
 
 
 def test_ten_million_steps_give_a_finite_narrow_bracket() -> None:
-    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), 1e-3), Accuracy(grid_step=PLD_FINE_STEP))
+    pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=1e-3), Accuracy(grid_step=PLD_FINE_STEP))
     b = pld.self_compose(10_000_000).epsilon(1e-5)
     assert 0 < b.lower <= b.upper < math.inf
     assert b.relative_width < 0.1
@@ -343,7 +343,7 @@ def test_tail_query_on_concentrated_tilted_laws() -> None:
     e1, e2 = 1.2681507208363119, 0.0734720324800896
     accuracy = Accuracy(grid_step=COARSE_GRID_STEP)
     rr = pld_of(RandomizedResponse(e1), accuracy)
-    kary = pld_of(KaryRandomizedResponse(e2, 4), accuracy)
+    kary = pld_of(KaryRandomizedResponse(e2, k=4), accuracy)
     b = rr.self_compose(3).compose(kary.self_compose(2)).epsilon(1e-300)
     assert b.lower <= 3 * e1 + 2 * e2 <= b.upper
 

@@ -82,7 +82,7 @@ CASES: list[tuple[str, Callable[[Any], object], list[Any]]] = [
     ("delta", lambda v: _pld().epsilon(v), PROB),
     ("k", lambda v: _pld().self_compose(v), INT),
     ("steps", lambda v: dpsgd.epsilon(1.0, 0.01, v, 1e-5, accuracy=COARSE), INT),
-    ("sample_rate", lambda v: dpsgd.epsilon(1.0, v, 10, 1e-5, accuracy=COARSE), RATE),
+    ("sampling_rate", lambda v: dpsgd.epsilon(1.0, v, 10, 1e-5, accuracy=COARSE), RATE),
     ("noise_multiplier", lambda v: dpsgd.epsilon(v, 0.01, 10, 1e-5, accuracy=COARSE), POS),
     ("ks[0]", lambda v: plot.plot_privacy_region(0.1, 0.0, [v]), INT),
     ("epsilons[0]", lambda v: plot.plot_composition_comparison([v], 1e-5, 5), [NAN, -1.0, INF]),

@@ -8,9 +8,15 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
   pessimistic/optimistic brackets, FFT composition, the standard mechanisms, subsampling.
 * :mod:`optcomp.fdp` — f-DP and Gaussian DP (Dong–Roth–Su).
 * :mod:`optcomp.calibrate`, :mod:`optcomp.dpsgd` — noise calibration and DP-SGD accounting.
+
+Submodules load on first attribute access (``import optcomp; optcomp.dpsgd.epsilon(...)`` works
+without importing :mod:`optcomp.dpsgd` first).
 """
 
 from __future__ import annotations
+
+import importlib
+from types import ModuleType
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
 from optcomp.composition import compose
@@ -21,6 +27,7 @@ from optcomp.mechanisms import (
     Gaussian,
     KaryRandomizedResponse,
     Laplace,
+    Mechanism,
     PoissonSubsampled,
     RandomizedResponse,
     ShiftedTruncatedLaplace,
@@ -32,6 +39,22 @@ from optcomp.mechanisms import (
 
 __version__ = "0.1.0"
 
+#: Submodules reachable as attributes of the package, imported on first access (PEP 562).
+_SUBMODULES = frozenset(
+    {"bounds", "calibrate", "cli", "composition", "dpsgd", "fdp", "mechanisms", "optimal", "pld", "plot", "region"}
+)
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"optcomp.{name}")
+    raise AttributeError(f"module 'optcomp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _SUBMODULES)
+
+
 __all__ = [
     "DEFAULT_ACCURACY",
     "Accuracy",
@@ -42,6 +65,7 @@ __all__ = [
     "Gaussian",
     "KaryRandomizedResponse",
     "Laplace",
+    "Mechanism",
     "PoissonSubsampled",
     "RandomizedResponse",
     "ShiftedTruncatedLaplace",

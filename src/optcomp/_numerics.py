@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -185,6 +185,88 @@ def _as_real(name: str, value: object) -> float:
     return x
 
 
+@dataclass(frozen=True, slots=True)
+class Domain:
+    """A parameter domain, declared once and reused (scipy.stats declares its parameter domains so).
+
+    The interval from ``lower`` to ``upper``, each end open or closed (a closed infinite end admits
+    ±inf itself); with ``integer`` only ``int`` values (``bool`` and floats excluded). The same object
+    validates (:meth:`check`), documents (``str(domain)`` is the range in every error message) and
+    drives the hypothesis strategies of the tests (``tests/strategies.py`` reads its fields).
+
+    Attributes:
+        lower: lower end (may be ``-inf``).
+        upper: upper end (may be ``inf``).
+        lower_closed: whether ``lower`` itself is allowed.
+        upper_closed: whether ``upper`` itself is allowed.
+        integer: whether values must be integers.
+    """
+
+    lower: float
+    upper: float
+    lower_closed: bool = True
+    upper_closed: bool = False
+    integer: bool = False
+
+    def __str__(self) -> str:
+        if self.integer:
+            lo, hi = int(self.lower), self.upper
+            return f">= {lo}" if math.isinf(hi) else f"in [{lo}, {int(hi)}]"
+        left = "[" if self.lower_closed else "("
+        right = "]" if self.upper_closed else ")"
+        return f"in {left}{_show(self.lower)}, {_show(self.upper)}{right}"
+
+    def contains(self, x: float) -> bool:
+        """Whether the real number ``x`` lies in the domain (the integer flag aside)."""
+        above = x >= self.lower if self.lower_closed else x > self.lower
+        below = x <= self.upper if self.upper_closed else x < self.upper
+        return bool(above and below)
+
+    def check(self, name: str, value: object) -> float:
+        """``value`` as a float in the domain, else ``ValueError("<name> must be in <range>, got <value>")``."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"{name} must be a real number {self}, got {value!r}")  # noqa: TRY004 (contract: ValueError)
+        x = float(value)
+        if not self.contains(x):  # also NaN
+            raise ValueError(f"{name} must be {self}, got {x!r}")
+        return x
+
+    def check_int(self, name: str, value: object) -> int:
+        """``value`` as an ``int`` in the domain (``bool`` and floats rejected)."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValueError(f"{name} must be an integer {self}, got {value!r}")  # noqa: TRY004 (contract: ValueError)
+        k = int(value)
+        if not self.contains(k):
+            raise ValueError(f"{name} must be an integer {self}, got {k!r}")
+        return k
+
+    def validate(self, name: str, value: object) -> float | int:
+        """:meth:`check_int` for an integer domain, :meth:`check` otherwise."""
+        return self.check_int(name, value) if self.integer else self.check(name, value)
+
+
+def _show(x: float) -> str:
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:g}"
+
+
+#: The parameter domains of optcomp, one object per domain.
+FINITE = Domain(-math.inf, math.inf, lower_closed=False, upper_closed=False)
+NONNEGATIVE = Domain(0.0, math.inf)
+NONNEGATIVE_OR_INF = Domain(0.0, math.inf, upper_closed=True)
+POSITIVE = Domain(0.0, math.inf, lower_closed=False)
+POSITIVE_OR_INF = Domain(0.0, math.inf, lower_closed=False, upper_closed=True)
+PROBABILITY = Domain(0.0, 1.0, upper_closed=True)
+OPEN_PROBABILITY = Domain(0.0, 1.0, lower_closed=False)
+SAMPLING_RATE = Domain(0.0, 1.0, lower_closed=False, upper_closed=True)
+
+
+def integers(minimum: int, maximum: int | None = None) -> Domain:
+    """The integer domain [minimum, maximum] (no upper end when ``maximum`` is ``None``)."""
+    return Domain(float(minimum), math.inf if maximum is None else float(maximum), upper_closed=True, integer=True)
+
+
 def check_finite(name: str, value: object) -> float:
     """``value`` as a finite float, or ``ValueError`` naming ``name``."""
     x = _as_real(name, value)
@@ -195,60 +277,84 @@ def check_finite(name: str, value: object) -> float:
 
 def check_nonnegative(name: str, value: object, *, allow_inf: bool = False) -> float:
     """``value`` as a float in [0, ∞) (or [0, ∞] with ``allow_inf``)."""
-    x = _as_real(name, value)
-    if x < 0 or (math.isinf(x) and not allow_inf):
-        rng = "[0, inf]" if allow_inf else "[0, inf)"
-        raise ValueError(f"{name} must be in {rng}, got {x!r}")
-    return x
+    return (NONNEGATIVE_OR_INF if allow_inf else NONNEGATIVE).check(name, value)
 
 
 def check_positive(name: str, value: object, *, allow_inf: bool = False) -> float:
-    """``value`` as a float in (0, ∞)."""
-    x = _as_real(name, value)
-    if not x > 0 or (math.isinf(x) and not allow_inf):
-        rng = "(0, inf]" if allow_inf else "(0, inf)"
-        raise ValueError(f"{name} must be in {rng}, got {x!r}")
-    return x
+    """``value`` as a float in (0, ∞) (or (0, ∞] with ``allow_inf``)."""
+    return (POSITIVE_OR_INF if allow_inf else POSITIVE).check(name, value)
 
 
 def check_probability(name: str, value: object) -> float:
     """``value`` as a float in [0, 1]."""
-    x = _as_real(name, value)
-    if not 0.0 <= x <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {x!r}")
-    return x
+    return PROBABILITY.check(name, value)
 
 
 def check_open_probability(name: str, value: object) -> float:
     """``value`` as a float in (0, 1)."""
-    x = _as_real(name, value)
-    if not 0.0 < x < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {x!r}")
-    return x
+    return OPEN_PROBABILITY.check(name, value)
 
 
 def check_sampling_rate(name: str, value: object) -> float:
     """``value`` as a float in (0, 1] (a sampling rate)."""
-    x = _as_real(name, value)
-    if not 0.0 < x <= 1.0:
-        raise ValueError(f"{name} must be in (0, 1], got {x!r}")
-    return x
+    return SAMPLING_RATE.check(name, value)
 
 
 def check_int(name: str, value: object, *, minimum: int = 1, maximum: int | None = None) -> int:
     """``value`` as an ``int`` ≥ ``minimum`` (and ≤ ``maximum``). ``bool`` and floats are rejected."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")  # noqa: TRY004 (contract: ValueError)
-    k = int(value)
-    if k < minimum or (maximum is not None and k > maximum):
-        rng = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
-        raise ValueError(f"{name} must be an integer {rng}, got {k!r}")
-    return k
+    return integers(minimum, maximum).check_int(name, value)
 
 
 def check_epsilon_delta(epsilon: object, delta: object, *, prefix: str = "") -> tuple[float, float]:
-    """Validate one (ε, δ) pair: ε in [0, ∞), δ in [0, 1]."""
-    return (check_nonnegative(f"{prefix}epsilon", epsilon), check_probability(f"{prefix}delta", delta))
+    """Validate one (ε, δ) pair: ε in [0, ∞), δ in [0, 1]. ``prefix`` names its place (``"mechanisms[3]."``)."""
+    return (NONNEGATIVE.check(f"{prefix}epsilon", epsilon), PROBABILITY.check(f"{prefix}delta", delta))
+
+
+def check_epsilon_delta_pairs(name: str, pairs: object) -> list[tuple[float, float]]:
+    """A non-empty sequence of (ε, δ) pairs, each validated by :func:`check_epsilon_delta`.
+
+    The one validator of (ε, δ) lists (``bounds``, ``region``): ``ValueError`` naming ``name`` for a
+    non-sequence, an empty one or an entry that is not a pair, and ``name[i].epsilon``/``name[i].delta``
+    for a value out of range.
+    """
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+        raise ValueError(f"{name} must be a sequence of (epsilon, delta) pairs, got {pairs!r}")  # noqa: TRY004 (contract: ValueError)
+    items = list(pairs)
+    if not items:
+        raise ValueError(f"{name} must contain at least one (epsilon, delta) pair, got {pairs!r}")
+    out: list[tuple[float, float]] = []
+    for i, pair in enumerate(items):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"{name}[{i}] must be an (epsilon, delta) pair, got {pair!r}")
+        out.append(check_epsilon_delta(pair[0], pair[1], prefix=f"{name}[{i}]."))
+    return out
+
+
+#: Σp of a probability vector of n entries may differ from 1 by n·PROBABILITY_SUM_SLACK_PER_TERM: the
+#: rounding of n stored probabilities and of their sum (each within a few units in the last place),
+#: with room for vectors built as products or differences of exact probabilities (f-DP tensor products).
+PROBABILITY_SUM_SLACK_PER_TERM: float = 64 * UNIT_ROUNDOFF
+
+
+def check_probability_vector(name: str, values: object, *, normalised: bool = True) -> FloatArray:
+    """``values`` as a non-empty 1-d float array of probabilities, the one validator of such vectors.
+
+    Every entry must be in [0, 1] (NaN rejected); with ``normalised`` the entries must also sum to 1
+    within n·``PROBABILITY_SUM_SLACK_PER_TERM`` (sums are exact ``math.fsum``). Nothing is rescaled.
+    """
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a 1-d array of probabilities, got {values!r}") from err
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array of probabilities, got shape {arr.shape}")
+    if not np.all((arr >= 0.0) & (arr <= 1.0)):  # also rejects nan
+        raise ValueError(f"{name} must hold probabilities in [0, 1], got {arr.tolist()[:5]!r}")
+    if normalised:
+        total = math.fsum(arr.tolist())
+        if abs(total - 1.0) > PROBABILITY_SUM_SLACK_PER_TERM * arr.size:
+            raise ValueError(f"{name} must sum to 1, got sum {total!r}")
+    return arr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,25 +448,38 @@ __all__ = [
     "EPSILON_XTOL",
     "FEW_ULPS",
     "GDP_LOG_ERROR_PER_UNIT",
+    "FINITE",
     "LAW_LOG_ERROR",
+    "NONNEGATIVE",
+    "NONNEGATIVE_OR_INF",
+    "OPEN_PROBABILITY",
     "PLD_MAX_FFT_LENGTH",
+    "POSITIVE",
+    "POSITIVE_OR_INF",
+    "PROBABILITY",
+    "PROBABILITY_SUM_SLACK_PER_TERM",
     "RELATIVE_SLACK",
     "ROOT_RTOL",
     "SPECIAL_FUNCTION_LOG_ERROR",
+    "SAMPLING_RATE",
     "UNIT_ROUNDOFF",
     "Accuracy",
     "Bound",
+    "Domain",
     "FloatArray",
     "check_epsilon_delta",
+    "check_epsilon_delta_pairs",
     "check_finite",
     "check_int",
     "check_nonnegative",
     "check_open_probability",
     "check_positive",
     "check_probability",
+    "check_probability_vector",
     "check_sampling_rate",
     "clip_probability_upper",
     "fft_error_bound",
+    "integers",
     "log1mexp",
     "log1mexp_array",
     "log_binomial",

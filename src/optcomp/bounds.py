@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from optcomp._numerics import (
     check_epsilon_delta,
+    check_epsilon_delta_pairs,
     check_int,
     check_nonnegative,
     check_positive,
@@ -37,18 +38,7 @@ EpsDelta = tuple[float, float]
 
 
 def _check_mechanisms(mechanisms: Sequence[EpsDelta]) -> list[EpsDelta]:
-    try:
-        items = list(mechanisms)
-    except TypeError as exc:
-        raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {mechanisms!r}") from exc
-    if not items:
-        raise ValueError("mechanisms must contain at least one (epsilon, delta) pair, got []")
-    out: list[EpsDelta] = []
-    for i, pair in enumerate(items):
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"mechanisms[{i}] must be an (epsilon, delta) pair, got {pair!r}")
-        out.append(check_epsilon_delta(pair[0], pair[1], prefix=f"mechanisms[{i}]."))
-    return out
+    return check_epsilon_delta_pairs("mechanisms", mechanisms)
 
 
 def _drift(epsilon: float) -> float:

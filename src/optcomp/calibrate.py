@@ -3,7 +3,9 @@
 :func:`noise_for_target` works for any mechanism family of :mod:`optcomp.mechanisms` with one noise
 scale (Gaussian σ, Laplace scale, a Poisson-subsampled Gaussian's σ, ...), given as a callable
 ``noise ↦ mechanism`` or as a mechanism class (whose noise field is named or is its first field). It
-bisects on the certified bracket of :func:`optcomp.compose`'s ε and returns
+searches coarse-to-fine on the certified bracket of :func:`optcomp.compose`'s ε
+(:func:`multilevel_search`: grids 16 and 4 times coarser place a safeguarded secant at the requested
+accuracy; a ``GridTooLargeError`` at a candidate counts as "not feasible here") and returns
 
 * ``noise``: a value that was evaluated and whose certified upper ε is ≤ the target (the safe side);
 * ``bracket``: a :class:`~optcomp.Bound` on the true minimal noise
@@ -18,9 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from optcomp._numerics import (
     CALIBRATION_RTOL,
@@ -33,10 +35,10 @@ from optcomp._numerics import (
     check_probability,
 )
 from optcomp.bounds import kov_per_query_budget  # KOV Cor. V.1 lives in bounds.py (one home per theorem)
+from optcomp.pld import GridTooLargeError
 
 #: Widening gives up after this many doublings (a factor 2**60 in the noise).
 _MAX_DOUBLINGS = 60
-
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
@@ -56,51 +58,290 @@ class Calibration:
     kov_noise: float
 
 
-def _search(
-    evaluate: Callable[[float], Bound], target: float, rtol: float, name: str, start: float = 1.0
-) -> tuple[float, float, dict[float, Bound]]:
-    """Geometric bisection on noise for ``evaluate(noise).upper <= target``.
+#: Coarse-to-fine searches: the first pass evaluates on a grid this many times coarser than asked.
+COARSE_GRID_FACTOR = 16.0
 
-    Returns ``(fail, passing, seen)``: ``passing`` was evaluated and its upper bound meets the target,
-    ``fail`` (possibly 0) is a point whose upper bound does not, ``passing / fail <= 1 + rtol``, and
-    ``seen`` maps every evaluated noise to its bracket. Only the upper bound decides, so ``passing`` is
-    on the safe side whatever the shape of the bound. The search starts at ``start`` (a scale hint:
-    evaluations at small noise, i.e. large ε, are the expensive ones).
+#: Relative tolerance of the coarse pass (it only places the fine search; its answers are never returned).
+COARSE_RTOL = 2e-2
+
+#: Safeguarded secant steps before a search falls back to pure bisection (never reached in practice).
+_MAX_SECANT_STEPS = 200
+
+
+def coarse_accuracy(accuracy: Accuracy, factor: float = COARSE_GRID_FACTOR) -> Accuracy:
+    """``accuracy`` on a grid ``factor`` times coarser: the coarse passes of every inverse (their
+    brackets are as certified as the fine ones, only wider). The one place that knows how to coarsen."""
+    return dataclasses.replace(accuracy, grid_step=accuracy.grid_step * factor)
+
+
+#: Grid-step factors of the passes of an inverse, coarsest first, relative to the requested accuracy.
+SEARCH_LEVELS: tuple[float, ...] = (COARSE_GRID_FACTOR, COARSE_GRID_FACTOR**0.5)
+
+
+def level_accuracies(accuracy: Accuracy) -> tuple[list[Accuracy], list[float]]:
+    """The coarse accuracies of an inverse's passes (coarsest first) and the step ratios between
+    consecutive passes, the last ratio being to ``accuracy`` itself."""
+    coarse = [coarse_accuracy(accuracy, f) for f in SEARCH_LEVELS]
+    factors = [*SEARCH_LEVELS, 1.0]
+    return coarse, [factors[i] / factors[i + 1] for i in range(len(SEARCH_LEVELS))]
+
+
+@dataclass
+class Probe:
+    """Memoised evaluations of a certified bracket ``evaluate(x) -> Bound``.
+
+    A :class:`~optcomp.pld.GridTooLargeError` at some x is recorded as ``None`` — "not feasible here,
+    move on" (it always fails the target) — instead of ending the search; the last such error is kept
+    so that a search in which *nothing* is feasible can raise it.
     """
-    seen: dict[float, Bound] = {}
 
-    def passes(x: float) -> bool:
-        if x not in seen:
-            seen[x] = evaluate(x)
-        return seen[x].upper <= target
+    evaluate: Callable[[float], Bound]
+    seen: dict[float, Bound | None] = dataclasses.field(default_factory=dict)
+    last_error: GridTooLargeError | None = None
 
-    lo, hi = start, start
-    if passes(start):
-        lo = start / 2.0
-        for _ in range(_MAX_DOUBLINGS):
-            if not passes(lo):
-                break
-            hi, lo = lo, lo / 2.0
+    def __call__(self, x: float) -> Bound | None:
+        if x not in self.seen:
+            try:
+                self.seen[x] = self.evaluate(x)
+            except GridTooLargeError as err:
+                self.seen[x] = None
+                self.last_error = err
+        return self.seen[x]
+
+    def value(self, x: float, side: str = "upper") -> float:
+        """The ``side`` end of the bracket at x (``inf`` where infeasible)."""
+        b = self(x)
+        return math.inf if b is None else float(getattr(b, side))
+
+
+def log_slope(points: list[tuple[float, float]]) -> float | None:
+    """d ln v / d ln x from the two most recent points with finite positive values (``None`` if unknown)."""
+    usable = [(x, v) for x, v in points if 0.0 < v < math.inf and x > 0.0]
+    if len(usable) < 2:
+        return None
+    (x1, v1), (x2, v2) = usable[-2], usable[-1]
+    if x1 == x2 or v1 == v2:
+        return None
+    slope = (math.log(v2) - math.log(v1)) / (math.log(x2) - math.log(x1))
+    return slope if math.isfinite(slope) else None
+
+
+def refine(
+    probe: Probe,
+    target: float,
+    *,
+    guess: float,
+    rtol: float,
+    fail: float | None = None,
+    passing: float | None = None,
+    side: str = "upper",
+    increasing: bool = False,
+    integer: bool = False,
+    slope_hint: float | None = None,
+    limit: float = math.inf,
+) -> tuple[float | None, float | None]:
+    """Locate the root of ``probe.value(x, side) <= target`` by a safeguarded secant in (ln x, ln v).
+
+    The value is assumed monotone in x (decreasing unless ``increasing``), but nothing returned depends
+    on it: the result ``(fail, passing)`` holds only evaluated points (or the given ends), ``passing``
+    meets the target and ``fail`` does not, with max/min ≤ 1 + ``rtol`` (adjacent for ``integer``).
+    Each step aims just past the predicted root on the side not yet pinned, so a good prediction ends
+    the search in two evaluations; a step that fails to halve the bracket is followed by bisection.
+    ``passing`` stays ``None`` if no x up to ``limit`` (down to 0 when ``increasing``) passes, and
+    ``fail`` stays ``None`` when every x down to 2**-60 × guess passes.
+    """
+    sign = 1.0 if increasing else -1.0  # sign of d ln v / d ln x
+
+    def toward_pass(x: float, factor: float) -> float:
+        return x / factor if increasing else x * factor
+
+    points: list[tuple[float, float]] = []
+    x = guess
+    shrink_failures = 0
+    for _ in range(_MAX_SECANT_STEPS):
+        if integer:
+            x = float(max(1, round(x)))
+        x = min(x, limit)
+        v = probe.value(x, side)
+        points.append((x, v))
+        old = _width(fail, passing)
+        if v <= target:
+            passing = x if passing is None else (min(passing, x) if not increasing else max(passing, x))
         else:
-            return 0.0, hi, seen
-    else:
-        for _ in range(_MAX_DOUBLINGS):
-            hi *= 2.0
-            if passes(hi):
-                break
-            lo = hi
+            fail = x if fail is None else (max(fail, x) if not increasing else min(fail, x))
+        if fail is not None and passing is not None:
+            if _width(fail, passing) <= math.log1p(rtol) or (integer and abs(fail - passing) <= 1):
+                return fail, passing
+            shrink_failures = shrink_failures + 1 if _width(fail, passing) > 0.5 * old else 0
+        elif passing is None and x >= limit:
+            return fail, None
+        if (v <= target and x >= limit) or (integer and increasing and x <= 1.0 and v > target):
+            return fail, passing  # the search cannot go further (the caller reads which end)
+        elif fail is None and x <= guess * 2.0**-_MAX_DOUBLINGS:
+            return None, passing
+        elif passing is None and not increasing and x > guess * 2.0**_MAX_DOUBLINGS:
+            return fail, None
+        # Predict the root from the local log-log slope.
+        slope = log_slope(points) or slope_hint
+        if slope is None or slope * sign <= 0 or not 0.0 < v < math.inf:
+            predicted = None
         else:
-            raise ValueError(
-                f"{name}={target!r} is not met by any noise up to {hi!r} at this accuracy; "
-                "refine the accuracy or raise the target"
-            )
-    while hi / lo > 1.0 + rtol:
-        mid = math.sqrt(lo * hi)
-        if passes(mid):
-            hi = mid
+            predicted = x * math.exp((math.log(target) - math.log(v)) / slope)
+        aim = 1.0 + rtol / 3.0
+        if predicted is not None:
+            nxt = toward_pass(predicted, aim) if v > target else toward_pass(predicted, 1.0 / aim)
         else:
-            lo = mid
-    return lo, hi, seen
+            nxt = toward_pass(x, 2.0) if v > target else toward_pass(x, 0.5)
+        if fail is not None and passing is not None:
+            lo, hi = min(fail, passing), max(fail, passing)
+            if shrink_failures >= 2 or not lo < nxt < hi:
+                nxt = math.sqrt(lo * hi)
+                shrink_failures = 0
+        else:  # one-sided: move at most a factor 4 per step, at least a factor 1 + rtol/3
+            ratio = min(max(nxt / x, 0.25), 4.0)
+            if abs(math.log(ratio)) < math.log1p(rtol / 3.0):
+                step = 1.0 + rtol / 3.0
+                ratio = toward_pass(1.0, step) if v > target else toward_pass(1.0, 1.0 / step)
+            nxt = x * ratio
+        if integer:
+            nxt = float(round(nxt))
+            if fail is not None and passing is not None:
+                lo_i, hi_i = min(fail, passing), max(fail, passing)
+                if not lo_i < nxt < hi_i:
+                    nxt = float((int(lo_i) + int(hi_i)) // 2)
+            elif nxt == x:
+                nxt = x + (1.0 if (v <= target) == increasing else -1.0)
+                nxt = max(nxt, 1.0)
+        x = nxt
+    return fail, passing
+
+
+def _width(a: float | None, b: float | None) -> float:
+    if a is None or b is None or a <= 0.0 or b <= 0.0:
+        return math.inf
+    return abs(math.log(b / a))
+
+
+def _level_guess(
+    probe: Probe, fail: float | None, passing: float, target: float, ratio: float, increasing: bool
+) -> tuple[float, float | None]:
+    """Where the next, ``ratio`` times finer level is predicted to cross the target, and the slope.
+
+    Model: the finer upper end ≈ midpoint + half-width/``ratio`` of this level's bracket (the truth is
+    near the midpoint, and bracket widths scale with the grid step); solved by a log-log secant
+    through this level's last failing and passing points.
+    """
+    pts = []
+    for x in (fail, passing):
+        b = None if x is None else probe(x)
+        if x is not None and b is not None and math.isfinite(b.upper):
+            pts.append((x, 0.5 * (b.lower + b.upper) + 0.5 * b.width / ratio))
+    slope = log_slope(pts)
+    if slope is None:
+        pts_all = sorted((x, b.upper) for x, b in probe.seen.items() if b is not None)
+        slope = log_slope(pts_all[-2:])
+    if slope is None or (slope > 0) != increasing or not pts or not pts[-1][1] > 0.0:
+        return passing, slope
+    x, v = pts[-1]
+    return x * math.exp((math.log(target) - math.log(v)) / slope), slope
+
+
+def multilevel_search(
+    levels: Sequence[Probe],
+    target: float,
+    *,
+    start: float,
+    rtol: float,
+    ratios: Sequence[float],
+    increasing: bool = False,
+    integer: bool = False,
+    limit: float = math.inf,
+) -> tuple[float | None, float | None, float | None]:
+    """Coarse-to-fine root search over ``levels`` (the same certified bracket on ever finer grids).
+
+    Each level but the last is searched to ``COARSE_RTOL`` on its upper end; the next starts from the
+    crossing predicted by :func:`_level_guess` (``ratios[i]``: grid-step ratio of level i to the next),
+    aimed just past it on the passing side. The last level is searched to ``rtol``. Evaluations whose
+    *lower* end already exceeds the target (at any level) certainly fail at every level (the truth
+    exceeds the target), so the last level never evaluates beyond them.
+
+    Returns ``(fail, passing, certain_fail)`` of the last level (``refine``'s ends) and the certified
+    failing point closest to the root, or ``None`` where unknown.
+    """
+    guess, slope = start, None
+    certain_fail: float | None = None
+
+    def closest_certain_fail() -> float | None:
+        fails = [x for p in levels for x, b in p.seen.items() if b is None or b.lower > target]
+        if not fails:
+            return None
+        return min(fails) if increasing else max(fails)
+
+    for i, probe in enumerate(levels):
+        last = i == len(levels) - 1
+        tol = rtol if last else COARSE_RTOL
+        fail, passing = refine(
+            probe,
+            target,
+            guess=guess,
+            rtol=tol,
+            fail=certain_fail if last else None,
+            increasing=increasing,
+            integer=integer,
+            slope_hint=slope,
+            limit=limit,
+        )
+        certain_fail = closest_certain_fail()
+        if last or passing is None:
+            return fail, passing, certain_fail
+        guess, slope = _level_guess(probe, fail, passing, target, ratios[i], increasing)
+        aim = 1.0 + levels_aim(rtol if i == len(levels) - 2 else COARSE_RTOL)
+        guess = guess / aim if increasing else guess * aim
+        if certain_fail is not None:  # never start beyond a certain failure
+            guess = min(guess, certain_fail) if increasing else max(guess, certain_fail)
+    return None, None, certain_fail
+
+
+def levels_aim(tol: float) -> float:
+    """How far past a predicted crossing the first evaluation of a level is placed (relative)."""
+    return tol / 3.0
+
+
+def _search(
+    evaluate: Callable[[float], Bound],
+    target: float,
+    rtol: float,
+    name: str,
+    start: float = 1.0,
+    coarse: Sequence[Callable[[float], Bound]] = (),
+    ratios: Sequence[float] = (),
+) -> tuple[float, float, dict[float, Bound]]:
+    """Least noise with ``evaluate(noise).upper <= target``, coarse-to-fine (:func:`multilevel_search`).
+
+    Returns ``(fail, passing, seen)``: ``passing`` was evaluated by ``evaluate`` and its upper bound meets
+    the target, ``fail`` (possibly 0) does not (or is certified to fail: a coarser level's *lower* end
+    above the target), ``passing / fail <= 1 + rtol``, and ``seen`` maps every noise evaluated by
+    ``evaluate`` to its bracket. Only ``evaluate``'s upper bound decides what is returned, so
+    ``passing`` is on the safe side whatever the shape of the bound. ``coarse``: the same bracket on
+    coarser grids, coarsest first (``ratios``: grid-step ratios between consecutive levels, the last to
+    ``evaluate``'s). A ``GridTooLargeError`` at a candidate counts as failing there (:class:`Probe`).
+    """
+    probes = [Probe(f) for f in coarse] + [Probe(evaluate)]
+    fail, passing, _ = multilevel_search(
+        probes, target, start=start, rtol=rtol, ratios=list(ratios) or [COARSE_GRID_FACTOR] * len(coarse)
+    )
+    if passing is None:
+        _raise_infeasible(name, target, next((p.last_error for p in probes if p.last_error), None))
+    seen = {x: b for x, b in probes[-1].seen.items() if b is not None}
+    return (fail or 0.0), passing, seen
+
+
+def _raise_infeasible(name: str, target: float, error: GridTooLargeError | None) -> NoReturn:
+    reason = f" (the engine's grid limit was hit: {error})" if error is not None else ""
+    raise ValueError(
+        f"{name}={target!r} is not met by any noise up to 2**60 times the start at this accuracy{reason}; "
+        "refine the accuracy or raise the target"
+    )
 
 
 def smallest_passing_noise(
@@ -110,19 +351,23 @@ def smallest_passing_noise(
     rtol: float = CALIBRATION_RTOL,
     name: str = "target",
     start: float = 1.0,
+    coarse: Sequence[Callable[[float], Bound]] = (),
+    ratios: Sequence[float] = (),
 ) -> float:
     """The least evaluated noise (to relative ``rtol``) with ``evaluate(noise).upper <= target``.
 
-    Shared by :func:`noise_for_target` and :func:`optcomp.dpsgd.noise_multiplier`; see :func:`_search`.
+    Shared by :func:`noise_for_target` and :func:`optcomp.dpsgd.noise_multiplier`; see :func:`_search`
+    (``coarse``: the same bracket on coarser grids, coarsest first, used to place the fine search;
+    ``ratios``: their grid-step ratios, default :data:`COARSE_GRID_FACTOR` each).
 
     Raises:
         ValueError: ``target`` not in (0, ∞), ``rtol`` not in (0, 1), ``start`` not in (0, ∞), or no
-            noise up to 2**60 passes.
+            noise up to 2**60 × ``start`` passes.
     """
     tgt = check_positive(name, target)
     tol = check_open_probability("rtol", rtol)
     first = check_positive("start", start)
-    return _search(evaluate, tgt, tol, name, first)[1]
+    return _search(evaluate, tgt, tol, name, first, coarse, ratios)[1]
 
 
 def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], Any]:
@@ -156,6 +401,19 @@ def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], 
     return fn
 
 
+def _evaluator(
+    make: Callable[[float], Any], k: int, delta: float, accuracy: Accuracy
+) -> Callable[[float], Bound]:
+    """noise ↦ the certified ε(δ) bracket of ``k`` runs of ``make(noise)`` at ``accuracy``."""
+    from optcomp import compose
+
+    def evaluate(noise: float) -> Bound:
+        result: Bound = compose((make(noise), k), accuracy=accuracy).epsilon(delta)
+        return result
+
+    return evaluate
+
+
 def noise_for_target(
     family: Any,
     target_epsilon: float,
@@ -170,14 +428,17 @@ def noise_for_target(
 
     For noise s let ε(s) be the optimal ε at δ = ``target_delta`` of the k-fold composition of
     ``family(s)`` (its privacy-loss distribution convolved k times, ``shared/MATH.md``), bracketed by
-    :func:`optcomp.compose` ``(...).epsilon(δ)`` as [ε_lo(s), ε_up(s)]. Bisection in log s gives
+    :func:`optcomp.compose` ``(...).epsilon(δ)`` as [ε_lo(s), ε_up(s)]. A coarse-to-fine search
+    (:func:`multilevel_search`: passes on grids 16 and 4 times coarser, then a safeguarded secant at
+    ``accuracy``; a ``GridTooLargeError`` at a candidate counts as failing there) gives
 
-    * ``noise`` = an evaluated s with ε_up(s) ≤ ε (so it provably meets the target), and
-      noise/s_fail ≤ 1 + ``rtol`` for an evaluated s_fail with ε_up(s_fail) > ε;
-    * ``bracket`` = [max{s evaluated : ε_lo(s) > ε}, noise] ∋ s*, the true least noise, assuming ε(s)
-      is non-increasing (more noise is a post-processing of less). The lower end is refined by a
-      second bisection on ε_lo; its gap to ``noise`` is the engine's bracket width, seen through the
-      slope of ε(s), plus ``rtol``.
+    * ``noise`` = an s evaluated at ``accuracy`` with ε_up(s) ≤ ε (so it provably meets the target),
+      and noise/s_fail ≤ 1 + ``rtol`` for an s_fail with ε_up(s_fail) > ε (evaluated at ``accuracy``,
+      or certified to fail: a coarser pass's ε_lo(s_fail) > ε);
+    * ``bracket`` = [max{s evaluated : ε_lo(s) > ε at some grid}, noise] ∋ s*, the true least noise,
+      assuming ε(s) is non-increasing (more noise is a post-processing of less). The lower end is
+      refined on the lower ends of the grid 4 times coarser than ``accuracy`` (cheap; as certified);
+      its gap to ``noise`` is that grid's bracket width, seen through the slope of ε(s), plus ``rtol``.
 
     Args:
         family: a callable ``noise -> mechanism`` (e.g. ``lambda s: PoissonSubsampled(Gaussian(sigma=s),
@@ -188,7 +449,7 @@ def noise_for_target(
         k: number of compositions, an integer ≥ 1.
         noise_field: with a class ``family``, the name of its noise parameter.
         accuracy: discretisation of the PLD engine.
-        rtol: relative tolerance of the bisection, in (0, 1).
+        rtol: relative tolerance of the search, in (0, 1).
 
     Returns:
         A :class:`Calibration` (noise, bracket, ε bracket at noise, KOV Thm V.3 σ for comparison).
@@ -196,37 +457,36 @@ def noise_for_target(
     Raises:
         ValueError: a parameter is out of range, or no noise up to 2**60 meets the target.
     """
-    from optcomp import compose
 
     eps = check_positive("target_epsilon", target_epsilon)
     dlt = check_open_probability("target_delta", target_delta)
     kk = check_int("k", k, minimum=1)
     tol = check_open_probability("rtol", rtol)
     make = _family_callable(family, noise_field)
-
-    def evaluate(noise: float) -> Bound:
-        pld = compose((make(noise), kk), accuracy=accuracy)
-        result: Bound = pld.epsilon(dlt)
-        return result
-
     kov_sigma = math.sqrt(kov_noise_variance(eps, dlt, kk))
-    # KOV's sufficient σ (Δ = 1) is the natural scale; the search halves down from it.
-    _, noise, seen = _search(evaluate, eps, tol, "target_epsilon", start=kov_sigma)
-    # Lower end of the bracket of s*: the largest evaluated s whose *lower* ε still exceeds the target.
-    below = [s for s, b in seen.items() if b.lower > eps]
-    lo = max(below) if below else 0.0
-    above = [s for s, b in seen.items() if b.lower <= eps and s > lo]
-    hi = min(above) if above else noise
-    while lo > 0.0 and hi / lo > 1.0 + tol:
-        mid = math.sqrt(lo * hi)
-        if evaluate(mid).lower > eps:
-            lo = mid
-        else:
-            hi = mid
+    coarse, ratios = level_accuracies(accuracy)
+    probes = [Probe(_evaluator(make, kk, dlt, a)) for a in [*coarse, accuracy]]
+    # KOV's sufficient σ (Δ = 1) is the natural scale; the search starts from it.
+    _, noise, _ = multilevel_search(probes, eps, start=kov_sigma, rtol=tol, ratios=ratios)
+    if noise is None:
+        _raise_infeasible("target_epsilon", eps, next((p.last_error for p in probes if p.last_error), None))
+    # Lower end of the bracket of s*: the largest evaluated s (any level) whose *lower* ε exceeds the
+    # target (then ε_true(s) > target), refined on the second-finest level's lower end (cheap; certified).
+    below = [s for p in probes for s, b in p.seen.items() if b is not None and b.lower > eps and s < noise]
+    lo = max(below, default=0.0)
+    if lo > 0.0 and noise / lo > 1.0 + tol:
+        helper = probes[-2] if len(probes) > 1 else probes[-1]
+        lower_fail, _ = refine(
+            helper, eps, guess=math.sqrt(lo * noise), rtol=tol, fail=lo, passing=noise, side="lower"
+        )
+        lo = max(lo, lower_fail or 0.0)
+    seen = probes[-1].seen[noise]
+    if seen is None:  # noise passed, so it was evaluated
+        raise RuntimeError("internal: the returned noise has no evaluation")
     return Calibration(
         noise=noise,
         bracket=Bound(min(lo, noise), noise),
-        epsilon=seen[noise],
+        epsilon=seen,
         kov_noise=kov_sigma,
     )
 

@@ -1,7 +1,7 @@
 """DP-SGD accounting: ε and δ of noisy SGD with Poisson subsampling, and the two inverse problems.
 
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
-Poisson-subsampled batch (each record kept independently with probability ``sample_rate`` = q) and adds
+Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
 N(0, σ²) noise, σ = ``noise_multiplier``. Under the add/remove-one relation its privacy loss is that of
 the pair (N(0, σ²), (1 − q)·N(0, σ²) + q·N(1, σ²)) and its swap (Koskela–Jälkö–Honkela 2020, §5; the
 remove and add directions are both accounted for by :class:`optcomp.mechanisms.PoissonSubsampled`).
@@ -11,11 +11,12 @@ convolution of one step's (``shared/MATH.md``, "Composition of independent mecha
 * :func:`epsilon` and :func:`delta` are thin queries over :func:`optcomp.compose`; the returned
   :class:`~optcomp.Bound` is the PLD engine's certified bracket (pessimistic upper, optimistic lower;
   see :class:`optcomp.pld.PrivacyLossDistribution`).
-* :func:`noise_multiplier` and :func:`steps` invert them by bisection **on the certified upper
+* :func:`noise_multiplier` and :func:`steps` invert them coarse-to-fine (passes on grids 16 and 4
+  times coarser place a safeguarded secant at the requested accuracy) **on the certified upper
   bound**, and always return the *safe side* of the root: the returned σ (resp. number of steps) has
   been evaluated and its certified upper ε is ≤ the target, so it provably meets the target.
 
-With ``sample_rate = 1`` there is no subsampling: ``steps`` Gaussian steps with noise σ are exactly one
+With ``sampling_rate = 1`` there is no subsampling: ``steps`` Gaussian steps with noise σ are exactly one
 Gaussian step with noise σ/√steps (μ-GDP with μ = √steps/σ, Dong–Roth–Su Cor. 3.3), and that single
 step is what is accounted.
 """
@@ -23,6 +24,7 @@ step is what is accounted.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from optcomp._numerics import (
@@ -36,7 +38,7 @@ from optcomp._numerics import (
     check_positive,
     check_sampling_rate,
 )
-from optcomp.calibrate import smallest_passing_noise
+from optcomp.calibrate import Probe, level_accuracies, multilevel_search, smallest_passing_noise
 
 if TYPE_CHECKING:
     from optcomp.pld import PrivacyLossDistribution
@@ -54,30 +56,30 @@ def _check_sampling(sampling: object) -> str:
 
 
 def _composition(
-    noise_multiplier: float, sample_rate: float, steps: int, accuracy: Accuracy
+    noise_multiplier: float, sampling_rate: float, steps: int, accuracy: Accuracy
 ) -> PrivacyLossDistribution:
     """The PLD of ``steps`` DP-SGD steps (``optcomp.compose`` of the subsampled Gaussian)."""
     from optcomp import compose
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
-    if sample_rate == 1.0:
+    if sampling_rate == 1.0:
         # k Gaussians with noise σ are one Gaussian with noise σ/√k (GDP μ's add in quadrature).
         return compose(Gaussian(sigma=noise_multiplier / math.sqrt(steps)), accuracy=accuracy)
-    step = PoissonSubsampled(Gaussian(sigma=noise_multiplier), sampling_rate=sample_rate)
+    step = PoissonSubsampled(Gaussian(sigma=noise_multiplier), sampling_rate=sampling_rate)
     return compose((step, steps), accuracy=accuracy)
 
 
-def _validate(noise_multiplier: object, sample_rate: object, steps: object) -> tuple[float, float, int]:
+def _validate(noise_multiplier: object, sampling_rate: object, steps: object) -> tuple[float, float, int]:
     return (
         check_positive("noise_multiplier", noise_multiplier),
-        check_sampling_rate("sample_rate", sample_rate),
+        check_sampling_rate("sampling_rate", sampling_rate),
         check_int("steps", steps, minimum=1),
     )
 
 
 def epsilon(
     noise_multiplier: float,
-    sample_rate: float,
+    sampling_rate: float,
     steps: int,
     delta: float,
     *,
@@ -91,7 +93,7 @@ def epsilon(
 
     Args:
         noise_multiplier: σ, the noise standard deviation over the clipping norm; > 0.
-        sample_rate: q, the Poisson sampling probability of each record; in (0, 1].
+        sampling_rate: q, the Poisson sampling probability of each record; in (0, 1].
         steps: number of steps; an integer ≥ 1.
         delta: target δ in (0, 1).
         sampling: only ``"poisson"`` is supported; anything else raises ``ValueError``.
@@ -104,7 +106,7 @@ def epsilon(
     Raises:
         ValueError: a parameter is outside its range (the message names it).
     """
-    sigma, q, k = _validate(noise_multiplier, sample_rate, steps)
+    sigma, q, k = _validate(noise_multiplier, sampling_rate, steps)
     d = check_open_probability("delta", delta)
     _check_sampling(sampling)
     pld = _composition(sigma, q, k, accuracy)
@@ -113,7 +115,7 @@ def epsilon(
 
 def delta(
     noise_multiplier: float,
-    sample_rate: float,
+    sampling_rate: float,
     steps: int,
     epsilon: float,
     *,
@@ -124,7 +126,7 @@ def delta(
 
     Args:
         noise_multiplier: σ > 0.
-        sample_rate: q in (0, 1].
+        sampling_rate: q in (0, 1].
         steps: integer ≥ 1.
         epsilon: ε ≥ 0 (finite).
         sampling: only ``"poisson"``.
@@ -136,7 +138,7 @@ def delta(
     Raises:
         ValueError: a parameter is outside its range.
     """
-    sigma, q, k = _validate(noise_multiplier, sample_rate, steps)
+    sigma, q, k = _validate(noise_multiplier, sampling_rate, steps)
     e = check_nonnegative("epsilon", epsilon)
     _check_sampling(sampling)
     pld = _composition(sigma, q, k, accuracy)
@@ -145,7 +147,7 @@ def delta(
 
 def noise_multiplier(
     target_epsilon: float,
-    sample_rate: float,
+    sampling_rate: float,
     steps: int,
     delta: float,
     *,
@@ -155,16 +157,19 @@ def noise_multiplier(
 ) -> float:
     """The smallest σ (to relative tolerance ``rtol``) whose *certified* ε is ≤ ``target_epsilon``.
 
-    Bisection in log σ on the predicate ``epsilon(σ, ...).upper <= target_epsilon``. The bracket
-    [σ_fail, σ_pass] is first widened by doubling/halving from σ = 1, then halved until
-    σ_pass/σ_fail ≤ 1 + rtol. Only points that were evaluated and passed are ever returned, so the
-    result is on the safe side of the root whatever the shape of the upper bound:
+    Coarse-to-fine root search on the predicate ``epsilon(σ, ...).upper <= target_epsilon``
+    (:func:`optcomp.calibrate.smallest_passing_noise`): from the central-limit guess σ₀
+    (``_sigma_guess``), passes on grids 16 and 4 times coarser bracket the
+    root to 2 %, then a safeguarded secant at ``accuracy`` ends with evaluated σ_fail < σ_pass,
+    σ_pass/σ_fail ≤ 1 + rtol. A σ whose grid would exceed the engine's limit (tiny σ, huge ε) counts
+    as failing, not as an error. Only points that were evaluated at ``accuracy`` and passed are ever
+    returned, so the result is on the safe side of the root whatever the shape of the upper bound:
     ``epsilon(noise_multiplier(t, q, T, δ), q, T, δ).upper <= t`` holds by construction (at the same
     ``accuracy``). The true minimal σ may be smaller by the engine's bracket width plus ``rtol``.
 
     Args:
         target_epsilon: ε target > 0.
-        sample_rate: q in (0, 1].
+        sampling_rate: q in (0, 1].
         steps: integer ≥ 1.
         delta: δ in (0, 1).
         sampling: only ``"poisson"``.
@@ -179,44 +184,69 @@ def noise_multiplier(
             (the target is below the engine's resolution).
     """
     target = check_positive("target_epsilon", target_epsilon)
-    q = check_sampling_rate("sample_rate", sample_rate)
+    q = check_sampling_rate("sampling_rate", sampling_rate)
     k = check_int("steps", steps, minimum=1)
     d = check_open_probability("delta", delta)
     tol = check_open_probability("rtol", rtol)
     _check_sampling(sampling)
 
-    def evaluate(sigma: float) -> Bound:
-        return epsilon(sigma, q, k, d, accuracy=accuracy)
+    coarse, ratios = level_accuracies(accuracy)
 
-    return smallest_passing_noise(evaluate, target, rtol=tol, name="target_epsilon")
+    def at(acc: Accuracy) -> Callable[[float], Bound]:
+        return lambda sigma: epsilon(sigma, q, k, d, accuracy=acc)
+
+    return smallest_passing_noise(
+        at(accuracy),
+        target,
+        rtol=tol,
+        name="target_epsilon",
+        start=_sigma_guess(target, q, k, d),
+        coarse=[at(a) for a in coarse],
+        ratios=ratios,
+    )
+
+
+def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
+    """A starting scale for the σ search (only where the search starts; nothing returned depends on it).
+
+    The central-limit approximation of DP-SGD (Bu, Dong, Long, Su, "Deep learning with Gaussian
+    differential privacy", 2020) makes T steps about μ-GDP with μ = q·√(T·(e^{1/σ²} − 1)); with the
+    small-μ reading ε ≈ μ·√(2 ln(1/δ)) of the GDP curve, σ₀ = 1/√(ln(1 + (μ/(q√T))²)).
+    """
+    mu = target / math.sqrt(2.0 * math.log(1.0 / delta))
+    return 1.0 / math.sqrt(math.log1p((mu / (q * math.sqrt(k))) ** 2))
 
 
 def steps(
     target_epsilon: float,
     noise_multiplier: float,
-    sample_rate: float,
+    sampling_rate: float,
     delta: float,
     *,
     sampling: Sampling = "poisson",
     accuracy: Accuracy = DEFAULT_ACCURACY,
     max_steps: int = 10**7,
+    rtol: float = CALIBRATION_RTOL,
 ) -> int:
-    """The largest number of steps whose *certified* ε is ≤ ``target_epsilon``.
+    """The largest number of steps (to relative tolerance ``rtol``) whose *certified* ε is ≤ the target.
 
-    Integer bisection on the predicate ``epsilon(σ, q, T, δ).upper <= target_epsilon``: T is doubled
-    from 1 until it fails (or reaches ``max_steps``), then the bracket [T_pass, T_fail] is bisected to
-    adjacent integers. Only an evaluated passing T is returned, so
+    Coarse-to-fine integer search on the predicate ``epsilon(σ, q, T, δ).upper <= target_epsilon``:
+    from the CLT-scale guess T₀ = (εσ/q)²/(2 ln(1/δ)), passes on grids 16 and 4 times coarser
+    bracket T to 2 % (a T whose grid exceeds the engine's limit counts as failing), then a
+    safeguarded secant at ``accuracy`` ends with evaluated T_pass < T_fail, T_fail ≤ (1 + rtol)·T_pass
+    or T_fail = T_pass + 1. Only an evaluated passing T is returned, so
     ``epsilon(σ, q, steps(t, σ, q, δ), δ).upper <= t`` holds by construction: the result is on the
-    safe side (possibly smaller than the true maximum by the engine's bracket width).
+    safe side (possibly smaller than the true maximum by the engine's bracket width and ``rtol``).
 
     Args:
         target_epsilon: ε target > 0.
         noise_multiplier: σ > 0.
-        sample_rate: q in (0, 1].
+        sampling_rate: q in (0, 1].
         delta: δ in (0, 1).
         sampling: only ``"poisson"``.
         accuracy: discretisation of the PLD engine.
         max_steps: search limit, an integer ≥ 1.
+        rtol: relative tolerance of the returned T, in (0, 1) (adjacent integers below 1/rtol steps).
 
     Returns:
         The number of steps T ≥ 1.
@@ -227,33 +257,26 @@ def steps(
     """
     target = check_positive("target_epsilon", target_epsilon)
     sigma = check_positive("noise_multiplier", noise_multiplier)
-    q = check_sampling_rate("sample_rate", sample_rate)
+    q = check_sampling_rate("sampling_rate", sampling_rate)
     d = check_open_probability("delta", delta)
     limit = check_int("max_steps", max_steps, minimum=1)
+    tol = check_open_probability("rtol", rtol)
     _check_sampling(sampling)
+    coarse, ratios = level_accuracies(accuracy)
 
-    def passes(t: int) -> bool:
-        return epsilon(sigma, q, t, d, accuracy=accuracy).upper <= target
+    def probe(acc: Accuracy) -> Probe:
+        return Probe(lambda t: epsilon(sigma, q, int(t), d, accuracy=acc))
 
-    if not passes(1):
+    guess = min(max((target * sigma / q) ** 2 / (2.0 * math.log(1.0 / d)), 1.0), float(limit))
+    probes = [probe(a) for a in [*coarse, accuracy]]
+    _, good, _ = multilevel_search(
+        probes, target, start=guess, rtol=tol, ratios=ratios, increasing=True, integer=True, limit=limit
+    )
+    if good is None:
         raise ValueError(f"target_epsilon={target!r} is exceeded already after 1 step (certified upper ε)")
-    good, bad = 1, 2
-    while True:
-        if bad >= limit:
-            if passes(limit):
-                raise ValueError(f"target_epsilon={target!r} is still met after max_steps={limit}")
-            bad = limit
-            break
-        if not passes(bad):
-            break
-        good, bad = bad, 2 * bad
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        if passes(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
+    if good >= limit:
+        raise ValueError(f"target_epsilon={target!r} is still met after max_steps={limit}")
+    return int(good)
 
 
 __all__ = ["SUPPORTED_SAMPLING", "delta", "epsilon", "noise_multiplier", "steps"]

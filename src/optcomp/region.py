@@ -22,7 +22,14 @@ import numpy as np
 import numpy.typing as npt
 
 from optcomp import optimal
-from optcomp._numerics import FloatArray, check_epsilon_delta, check_int, check_nonnegative, check_probability
+from optcomp._numerics import (
+    FloatArray,
+    check_epsilon_delta,
+    check_epsilon_delta_pairs,
+    check_int,
+    check_nonnegative,
+    check_probability,
+)
 from optcomp.fdp import PiecewiseLinearTradeOff, from_epsilon_delta_family
 
 EpsDelta = tuple[float, float]
@@ -39,15 +46,7 @@ class PrivacyRegion:
     constraints: tuple[EpsDelta, ...]
 
     def __post_init__(self) -> None:
-        items = tuple(self.constraints)
-        if not items:
-            raise ValueError("constraints must contain at least one (epsilon, delta) pair, got ()")
-        checked = []
-        for j, pair in enumerate(items):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise ValueError(f"constraints[{j}] must be an (epsilon, delta) pair, got {pair!r}")
-            checked.append(check_epsilon_delta(pair[0], pair[1], prefix=f"constraints[{j}]."))
-        object.__setattr__(self, "constraints", tuple(checked))
+        object.__setattr__(self, "constraints", tuple(check_epsilon_delta_pairs("constraints", self.constraints)))
 
     @classmethod
     def from_dp(cls, epsilon: float, delta: float) -> PrivacyRegion:

@@ -295,7 +295,7 @@ def account(
 
 @cli.command("dpsgd")
 @click.option("--sigma", "noise_multiplier", type=float, required=True, help="Noise multiplier σ.")
-@click.option("--q", "sample_rate", type=float, required=True, help="Poisson sampling rate q in (0, 1].")
+@click.option("--q", "sampling_rate", type=float, required=True, help="Poisson sampling rate q in (0, 1].")
 @click.option("--steps", type=int, required=True, help="Number of steps.")
 @click.option("--delta", type=float, required=True, help="Target δ.")
 @click.option(
@@ -304,7 +304,7 @@ def account(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--statement", is_flag=True, help="Also print a short certified privacy statement of the run.")
 def dpsgd_command(
-    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool,
+    noise_multiplier: float, sampling_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool,
     statement: bool = False,
 ) -> None:
     """Certified ε bracket of DP-SGD (Poisson subsampling, add/remove relation)."""
@@ -313,16 +313,16 @@ def dpsgd_command(
     acc = parse_accuracy(accuracy)
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)
-        bound = dpsgd.epsilon(noise_multiplier, sample_rate, steps, delta, accuracy=acc)
-    params = {"sigma": noise_multiplier, "q": sample_rate, "steps": steps, "delta": delta}
+        bound = dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc)
+    params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta}
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
-    rdp_payload = _rdp_compare.comparison([(PoissonSubsampled(Gaussian(noise_multiplier), sample_rate), steps)], [delta])
+    rdp_payload = _rdp_compare.comparison([(PoissonSubsampled(Gaussian(noise_multiplier), sampling_rate), steps)], [delta])
     text = None
     if statement:  # the paragraph is written by optcomp.interop.dpsgd_statement
         from optcomp.interop import dpsgd_statement
 
-        text = dpsgd_statement(noise_multiplier=noise_multiplier, sampling_rate=sample_rate, steps=steps,
+        text = dpsgd_statement(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, steps=steps,
                                delta=delta, epsilon=bound)
     if as_json:
         emit_json({**params, "epsilon": bound, "rdp_comparison": rdp_payload, **({"statement": text} if text else {})})

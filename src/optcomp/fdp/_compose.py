@@ -122,7 +122,7 @@ def _tensor_pl(f: PiecewiseLinearTradeOff, g: PiecewiseLinearTradeOff) -> Piecew
         )
     p = np.outer(p1, p2).ravel()
     q = np.outer(q1, q2).ravel()
-    # Products of exact PMFs sum to 1 up to rounding; from_distributions checks PMF_SUM_TOL.
+    # Products of exact PMFs sum to 1 up to rounding (n·PROBABILITY_SUM_SLACK_PER_TERM, checked).
     out = from_distributions(p, q)
     return PiecewiseLinearTradeOff(out.alpha, out.beta, is_symmetric=f.symmetric and g.symmetric)
 

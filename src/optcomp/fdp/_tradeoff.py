@@ -34,6 +34,7 @@ from optcomp._numerics import (
     check_int,
     check_nonnegative,
     check_probability,
+    check_probability_vector,
 )
 from optcomp.fdp._gdp import gdp_delta
 
@@ -52,8 +53,6 @@ __all__ = [
 
 #: Number of uniform points in the default α grid used by comparisons and numerical operators.
 DEFAULT_GRID_SIZE: int = 2001
-#: Tolerance on Σp = 1 and Σq = 1 for the probability vectors of a discrete pair.
-PMF_SUM_TOL: float = 1e-9
 #: Smallest and largest α of the geometric parts of :func:`alpha_grid` (resolve the ends of [0, 1]).
 _GEOM_MIN: float = 2.0**-40
 _BISECTION_STEPS: int = 64
@@ -414,15 +413,10 @@ def from_distributions(p: npt.ArrayLike, q: npt.ArrayLike) -> PiecewiseLinearTra
     Returns:
         The exact trade-off function (not marked symmetric; see :meth:`TradeOff.symmetrized`).
     """
-    pa = np.asarray(p, dtype=np.float64).ravel()
-    qa = np.asarray(q, dtype=np.float64).ravel()
-    if pa.size != qa.size or pa.size == 0:
-        raise ValueError(f"p and q must be non-empty and of equal length, got {pa.size} and {qa.size}")
-    for name, arr in (("p", pa), ("q", qa)):
-        if np.any(np.isnan(arr)) or np.any(arr < 0.0) or np.any(~np.isfinite(arr)):
-            raise ValueError(f"{name} must hold probabilities in [0, 1], got {arr.tolist()[:5]!r}")
-        if abs(float(np.sum(arr)) - 1.0) > PMF_SUM_TOL:
-            raise ValueError(f"{name} must sum to 1, got sum {float(np.sum(arr))!r}")
+    pa = check_probability_vector("p", np.asarray(p, dtype=np.float64).ravel())
+    qa = check_probability_vector("q", np.asarray(q, dtype=np.float64).ravel())
+    if pa.size != qa.size:
+        raise ValueError(f"p and q must be of equal length, got {pa.size} and {qa.size}")
     keep = (pa > 0.0) | (qa > 0.0)
     pa, qa = pa[keep], qa[keep]
     with np.errstate(divide="ignore"):

@@ -1,11 +1,13 @@
 """Mechanisms: frozen specifications and the exact laws of their privacy loss.
 
-Each specification is a frozen, validated dataclass; :func:`privacy_loss_laws` maps it to the pair
-``(remove_law, add_law)`` of :class:`PrivacyLossLaw` objects that :mod:`optcomp.pld` discretises
-(symmetric mechanisms return the same object twice). Every specification states its neighbouring
-relation in its ``neighbouring`` class attribute (``"add_remove"`` or ``"substitution"``).
+Each specification is a frozen, validated dataclass (a :class:`Mechanism`); :func:`privacy_loss_laws`
+maps it to the pair ``(remove_law, add_law)`` of :class:`PrivacyLossLaw` objects that
+:mod:`optcomp.pld` discretises (symmetric mechanisms return the same object twice). The defining
+parameter is positional, all others keyword-only. Base mechanisms are relation-agnostic
+(``neighbouring = None``: state the sensitivity for the relation you use); only the subsampling
+wrappers fix one (``PoissonSubsampled``: ``"add_remove"``, ``SubsampledWithoutReplacement``:
+``"substitution"``), and :func:`optcomp.compose` refuses to mix them.
 
-=============================  ===================================================  ==============
 specification                  pair (P, Q) of the remove direction                  law
 =============================  ===================================================  ==============
 ``Gaussian(sigma, Δ)``         N(Δ, σ²), N(0, σ²)                                   continuous
@@ -21,12 +23,33 @@ specification                  pair (P, Q) of the remove direction              
 ``PoissonSubsampled(M, q)``    qP + (1−q)Q, Q (add: swap)                           exact transform
 ``SubsampledWithoutReplace…``  substitution; symmetrised Poisson law                 exact, tight
 =============================  ===================================================  ==============
+=======
+Specifications, with the pair (P, Q) of the remove direction and the kind of law:
+
+* ``Gaussian(sigma, *, sensitivity=1.0)``: N(Δ, σ²), N(0, σ²); continuous.
+* ``Laplace(scale, *, sensitivity=1.0)``: Lap(Δ, b), Lap(0, b); atoms ±Δ/b + continuous.
+* ``TruncatedLaplace(scale, *, truncation, sensitivity=1.0)``: Δ + T, T with T ∝ e^{−|x|/b} on
+  [−A, A]; atoms, continuous, ±∞ masses.
+* ``DiscreteLaplace(scale, *, sensitivity=1)``: Δ + K, K with P(K = j) ∝ e^{−|j|/b}; Δ + 1 atoms.
+* ``ShiftedTruncatedLaplace(scale, *, mean, sensitivity=1)``: c + Δ + N, c + N,
+  N = max(0, ⌈Lap(mean, b)⌉); finite atoms.
+* ``EpsilonDelta(epsilon, *, delta)``: KOV canonical mechanism, eqs (9)–(10); atoms ±ε, ±∞.
+* ``RandomizedResponse(epsilon)``: [e^ε, 1]/(1+e^ε), its reverse; atoms ±ε.
+* ``KaryRandomizedResponse(epsilon, *, k)``: [e^ε, 1, …]/Z, [1, e^ε, …]/Z; atoms ±ε, 0.
+* ``DiscretePair(p, q)``: p, q; atoms, ±∞.
+* ``PoissonSubsampled(mechanism, *, sampling_rate)``: qP + (1−q)Q, Q (add: swap); add/remove;
+  exact transform.
+* ``SubsampledWithoutReplacement(mechanism, *, sampling_rate)``: symmetrized Poisson law;
+  substitution; exact, tight.
+* ``Staircase(epsilon, *, gamma=None, sensitivity=1.0)``: Δ + staircase noise, staircase noise
+  (Geng–Viswanath); atoms ±ε, 0.
 """
 
 from __future__ import annotations
 
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms._spec import NEIGHBOURING_RELATIONS, Mechanism, Neighbouring
 from optcomp.mechanisms.discrete import (
     DiscreteLaplace,
     DiscretePair,
@@ -40,6 +63,7 @@ from optcomp.mechanisms.staircase import Staircase, optimal_gamma
 from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 
 __all__ = [
+    "NEIGHBOURING_RELATIONS",
     "ContinuousLoss",
     "DiscreteLaplace",
     "DiscretePair",
@@ -48,6 +72,8 @@ __all__ = [
     "KaryRandomizedResponse",
     "Laplace",
     "LawPair",
+    "Mechanism",
+    "Neighbouring",
     "PoissonSubsampled",
     "PrivacyLossLaw",
     "RandomizedResponse",

@@ -4,7 +4,7 @@
 registers one small function for its spec class. The pair returned is ``(remove_law, add_law)``:
 
 * ``remove_law`` is the law of L = ln(dP/dQ) for P = M(D), Q = M(D') where D' is D with one record
-  removed (or, for ``neighbouring == "substitution"``, with one record replaced);
+  removed (or, under the substitution relation, with one record replaced);
 * ``add_law`` is the law for the reversed pair (Q, P).
 
 For a mechanism whose pair is symmetric (T(P, Q) = T(Q, P): Gaussian, Laplace, randomized response,
@@ -17,13 +17,14 @@ from __future__ import annotations
 from functools import singledispatch
 
 from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.mechanisms._spec import Mechanism
 
 #: ``(remove_law, add_law)``; see :func:`privacy_loss_laws`.
 LawPair = tuple[PrivacyLossLaw, PrivacyLossLaw]
 
 
 @singledispatch
-def privacy_loss_laws(mechanism: object) -> LawPair:
+def privacy_loss_laws(mechanism: Mechanism) -> LawPair:
     """The exact privacy-loss laws ``(remove_law, add_law)`` of one run of ``mechanism``.
 
     Args:
@@ -44,8 +45,15 @@ def is_symmetric(laws: LawPair) -> bool:
     return laws[0] is laws[1]
 
 
-def check_mechanism(name: str, value: object) -> object:
+def is_mechanism(value: object) -> bool:
+    """Whether ``value`` is a registered mechanism specification (a :class:`Mechanism` with laws)."""
+    return isinstance(value, Mechanism) and (
+        privacy_loss_laws.dispatch(type(value)) is not privacy_loss_laws.dispatch(object)
+    )
+
+
+def check_mechanism(name: str, value: object) -> Mechanism:
     """``value`` if it is a registered mechanism specification, else ``ValueError`` naming ``name``."""
-    if privacy_loss_laws.dispatch(type(value)) is privacy_loss_laws.dispatch(object):
+    if not isinstance(value, Mechanism) or not is_mechanism(value):
         raise ValueError(f"{name} must be an optcomp mechanism specification, got {value!r}")
     return value

@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from optcomp._numerics import FloatArray
+from optcomp._numerics import FloatArray, check_probability_vector
 
 
 @runtime_checkable
@@ -140,13 +140,10 @@ class PrivacyLossLaw:
     @classmethod
     def from_discrete(cls, p: FloatArray, q: FloatArray) -> PrivacyLossLaw:
         """The law of two distributions on a common finite set, given as probability arrays."""
-        p = np.asarray(p, dtype=np.float64)
-        q = np.asarray(q, dtype=np.float64)
-        if p.ndim != 1 or p.shape != q.shape:
+        p = check_probability_vector("p", p, normalised=False)
+        q = check_probability_vector("q", q, normalised=False)
+        if p.shape != q.shape:
             raise ValueError(f"p and q must be 1-d arrays of one length, got shapes {p.shape} and {q.shape}")
-        for name, arr in (("p", p), ("q", q)):
-            if not np.all((arr >= 0.0) & (arr <= 1.0)):  # also rejects nan
-                raise ValueError(f"{name} must hold probabilities in [0, 1], got {arr.tolist()[:5]!r}")
         both = (p > 0) & (q > 0)
         losses = np.log(p[both]) - np.log(q[both])
         return cls(

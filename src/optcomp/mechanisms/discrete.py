@@ -4,7 +4,8 @@ k-ary randomized response, arbitrary discrete pairs, and the discrete Laplace (g
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -12,14 +13,16 @@ import numpy.typing as npt
 from scipy.special import expit
 
 from optcomp._numerics import (
-    ABSOLUTE_SLACK_PER_TERM,
-    check_epsilon_delta,
-    check_int,
-    check_nonnegative,
-    check_positive,
+    NONNEGATIVE,
+    POSITIVE,
+    PROBABILITY,
+    Domain,
+    check_probability_vector,
+    integers,
 )
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.mechanisms._spec import Neighbouring, validate_parameters
 
 
 def merged_law(
@@ -52,20 +55,22 @@ class EpsilonDelta:
     Q = [0, (1−δ)/(1+e^ε), (1−δ)e^ε/(1+e^ε), δ]. Every (ε, δ)-DP mechanism is a post-processing of it
     (KOV Thm II.5), so its PLD gives the optimal mechanism-oblivious composition. Its privacy loss is
     +∞ w.p. δ, +ε w.p. (1−δ)e^ε/(1+e^ε), −ε w.p. (1−δ)/(1+e^ε); the pair is symmetric.
+    ``EpsilonDelta(epsilon, *, delta)`` (δ required: the pure case is :class:`RandomizedResponse`);
+    relation-agnostic.
 
     Attributes:
-        epsilon: ε ≥ 0.
+        epsilon: ε ≥ 0 (finite).
         delta: δ in [0, 1].
     """
 
     epsilon: float
+    _: KW_ONLY
     delta: float
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {"epsilon": NONNEGATIVE, "delta": PROBABILITY}
 
     def __post_init__(self) -> None:
-        epsilon, delta = check_epsilon_delta(self.epsilon, self.delta)
-        object.__setattr__(self, "epsilon", epsilon)
-        object.__setattr__(self, "delta", delta)
+        validate_parameters(self)
 
 
 @privacy_loss_laws.register
@@ -83,21 +88,25 @@ class RandomizedResponse:
 
     Pair P = [e^ε, 1]/(1+e^ε), Q = [1, e^ε]/(1+e^ε) (symmetric); loss ±ε with P-masses
     e^ε/(1+e^ε) and 1/(1+e^ε) — the canonical mechanism with δ = 0 (KOV eq. (9)).
+    ``RandomizedResponse(epsilon)``. Relation-agnostic: the pair is the same for any two inputs that
+    differ, so it holds under add/remove and substitution alike (a removed record's bit is simply
+    another input value).
 
     Attributes:
         epsilon: ε ≥ 0 (finite).
     """
 
     epsilon: float
-    neighbouring: ClassVar[str] = "substitution"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {"epsilon": NONNEGATIVE}
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        validate_parameters(self)
 
 
 @privacy_loss_laws.register
 def _randomized_response_laws(mechanism: RandomizedResponse) -> LawPair:
-    return _epsilon_delta_laws(EpsilonDelta(mechanism.epsilon, 0.0))
+    return _epsilon_delta_laws(EpsilonDelta(mechanism.epsilon, delta=0.0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +115,8 @@ class KaryRandomizedResponse:
     1/(e^ε + k − 1); ε-DP (tight).
 
     Pair for inputs a ≠ a': P = [e^ε, 1, 1, …]/Z, Q = [1, e^ε, 1, …]/Z, Z = e^ε + k − 1 (symmetric).
-    Loss +ε w.p. e^ε/Z, −ε w.p. 1/Z, 0 w.p. (k − 2)/Z under P.
+    Loss +ε w.p. e^ε/Z, −ε w.p. 1/Z, 0 w.p. (k − 2)/Z under P. ``KaryRandomizedResponse(epsilon, *, k)``;
+    relation-agnostic (as :class:`RandomizedResponse`).
 
     Attributes:
         epsilon: ε ≥ 0 (finite).
@@ -114,12 +124,13 @@ class KaryRandomizedResponse:
     """
 
     epsilon: float
+    _: KW_ONLY
     k: int
-    neighbouring: ClassVar[str] = "substitution"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {"epsilon": NONNEGATIVE, "k": integers(2)}
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
+        validate_parameters(self)
 
 
 @privacy_loss_laws.register
@@ -131,28 +142,15 @@ def _kary_laws(mechanism: KaryRandomizedResponse) -> LawPair:
     return (law, law)
 
 
-def _probability_vector(name: str, values: object) -> tuple[float, ...]:
-    """A validated probability vector: finite, non-negative entries summing to 1 up to rounding."""
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a 1-d array of probabilities, got {values!r}") from err
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d array of probabilities, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise ValueError(f"{name} must have entries in [0, 1], got {arr!r}")
-    total = math.fsum(arr.tolist())
-    if abs(total - 1.0) > ABSOLUTE_SLACK_PER_TERM * arr.size:
-        raise ValueError(f"{name} must sum to 1, got sum {total!r}")
-    return tuple(arr.tolist())
-
-
 @dataclass(frozen=True, slots=True)
 class DiscretePair:
     """Any pair of distributions on a common finite set, given as probability vectors.
 
-    ``p`` = M(D) and ``q`` = M(D') for the remove direction; the add direction is the swap. Stored as
-    tuples (so the spec is hashable); each must be non-negative and sum to 1 (up to n·4u).
+    ``DiscretePair(p, q)``: the pair itself is the defining parameter, so both stay positional, in the
+    order (P, Q) of the papers. ``p`` = M(D) and ``q`` = M(D') for the remove direction; the add
+    direction is the swap. Stored as tuples (so the spec is hashable); each must be a probability
+    vector (:func:`optcomp._numerics.check_probability_vector`). Relation-agnostic: the caller chooses
+    which neighbouring datasets the pair describes.
 
     Attributes:
         p: probabilities of the outcomes under D.
@@ -161,15 +159,16 @@ class DiscretePair:
 
     p: tuple[float, ...]
     q: tuple[float, ...]
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {}
 
     def __post_init__(self) -> None:
-        p = _probability_vector("p", self.p)
-        q = _probability_vector("q", self.q)
-        if len(p) != len(q):
-            raise ValueError(f"p and q must have the same length, got {len(p)} and {len(q)}")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "q", q)
+        p = check_probability_vector("p", self.p)
+        q = check_probability_vector("q", self.q)
+        if p.size != q.size:
+            raise ValueError(f"p and q must have the same length, got {p.size} and {q.size}")
+        object.__setattr__(self, "p", tuple(p.tolist()))
+        object.__setattr__(self, "q", tuple(q.tolist()))
 
 
 @privacy_loss_laws.register
@@ -196,7 +195,8 @@ class DiscreteLaplace:
     Pair P = Δ + K, Q = K (symmetric). With t = 1/b and P(K = j) = tanh(t/2)·e^{−t|j|}, the loss at
     output x is t(|x| − |x − Δ|): −tΔ for x ≤ 0 (P-mass e^{−tΔ}/(1 + e^{−t})), +tΔ for x ≥ Δ
     (P-mass 1/(1 + e^{−t})), and t(2x − Δ) for 0 < x < Δ (P-mass tanh(t/2)e^{−t(Δ−x)}); Q-masses are
-    the mirror images. Exact closed-form atoms, no truncation.
+    the mirror images. Exact closed-form atoms, no truncation. ``DiscreteLaplace(scale, *,
+    sensitivity=1)``; relation-agnostic.
 
     Attributes:
         scale: b > 0.
@@ -204,12 +204,13 @@ class DiscreteLaplace:
     """
 
     scale: float
+    _: KW_ONLY
     sensitivity: int = 1
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {"scale": POSITIVE, "sensitivity": integers(1)}
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_positive("scale", self.scale))
-        object.__setattr__(self, "sensitivity", check_int("sensitivity", self.sensitivity, minimum=1))
+        validate_parameters(self)
 
 
 @privacy_loss_laws.register

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 from scipy.special import log_ndtr
 
-from optcomp._numerics import FloatArray, check_positive
+from optcomp._numerics import POSITIVE, Domain, FloatArray
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.mechanisms._spec import Neighbouring, validate_parameters
 from optcomp.mechanisms._tails import as_array
 
 
@@ -21,9 +23,9 @@ class Gaussian:
     """Gaussian mechanism: f(D) + N(0, σ²) on a query of sensitivity Δ; it is μ-GDP with μ = Δ/σ
     (Dong–Roth–Su Thm 2.5, ``shared/MATH.md``).
 
-    The worst-case pair is P = N(Δ, σ²), Q = N(0, σ²) (symmetric: T(P, Q) = T(Q, P)). ``sensitivity``
-    is the largest ‖f(D) − f(D')‖₂ over neighbouring datasets of whichever relation the caller uses;
-    ``neighbouring`` names the relation the subsampling wrappers assume for it.
+    ``Gaussian(sigma, *, sensitivity=1.0)``. The worst-case pair is P = N(Δ, σ²), Q = N(0, σ²)
+    (symmetric: T(P, Q) = T(Q, P)). ``sensitivity`` is the largest ‖f(D) − f(D')‖₂ over neighbouring
+    datasets of whichever relation the caller uses (relation-agnostic: ``neighbouring = None``).
 
     Attributes:
         sigma: noise standard deviation σ > 0.
@@ -31,12 +33,13 @@ class Gaussian:
     """
 
     sigma: float
+    _: KW_ONLY
     sensitivity: float = 1.0
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {"sigma": POSITIVE, "sensitivity": POSITIVE}
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        validate_parameters(self)
 
     @property
     def mu(self) -> float:

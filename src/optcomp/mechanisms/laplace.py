@@ -18,14 +18,16 @@ For A = ∞ these reduce to the familiar P(L = ε) = 1/2, P(L = −ε) = e^{−�
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from optcomp._numerics import FloatArray, check_int, check_nonnegative, check_positive
+from optcomp._numerics import NONNEGATIVE, POSITIVE, POSITIVE_OR_INF, Domain, FloatArray, integers
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.mechanisms._spec import Neighbouring, validate_parameters
 from optcomp.mechanisms._tails import as_array, log_expm1
 from optcomp.mechanisms.discrete import merged_law
 
@@ -71,9 +73,9 @@ class LaplaceLoss:
         return self.p_logsf(-as_array(x))
 
 
-def _truncated_laplace_law(scale: float, sensitivity: float, bound: float) -> PrivacyLossLaw:
-    """The law of the module docstring for noise on [−A, A] (A = ``bound``, possibly ∞)."""
-    b, delta_s, a = scale, sensitivity, bound
+def _truncated_laplace_law(scale: float, sensitivity: float, truncation: float) -> PrivacyLossLaw:
+    """The law of the module docstring for noise on [−A, A] (A = ``truncation``, possibly ∞)."""
+    b, delta_s, a = scale, sensitivity, truncation
     eps = delta_s / b
     two_z = 2.0 * -math.expm1(-a / b)  # 2Z, = 2 for A = ∞
     if delta_s >= 2.0 * a:
@@ -102,20 +104,22 @@ def _truncated_laplace_law(scale: float, sensitivity: float, bound: float) -> Pr
 class Laplace:
     """Laplace mechanism f(D) + Lap(b) on a query of ℓ₁-sensitivity Δ: ε-DP with ε = Δ/b.
 
-    Pair P = Lap(Δ, b), Q = Lap(0, b) (symmetric). Law: module docstring with A = ∞.
+    ``Laplace(scale, *, sensitivity=1.0)``. Pair P = Lap(Δ, b), Q = Lap(0, b) (symmetric;
+    relation-agnostic). Law: module docstring with A = ∞.
 
     Attributes:
         scale: noise scale b > 0.
-        sensitivity: Δ > 0.
+        sensitivity: ℓ₁-sensitivity Δ > 0.
     """
 
     scale: float
+    _: KW_ONLY
     sensitivity: float = 1.0
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {"scale": POSITIVE, "sensitivity": POSITIVE}
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_positive("scale", self.scale))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        validate_parameters(self)
 
     @property
     def epsilon(self) -> float:
@@ -125,26 +129,31 @@ class Laplace:
 
 @dataclass(frozen=True, slots=True)
 class TruncatedLaplace:
-    """Laplace noise conditioned on [−bound, bound]: density e^{−|x|/b}/(2b(1 − e^{−A/b})) on [−A, A].
+    """Laplace noise conditioned on [−A, A]: density e^{−|x|/b}/(2b(1 − e^{−A/b})) on [−A, A].
 
-    Pair P = Δ + noise, Q = noise (symmetric); outputs outside the common support give the δ part
+    ``TruncatedLaplace(scale, *, truncation, sensitivity=1.0)``. Pair P = Δ + noise, Q = noise
+    (symmetric; relation-agnostic); outputs outside the common support give the δ part
     p_inf = q_neg_inf = noise mass above A − Δ (module docstring for the whole law).
 
     Attributes:
         scale: b > 0.
-        bound: truncation A > 0 (``inf`` allowed: plain Laplace).
+        truncation: A > 0, the noise is conditioned on [−A, A] (``inf`` allowed: plain Laplace).
         sensitivity: Δ > 0.
     """
 
     scale: float
-    bound: float
+    _: KW_ONLY
+    truncation: float
     sensitivity: float = 1.0
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {
+        "scale": POSITIVE,
+        "truncation": POSITIVE_OR_INF,
+        "sensitivity": POSITIVE,
+    }
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_positive("scale", self.scale))
-        object.__setattr__(self, "bound", check_positive("bound", self.bound, allow_inf=True))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        validate_parameters(self)
 
 
 @privacy_loss_laws.register
@@ -155,7 +164,7 @@ def _laplace_laws(mechanism: Laplace) -> LawPair:
 
 @privacy_loss_laws.register
 def _truncated_laplace_laws(mechanism: TruncatedLaplace) -> LawPair:
-    law = _truncated_laplace_law(mechanism.scale, mechanism.sensitivity, mechanism.bound)
+    law = _truncated_laplace_law(mechanism.scale, mechanism.sensitivity, mechanism.truncation)
     return (law, law)
 
 
@@ -177,21 +186,28 @@ class ShiftedTruncatedLaplace:
     tails, summed in closed form), explicit for the O(Δ) values of j in between and j = 0. The law is
     therefore finite and exact, whatever the mean (Vuvuzela uses mean 300 000, scale 13 800).
 
+    ``ShiftedTruncatedLaplace(scale, *, mean, sensitivity=1)`` (relation-agnostic, like every base
+    mechanism: Δ is stated for the relation the caller uses).
+
     Attributes:
-        mean: location of the Laplace before rounding, ≥ 0.
         scale: Laplace scale b > 0.
+        mean: location of the Laplace before rounding, ≥ 0.
         sensitivity: Δ, a positive integer number of messages.
     """
 
-    mean: float
     scale: float
+    _: KW_ONLY
+    mean: float
     sensitivity: int = 1
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {
+        "scale": POSITIVE,
+        "mean": NONNEGATIVE,
+        "sensitivity": integers(1),
+    }
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mean", check_nonnegative("mean", self.mean))
-        object.__setattr__(self, "scale", check_positive("scale", self.scale))
-        object.__setattr__(self, "sensitivity", check_int("sensitivity", self.sensitivity, minimum=1))
+        validate_parameters(self)
 
 
 def _rounded_laplace_logpmf(k: FloatArray, mean: float, b: float) -> FloatArray:

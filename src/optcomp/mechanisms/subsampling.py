@@ -19,7 +19,7 @@ differ by replacing one record. If the base pair (P, Q) is symmetric (T(P, Q) = 
 the base mechanism under substitution, then by advanced joint convexity (Balle–Barthe–Gaboardi 2018)
 δ_sub(ε') ≤ q·δ_{P||Q}(ε) = δ_{qP+(1−q)Q || Q}(ε') for every ε' = ln(1 + q(e^ε − 1))
 ≥ 0, in both directions. The tight law with exactly these hockey-stick curves for ε' ≥ 0, which then
-dominates for all ε' by the identity H_α(A||B) = 1 − α + α·H_{1/α}(B||A), is the symmetrisation of the
+dominates for all ε' by the identity H_α(A||B) = 1 − α + α·H_{1/α}(B||A), is the symmetrization of the
 Poisson remove law R: keep R on L > 0, mirror it onto L < 0 (P-mass at −ℓ equals R's Q-mass at +ℓ; Q-mass
 at −ℓ equals R's P-mass at +ℓ; q_neg_inf = R.p_inf) and put the remaining mass on an atom at L = 0.
 Its trade-off function is Dong–Roth–Su's C_q(f) = min{f_q, f_q⁻¹}** (Thm 4.2, ``shared/MATH.md``).
@@ -32,16 +32,25 @@ maximum of two curves, which is not the law of one pair.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from optcomp._numerics import FloatArray, check_sampling_rate
+from optcomp._numerics import SAMPLING_RATE, Domain, FloatArray, check_sampling_rate
 from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_symmetric, privacy_loss_laws
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms._spec import Mechanism, Neighbouring, combined_relation, validate_parameters
 from optcomp.mechanisms._tails import as_array, log_diff_exp, log_expm1
+
+
+def _check_base(mechanism: object, relation: Neighbouring, wrapper: str) -> None:
+    """The wrapped ``mechanism`` must be a specification that fixes no relation or ``relation``."""
+    base = check_mechanism("mechanism", mechanism)
+    combined_relation(
+        relation, base.neighbouring, what=f"{wrapper} and its mechanism {type(base).__name__}"
+    )
 
 
 def _forward(losses: FloatArray, q: float) -> FloatArray:
@@ -152,21 +161,25 @@ def poisson_subsampled_law(law: PrivacyLossLaw, sampling_rate: float) -> Privacy
 class PoissonSubsampled:
     """``mechanism`` run on a Poisson subsample (each record kept independently w.p. ``sampling_rate``).
 
-    Neighbouring relation: add/remove one record. Remove law: (qP + (1−q)Q, Q) of the base remove pair;
-    add law: its swap (module docstring). DP-SGD is ``PoissonSubsampled(Gaussian(sigma), q)``.
+    ``PoissonSubsampled(mechanism, *, sampling_rate)``. Neighbouring relation: fixed to add/remove one
+    record (a base that fixes substitution is refused). Remove law: (qP + (1−q)Q, Q) of the base remove
+    pair; add law: its swap (module docstring). DP-SGD is
+    ``PoissonSubsampled(Gaussian(sigma), sampling_rate=q)``.
 
     Attributes:
         mechanism: the base mechanism specification (its remove-direction law is used).
         sampling_rate: q in (0, 1].
     """
 
-    mechanism: object
+    mechanism: Mechanism
+    _: KW_ONLY
     sampling_rate: float
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = "add_remove"
+    domains: ClassVar[Mapping[str, Domain]] = {"sampling_rate": SAMPLING_RATE}
 
     def __post_init__(self) -> None:
-        check_mechanism("mechanism", self.mechanism)
-        object.__setattr__(self, "sampling_rate", check_sampling_rate("sampling_rate", self.sampling_rate))
+        _check_base(self.mechanism, "add_remove", type(self).__name__)
+        validate_parameters(self)
 
 
 @privacy_loss_laws.register
@@ -177,8 +190,8 @@ def _poisson_laws(mechanism: PoissonSubsampled) -> LawPair:
 
 
 @dataclass(frozen=True, slots=True)
-class SymmetrisedLoss:
-    """Continuous part of the symmetrisation S of R = Poisson(``base``, ``q``): R on L > 0, mirrored.
+class SymmetrizedLoss:
+    """Continuous part of the symmetrization S of R = Poisson(``base``, ``q``): R on L > 0, mirrored.
 
     S_P(L ≤ x) = R_Q(L ≥ −x) and S_Q(L ≤ x) = R_P(L ≥ −x) for x < 0; S = R on (0, ∞). The values
     that add an interval mass to a total, e.g. S_P(L ≤ x) = R_Q(L > 0) + R_P(0 < L ≤ x) for x ≥ 0,
@@ -263,7 +276,7 @@ class SymmetrisedLoss:
         )
 
 
-def symmetrised_law(base: PrivacyLossLaw, sampling_rate: float) -> PrivacyLossLaw:
+def symmetrized_law(base: PrivacyLossLaw, sampling_rate: float) -> PrivacyLossLaw:
     """The symmetric law S that agrees with R = Poisson(``base``, q) on L > 0 (module docstring).
 
     Atoms of R with ℓ > 0 are kept and mirrored to −ℓ with P and Q exchanged; q_neg_inf = R.p_inf; the
@@ -281,7 +294,7 @@ def symmetrised_law(base: PrivacyLossLaw, sampling_rate: float) -> PrivacyLossLa
         zero = np.zeros(1)
         parts_p.append(math.exp(float(law.continuous.p_logsf(zero)[0])))
         parts_q.append(math.exp(float(law.continuous.q_logsf(zero)[0])))
-        continuous = SymmetrisedLoss(base.continuous, check_sampling_rate("sampling_rate", sampling_rate))
+        continuous = SymmetrizedLoss(base.continuous, check_sampling_rate("sampling_rate", sampling_rate))
     at_zero = max(0.0, 1.0 - math.fsum(parts_p + parts_q))  # ≥ 0 exactly; cut rounding only
     return PrivacyLossLaw(
         atom_losses=np.concatenate([-losses[::-1], [0.0], losses]),
@@ -300,7 +313,7 @@ class SubsampledWithoutReplacement:
     Neighbouring relation: substitution (replace one record); the base mechanism's parameters must be
     stated for that relation (e.g. ``Gaussian(sigma, sensitivity=Δ)`` with Δ the largest change of the
     query when one record is *replaced*: 2C for a sum of vectors clipped to norm C). The law is the
-    symmetrised Poisson law (module docstring), whose δ(ε) is the tight
+    symmetrized Poisson law (module docstring), whose δ(ε) is the tight
     ln(1 + q(e^ε − 1)), q·δ(ε) amplification of Balle–Barthe–Gaboardi (2018) for every ε.
 
     It is an upper bound for every substitution-neighbouring pair, and it is attained. For a sum of
@@ -311,19 +324,24 @@ class SubsampledWithoutReplacement:
     *Poisson* sampling under substitution, where an absent record leaves its slot empty; it
     underestimates sampling without replacement. Poisson sampling under substitution is not offered.)
 
+    ``SubsampledWithoutReplacement(mechanism, *, sampling_rate)``; the relation is fixed to
+    substitution (a base that fixes add/remove is refused).
+
     Attributes:
         mechanism: base mechanism with a *symmetric* law pair (Gaussian, Laplace, randomized response,
             EpsilonDelta, ...); others raise ``NotImplementedError`` in :func:`privacy_loss_laws`.
         sampling_rate: q = m/n in (0, 1].
     """
 
-    mechanism: object
+    mechanism: Mechanism
+    _: KW_ONLY
     sampling_rate: float
-    neighbouring: ClassVar[str] = "substitution"
+    neighbouring: ClassVar[Neighbouring | None] = "substitution"
+    domains: ClassVar[Mapping[str, Domain]] = {"sampling_rate": SAMPLING_RATE}
 
     def __post_init__(self) -> None:
-        check_mechanism("mechanism", self.mechanism)
-        object.__setattr__(self, "sampling_rate", check_sampling_rate("sampling_rate", self.sampling_rate))
+        _check_base(self.mechanism, "substitution", type(self).__name__)
+        validate_parameters(self)
 
 
 @privacy_loss_laws.register
@@ -335,5 +353,5 @@ def _without_replacement_laws(mechanism: SubsampledWithoutReplacement) -> LawPai
             f"(T(P, Q) = T(Q, P)); {type(mechanism.mechanism).__name__} is not: its tight substitution "
             "curve is a pointwise maximum of two curves, not the law of one pair"
         )
-    law = symmetrised_law(base[0], mechanism.sampling_rate)
+    law = symmetrized_law(base[0], mechanism.sampling_rate)
     return (law, law)

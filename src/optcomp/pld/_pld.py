@@ -25,6 +25,7 @@ from optcomp._numerics import (
     check_probability,
 )
 from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.mechanisms._spec import Neighbouring, check_neighbouring, combined_relation
 from optcomp.pld._compose import Composed, compose
 from optcomp.pld._discretise import DiscreteLaw, discretise
 
@@ -404,9 +405,11 @@ class PrivacyLossDistribution:
         self,
         parts: tuple[tuple[PrivacyLossLaw, PrivacyLossLaw | None, int], ...],
         accuracy: Accuracy,
+        neighbouring: Neighbouring | None = None,
     ) -> None:
         self._parts = parts
         self._accuracy = accuracy
+        self._neighbouring = check_neighbouring("neighbouring", neighbouring)
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -416,6 +419,7 @@ class PrivacyLossDistribution:
         add: PrivacyLossLaw | None = None,
         *,
         accuracy: Accuracy = DEFAULT_ACCURACY,
+        neighbouring: Neighbouring | None = None,
     ) -> PrivacyLossDistribution:
         """The PLD of one mechanism from its exact laws.
 
@@ -423,6 +427,7 @@ class PrivacyLossDistribution:
             remove: law of L = ln(dP/dQ) for the remove-direction pair (P, Q).
             add: law for the reversed pair; ``None`` (or ``remove`` itself) means symmetric.
             accuracy: the grid step and tail budget (:class:`~optcomp.Accuracy`).
+            neighbouring: the relation the laws are stated for, or ``None`` (relation-agnostic).
         """
         if not isinstance(remove, PrivacyLossLaw):
             raise TypeError(f"remove must be a PrivacyLossLaw, got {remove!r}")
@@ -430,12 +435,18 @@ class PrivacyLossDistribution:
             raise TypeError(f"add must be a PrivacyLossLaw or None, got {add!r}")
         if not isinstance(accuracy, Accuracy):
             raise TypeError(f"accuracy must be an Accuracy, got {accuracy!r}")
-        return cls(((remove, None if add is remove else add, 1),), accuracy)
+        return cls(((remove, None if add is remove else add, 1),), accuracy, neighbouring)
 
     @property
     def accuracy(self) -> Accuracy:
         """The accuracy this PLD is realised with."""
         return self._accuracy
+
+    @property
+    def neighbouring(self) -> Neighbouring | None:
+        """The neighbouring relation this PLD is stated for (``None``: relation-agnostic, i.e. valid for
+        whichever relation the mechanisms' sensitivities were stated under)."""
+        return self._neighbouring
 
     @property
     def count(self) -> int:
@@ -455,12 +466,15 @@ class PrivacyLossDistribution:
             raise ValueError(
                 f"cannot compose PLDs of different accuracy: {self._accuracy} and {other._accuracy}"
             )
-        return PrivacyLossDistribution(self._parts + other._parts, self._accuracy)
+        relation = combined_relation(self._neighbouring, other._neighbouring, what="the two PLDs")
+        return PrivacyLossDistribution(self._parts + other._parts, self._accuracy, relation)
 
     def self_compose(self, k: int) -> PrivacyLossDistribution:
         """The k-fold composition; its cost does not grow with k beyond the width of the grid."""
         k = check_int("k", k, minimum=1)
-        return PrivacyLossDistribution(tuple((r, a, c * k) for r, a, c in self._parts), self._accuracy)
+        return PrivacyLossDistribution(
+            tuple((r, a, c * k) for r, a, c in self._parts), self._accuracy, self._neighbouring
+        )
 
     # -- realisation ------------------------------------------------------------------------------
     def _realise(self, laws: list[tuple[PrivacyLossLaw, int]]) -> _Direction:

@@ -1,0 +1,79 @@
+"""What a mechanism specification is: the typed :class:`Mechanism` protocol, the neighbouring relation,
+and the one validation step every specification runs at construction.
+
+A specification is a frozen, hashable dataclass describing *what ran*; its defining parameter is
+positional and every other field keyword-only (``Laplace(10.0, sensitivity=2.0)``,
+``EpsilonDelta(0.5, delta=1e-6)``). Each class declares its parameter domains once, in
+``domains`` (name → :class:`optcomp._numerics.Domain`); :func:`validate_parameters` checks them, error
+messages print them, and the tests draw hypothesis examples from them.
+
+**Neighbouring relation.** Once its sensitivity is stated, a base mechanism's dominating pair is the
+same under add/remove and under substitution, so base mechanisms are *relation-agnostic*
+(``neighbouring = None``): the caller states the sensitivity for the relation they use. Only the
+subsampling wrappers fix a relation — Poisson subsampling is analysed under add/remove, sampling
+without replacement under substitution — and :func:`optcomp.compose` refuses to combine items that fix
+different relations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar, Literal, Protocol, runtime_checkable
+
+from optcomp._numerics import Domain
+
+#: The two neighbouring relations: add or remove one record, or replace one record.
+Neighbouring = Literal["add_remove", "substitution"]
+
+#: The allowed values of a ``neighbouring`` argument (``None`` aside).
+NEIGHBOURING_RELATIONS: tuple[Neighbouring, ...] = ("add_remove", "substitution")
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """A frozen, validated, hashable mechanism specification (the argument type of every engine).
+
+    Attributes:
+        neighbouring: the relation the specification fixes (``"add_remove"`` for
+            :class:`~optcomp.mechanisms.PoissonSubsampled`, ``"substitution"`` for
+            :class:`~optcomp.mechanisms.SubsampledWithoutReplacement`), or ``None`` for a
+            relation-agnostic base mechanism.
+        domains: parameter name → its declared :class:`~optcomp._numerics.Domain`.
+    """
+
+    neighbouring: ClassVar[Neighbouring | None]
+    domains: ClassVar[Mapping[str, Domain]]
+
+    def __hash__(self) -> int: ...
+
+
+def check_neighbouring(name: str, value: object) -> Neighbouring | None:
+    """``value`` if it is ``None``, ``"add_remove"`` or ``"substitution"``, else ``ValueError`` naming ``name``."""
+    if value is None:
+        return None
+    for relation in NEIGHBOURING_RELATIONS:
+        if value == relation:
+            return relation
+    raise ValueError(f"{name} must be one of {NEIGHBOURING_RELATIONS} or None, got {value!r}")
+
+
+def validate_parameters(spec: Mechanism) -> None:
+    """Check every field named in ``spec.domains`` against its domain and store the converted value.
+
+    Called from each specification's ``__post_init__``; the ``ValueError`` names the field, its
+    domain and the value (``"scale must be in (0, inf), got -1.0"``).
+    """
+    for field_name, domain in type(spec).domains.items():
+        object.__setattr__(spec, field_name, domain.validate(field_name, getattr(spec, field_name)))
+
+
+def combined_relation(
+    first: Neighbouring | None, second: Neighbouring | None, *, what: str = "items"
+) -> Neighbouring | None:
+    """The relation of a composition of two parts: the one either fixes, ``ValueError`` if they differ."""
+    if first is not None and second is not None and first != second:
+        raise ValueError(
+            f"{what} fix different neighbouring relations: {first!r} and {second!r}; a privacy "
+            "statement holds for one relation (account for each relation separately)"
+        )
+    return first if first is not None else second
