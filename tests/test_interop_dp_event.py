@@ -289,7 +289,7 @@ def test_round_trip_of_randomized_response_and_non_private() -> None:
 
 def test_export_refuses_what_has_no_event() -> None:
     with pytest.raises(ValueError, match="TruncatedLaplace has no DpEvent"):
-        to_dp_event_json(TruncatedLaplace(1.0, bound=2.0))
+        to_dp_event_json(TruncatedLaplace(1.0, truncation=2.0))
     with pytest.raises(ValueError, match="substitution"):
         to_dp_event_json(RandomizedResponse(1.0))
     with pytest.raises(ValueError, match="even"):

@@ -63,7 +63,7 @@ def test_randomized_response_and_discrete_laws() -> None:
     # the generic discrete-law path agrees with the closed form; the staircase at γ = 1/2 is RR(ε);
     # the (ε, 0) black box is RR(ε) too (KOV canonical mechanism)
     closed = rdp.randomized_response(eps, orders=ORDERS)
-    for mech in (EpsilonDelta(eps, 0.0), Staircase(eps, gamma=0.5)):
+    for mech in (EpsilonDelta(eps, delta=0.0), Staircase(eps, gamma=0.5)):
         np.testing.assert_allclose(rdp.of_mechanism(mech, ORDERS), closed, rtol=EXACT_RTOL)
     # any staircase is (ε, 0)-DP: below the ε bound, increasing in α
     stair = rdp.of_mechanism(Staircase(eps, gamma=0.2), ORDERS)
@@ -119,17 +119,17 @@ def test_composition_adds_and_conversions() -> None:
 @given(st.floats(0.6, 3.0), st.floats(0.001, 0.2), st.integers(1, 2000))
 def test_rdp_is_above_the_certified_lower_end(sigma: float, q: float, steps: int) -> None:
     """RDP gives an upper bound on ε, so it is never below the PLD engine's certified lower end."""
-    curve = rdp.compose((PoissonSubsampled(Gaussian(sigma), q), steps))
+    curve = rdp.compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps))
     pld = dpsgd.epsilon(sigma, q, steps, 1e-5, accuracy=Accuracy(grid_step=COARSE_GRID_STEP))
     assert curve.epsilon(1e-5).value >= pld.lower
 
 
 def test_unsupported_mechanisms_say_so() -> None:
     with pytest.raises(NotImplementedError, match="infinite"):
-        rdp.of_mechanism(EpsilonDelta(1.0, 1e-3))
+        rdp.of_mechanism(EpsilonDelta(1.0, delta=1e-3))
     with pytest.raises(NotImplementedError, match="no RDP formula"):
-        rdp.of_mechanism(SubsampledWithoutReplacement(Gaussian(1.0), 0.1))
-    assert "unsupported" in rdp.compare([EpsilonDelta(1.0, 1e-3)], delta=1e-5)
+        rdp.of_mechanism(SubsampledWithoutReplacement(Gaussian(1.0), sampling_rate=0.1))
+    assert "unsupported" in rdp.compare([EpsilonDelta(1.0, delta=1e-3)], delta=1e-5)
     out = rdp.compare([(RandomizedResponse(0.5), 10)], delta=1e-5)
     assert set(out) >= {"standard", "improved", "method"}
 
@@ -165,7 +165,7 @@ def test_agrees_with_dp_accounting_on_integer_orders(sigma: float, q: float, ste
     ints = [a for a in rdp.DEFAULT_ORDERS if a == int(a)]
     acc = rdp_peer.RdpAccountant(ints)
     acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
-    ours = rdp.compose((PoissonSubsampled(Gaussian(sigma), q), steps), orders=ints)
+    ours = rdp.compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps), orders=ints)
     np.testing.assert_allclose(ours.rdp, acc._rdp, rtol=RDP_PEER_RTOL)
     for delta in (1e-5, 1e-8):
         assert ours.epsilon(delta).value == pytest.approx(acc.get_epsilon(delta), rel=RDP_PEER_RTOL)
@@ -183,7 +183,7 @@ def test_agrees_with_dp_accounting_on_default_orders_closed_forms() -> None:
     # fractional orders of the subsampled Gaussian: ours is the certified chord bound, never below the peer
     acc = rdp_peer.RdpAccountant()
     acc.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 500)
-    ours = rdp.compose((PoissonSubsampled(Gaussian(1.0), 0.01), 500))
+    ours = rdp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 500))
     assert np.all(ours.rdp >= acc._rdp * (1 - RDP_PEER_RTOL))
 
 
@@ -203,7 +203,7 @@ def test_cli_shows_rdp_beside_brackets(capsys: pytest.CaptureFixture[str]) -> No
     out = _json(["dpsgd", "--sigma", "1.1", "--q", "0.01", "--steps", "100", "--delta", "1e-5", "--json"], capsys)
     cmp = out["rdp_comparison"]
     assert isinstance(cmp, dict) and "RDP" in cmp["label"]
-    expected = rdp.compose((PoissonSubsampled(Gaussian(1.1), 0.01), 100)).epsilon(1e-5).value
+    expected = rdp.compose((PoissonSubsampled(Gaussian(1.1), sampling_rate=0.01), 100)).epsilon(1e-5).value
     assert cmp["results"][0]["improved"]["epsilon"] == pytest.approx(expected, rel=EXACT_RTOL)
     out = _json(["compose", "--eps", "0.1", "--delta", "0", "-k", "30", "--target-delta", "1e-5", "--json"], capsys)
     assert "results" in out["rdp_comparison"]  # type: ignore[operator]

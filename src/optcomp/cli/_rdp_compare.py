@@ -23,8 +23,8 @@ def from_epsilon_delta(mechs: Sequence[tuple[float, float]]) -> list[tuple[objec
     from optcomp.optimal import Homogeneous
 
     if isinstance(mechs, Homogeneous):
-        return [(EpsilonDelta(mechs.epsilon, mechs.delta), mechs.k)]
-    return [(EpsilonDelta(e, d), n) for (e, d), n in Counter((float(e), float(d)) for e, d in mechs).items()]
+        return [(EpsilonDelta(mechs.epsilon, delta=mechs.delta), mechs.k)]
+    return [(EpsilonDelta(e, delta=d), n) for (e, d), n in Counter((float(e), float(d)) for e, d in mechs).items()]
 
 
 def comparison(

@@ -317,7 +317,7 @@ def dpsgd_command(
     params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta}
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
-    rdp_payload = _rdp_compare.comparison([(PoissonSubsampled(Gaussian(noise_multiplier), sampling_rate), steps)], [delta])
+    rdp_payload = _rdp_compare.comparison([(PoissonSubsampled(Gaussian(noise_multiplier), sampling_rate=sampling_rate), steps)], [delta])
     text = None
     if statement:  # the paragraph is written by optcomp.interop.dpsgd_statement
         from optcomp.interop import dpsgd_statement

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import ClassVar, Literal
 
-from optcomp._numerics import check_positive, check_probability
+from optcomp._numerics import POSITIVE, PROBABILITY, Domain, check_positive, check_probability
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._spec import Neighbouring, validate_parameters
 from optcomp.mechanisms.discrete import merged_law
 
 #: Cost functions for which Geng–Viswanath give the optimal γ in closed form.
@@ -59,14 +61,15 @@ class Staircase:
     epsilon: float
     gamma: float
     sensitivity: float
-    neighbouring: ClassVar[str] = "add_remove"
+    neighbouring: ClassVar[Neighbouring | None] = None
+    domains: ClassVar[Mapping[str, Domain]] = {"epsilon": POSITIVE, "gamma": PROBABILITY, "sensitivity": POSITIVE}
 
     def __init__(self, epsilon: float, *, gamma: float | None = None, sensitivity: float = 1.0) -> None:
-        eps = check_positive("epsilon", epsilon)
+        eps = POSITIVE.validate("epsilon", epsilon)
         object.__setattr__(self, "epsilon", eps)
-        g = optimal_gamma(eps, "l2") if gamma is None else check_probability("gamma", gamma)
-        object.__setattr__(self, "gamma", g)
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
+        object.__setattr__(self, "gamma", optimal_gamma(eps, "l2") if gamma is None else gamma)
+        object.__setattr__(self, "sensitivity", sensitivity)
+        validate_parameters(self)
 
     @property
     def variance(self) -> float:

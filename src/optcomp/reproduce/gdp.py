@@ -173,8 +173,8 @@ def noisy_sgd(ctx: Context) -> Result:
         mu_wor = noisy_sgd_mu_estimate(p, SIGMA, steps, sampling="without_replacement")
         mu_poi = noisy_sgd_mu_estimate(p, SIGMA, steps)
         poi = dpsgd.epsilon(SIGMA, p, steps, DELTA, accuracy=acc)
-        wor = compose((SubsampledWithoutReplacement(Gaussian(SIGMA), p), steps), accuracy=acc).epsilon(DELTA)
-        rdp_eps = rdp.compose((PoissonSubsampled(Gaussian(SIGMA), p), steps)).epsilon(DELTA).value
+        wor = compose((SubsampledWithoutReplacement(Gaussian(SIGMA), sampling_rate=p), steps), accuracy=acc).epsilon(DELTA)
+        rdp_eps = rdp.compose((PoissonSubsampled(Gaussian(SIGMA), sampling_rate=p), steps)).epsilon(DELTA).value
         rows.append({"epochs": ep, "steps": steps, "clt_mu_without_replacement": mu_wor,
                      "clt_epsilon_without_replacement": gdp_epsilon(mu_wor, DELTA),
                      "clt_mu_poisson": mu_poi, "clt_epsilon_poisson": gdp_epsilon(mu_poi, DELTA),
