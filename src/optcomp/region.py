@@ -15,7 +15,7 @@ KOV Thm III.3: the k-fold adaptive composition of (ε, δ)-DP mechanisms has its
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +25,12 @@ from optcomp import optimal
 from optcomp._numerics import FloatArray, check_epsilon_delta, check_int, check_nonnegative, check_probability
 
 EpsDelta = tuple[float, float]
+
+#: ``progress(done, total)``, called after each unit of work of a long computation (e.g. to draw a bar).
+Progress = Callable[[int, int], None]
+
+#: Largest α-by-constraint block :meth:`PrivacyRegion.beta` evaluates at once (bounds its memory).
+_BLOCK_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +85,20 @@ class PrivacyRegion:
         if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
             raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
         eps, dlt = self._arrays()
-        flat = a.reshape(-1, 1)
+        flat = a.reshape(-1)
         one_minus = 1.0 - dlt
-        line1 = one_minus - np.exp(eps) * flat
-        line2 = np.exp(-eps) * (one_minus - flat)
-        out = np.maximum(0.0, np.maximum(line1, line2).max(axis=1))
-        return np.asarray(out.reshape(a.shape), dtype=np.float64)
+        with np.errstate(over="ignore"):
+            growth = np.exp(eps)  # e^{ε_j}, inf beyond ~709: the line is then vertical at α = 0
+        shrink = np.exp(-eps)
+        out = np.empty(flat.shape, dtype=np.float64)
+        step = max(1, _BLOCK_ELEMENTS // max(1, eps.size))
+        for start in range(0, flat.size, step):
+            col = flat[start : start + step, None]
+            # α = 0 is read as 1 − δ_j exactly (never inf·0); e^{-ε}(1 − δ − α) underflows to ±0.
+            line1 = np.where(col > 0.0, one_minus - growth * np.where(col > 0.0, col, 1.0), one_minus)
+            line2 = shrink * (one_minus - col)
+            out[start : start + step] = np.maximum(0.0, np.maximum(line1, line2).max(axis=1))
+        return np.asarray((out + 0.0).reshape(a.shape), dtype=np.float64)  # + 0.0 turns −0.0 into 0.0
 
     def contains(self, alpha: float, beta: float) -> bool:
         """Whether (α, β) ∈ [0, 1]² satisfies every constraint (KOV eq. (2), exact comparisons)."""
@@ -99,12 +113,13 @@ class PrivacyRegion:
     def boundary(self, n: int = 201) -> tuple[FloatArray, FloatArray]:
         """``n`` points (α, β(α)) of the lower boundary on a uniform α grid of [0, 1], plus every kink.
 
-        The kinks α = (1 − δ_j)/(1 + e^{ε_j}) (where the two lines of constraint j meet) and the points
+        So the export has between ``n`` and ``n + 3·len(constraints)`` rows (duplicates are merged). The kinks α = (1 − δ_j)/(1 + e^{ε_j}) (where the two lines of constraint j meet) and the points
         where a line reaches β = 0 are added so that linear interpolation of the export is exact.
         """
         n = check_int("n", n, minimum=2)
         eps, dlt = self._arrays()
-        kinks = np.concatenate([(1.0 - dlt) / (1.0 + np.exp(eps)), (1.0 - dlt) * np.exp(-eps), 1.0 - dlt])
+        with np.errstate(over="ignore"):
+            kinks = np.concatenate([(1.0 - dlt) / (1.0 + np.exp(eps)), (1.0 - dlt) * np.exp(-eps), 1.0 - dlt])
         alphas = np.unique(np.clip(np.concatenate([np.linspace(0.0, 1.0, n), kinks]), 0.0, 1.0))
         return alphas, self.beta(alphas)
 
@@ -116,10 +131,11 @@ class PrivacyRegion:
         one constraint is Remark A.1(b): 1 − 2(1 − δ)/(1 + e^ε).
         """
         eps, dlt = self._arrays()
-        return float(max(0.0, 1.0 - 2.0 * float(np.max((1.0 - dlt) / (1.0 + np.exp(eps))))))
+        with np.errstate(over="ignore"):
+            return float(max(0.0, 1.0 - 2.0 * float(np.max((1.0 - dlt) / (1.0 + np.exp(eps))))))
 
 
-def composed(epsilon: float, delta: float, k: int) -> PrivacyRegion:
+def composed(epsilon: float, delta: float, k: int, *, progress: Progress | None = None) -> PrivacyRegion:
     """Region of the k-fold composition of (ε, δ)-DP mechanisms (KOV Thm III.3, eqs. (5)–(6)).
 
     ∩_{i=0}^{⌊k/2⌋} R((k − 2i)ε, 1 − (1 − δ)^k (1 − δ_i)),
@@ -127,31 +143,52 @@ def composed(epsilon: float, delta: float, k: int) -> PrivacyRegion:
 
     The δ of the i-th constraint equals the optimal δ at ε_g = (k − 2i)ε, so it is taken from
     :func:`optimal.delta` (exact log-space binomial sum); its certified *upper* end is used, so the
-    returned region contains the true one (a safe outer bound, exact up to float64 rounding).
-    Cost O(k²) — meant for k up to a few thousand.
+    returned region contains the true one (a safe outer bound, exact up to float64 rounding). Where that
+    evaluation leaves the float range (ε far beyond 700), the constraint's δ is the trivially valid 1 —
+    still a safe outer bound, and the truth there is δ_i ≥ 1 − k·e^{−ε} (the loss equals kε with
+    probability (1 + e^{−ε})^{−k}), which rounds to 1. Cost O(k²) — meant for k up to a few thousand;
+    ``progress(i, ⌊k/2⌋ + 1)`` is called after each constraint.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
     k = check_int("k", k)
     spec = optimal.homogeneous(epsilon, delta, k)
-    constraints = [((k - 2 * i) * epsilon, optimal.delta(spec, (k - 2 * i) * epsilon).upper) for i in range(k // 2 + 1)]
+    total = k // 2 + 1
+    constraints: list[EpsDelta] = []
+    for i in range(total):
+        eps_g = (k - 2 * i) * epsilon
+        try:
+            d = optimal.delta(spec, eps_g).upper
+        except OverflowError:  # the engine's exp left the float range: δ = 1 is valid (and the truth rounded)
+            d = 1.0
+        constraints.append((eps_g, d))
+        if progress is not None:
+            progress(i + 1, total)
     return PrivacyRegion(tuple(constraints))
 
 
 def from_optimal(
-    mechanisms: Sequence[EpsDelta], epsilons: Sequence[float], *, tolerance: float = optimal.DEFAULT_TOLERANCE
+    mechanisms: Sequence[EpsDelta],
+    epsilons: Sequence[float],
+    *,
+    tolerance: float = optimal.DEFAULT_TOLERANCE,
+    progress: Progress | None = None,
 ) -> PrivacyRegion:
     """Outer bound of the heterogeneous composition's region: ∩_g R(ε_g, δ_opt(ε_g)) over given ε_g.
 
     Every R(ε_g, δ) with δ ≥ the optimal δ at ε_g (MV Thm 1.5) contains the composition's region; the
     certified upper ends of :func:`optimal.delta` (with ``tolerance``, used by its grid method for real
-    ε_i) are used. More ε_g give a tighter outer bound; the cost is one :func:`optimal.delta` per ε_g.
+    ε_i) are used. More ε_g give a tighter outer bound; the cost is one :func:`optimal.delta` per ε_g
+    (``progress(j, len(epsilons))`` is called after each).
     """
     eps_list = [check_nonnegative(f"epsilons[{j}]", e) for j, e in enumerate(epsilons)]
     if not eps_list:
         raise ValueError("epsilons must contain at least one value, got []")
-    return PrivacyRegion(
-        tuple((float(e), optimal.delta(mechanisms, e, tolerance=tolerance).upper) for e in eps_list)
-    )
+    constraints: list[EpsDelta] = []
+    for j, e in enumerate(eps_list):
+        constraints.append((float(e), optimal.delta(mechanisms, e, tolerance=tolerance).upper))
+        if progress is not None:
+            progress(j + 1, len(eps_list))
+    return PrivacyRegion(tuple(constraints))
 
 
 __all__ = ["PrivacyRegion", "composed", "from_optimal"]
