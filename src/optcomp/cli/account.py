@@ -36,7 +36,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
+from optcomp.cli._common import _show_progress, cli, emit_json, emit_table, parse_json, read_text
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
 KINDS: dict[str, str] = {
@@ -166,7 +166,7 @@ def _progress(description: str) -> Progress:
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        disable=not console.is_terminal,
+        disable=not _show_progress(console),
     )
 
 
@@ -175,7 +175,42 @@ def _describe(entry: dict[str, Any]) -> str:
     return f"{entry.get('kind')}({params}) × {entry.get('count', 1)}"
 
 
-@cli.command("account")
+_ACCOUNT_EPILOG = """\b
+Mechanism kinds (KIND in --mech, "kind" in a config file):
+  gaussian            sigma=, sensitivity= (default 1)
+  laplace             scale=, sensitivity= (default 1)
+  epsdelta            eps= (or epsilon=), delta=
+  rr                  eps=  (also spelled randomized_response)
+  discrete_laplace    scale=, sensitivity= (an integer, default 1)
+  or any class name of optcomp.mechanisms, with its fields as keys.
+Every kind also takes count= (how many times it runs, default 1) and
+q= (Poisson subsampling rate in (0, 1]).
+
+\b
+Config file (--config job.toml; TOML needs Python >= 3.11, JSON works
+everywhere with the same keys):
+  delta = 1e-5                  # or epsilon = ...; --delta/--epsilon win
+  [accuracy]                    # optional, fields of optcomp.Accuracy
+  grid_step = 1e-4
+  [[mechanisms]]
+  kind = "gaussian"
+  sigma = 1.1
+  q = 0.01
+  count = 1000
+  [[mechanisms]]
+  kind = "epsdelta"
+  eps = 0.1
+  delta = 1e-8
+  count = 50
+
+\b
+Example:
+  optcomp account --mech gaussian:sigma=1.1,q=0.01,count=1000 --delta 1e-5
+  optcomp account --config job.toml --json
+"""
+
+
+@cli.command("account", epilog=_ACCOUNT_EPILOG)
 @click.option(
     "--mech",
     "mechs",

@@ -57,7 +57,7 @@ _DELTA_S_PER_K = 6.0e-8
 _BYTES_PER_K = 48.0
 _REGION_S_PER_K2 = 3.0e-8
 #: The boundary export: one (row, constraint) cell of β's max, and the bytes of one row (arrays + text).
-_BOUNDARY_S_PER_CELL = 1.0e-8
+_BOUNDARY_S_PER_CELL = 1.0e-7
 _BOUNDARY_BYTES_PER_ROW = 128.0
 #: k from which compose shows a progress spinner (the optimal engine has no progress hook).
 _SPINNER_K = 200_000
@@ -276,14 +276,23 @@ def region_command(
     mechs = _mechanisms(eps, delta, k, mech, file)
     if as_json:
         fmt_ = "json"
+    homogeneous = isinstance(mechs, optimal.Homogeneous)
+    # Up front: the constraints (KOV Thm III.3: ⌊k/2⌋ + 1) and the boundary (points + 3 kinks each).
+    n_constraints = float(mechs.k // 2 + 1) if isinstance(mechs, optimal.Homogeneous) else float(eps_points)
+    rows = float(points) + 3.0 * n_constraints
+    seconds = _BOUNDARY_S_PER_CELL * rows * n_constraints
+    if isinstance(mechs, optimal.Homogeneous):
+        seconds += _REGION_S_PER_K2 * float(mechs.k) ** 2
+    check_feasible(
+        f"the privacy region of -k {mechs.k} mechanisms" if isinstance(mechs, optimal.Homogeneous)
+        else f"a region boundary of --points {points} and --eps-points {eps_points}",
+        seconds,
+        _BYTES_PER_K * n_constraints + _BOUNDARY_BYTES_PER_ROW * rows,
+        f"use -k <= {_largest_k(_REGION_S_PER_K2 + 0.75 * _BOUNDARY_S_PER_CELL, 2)}" if homogeneous
+        else "use a smaller --points or --eps-points",
+    )
     if isinstance(mechs, optimal.Homogeneous):
         kk = mechs.k
-        check_feasible(
-            f"the privacy region of -k {kk} mechanisms",
-            _REGION_S_PER_K2 * float(kk) ** 2,
-            _BYTES_PER_K * float(kk) + 8.0 * 4.0 * float(points),
-            f"use -k <= {_largest_k(_REGION_S_PER_K2, 2)}",
-        )
         with progress_bar(f"privacy region of {kk} mechanisms (KOV Thm III.3)", total=kk // 2 + 1) as advance:
             reg = region.composed(mechs.epsilon, mechs.delta, kk, progress=advance)
     else:
@@ -291,13 +300,6 @@ def region_command(
         grid = [float(x) for x in np.linspace(0.0, total, eps_points)] if math.isfinite(total) else [0.0]
         with progress_bar("optimal δ at each ε_g", total=len(grid)) as advance:
             reg = region.from_optimal(mechs, grid, tolerance=tolerance, progress=advance)
-    rows = float(points) + 3.0 * len(reg.constraints)
-    check_feasible(
-        f"a boundary of --points {points}",
-        _BOUNDARY_S_PER_CELL * rows * len(reg.constraints),
-        _BOUNDARY_BYTES_PER_ROW * rows,
-        "use a smaller --points",
-    )
     alphas, betas = reg.boundary(points)
     if fmt_ == "csv":
         text = "alpha,beta\n" + "".join(f"{a!r},{b!r}\n" for a, b in zip(alphas.tolist(), betas.tolist()))

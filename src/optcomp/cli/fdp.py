@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def check_curve_cost(gdp: float | None, eps: float | None, k: int, group: int, p
     if gdp is not None and k > _GDP_LIST_MAX_K:
         raise ValueError(
             f"-k must be <= {_GDP_LIST_MAX_K} with --gdp, got {k}; the k-fold composition of G_mu is "
-            f"G_(mu*sqrt(k)) (Dong-Roth-Su Cor. 3.3): give --gdp {gdp:g}*sqrt({k}) with -k 1"
+            f"G_(mu*sqrt(k)) (Dong-Roth-Su Cor. 3.3): give --gdp {gdp * math.sqrt(k):.17g} with -k 1"
         )
     if eps is not None:
         by_memory = int(memory_limit_bytes() / _EPSDELTA_BYTES_PER_K)
