@@ -7,6 +7,10 @@ a ``NotImplementedError`` for an unsupported combination, a ``MemoryError`` for 
 machine, an ``OverflowError`` from an engine that left the float range — is reported as one line on
 stderr with exit status 2, never a traceback. ``optcomp`` or ``optcomp plot`` without a command print
 their help (exit status 0).
+
+Commands run under ``numpy.errstate(invalid="raise")``: a NaN produced anywhere in an engine (inf − inf,
+0·inf) stops the command with one line instead of flowing into a printed answer; overflow to ±inf and
+underflow to 0 are IEEE arithmetic the engines rely on and stay silent (no RuntimeWarning noise).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 import click
+import numpy as np
 
 from optcomp.cli._common import cli
 
@@ -34,7 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``optcomp`` console script. Returns the process exit status."""
     _register()
     try:
-        cli.main(args=list(argv) if argv is not None else None, prog_name="optcomp", standalone_mode=False)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="raise"):
+            cli.main(args=list(argv) if argv is not None else None, prog_name="optcomp", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -57,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(f"not enough memory{detail}; use a smaller -k/--points or a coarser accuracy")
     except OverflowError as exc:  # an engine's exp/power left the float range on extreme parameters
         return _error(f"a value of this computation is beyond the floating-point range ({exc}); "
+                      "use less extreme parameters")
+    except FloatingPointError as exc:  # numpy produced a NaN inside an engine (errstate above)
+        return _error(f"these parameters are beyond what the engines can evaluate ({exc}); "
                       "use less extreme parameters")
     except ArithmeticError as exc:  # the output guard found a NaN: a bug, reported without a traceback
         click.echo("optcomp: " + " ".join(str(exc).splitlines()), err=True)
