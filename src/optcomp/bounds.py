@@ -53,6 +53,9 @@ def _check_mechanisms(mechanisms: Sequence[EpsDelta]) -> list[EpsDelta]:
     return out
 
 
+#: Largest k the closed forms accept: k must convert to a float (k·ε, √k) without overflow.
+K_MAX = 10**300
+
 #: ln of the largest float: e^x overflows above it, so e^x − 1 is reported as ``inf`` (its rounded value).
 _LOG_FLOAT_MAX = math.log(sys.float_info.max)
 
@@ -94,7 +97,7 @@ def basic(epsilon: float, delta: float, k: int) -> EpsDelta:
         ``(k·ε, min(1, k·δ))`` — δ is capped at the trivially valid value 1.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     return (k * epsilon, min(1.0, k * delta))
 
 
@@ -129,7 +132,7 @@ def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> Ep
         ``(ε̃, min(1, k·δ + δ̃))``.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack))
     return (eps, min(1.0, k * delta + delta_slack))
@@ -150,7 +153,7 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
         ``(ε̃, min(1, k·δ + δ'))``.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon)
     return (eps, min(1.0, k * delta + delta_slack))
@@ -203,7 +206,7 @@ def kov_bound(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDe
         ``(ε̃, 1 − (1 − δ)^k (1 − δ̃))``.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     delta_slack = check_probability("delta_slack", delta_slack)
     eps = _kov_epsilon(k * epsilon, math.sqrt(k) * epsilon, k * _drift(epsilon), delta_slack)
     return (eps, _pow_delta(delta, k, delta_slack))
@@ -259,7 +262,7 @@ def kov_per_query_budget(epsilon: float, delta: float, k: int) -> EpsDelta:
     delta = check_probability("delta", delta)
     if delta == 0.0:
         raise ValueError(f"delta must be in (0, 1], got {delta!r}")
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     eps0 = epsilon / math.sqrt(4.0 * k * _log_e_plus(epsilon, delta))
     return (eps0, delta / (2.0 * k))
 
@@ -299,7 +302,7 @@ def _summary(mechanisms: Sequence[EpsDelta]) -> _Sums:
     from optcomp.optimal import Homogeneous
 
     if isinstance(mechanisms, Homogeneous):
-        e, d, k = mechanisms.epsilon, mechanisms.delta, mechanisms.k
+        e, d, k = mechanisms.epsilon, mechanisms.delta, check_int("k", mechanisms.k, maximum=K_MAX)
         log_surv = -math.inf if d >= 1.0 else k * math.log1p(-d)
         return _Sums(k, e, d, k * e, k * d, math.sqrt(k) * e, k * _drift(e), log_surv)
     items = _check_mechanisms(mechanisms)

@@ -15,6 +15,7 @@ KOV Thm III.3: the k-fold adaptive composition of (ε, δ)-DP mechanisms has its
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,9 @@ EpsDelta = tuple[float, float]
 #: ``progress(done, total)``, called after each unit of work of a long computation (e.g. to draw a bar).
 Progress = Callable[[int, int], None]
 
+#: ln of the largest float: e^ε is ``inf`` above it.
+_LOG_FLOAT_MAX = math.log(sys.float_info.max)
+
 #: Largest α-by-constraint block :meth:`PrivacyRegion.beta` evaluates at once (bounds its memory).
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -37,8 +41,11 @@ _BLOCK_ELEMENTS = 1 << 22
 class PrivacyRegion:
     """The intersection ∩_j R(ε_j, δ_j) of (ε, δ) privacy regions (KOV eq. (2)).
 
+    ε_j = ∞ is allowed and read as the limit ε → ∞: R(∞, δ) = {α ≥ 1 − δ} ∪ {β ≥ 1 − δ} ∪ {α > 0, β > 0}
+    (each line e^ε·x ≥ 1 − δ holds for every x > 0), which is where ε_g = kε lands when it overflows.
+
     Attributes:
-        constraints: the (ε_j, δ_j) pairs, validated at construction (ε_j ≥ 0, δ_j ∈ [0, 1]).
+        constraints: the (ε_j, δ_j) pairs, validated at construction (ε_j ∈ [0, ∞], δ_j ∈ [0, 1]).
     """
 
     constraints: tuple[EpsDelta, ...]
@@ -51,7 +58,8 @@ class PrivacyRegion:
         for j, pair in enumerate(items):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(f"constraints[{j}] must be an (epsilon, delta) pair, got {pair!r}")
-            checked.append(check_epsilon_delta(pair[0], pair[1], prefix=f"constraints[{j}]."))
+            eps = check_nonnegative(f"constraints[{j}].epsilon", pair[0], allow_inf=True)
+            checked.append((eps, check_probability(f"constraints[{j}].delta", pair[1])))
         object.__setattr__(self, "constraints", tuple(checked))
 
     @classmethod
@@ -105,8 +113,10 @@ class PrivacyRegion:
         a = check_probability("alpha", alpha)
         b = check_probability("beta", beta)
         for eps, dlt in self.constraints:
-            growth = math.exp(eps)
-            if a + growth * b < 1.0 - dlt or growth * a + b < 1.0 - dlt:
+            growth = math.exp(eps) if eps <= _LOG_FLOAT_MAX else math.inf
+            scaled_a = growth * a if a > 0.0 else 0.0  # e^ε·0 = 0 also at ε = ∞ (never inf·0)
+            scaled_b = growth * b if b > 0.0 else 0.0
+            if a + scaled_b < 1.0 - dlt or scaled_a + b < 1.0 - dlt:
                 return False
         return True
 
@@ -145,8 +155,8 @@ def composed(epsilon: float, delta: float, k: int, *, progress: Progress | None 
     :func:`optimal.delta` (exact log-space binomial sum); its certified *upper* end is used, so the
     returned region contains the true one (a safe outer bound, exact up to float64 rounding). Where that
     evaluation leaves the float range (ε far beyond 700), the constraint's δ is the trivially valid 1 —
-    still a safe outer bound, and the truth there is δ_i ≥ 1 − k·e^{−ε} (the loss equals kε with
-    probability (1 + e^{−ε})^{−k}), which rounds to 1. Cost O(k²) — meant for k up to a few thousand;
+    still a safe outer bound, and for i ≥ 1 the truth there is δ_i ≥ 1 − k·e^{−ε} (the loss equals kε
+    with probability (1 + e^{−ε})^{−k}), which rounds to 1. Cost O(k²) — meant for k up to a few thousand;
     ``progress(i, ⌊k/2⌋ + 1)`` is called after each constraint.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
@@ -155,15 +165,24 @@ def composed(epsilon: float, delta: float, k: int, *, progress: Progress | None 
     total = k // 2 + 1
     constraints: list[EpsDelta] = []
     for i in range(total):
-        eps_g = (k - 2 * i) * epsilon
-        try:
-            d = optimal.delta(spec, eps_g).upper
-        except OverflowError:  # the engine's exp left the float range: δ = 1 is valid (and the truth rounded)
-            d = 1.0
-        constraints.append((eps_g, d))
+        eps_g = (k - 2 * i) * epsilon  # inf where kε overflows: R(∞, δ) is read as its limit
+        # i = 0: the loss never exceeds kε, so δ(kε) = δ(∞) = 1 − (1 − δ)^k, the engine's floor.
+        constraints.append((eps_g, _optimal_delta_upper(spec, math.inf if i == 0 else eps_g)))
         if progress is not None:
             progress(i + 1, total)
     return PrivacyRegion(tuple(constraints))
+
+
+def _optimal_delta_upper(mechanisms: Sequence[EpsDelta], eps_g: float, *, tolerance: float | None = None) -> float:
+    """The certified upper end of :func:`optimal.delta` at ε_g, or the trivially valid δ = 1 where the
+    engine cannot evaluate it (its exp leaves the float range, or — under ``numpy.errstate(invalid=
+    "raise")`` as the CLI runs — it meets inf − inf). δ = 1 keeps every region a safe outer bound."""
+    try:
+        if tolerance is None:
+            return optimal.delta(mechanisms, eps_g).upper
+        return optimal.delta(mechanisms, eps_g, tolerance=tolerance).upper
+    except (OverflowError, FloatingPointError):
+        return 1.0
 
 
 def from_optimal(
@@ -185,7 +204,7 @@ def from_optimal(
         raise ValueError("epsilons must contain at least one value, got []")
     constraints: list[EpsDelta] = []
     for j, e in enumerate(eps_list):
-        constraints.append((float(e), optimal.delta(mechanisms, e, tolerance=tolerance).upper))
+        constraints.append((float(e), _optimal_delta_upper(mechanisms, e, tolerance=tolerance)))
         if progress is not None:
             progress(j + 1, len(eps_list))
     return PrivacyRegion(tuple(constraints))

@@ -105,6 +105,17 @@ def memory_limit_bytes() -> float:
         return math.inf
 
 
+def size(n: int) -> float:
+    """A count as a float for cost estimates: ``inf`` where it exceeds the float range (k = 10⁴⁰⁰)."""
+    return float(n) if abs(n) < 10**300 else math.inf
+
+
+def squared(n: int) -> float:
+    """``size(n)²`` without the OverflowError of ``float ** 2``."""
+    x = size(n)
+    return x * x
+
+
 def _duration(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"

@@ -36,7 +36,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from optcomp.cli._common import _show_progress, cli, emit_json, emit_table, parse_json, read_text
+from optcomp.cli._common import _show_progress, cli, emit_json, emit_table, fmt, parse_json, read_text
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
 KINDS: dict[str, str] = {
@@ -298,7 +298,7 @@ def account(
         [
             (
                 r["query"],
-                ", ".join(f"{k}={v:g}" for k, v in r["at"].items()),
+                ", ".join(f"{k}={fmt(v)}" for k, v in r["at"].items()),
                 r["bound"].lower,
                 r["bound"].upper,
             )
@@ -331,7 +331,7 @@ def dpsgd_command(
         emit_json({**params, "epsilon": bound})
         return
     emit_table(
-        "DP-SGD: " + ", ".join(f"{k}={v:g}" for k, v in params.items()),
+        "DP-SGD: " + ", ".join(f"{k}={fmt(v)}" for k, v in params.items()),
         ["quantity", "lower", "upper (certified)"],
         [("epsilon", bound.lower, bound.upper)],
     )

@@ -44,6 +44,8 @@ from optcomp.cli._common import (
     parse_json,
     progress_bar,
     read_text,
+    size,
+    squared,
 )
 
 EpsDelta = tuple[float, float]
@@ -78,8 +80,8 @@ def _check_optimal_cost(mechs: Sequence[EpsDelta], query: str) -> None:
     per, power = (_EPSILON_S_PER_K2, 2) if query == "epsilon" else (_DELTA_S_PER_K, 1)
     check_feasible(
         f"the optimal composition of -k {k} mechanisms",
-        per * float(k) ** power,
-        _BYTES_PER_K * float(k),
+        per * (squared(k) if power == 2 else size(k)),
+        _BYTES_PER_K * size(k),
         f"use -k <= {_largest_k(per, power)}",
     )
 
@@ -234,7 +236,7 @@ def compose_command(
         rows.append([label, value, _ratio(value, opt.upper)])
     rows.append([f"optimal (MV Thm 1.5, method={method})", opt, _ratio(opt.upper, opt.upper)])
     emit_table(
-        f"{len(mechs)} mechanisms, {target_name} = {target:g}",
+        f"{len(mechs)} mechanisms, {target_name} = {fmt(target)}",
         ["theorem", quantity, "ratio to optimal (upper)"],
         rows,
         caption="— : ratio undefined (0/0 or inf/inf)" if opt.upper == 0.0 or math.isinf(opt.upper) else None,
@@ -278,11 +280,11 @@ def region_command(
         fmt_ = "json"
     homogeneous = isinstance(mechs, optimal.Homogeneous)
     # Up front: the constraints (KOV Thm III.3: ⌊k/2⌋ + 1) and the boundary (points + 3 kinks each).
-    n_constraints = float(mechs.k // 2 + 1) if isinstance(mechs, optimal.Homogeneous) else float(eps_points)
+    n_constraints = size(mechs.k // 2 + 1) if isinstance(mechs, optimal.Homogeneous) else float(eps_points)
     rows = float(points) + 3.0 * n_constraints
     seconds = _BOUNDARY_S_PER_CELL * rows * n_constraints
     if isinstance(mechs, optimal.Homogeneous):
-        seconds += _REGION_S_PER_K2 * float(mechs.k) ** 2
+        seconds += _REGION_S_PER_K2 * squared(mechs.k)
     check_feasible(
         f"the privacy region of -k {mechs.k} mechanisms" if isinstance(mechs, optimal.Homogeneous)
         else f"a region boundary of --points {points} and --eps-points {eps_points}",

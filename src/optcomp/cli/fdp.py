@@ -25,6 +25,7 @@ from typing import Any
 import click
 import numpy as np
 
+from optcomp._numerics import check_sampling_rate
 from optcomp.cli._common import (
     TIME_LIMIT_S,
     check_feasible,
@@ -34,6 +35,10 @@ from optcomp.cli._common import (
     emit_table,
     memory_limit_bytes,
     progress_bar,
+    size,
+)
+from optcomp.cli._common import (
+    fmt as fmt_number,
 )
 from optcomp.fdp import (
     TradeOff,
@@ -49,13 +54,14 @@ from optcomp.fdp import (
 
 # Cost models (one core of the reference machine), used only to refuse work beyond the limits up front:
 # epsilon_delta_composition builds k + 1 knots (k = 10⁷: 1.8 s); gdp_compose reads a list of k μ's; a
-# group of size g of a non-Gaussian curve evaluates the curve g times per α and per readout.
+# group of size g of a non-Gaussian curve evaluates the curve g times per α and per readout; a point of
+# the curve costs its evaluation plus its JSON/CSV text (10⁶ points as JSON: 18 s).
 _EPSDELTA_S_PER_K = 2.0e-7
 _EPSDELTA_BYTES_PER_K = 64.0
 _GDP_LIST_MAX_K = 10_000_000
 _GROUP_S_PER_CELL = 4.0e-8
 _GROUP_S_READOUTS = 4.0e-4
-_CURVE_S_PER_POINT = 3.0e-6
+_CURVE_S_PER_POINT = 2.0e-5
 _CURVE_BYTES_PER_POINT = 400.0
 #: Largest table printed on a terminal (more rows are unreadable there: use csv or json).
 TABLE_MAX_ROWS = 10_000
@@ -68,23 +74,23 @@ def check_curve_cost(gdp: float | None, eps: float | None, k: int, group: int, p
     if gdp is not None and k > _GDP_LIST_MAX_K:
         raise ValueError(
             f"-k must be <= {_GDP_LIST_MAX_K} with --gdp, got {k}; the k-fold composition of G_mu is "
-            f"G_(mu*sqrt(k)) (Dong-Roth-Su Cor. 3.3): give --gdp {gdp * math.sqrt(k):.17g} with -k 1"
+            f"G_(mu*sqrt(k)) (Dong-Roth-Su Cor. 3.3): give --gdp {gdp * math.sqrt(size(k)):.17g} with -k 1"
         )
     if eps is not None:
         by_memory = int(memory_limit_bytes() / _EPSDELTA_BYTES_PER_K)
         check_feasible(
             f"the {k}-fold (epsilon, delta) trade-off curve",
-            _EPSDELTA_S_PER_K * k,
-            _EPSDELTA_BYTES_PER_K * k,
+            _EPSDELTA_S_PER_K * size(k),
+            _EPSDELTA_BYTES_PER_K * size(k),
             f"use -k <= {min(by_memory, int(TIME_LIMIT_S / _EPSDELTA_S_PER_K))}",
         )
-    seconds = _CURVE_S_PER_POINT * points
+    seconds = _CURVE_S_PER_POINT * size(points)
     if group > 1 and gdp is None:
-        seconds += group * (_GROUP_S_PER_CELL * points + _GROUP_S_READOUTS)
+        seconds += size(group) * (_GROUP_S_PER_CELL * size(points) + _GROUP_S_READOUTS)
     check_feasible(
         f"a curve of --points {points}" + (f" for --group {group}" if group > 1 else ""),
         seconds,
-        _CURVE_BYTES_PER_POINT * points,
+        _CURVE_BYTES_PER_POINT * size(points),
         "use a smaller --points" + (" or --group" if group > 1 and gdp is None else ""),
     )
 
@@ -95,25 +101,27 @@ def build_curve(
     """The curve described by the options (shared with ``optcomp plot``); ValueError/UsageError on misuse."""
     if (gdp is None) == (eps is None):
         raise click.UsageError("give exactly one of --gdp MU or --eps E [--delta D]")
+    if sampling_rate is not None:  # the check subsample() makes, before the (possibly long) curve is built
+        check_sampling_rate("sampling_rate", sampling_rate)
     check_curve_cost(gdp, eps, k, group, 2)
     f: TradeOff
     if eps is not None:
         d = 0.0 if delta is None else delta
         f = epsilon_delta_composition(eps, d, k)
-        label = f"f_(eps={eps:.6g},delta={d:.6g})" + (f" composed {k}-fold" if k > 1 else "")
+        label = f"f_(eps={fmt_number(eps)},delta={fmt_number(d)})" + (f" composed {k}-fold" if k > 1 else "")
     elif gdp is not None:
         if delta is not None:
             raise click.UsageError("--delta goes with --eps, not with --gdp")
         mu = gdp_compose([gdp] * k) if k > 1 else gdp
         f = gaussian_tradeoff(mu)
-        label = f"G_{mu:.6g}" + (f" ({k}-fold of G_{gdp:.6g})" if k > 1 else "")
+        label = f"G_{fmt_number(mu)}" + (f" ({k}-fold of G_{fmt_number(gdp)})" if k > 1 else "")
     else:  # excluded above
         raise click.UsageError("give exactly one of --gdp MU or --eps E [--delta D]")
     if group > 1:
         f = group_privacy(f, group)
         label += f", group of {group}"
     if sampling_rate is not None:
-        return label + f", subsampled p={sampling_rate:.6g} (bracket)", subsample(f, sampling_rate)
+        return label + f", subsampled p={fmt_number(sampling_rate)} (bracket)", subsample(f, sampling_rate)
     return label, f
 
 
@@ -216,7 +224,7 @@ def tradeoff(
         click.echo(_render(fmt, payload, columns, rows), nl=False)
     else:
         emit_table(f"trade-off {label}", columns, rows)
-        click.echo(f"advantage (max TPR-FPR) in {adv}; attack TPR at FPR={fpr:g} in {tpr}")
+        click.echo(f"advantage (max TPR-FPR) in {fmt_number(adv)}; attack TPR at FPR={fmt_number(fpr)} in {fmt_number(tpr)}")
 
 
 __all__ = ["build_curve", "curve_rows", "tradeoff"]

@@ -12,6 +12,7 @@ Each subcommand makes one call into :mod:`optcomp.plot`.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import click
 import numpy as np
 
 from optcomp.cli import compose as _costs
-from optcomp.cli._common import check_feasible, cli, progress_bar
+from optcomp.cli._common import check_feasible, cli, progress_bar, size, squared
 from optcomp.cli.fdp import build_curve
 
 
@@ -88,8 +89,8 @@ def plot_region_cmd(eps: float, delta: float, ks: tuple[int, ...], output: Path)
     largest = max(kk)
     check_feasible(
         f"privacy regions for -k up to {largest}",
-        sum(_costs._REGION_S_PER_K2 * float(k) ** 2 for k in kk),
-        _costs._BYTES_PER_K * float(largest),
+        sum(_costs._REGION_S_PER_K2 * squared(k) for k in kk),
+        _costs._BYTES_PER_K * size(largest),
         f"use -k <= {_costs._largest_k(_costs._REGION_S_PER_K2, 2)}",
     )
     with progress_bar("privacy regions (KOV Thm III.3)", total=sum(k // 2 + 1 for k in kk if k > 0)) as advance:
@@ -109,8 +110,9 @@ def plot_compare_cmd(eps: tuple[float, ...], delta_g: float, max_k: int, output:
     points = 40  # plot_composition_comparison's default: ~40 k's, geometrically spaced up to max_k
     check_feasible(
         f"the comparison up to --max-k {max_k}",
-        len(eps_list) * _costs._EPSILON_S_PER_K2 * sum(float(k) ** 2 for k in np.geomspace(1, max_k, points)),
-        _costs._BYTES_PER_K * float(max_k),
+        len(eps_list) * _costs._EPSILON_S_PER_K2 * sum(x * x for x in np.geomspace(1.0, size(max_k), points).tolist())
+        if size(max_k) < math.inf else math.inf,
+        _costs._BYTES_PER_K * size(max_k),
         f"use --max-k <= {_costs._largest_k(_costs._EPSILON_S_PER_K2, 2)}",
     )
     with progress_bar("optimal composition at each k", total=len(eps_list) * points) as advance:
