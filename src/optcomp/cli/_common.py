@@ -83,7 +83,7 @@ def progress_bar(description: str, total: int | None = None) -> Iterator[Callabl
     """A rich progress bar with an ETA on stderr; yields ``advance(done, total)`` for the library's
     ``progress=`` hooks. Shown only when stderr is a terminal or ``--progress`` is given; ``total=None``
     draws a spinner with the elapsed time (work without a progress hook)."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, force_terminal=True if _progress_setting[0] else None)
     columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
     if total is not None:
         columns += [BarColumn(), TaskProgressColumn(), TimeRemainingColumn()]

@@ -36,7 +36,16 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from optcomp.cli._common import _show_progress, cli, emit_json, emit_table, fmt, parse_json, read_text
+from optcomp.cli._common import (
+    _progress_setting,
+    _show_progress,
+    cli,
+    emit_json,
+    emit_table,
+    fmt,
+    parse_json,
+    read_text,
+)
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
 KINDS: dict[str, str] = {
@@ -159,7 +168,7 @@ def parse_accuracy(text: str | None, table: dict[str, Any] | None = None) -> Any
 
 
 def _progress(description: str) -> Progress:
-    console = Console(stderr=True)
+    console = Console(stderr=True, force_terminal=True if _progress_setting[0] else None)
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
