@@ -80,11 +80,12 @@ class PrivacyRegion:
         arr = np.asarray(self.constraints, dtype=np.float64)
         return arr[:, 0], arr[:, 1]
 
-    def beta(self, alpha: npt.ArrayLike) -> FloatArray:
+    def beta(self, alpha: npt.ArrayLike, *, progress: Progress | None = None) -> FloatArray:
         """Lower boundary β(α) = max_j max{0, 1 − δ_j − e^{ε_j} α, e^{−ε_j}(1 − δ_j − α)} for α ∈ [0, 1].
 
         Args:
             alpha: type I error(s) in [0, 1].
+            progress: called as ``progress(done, len(alpha))`` after each block of α values.
 
         Returns:
             The least type II error compatible with the region, same shape as ``alpha``.
@@ -106,6 +107,8 @@ class PrivacyRegion:
             line1 = np.where(col > 0.0, one_minus - growth * np.where(col > 0.0, col, 1.0), one_minus)
             line2 = shrink * (one_minus - col)
             out[start : start + step] = np.maximum(0.0, np.maximum(line1, line2).max(axis=1))
+            if progress is not None:
+                progress(min(flat.size, start + step), flat.size)
         return np.asarray((out + 0.0).reshape(a.shape), dtype=np.float64)  # + 0.0 turns −0.0 into 0.0
 
     def contains(self, alpha: float, beta: float) -> bool:
@@ -120,7 +123,7 @@ class PrivacyRegion:
                 return False
         return True
 
-    def boundary(self, n: int = 201) -> tuple[FloatArray, FloatArray]:
+    def boundary(self, n: int = 201, *, progress: Progress | None = None) -> tuple[FloatArray, FloatArray]:
         """``n`` points (α, β(α)) of the lower boundary on a uniform α grid of [0, 1], plus every kink.
 
         So the export has between ``n`` and ``n + 3·len(constraints)`` rows (duplicates are merged). The kinks α = (1 − δ_j)/(1 + e^{ε_j}) (where the two lines of constraint j meet) and the points
@@ -131,7 +134,7 @@ class PrivacyRegion:
         with np.errstate(over="ignore"):
             kinks = np.concatenate([(1.0 - dlt) / (1.0 + np.exp(eps)), (1.0 - dlt) * np.exp(-eps), 1.0 - dlt])
         alphas = np.unique(np.clip(np.concatenate([np.linspace(0.0, 1.0, n), kinks]), 0.0, 1.0))
-        return alphas, self.beta(alphas)
+        return alphas, self.beta(alphas, progress=progress)
 
     def tv_bound(self) -> float:
         """max over the region of 1 − α − β: the total-variation bound (KOV Remark A.1(b)).
