@@ -330,7 +330,11 @@ def dpsgd_command(
 ) -> None:
     """Certified ε bracket of DP-SGD (Poisson subsampling, add/remove relation)."""
     from optcomp import dpsgd
+    from optcomp._numerics import check_int, check_positive, check_sampling_rate
 
+    check_positive("--sigma", noise_multiplier)  # the library's checks, under the options' names
+    check_sampling_rate("--q", sample_rate)
+    check_int("--steps", steps)
     acc = parse_accuracy(accuracy)
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)

@@ -25,7 +25,7 @@ from typing import Any
 import click
 import numpy as np
 
-from optcomp._numerics import check_sampling_rate
+from optcomp._numerics import check_nonnegative, check_probability, check_sampling_rate
 from optcomp.cli._common import (
     TIME_LIMIT_S,
     check_feasible,
@@ -101,8 +101,15 @@ def build_curve(
     """The curve described by the options (shared with ``optcomp plot``); ValueError/UsageError on misuse."""
     if (gdp is None) == (eps is None):
         raise click.UsageError("give exactly one of --gdp MU or --eps E [--delta D]")
-    if sampling_rate is not None:  # the check subsample() makes, before the (possibly long) curve is built
-        check_sampling_rate("sampling_rate", sampling_rate)
+    # The library's own checks, run first and under the options' names (before a possibly long build).
+    if gdp is not None:
+        check_nonnegative("--gdp", gdp)
+    if eps is not None:
+        check_nonnegative("--eps", eps)
+    if delta is not None:
+        check_probability("--delta", delta)
+    if sampling_rate is not None:
+        check_sampling_rate("--subsample", sampling_rate)
     check_curve_cost(gdp, eps, k, group, 2)
     f: TradeOff
     if eps is not None:
@@ -195,6 +202,7 @@ def tradeoff(
             f"--points must be <= {TABLE_MAX_ROWS} for a table on the terminal, got {points}; "
             "use --format csv or --json (or --output FILE)"
         )
+    check_probability("--fpr", fpr)
     check_curve_cost(gdp, eps, k, group, points)
     with progress_bar("building the curve") as _:
         label, curve = build_curve(gdp, eps, delta, k, group, sampling_rate)

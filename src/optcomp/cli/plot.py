@@ -19,6 +19,7 @@ from typing import Any
 import click
 import numpy as np
 
+from optcomp._numerics import check_nonnegative, check_open_probability
 from optcomp.cli import compose as _costs
 from optcomp.cli._common import check_feasible, cli, progress_bar, size, squared
 from optcomp.cli.fdp import build_curve
@@ -106,7 +107,8 @@ def plot_region_cmd(eps: float, delta: float, ks: tuple[int, ...], output: Path)
 def plot_compare_cmd(eps: tuple[float, ...], delta_g: float, max_k: int, output: Path) -> None:
     """ε_g vs k for Summing, DRV, KOV Bound and Optimal (MV §6)."""
     plot = _plot_module()
-    eps_list = list(eps) or [0.1]
+    eps_list = [check_nonnegative("--eps", e) for e in eps] or [0.1]
+    check_open_probability("--delta-g", delta_g)
     points = 40  # plot_composition_comparison's default: ~40 k's, geometrically spaced up to max_k
     check_feasible(
         f"the comparison up to --max-k {max_k}",
