@@ -93,4 +93,4 @@ def test_region_heterogeneous_options(capsys: pytest.CaptureFixture[str]) -> Non
     data = run_json(capsys, args)
     assert len(data["constraints"]) == 5
     assert main(["region", "--mech", "0.1,0", "--eps-points", "0"]) == 2
-    assert "eps_points" in capsys.readouterr().err
+    assert "--eps-points" in capsys.readouterr().err

@@ -48,11 +48,11 @@ def test_tradeoff_subsample_bracket_json(capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize(
     "argv,needle",
     [
-        (["tradeoff", "--gdp", "-1"], "mu"),
+        (["tradeoff", "--gdp", "-1"], "--gdp"),
         (["tradeoff", "--gdp", "1", "--eps", "1"], "exactly one"),
         (["tradeoff"], "exactly one"),
         (["tradeoff", "--eps", "1", "--delta", "2"], "delta"),
-        (["tradeoff", "--gdp", "1", "--subsample", "0"], "sampling_rate"),
+        (["tradeoff", "--gdp", "1", "--subsample", "0"], "--subsample"),
         (["tradeoff", "--gdp", "1", "--fpr", "1.5"], "fpr"),
         (["tradeoff", "--gdp", "1", "-k", "0"], "0"),
     ],

@@ -23,7 +23,9 @@ Sources (``shared/papers/``):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from optcomp._numerics import (
     check_epsilon_delta,
@@ -39,6 +41,26 @@ EpsDelta = tuple[float, float]
 
 def _check_mechanisms(mechanisms: Sequence[EpsDelta]) -> list[EpsDelta]:
     return check_epsilon_delta_pairs("mechanisms", mechanisms)
+
+
+#: Largest k the closed forms accept: k must convert to a float (k·ε, √k) without overflow.
+K_MAX = 10**300
+
+#: ln of the largest float: e^x overflows above it, so e^x − 1 is reported as ``inf`` (its rounded value).
+_LOG_FLOAT_MAX = math.log(sys.float_info.max)
+
+
+def _expm1(x: float) -> float:
+    """e^x − 1, with ``inf`` (the correctly rounded value) where it exceeds the float range."""
+    return math.expm1(x) if x <= _LOG_FLOAT_MAX else math.inf
+
+
+def _fsum(values: Iterable[float]) -> float:
+    """``math.fsum`` of non-negative terms; a sum beyond the float range is ``inf`` (its rounded value)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:  # fsum raises on an intermediate overflow of non-negative terms: the sum is > max
+        return math.inf
 
 
 def _drift(epsilon: float) -> float:
@@ -65,7 +87,7 @@ def basic(epsilon: float, delta: float, k: int) -> EpsDelta:
         ``(k·ε, min(1, k·δ))`` — δ is capped at the trivially valid value 1.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     return (k * epsilon, min(1.0, k * delta))
 
 
@@ -79,7 +101,7 @@ def basic_heterogeneous(mechanisms: Sequence[EpsDelta]) -> EpsDelta:
         ``(Σ ε_i, min(1, Σ δ_i))`` with the sums taken by ``math.fsum`` (correctly rounded).
     """
     items = _check_mechanisms(mechanisms)
-    return (math.fsum(e for e, _ in items), min(1.0, math.fsum(d for _, d in items)))
+    return (_fsum(e for e, _ in items), min(1.0, math.fsum(d for _, d in items)))
 
 
 def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDelta:
@@ -100,9 +122,9 @@ def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> Ep
         ``(ε̃, min(1, k·δ + δ̃))``.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
-    eps = k * epsilon * math.expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack))
+    eps = k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack))
     return (eps, min(1.0, k * delta + delta_slack))
 
 
@@ -121,7 +143,7 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
         ``(ε̃, min(1, k·δ + δ'))``.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon)
     return (eps, min(1.0, k * delta + delta_slack))
@@ -134,13 +156,23 @@ def _check_slack(delta_slack: object) -> float:
     return x
 
 
-def _kov_epsilon(sum_eps: float, sum_sq: float, sum_drift: float, delta_slack: float) -> float:
-    """The min of the three terms of KOV eq. (7)/(8) given Σε_i, Σε_i², Σε_i·tanh(ε_i/2)."""
+def _log_e_plus(a: float, b: float) -> float:
+    """ln(e + a/b) for a ≥ 0, b > 0, finite where a/b overflows: ln a − ln b + ln(1 + e·b/a)."""
+    ratio = a / b
+    if math.isfinite(ratio) or math.isinf(a):
+        return math.log(math.e + ratio)
+    return math.log(a) - math.log(b) + math.log1p(math.e * b / a)
+
+
+def _kov_epsilon(sum_eps: float, root: float, sum_drift: float, delta_slack: float) -> float:
+    """The min of the three terms of KOV eq. (7)/(8) given Σε_i, √(Σε_i²), Σε_i·tanh(ε_i/2).
+
+    √(2Σε_i²·L) is evaluated as √(Σε_i²)·√(2L), so it overflows only where its value does.
+    """
     candidates = [sum_eps]
     if delta_slack > 0.0:
-        root = math.sqrt(sum_sq)
-        candidates.append(sum_drift + math.sqrt(2.0 * sum_sq * math.log(math.e + root / delta_slack)))
-        candidates.append(sum_drift + math.sqrt(2.0 * sum_sq * -math.log(delta_slack)))
+        candidates.append(sum_drift + root * math.sqrt(2.0 * _log_e_plus(root, delta_slack)))
+        candidates.append(sum_drift + root * math.sqrt(2.0 * -math.log(delta_slack)))
     return min(candidates)
 
 
@@ -164,9 +196,9 @@ def kov_bound(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDe
         ``(ε̃, 1 − (1 − δ)^k (1 − δ̃))``.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
-    k = check_int("k", k)
+    k = check_int("k", k, maximum=K_MAX)
     delta_slack = check_probability("delta_slack", delta_slack)
-    eps = _kov_epsilon(k * epsilon, k * epsilon * epsilon, k * _drift(epsilon), delta_slack)
+    eps = _kov_epsilon(k * epsilon, math.sqrt(k) * epsilon, k * _drift(epsilon), delta_slack)
     return (eps, _pow_delta(delta, k, delta_slack))
 
 
@@ -195,9 +227,9 @@ def kov_bound_heterogeneous(mechanisms: Sequence[EpsDelta], delta_slack: float) 
     items = _check_mechanisms(mechanisms)
     delta_slack = check_probability("delta_slack", delta_slack)
     eps = _kov_epsilon(
-        math.fsum(e for e, _ in items),
-        math.fsum(e * e for e, _ in items),
-        math.fsum(_drift(e) for e, _ in items),
+        _fsum(e for e, _ in items),
+        math.hypot(*(e for e, _ in items)),
+        _fsum(_drift(e) for e, _ in items),
         delta_slack,
     )
     return (eps, _one_minus_product([d for _, d in items] + [delta_slack]))
@@ -220,8 +252,8 @@ def kov_per_query_budget(epsilon: float, delta: float, k: int) -> EpsDelta:
     delta = check_probability("delta", delta)
     if delta == 0.0:
         raise ValueError(f"delta must be in (0, 1], got {delta!r}")
-    k = check_int("k", k)
-    eps0 = math.sqrt(epsilon * epsilon / (4.0 * k * math.log(math.e + epsilon / delta)))
+    k = check_int("k", k, maximum=K_MAX)
+    eps0 = epsilon / math.sqrt(4.0 * k * _log_e_plus(epsilon, delta))
     return (eps0, delta / (2.0 * k))
 
 
@@ -241,9 +273,43 @@ def tv_bound(epsilon: float, delta: float) -> float:
     return delta + (1.0 - delta) * math.tanh(epsilon / 2.0)
 
 
-def _summary(mechanisms: Sequence[EpsDelta]) -> tuple[list[EpsDelta], float, float, int]:
+class _Sums(NamedTuple):
+    """What the classic theorems read from a composition: its sums, maxima and length."""
+
+    k: int
+    e_max: float
+    d_max: float
+    sum_eps: float  # Σε_i (inf beyond the float range)
+    sum_delta: float  # Σδ_i, uncapped
+    root: float  # √(Σε_i²)
+    sum_drift: float  # Σε_i·tanh(ε_i/2)
+    log_survive: float  # Σ ln(1 − δ_i) (−inf if some δ_i = 1)
+
+
+def _summary(mechanisms: Sequence[EpsDelta]) -> _Sums:
+    """The sums of ``mechanisms``; a homogeneous spec (attributes ``epsilon``, ``delta``, ``k``, as
+    :func:`optcomp.optimal.homogeneous` returns) in O(1), without materialising its k pairs."""
+    from optcomp.optimal import Homogeneous
+
+    if isinstance(mechanisms, Homogeneous):
+        e, d, k = mechanisms.epsilon, mechanisms.delta, check_int("k", mechanisms.k, maximum=K_MAX)
+        log_surv = -math.inf if d >= 1.0 else k * math.log1p(-d)
+        return _Sums(k, e, d, k * e, k * d, math.sqrt(k) * e, k * _drift(e), log_surv)
     items = _check_mechanisms(mechanisms)
-    return items, max(e for e, _ in items), max(d for _, d in items), len(items)
+    eps = [e for e, _ in items]
+    deltas = [d for _, d in items]
+    log_surv = -math.inf if max(deltas) >= 1.0 else math.fsum(math.log1p(-d) for d in deltas)
+    return _Sums(
+        len(items), max(eps), max(deltas), _fsum(eps), math.fsum(deltas), math.hypot(*eps),
+        _fsum(_drift(e) for e in eps), log_surv,
+    )
+
+
+def _one_minus_survive(log_survive: float, delta_slack: float) -> float:
+    """1 − Π(1 − δ_i)·(1 − δ̃) from Σ ln(1 − δ_i)."""
+    if log_survive == -math.inf or delta_slack >= 1.0:
+        return 1.0
+    return -math.expm1(log_survive + math.log1p(-delta_slack))
 
 
 def compare_epsilon(mechanisms: Sequence[EpsDelta], target_delta: float) -> dict[str, float]:
@@ -252,24 +318,23 @@ def compare_epsilon(mechanisms: Sequence[EpsDelta], target_delta: float) -> dict
     The slack each theorem needs is solved from its own δ formula: basic needs Σδ_i ≤ δ_g; the two
     advanced forms δ̃ = δ_g − kδ; KOV Thm III.5 δ̃ = 1 − (1 − δ_g)/Π(1 − δ_i). The advanced forms are
     homogeneous theorems; for unequal pairs they are applied to (max ε_i, max δ_i), which every
-    mechanism also satisfies. ``inf`` means the theorem cannot reach ``target_delta``.
+    mechanism also satisfies. ``inf`` means the theorem cannot reach ``target_delta`` (or its ε exceeds
+    the float range). A homogeneous spec of any k (up to 10¹² and beyond) costs O(1).
 
     Returns:
         ``{"basic", "advanced_drv", "advanced_lecture_notes", "kov"}`` → ε.
     """
-    items, e_max, d_max, k = _summary(mechanisms)
+    m = _summary(mechanisms)
     target = check_probability("target_delta", target_delta)
-    sum_eps, _ = basic_heterogeneous(items)
-    out = {"basic": sum_eps if math.fsum(d for _, d in items) <= target else math.inf}
-    slack = target - k * d_max
+    out = {"basic": m.sum_eps if m.sum_delta <= target else math.inf}
+    slack = target - m.k * m.d_max
     for name, fn in (("advanced_drv", advanced_drv), ("advanced_lecture_notes", advanced_lecture_notes)):
-        out[name] = fn(e_max, d_max, k, min(1.0, slack))[0] if slack > 0 else math.inf
-    if any(d >= 1.0 for _, d in items):
+        out[name] = fn(m.e_max, m.d_max, m.k, min(1.0, slack))[0] if slack > 0 else math.inf
+    if m.log_survive == -math.inf:
         out["kov"] = math.inf if target < 1.0 else 0.0
     else:
-        log_surv = math.fsum(math.log1p(-d) for _, d in items)
-        kov_slack = -math.expm1(math.log1p(-target) - log_surv) if target < 1.0 else 1.0
-        out["kov"] = kov_bound_heterogeneous(items, min(1.0, kov_slack))[0] if kov_slack >= 0 else math.inf
+        kov_slack = -math.expm1(math.log1p(-target) - m.log_survive) if target < 1.0 else 1.0
+        out["kov"] = _kov_epsilon(m.sum_eps, m.root, m.sum_drift, min(1.0, kov_slack)) if kov_slack >= 0 else math.inf
     return out
 
 
@@ -278,36 +343,46 @@ def compare_delta(mechanisms: Sequence[EpsDelta], target_epsilon: float) -> dict
 
     Advanced forms: δ̃ = exp(−((ε − drift)/ε_0)²/(2k)) when ε > drift (else 1). KOV Thm III.5: the least
     δ̃ over its three terms (δ̃ = 0 if ε ≥ Σε_i; the log(e + √Σε_i²/δ̃) term inverted exactly). Basic
-    certifies Σδ_i only when ε ≥ Σε_i (else 1).
+    certifies Σδ_i only when ε ≥ Σε_i (else 1). The exponents are formed as ((ε − drift)/scale)², so
+    ε up to the float maximum gives the true δ (often 0) rather than an overflow. A homogeneous spec
+    costs O(1).
 
     Returns:
         ``{"basic", "advanced_drv", "advanced_lecture_notes", "kov"}`` → δ (1 = nothing certified).
     """
-    items, e_max, d_max, k = _summary(mechanisms)
+    m = _summary(mechanisms)
     eps_t = check_nonnegative("target_epsilon", target_epsilon)
-    sum_eps, sum_delta = basic_heterogeneous(items)
-    out = {"basic": sum_delta if eps_t >= sum_eps else 1.0}
+    out = {"basic": min(1.0, m.sum_delta) if eps_t >= m.sum_eps else 1.0}
 
-    def invert(drift: float, scale_sq: float) -> float:
-        """δ̃ with drift + √(2·scale_sq·ln(1/δ̃)) = ε."""
-        if scale_sq == 0.0:
+    def half_square(drift: float, scale: float) -> float:
+        """s = ((ε − drift)/scale)²/2 for ε > drift, the exponent with drift + scale·√(2s) = ε."""
+        t = (eps_t - drift) / scale
+        return 0.5 * t * t
+
+    def invert(drift: float, scale: float) -> float:
+        """δ̃ with drift + scale·√(2·ln(1/δ̃)) = ε."""
+        if scale == 0.0:
             return 0.0 if eps_t >= drift else 1.0
         if eps_t <= drift:
             return 1.0
-        return math.exp(-((eps_t - drift) ** 2) / (2.0 * scale_sq))
+        return math.exp(-half_square(drift, scale))
 
-    for name, drift in (("advanced_drv", k * e_max * math.expm1(e_max)), ("advanced_lecture_notes", k * _drift(e_max))):
-        out[name] = min(1.0, k * d_max + invert(drift, k * e_max * e_max))
-    sum_sq = math.fsum(e * e for e, _ in items)
-    drift = math.fsum(_drift(e) for e, _ in items)
-    slack = invert(drift, sum_sq)
-    if eps_t > drift and sum_sq > 0:
-        s = (eps_t - drift) ** 2 / (2.0 * sum_sq)
+    scale = math.sqrt(m.k) * m.e_max
+    for name, drift in (
+        ("advanced_drv", m.k * m.e_max * _expm1(m.e_max)),
+        ("advanced_lecture_notes", m.k * _drift(m.e_max)),
+    ):
+        out[name] = min(1.0, m.k * m.d_max + invert(drift, scale))
+    slack = invert(m.sum_drift, m.root)
+    if eps_t > m.sum_drift and m.root > 0:
+        s = half_square(m.sum_drift, m.root)
         if s > 1.0:
-            slack = min(slack, math.sqrt(sum_sq) / math.expm1(s - 1.0) / math.e)
-    if eps_t >= sum_eps:
+            # √(Σε²)/δ̃ = e^{s−1} − e  ⇔  δ̃ = √(Σε²)/(e·(e^{s−1} − 1)), in log space when it over/underflows.
+            log_slack = math.log(m.root) - 1.0 - (s - 1.0) - math.log(-math.expm1(-(s - 1.0)))
+            slack = min(slack, math.exp(log_slack) if log_slack < 0.0 else 1.0)
+    if eps_t >= m.sum_eps:
         slack = 0.0
-    out["kov"] = _one_minus_product([d for _, d in items] + [min(1.0, slack)])
+    out["kov"] = _one_minus_survive(m.log_survive, min(1.0, slack))
     return out
 
 

@@ -11,7 +11,8 @@ that are approximations say so in their legend labels.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,12 @@ __all__ = ["SUPPORTED_SUFFIXES", "plot_composition_comparison", "plot_privacy_re
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".png", ".svg")
 
 _INSTALL_HINT = "optcomp.plot needs matplotlib: pip install 'optcomp[plot]'"
+
+#: ``progress(done, total)``, called after each unit of work (one k of a figure).
+Progress = Callable[[int, int], None]
+
+#: Largest k·ε sent to :func:`optcomp.optimal.epsilon`: beyond it its log-weights leave the float range.
+_OPTIMAL_MAX_TOTAL_EPSILON = sys.float_info.max / 64
 
 
 def _pyplot() -> Any:
@@ -107,12 +114,14 @@ def plot_privacy_region(
     ks: Sequence[int],
     *,
     path: str | Path | None = None,
+    progress: Progress | None = None,
 ) -> Figure:
     """The privacy region of the k-fold composition of (ε, δ)-DP (KOV Figs. 1–3, Thm III.3).
 
     In the (P_FA, P_MD) plane the region is {(α, β) : f(α) ≤ β ≤ 1 − f(1 − α)} where f is the lower
     boundary of :func:`optcomp.region.composed` (KOV Thm III.3), i.e. the trade-off function
     f_{ε,δ}^{⊗k} (DRS §2, KOV §II; the tests check it equals :func:`optcomp.fdp.epsilon_delta_composition`).
+    ``progress(done, total)`` counts the constraints of all k computed so far (Σ ⌊k/2⌋ + 1 in all).
     """
     from optcomp import region
 
@@ -124,8 +133,15 @@ def plot_privacy_region(
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.0, 5.0))
     a = alpha_grid(801)
+    total = sum(k // 2 + 1 for k in kk)
+    done = 0
     for k in kk:
-        r = region.composed(eps, d, k)
+        def step(i: int, _n: int, base: int = done) -> None:
+            if progress is not None:
+                progress(base + i, total)
+
+        r = region.composed(eps, d, k, progress=step)
+        done += k // 2 + 1
         lower = np.asarray(r.beta(a))
         upper = 1.0 - np.asarray(r.beta(1.0 - a))
         line = ax.plot(a, lower, lw=1.2, label=f"k = {k}")[0]
@@ -148,12 +164,15 @@ def plot_composition_comparison(
     *,
     path: str | Path | None = None,
     points: int = 40,
+    progress: Progress | None = None,
 ) -> Figure:
     """ε_g against k for Summing, DRV, KOV Bound and Optimal composition (MV §6, Figure 2; δ = 0).
 
     Summing: kε (MV Thm 1.2); DRV: :func:`optcomp.bounds.advanced_drv` with δ̃ = δ_g (MV Thm 1.3);
     KOV Bound: :func:`optcomp.bounds.kov_bound` (MV Thm 6.1); Optimal: the certified upper end of
-    :func:`optcomp.optimal.epsilon` (MV Thm 1.4).
+    :func:`optcomp.optimal.epsilon` (MV Thm 1.4). The y axis is logarithmic unless some ε_g is 0.
+    ``progress(done, total)`` is called after each (ε, k) point. ``max_k·ε`` beyond the float range of
+    the optimal engine (about 2.8e306) is a ValueError.
     """
     from optcomp import bounds, optimal
 
@@ -163,24 +182,33 @@ def plot_composition_comparison(
     eps_list = [check_nonnegative(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
     if not eps_list:
         raise ValueError("epsilons must hold at least one ε, got none")
+    if not max(eps_list) * kmax <= _OPTIMAL_MAX_TOTAL_EPSILON:
+        raise ValueError(
+            f"max_k * epsilon must be <= {_OPTIMAL_MAX_TOTAL_EPSILON:.3g} (the optimal engine's float range), "
+            f"got {max(eps_list) * kmax:g}"
+        )
     out = _check_path(path)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 4.5))
-    ks = np.unique(np.round(np.geomspace(1, kmax, n)).astype(int))
+    ks = [int(k) for k in np.unique(np.round(np.geomspace(1, kmax, n)))]
     styles = {"Summing": ":", "DRV": "-.", "KOV Bound": "--", "Optimal": "-"}
-    for eps in eps_list:
+    positive = True
+    for j, eps in enumerate(eps_list):
         series: dict[str, list[float]] = {name: [] for name in styles}
-        for k in ks.tolist():
+        for i, k in enumerate(ks):
             series["Summing"].append(bounds.basic(eps, 0.0, k)[0])
             series["DRV"].append(bounds.advanced_drv(eps, 0.0, k, dg)[0])
             series["KOV Bound"].append(bounds.kov_bound(eps, 0.0, k, dg)[0])
             series["Optimal"].append(optimal.epsilon(optimal.homogeneous(eps, 0.0, k), dg).upper)
+            if progress is not None:
+                progress(j * len(ks) + i + 1, len(eps_list) * len(ks))
+        positive = positive and all(v > 0 for vs in series.values() for v in vs)
         color = None
         for name, ls in styles.items():
             line = ax.plot(ks, series[name], ls=ls, color=color, label=f"{name}, ε = {eps:g}")[0]
             color = line.get_color()
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set_yscale("log" if positive else "linear")
     ax.set_xlabel("k (number of mechanisms)")
     ax.set_ylabel("ε_g")
     ax.set_title(f"Composition theorems, δ = 0, δ_g = {dg:.3g} (MV §6)")

@@ -1,24 +1,149 @@
-"""Shared CLI plumbing: the command group and output helpers (tables via rich, JSON for scripts)."""
+"""Shared CLI plumbing: the command group, output helpers (tables via rich, JSON for scripts), progress
+bars and the up-front refusal of work that would not finish in reasonable time or memory."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from optcomp._numerics import Bound
 
+#: Work estimated to take longer than this (seconds) is refused before it starts.
+TIME_LIMIT_S: float = 600.0
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: Fraction of the machine's physical memory a single command may plan to use.
+MEMORY_FRACTION: float = 0.5
+
+
+class OptcompGroup(click.Group):
+    """A click group whose command list shows each command's whole first sentence (never cut with "…")
+    and whose subgroups are of the same kind."""
+
+    group_class = type
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [
+            (name, cmd.get_short_help_str(limit=1000))
+            for name in self.list_commands(ctx)
+            if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+#: ``--progress``/``--no-progress`` of the current invocation (None: a bar only when stderr is a terminal).
+_progress_setting: list[bool | None] = [None]
+
+
+@click.group(cls=OptcompGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="optcomp")
-def cli() -> None:
-    """optcomp: optimal, certified privacy accounting."""
+@click.option(
+    "--progress/--no-progress",
+    "progress",
+    default=None,
+    help="Show (or hide) progress bars on stderr for long work. Default: only when stderr is a terminal.",
+)
+def cli(progress: bool | None) -> None:
+    """optcomp: optimal, certified privacy accounting.
+
+    Every command prints a table (or --json for scripts). Bad input is one line on stderr and exit
+    status 2; work estimated to need more than about ten minutes or half the machine's memory is
+    refused up front, with a line that says what would make it feasible.
+    """
+    _progress_setting[0] = progress
+
+
+def _show_progress(console: Console) -> bool:
+    setting = _progress_setting[0]
+    return console.is_terminal if setting is None else setting
+
+
+@contextmanager
+def progress_bar(description: str, total: int | None = None) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar with an ETA on stderr; yields ``advance(done, total)`` for the library's
+    ``progress=`` hooks. Shown only when stderr is a terminal or ``--progress`` is given; ``total=None``
+    draws a spinner with the elapsed time (work without a progress hook)."""
+    console = Console(stderr=True, force_terminal=True if _progress_setting[0] else None)
+    columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
+    if total is not None:
+        columns += [BarColumn(), TaskProgressColumn(), TimeRemainingColumn()]
+    columns.append(TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True, disable=not _show_progress(console)) as bar:
+        task = bar.add_task(description, total=total)
+
+        def advance(done: int, of: int) -> None:
+            bar.update(task, completed=done, total=of)
+
+        yield advance
+
+
+def memory_limit_bytes() -> float:
+    """:data:`MEMORY_FRACTION` of the machine's physical memory (``inf`` where it cannot be read)."""
+    try:
+        return MEMORY_FRACTION * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # platforms without sysconf
+        return math.inf
+
+
+def size(n: int) -> float:
+    """A count as a float for cost estimates: ``inf`` where it exceeds the float range (k = 10⁴⁰⁰)."""
+    return float(n) if abs(n) < 10**300 else math.inf
+
+
+def squared(n: int) -> float:
+    """``size(n)²`` without the OverflowError of ``float ** 2``."""
+    x = size(n)
+    return x * x
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.2g} days"
+
+
+def check_feasible(what: str, seconds: float, memory: float, hint: str) -> None:
+    """Refuse (``ValueError``) work whose estimate exceeds :data:`TIME_LIMIT_S` or the memory cap.
+
+    Args:
+        what: the work, e.g. ``"optimal composition of -k 10000000 mechanisms"``.
+        seconds: estimated run time on one core of a current machine.
+        memory: estimated peak memory in bytes.
+        hint: what would make it feasible, e.g. ``"use -k <= 3000000"``.
+    """
+    cap = memory_limit_bytes()
+    if memory > cap:
+        raise ValueError(
+            f"{what} would need about {memory / 2**30:.3g} GiB of memory (cap {cap / 2**30:.3g} GiB); {hint}"
+        )
+    if seconds > TIME_LIMIT_S:
+        raise ValueError(
+            f"{what} would take about {_duration(seconds)} (limit {_duration(TIME_LIMIT_S)}); {hint}"
+        )
 
 
 def read_text(path: Path, what: str) -> str:
@@ -43,9 +168,11 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, Bound):
         return {"lower": _jsonable(value.lower), "upper": _jsonable(value.upper)}
     if isinstance(value, float):
+        if math.isnan(value):  # never an answer: refuse rather than print an invalid or misleading number
+            raise ArithmeticError("internal error: a computed value is NaN; please report the command line")
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        return value
+        return value + 0.0  # −0.0 → 0.0
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -55,23 +182,32 @@ def _jsonable(value: Any) -> Any:
 
 def emit_json(payload: Any) -> None:
     """Print ``payload`` as JSON on stdout (Bounds become {lower, upper}; inf becomes "inf")."""
-    click.echo(json.dumps(_jsonable(payload), indent=2))
+    click.echo(dumps(payload))
 
 
-def emit_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Print a rich table on stdout."""
-    table = Table(title=title)
+def dumps(payload: Any) -> str:
+    """``payload`` as strict JSON text (no NaN/Infinity tokens: inf is the string "inf")."""
+    return json.dumps(_jsonable(payload), indent=2, allow_nan=False)
+
+
+def emit_table(
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, caption: str | None = None
+) -> None:
+    """Print a rich table on stdout. Cells are plain text: ``[inf, inf]`` is never read as markup."""
+    table = Table(title=escape(title), caption=None if caption is None else escape(caption))
     for col in columns:
-        table.add_column(col)
+        table.add_column(escape(col))
     for row in rows:
-        table.add_row(*[fmt(v) for v in row])
+        table.add_row(*[escape(fmt(v)) for v in row])
     Console().print(table)
 
 
 def fmt(value: Any) -> str:
-    """Human formatting of numbers and Bounds for tables."""
+    """Human formatting of numbers and Bounds for tables (−0.0 prints as 0; NaN is refused)."""
     if isinstance(value, Bound):
-        return f"[{value.lower:.6g}, {value.upper:.6g}]"
+        return f"[{fmt(value.lower)}, {fmt(value.upper)}]"
     if isinstance(value, float):
-        return f"{value:.6g}"
+        if math.isnan(value):
+            raise ArithmeticError("internal error: a computed value is NaN; please report the command line")
+        return f"{value + 0.0:.6g}"
     return str(value)

@@ -27,7 +27,6 @@ bracket from :func:`optcomp.compose` ``(...).epsilon(δ)`` / ``.delta(ε)``; not
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,16 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from optcomp.cli import _rdp_compare
-from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
+from optcomp.cli._common import (
+    _progress_setting,
+    _show_progress,
+    cli,
+    emit_json,
+    emit_table,
+    fmt,
+    parse_json,
+    read_text,
+)
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
 KINDS: dict[str, str] = {
@@ -82,13 +90,11 @@ def parse_mech(spec: str) -> dict[str, Any]:
 
 
 def load_config(path: Path) -> dict[str, Any]:
-    """Read a JSON (``.json``) or TOML (other suffixes; Python ≥ 3.11) composition file."""
+    """Read a JSON (``.json``) or TOML (other suffixes) composition file."""
     text = read_text(path, "config")
     if path.suffix.lower() == ".json":
         data = parse_json(text, path, "config")
     else:
-        if sys.version_info < (3, 11):
-            raise ValueError(f"config {path}: TOML needs Python >= 3.11 (tomllib); use a .json file")
         import tomllib
 
         try:
@@ -161,14 +167,14 @@ def parse_accuracy(text: str | None, table: dict[str, Any] | None = None) -> Any
 
 
 def _progress(description: str) -> Progress:
-    console = Console(stderr=True)
+    console = Console(stderr=True, force_terminal=True if _progress_setting[0] else None)
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        disable=not console.is_terminal,
+        disable=not _show_progress(console),
     )
 
 
@@ -177,7 +183,42 @@ def _describe(entry: dict[str, Any]) -> str:
     return f"{entry.get('kind')}({params}) × {entry.get('count', 1)}"
 
 
-@cli.command("account")
+_ACCOUNT_EPILOG = """\b
+Mechanism kinds (KIND in --mech, "kind" in a config file):
+  gaussian            sigma=, sensitivity= (default 1)
+  laplace             scale=, sensitivity= (default 1)
+  epsdelta            eps= (or epsilon=), delta=
+  rr                  eps=  (also spelled randomized_response)
+  discrete_laplace    scale=, sensitivity= (an integer, default 1)
+  or any class name of optcomp.mechanisms, with its fields as keys.
+Every kind also takes count= (how many times it runs, default 1) and
+q= (Poisson subsampling rate in (0, 1]).
+
+\b
+Config file (--config job.toml; TOML, or JSON with
+the same keys):
+  delta = 1e-5                  # or epsilon = ...; --delta/--epsilon win
+  [accuracy]                    # optional, fields of optcomp.Accuracy
+  grid_step = 1e-4
+  [[mechanisms]]
+  kind = "gaussian"
+  sigma = 1.1
+  q = 0.01
+  count = 1000
+  [[mechanisms]]
+  kind = "epsdelta"
+  eps = 0.1
+  delta = 1e-8
+  count = 50
+
+\b
+Example:
+  optcomp account --mech gaussian:sigma=1.1,q=0.01,count=1000 --delta 1e-5
+  optcomp account --config job.toml --json
+"""
+
+
+@cli.command("account", epilog=_ACCOUNT_EPILOG)
 @click.option(
     "--mech",
     "mechs",
@@ -283,7 +324,7 @@ def account(
         [
             (
                 r["query"],
-                ", ".join(f"{k}={v:g}" for k, v in r["at"].items()),
+                ", ".join(f"{k}={fmt(v)}" for k, v in r["at"].items()),
                 r["bound"].lower,
                 r["bound"].upper,
             )
@@ -309,7 +350,11 @@ def dpsgd_command(
 ) -> None:
     """Certified ε bracket of DP-SGD (Poisson subsampling, add/remove relation)."""
     from optcomp import dpsgd
+    from optcomp._numerics import check_int, check_positive, check_sampling_rate
 
+    check_positive("--sigma", noise_multiplier)  # the library's checks, under the options' names
+    check_sampling_rate("--q", sampling_rate)
+    check_int("--steps", steps)
     acc = parse_accuracy(accuracy)
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)
@@ -328,7 +373,7 @@ def dpsgd_command(
         emit_json({**params, "epsilon": bound, "rdp_comparison": rdp_payload, **({"statement": text} if text else {})})
         return
     emit_table(
-        "DP-SGD: " + ", ".join(f"{k}={v:g}" for k, v in params.items()),
+        "DP-SGD: " + ", ".join(f"{k}={fmt(v)}" for k, v in params.items()),
         ["quantity", "lower", "upper (certified)"],
         [("epsilon", bound.lower, bound.upper)],
     )

@@ -13,14 +13,17 @@ values of ε_g — one optimal-δ computation each)::
     optcomp region --eps 0.1 --delta 0.001 -k 30 --format csv --output region.csv
 
 Parsing and formatting only; every number comes from :mod:`optcomp.bounds`, :mod:`optcomp.optimal`
-and :mod:`optcomp.region`.
+and :mod:`optcomp.region`. The cost models below decide only whether to start: work they estimate
+beyond :data:`optcomp.cli._common.TIME_LIMIT_S` or the memory cap is refused with the largest -k that
+fits.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +33,87 @@ import numpy as np
 from optcomp import bounds, optimal, region
 from optcomp._numerics import Bound
 from optcomp.cli import _rdp_compare
-from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
+from optcomp.cli._common import (
+    TIME_LIMIT_S,
+    check_feasible,
+    cli,
+    dumps,
+    emit_json,
+    emit_table,
+    fmt,
+    memory_limit_bytes,
+    parse_json,
+    progress_bar,
+    read_text,
+    size,
+    squared,
+)
 
 EpsDelta = tuple[float, float]
+
+# Cost models of the homogeneous engines, measured on one core of the reference machine (see
+# benchmarks/): optimal.epsilon grows as k² (k = 10⁶: 12 s), optimal.delta and the memory of both as k
+# (k/2 binomial weights, about a dozen float64 arrays), region.composed + its boundary as k².
+# They only decide whether to start the work (and to draw a bar); update them with the engines.
+_EPSILON_S_PER_K2 = 12.0 / 1e12  # 12 s at k = 10⁶
+_DELTA_S_PER_K = 6.0e-8
+_BYTES_PER_K = 48.0
+_REGION_S_PER_K2 = 3.0e-8
+#: The boundary export: one (row, constraint) cell of β's max, and the bytes of one row (arrays + text).
+_BOUNDARY_S_PER_CELL = 1.0e-7
+_BOUNDARY_BYTES_PER_ROW = 128.0
+#: k from which compose shows a progress spinner (the optimal engine has no progress hook).
+_SPINNER_K = 200_000
+
+
+def _largest_k(seconds_per: float, power: int) -> int:
+    """The largest k with seconds_per·k^power within the time limit and 48·k bytes within the cap."""
+    by_time = (TIME_LIMIT_S / seconds_per) ** (1.0 / power)
+    by_memory = memory_limit_bytes() / _BYTES_PER_K
+    return int(min(by_time, by_memory))
+
+
+def _check_optimal_cost(mechs: Sequence[EpsDelta], query: str) -> None:
+    """Refuse an optimal composition of a homogeneous spec whose estimate exceeds the limits."""
+    if not isinstance(mechs, optimal.Homogeneous):
+        return
+    k = mechs.k
+    per, power = (_EPSILON_S_PER_K2, 2) if query == "epsilon" else (_DELTA_S_PER_K, 1)
+    check_feasible(
+        f"the optimal composition of -k {k} mechanisms",
+        per * (squared(k) if power == 2 else size(k)),
+        _BYTES_PER_K * size(k),
+        f"use -k <= {_largest_k(per, power)}",
+    )
+
+
+#: Largest Σε_i the optimal engine is asked about: beyond it its log-weights leave the float range (it
+#: then returned [0, 0] for ε = 1e307, k = 10, whose truth is above the float maximum). Until the engine
+#: handles this itself, such compositions are refused with a ValueError naming the sum.
+_OPTIMAL_MAX_TOTAL_EPSILON = sys.float_info.max / 64
+
+
+def _check_optimal_range(mechs: Sequence[EpsDelta]) -> None:
+    if isinstance(mechs, optimal.Homogeneous):
+        total = bounds.basic(mechs.epsilon, mechs.delta, mechs.k)[0]
+        where = f"-k {mechs.k} × --eps {mechs.epsilon:g}"
+    else:
+        total = bounds.basic_heterogeneous(mechs)[0]
+        where = "the sum of the mechanisms' ε"
+    if not total <= _OPTIMAL_MAX_TOTAL_EPSILON:
+        raise ValueError(
+            f"total epsilon ({where}) must be <= {_OPTIMAL_MAX_TOTAL_EPSILON:.3g} for the optimal composition, "
+            f"got {total:g}; the optimal engine's binomial weights leave the floating-point range there"
+        )
+
+
+def _ratio(value: float, optimum: float) -> str:
+    """``value / optimum`` as a table cell; "—" where the ratio is undefined (0/0, inf/inf)."""
+    if optimum == 0.0:
+        return "—" if value == 0.0 else "inf"
+    if math.isinf(optimum):
+        return "—"
+    return fmt(value / optimum)
 
 
 def _parse_pair(text: str, where: str) -> EpsDelta:
@@ -127,14 +208,19 @@ def compose_command(
     mechs = _mechanisms(eps, delta, k, mech, file)
     if (target_delta is None) == (target_eps is None):
         raise click.UsageError("give exactly one of --target-delta or --target-eps")
+    _check_optimal_cost(mechs, "epsilon" if target_delta is not None else "delta")
+    _check_optimal_range(mechs)
+    spinner = isinstance(mechs, optimal.Homogeneous) and mechs.k >= _SPINNER_K
     if target_delta is not None:
         classic = bounds.compare_epsilon(mechs, target_delta)
-        opt = optimal.epsilon(mechs, target_delta, method=method, tolerance=tolerance)  # type: ignore[arg-type]
+        with progress_bar(f"optimal composition of {len(mechs)} mechanisms") if spinner else _nothing():
+            opt = optimal.epsilon(mechs, target_delta, method=method, tolerance=tolerance)  # type: ignore[arg-type]
         quantity, target_name, target = "epsilon", "target_delta", target_delta
     else:
         assert target_eps is not None
         classic = bounds.compare_delta(mechs, target_eps)
-        opt = optimal.delta(mechs, target_eps, method=method, tolerance=tolerance)  # type: ignore[arg-type]
+        with progress_bar(f"optimal composition of {len(mechs)} mechanisms") if spinner else _nothing():
+            opt = optimal.delta(mechs, target_eps, method=method, tolerance=tolerance)  # type: ignore[arg-type]
         quantity, target_name, target = "delta", "target_epsilon", target_eps
     labels = {
         "basic": "basic (KOV Thm III.1)",
@@ -153,25 +239,30 @@ def compose_command(
     rows: list[list[Any]] = []
     for key, label in labels.items():
         value = classic[key]
-        ratio = value / opt.upper if opt.upper > 0 and math.isfinite(opt.upper) else math.nan
-        rows.append([label, value, ratio])
-    rows.append([f"optimal (MV Thm 1.5, method={method})", opt, 1.0])
+        rows.append([label, value, _ratio(value, opt.upper)])
+    rows.append([f"optimal (MV Thm 1.5, method={method})", opt, _ratio(opt.upper, opt.upper)])
     emit_table(
-        f"{len(mechs)} mechanisms, {target_name} = {target:g}",
+        f"{len(mechs)} mechanisms, {target_name} = {fmt(target)}",
         ["theorem", quantity, "ratio to optimal (upper)"],
         rows,
+        caption="— : ratio undefined (0/0 or inf/inf)" if opt.upper == 0.0 or math.isinf(opt.upper) else None,
     )
     _rdp_compare.print_comparison(rdp_payload)
 
 
 @cli.command("region")
 @_with_sources
-@click.option("--points", type=int, default=201, show_default=True, help="Number of α grid points.")
-@click.option("--eps-points", type=int, default=33, show_default=True,
+@click.option(
+    "--points", type=click.IntRange(min=2), default=201, show_default=True,
+    help="Number of points of the uniform α grid; every kink of the boundary is added to them (so the "
+    "export has up to --points + 3·(constraints) rows and linear interpolation of it is exact).",
+)
+@click.option("--eps-points", type=click.IntRange(min=1), default=33, show_default=True,
               help="With --mech/--file: number of ε_g in [0, Σε_i] whose optimal δ bounds the region.")
 @click.option("--tolerance", type=float, default=optimal.DEFAULT_TOLERANCE, show_default=True,
               help="With --mech/--file: grid tolerance (in ε) of each optimal δ.")
 @click.option("--format", "fmt_", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--output", type=click.Path(dir_okay=False, writable=True), default=None, help="File (default stdout).")
 def region_command(
     eps: float | None,
@@ -183,19 +274,43 @@ def region_command(
     eps_points: int,
     tolerance: float,
     fmt_: str,
+    as_json: bool,
     output: str | None,
 ) -> None:
-    """Export the boundary β(α) of the composed privacy region (type I error α, type II error β)."""
+    """Export the boundary β(α) of the composed privacy region (type I error α, type II error β).
+
+    With --eps/--delta/-k the region is KOV Thm III.3 (⌊k/2⌋ + 1 constraints, cost O(k²)); with
+    --mech/--file it is the outer bound ∩ R(ε_g, δ_opt(ε_g)) over --eps-points values of ε_g.
+    """
     mechs = _mechanisms(eps, delta, k, mech, file)
+    if as_json:
+        fmt_ = "json"
+    homogeneous = isinstance(mechs, optimal.Homogeneous)
+    # Up front: the constraints (KOV Thm III.3: ⌊k/2⌋ + 1) and the boundary (points + 3 kinks each).
+    n_constraints = size(mechs.k // 2 + 1) if isinstance(mechs, optimal.Homogeneous) else float(eps_points)
+    rows = float(points) + 3.0 * n_constraints
+    seconds = _BOUNDARY_S_PER_CELL * rows * n_constraints
     if isinstance(mechs, optimal.Homogeneous):
-        reg = region.composed(mechs.epsilon, mechs.delta, mechs.k)
+        seconds += _REGION_S_PER_K2 * squared(mechs.k)
+    check_feasible(
+        f"the privacy region of -k {mechs.k} mechanisms" if isinstance(mechs, optimal.Homogeneous)
+        else f"a region boundary of --points {points} and --eps-points {eps_points}",
+        seconds,
+        _BYTES_PER_K * n_constraints + _BOUNDARY_BYTES_PER_ROW * rows,
+        f"use -k <= {_largest_k(_REGION_S_PER_K2 + 0.75 * _BOUNDARY_S_PER_CELL, 2)}" if homogeneous
+        else "use a smaller --points or --eps-points",
+    )
+    if isinstance(mechs, optimal.Homogeneous):
+        kk = mechs.k
+        with progress_bar(f"privacy region of {kk} mechanisms (KOV Thm III.3)", total=kk // 2 + 1) as advance:
+            reg = region.composed(mechs.epsilon, mechs.delta, kk, progress=advance)
     else:
-        if eps_points < 1:
-            raise ValueError(f"eps_points must be an integer >= 1, got {eps_points}")
         total = bounds.basic_heterogeneous(mechs)[0]
-        grid = [float(x) for x in np.linspace(0.0, total, eps_points)]
-        reg = region.from_optimal(mechs, grid, tolerance=tolerance)
-    alphas, betas = reg.boundary(points)
+        grid = [float(x) for x in np.linspace(0.0, total, eps_points)] if math.isfinite(total) else [0.0]
+        with progress_bar("optimal δ at each ε_g", total=len(grid)) as advance:
+            reg = region.from_optimal(mechs, grid, tolerance=tolerance, progress=advance)
+    with progress_bar(f"boundary against {len(reg.constraints)} constraints", total=points) as advance:
+        alphas, betas = reg.boundary(points, progress=advance)
     if fmt_ == "csv":
         text = "alpha,beta\n" + "".join(f"{a!r},{b!r}\n" for a, b in zip(alphas.tolist(), betas.tolist()))
     else:
@@ -205,11 +320,16 @@ def region_command(
             "alpha": alphas.tolist(),
             "beta": betas.tolist(),
         }
-        text = json.dumps(payload, indent=2) + "\n"
+        text = dumps(payload) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:
         Path(output).write_text(text)
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield None
 
 
 __all__ = ["Bound", "compose_command", "region_command"]

@@ -17,14 +17,29 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import numpy as np
 
-from optcomp.cli._common import _jsonable, cli, emit_json, emit_table
+from optcomp._numerics import check_nonnegative, check_probability, check_sampling_rate
+from optcomp.cli._common import (
+    TIME_LIMIT_S,
+    check_feasible,
+    cli,
+    dumps,
+    emit_json,
+    emit_table,
+    memory_limit_bytes,
+    progress_bar,
+    size,
+)
+from optcomp.cli._common import (
+    fmt as fmt_number,
+)
 from optcomp.fdp import (
     TradeOff,
     TradeOffBracket,
@@ -37,6 +52,48 @@ from optcomp.fdp import (
     subsample,
 )
 
+# Cost models (one core of the reference machine), used only to refuse work beyond the limits up front:
+# epsilon_delta_composition builds k + 1 knots (k = 10⁷: 1.8 s); gdp_compose reads a list of k μ's; a
+# group of size g of a non-Gaussian curve evaluates the curve g times per α and per readout; a point of
+# the curve costs its evaluation plus its JSON/CSV text (10⁶ points as JSON: 18 s).
+_EPSDELTA_S_PER_K = 2.0e-7
+_EPSDELTA_BYTES_PER_K = 64.0
+_GDP_LIST_MAX_K = 10_000_000
+_GROUP_S_PER_CELL = 4.0e-8
+_GROUP_S_READOUTS = 4.0e-4
+_CURVE_S_PER_POINT = 2.0e-5
+_CURVE_BYTES_PER_POINT = 400.0
+#: Largest table printed on a terminal (more rows are unreadable there: use csv or json).
+TABLE_MAX_ROWS = 10_000
+#: α values evaluated per progress step.
+_CHUNK = 10_000
+
+
+def check_curve_cost(gdp: float | None, eps: float | None, k: int, group: int, points: int) -> None:
+    """Refuse (ValueError) a curve whose estimated cost exceeds the time limit or the memory cap."""
+    if gdp is not None and k > _GDP_LIST_MAX_K:
+        raise ValueError(
+            f"-k must be <= {_GDP_LIST_MAX_K} with --gdp, got {k}; the k-fold composition of G_mu is "
+            f"G_(mu*sqrt(k)) (Dong-Roth-Su Cor. 3.3): give --gdp {gdp * math.sqrt(size(k)):.17g} with -k 1"
+        )
+    if eps is not None:
+        by_memory = int(memory_limit_bytes() / _EPSDELTA_BYTES_PER_K)
+        check_feasible(
+            f"the {k}-fold (epsilon, delta) trade-off curve",
+            _EPSDELTA_S_PER_K * size(k),
+            _EPSDELTA_BYTES_PER_K * size(k),
+            f"use -k <= {min(by_memory, int(TIME_LIMIT_S / _EPSDELTA_S_PER_K))}",
+        )
+    seconds = _CURVE_S_PER_POINT * size(points)
+    if group > 1 and gdp is None:
+        seconds += size(group) * (_GROUP_S_PER_CELL * size(points) + _GROUP_S_READOUTS)
+    check_feasible(
+        f"a curve of --points {points}" + (f" for --group {group}" if group > 1 else ""),
+        seconds,
+        _CURVE_BYTES_PER_POINT * size(points),
+        "use a smaller --points" + (" or --group" if group > 1 and gdp is None else ""),
+    )
+
 
 def build_curve(
     gdp: float | None, eps: float | None, delta: float | None, k: int, group: int, sampling_rate: float | None
@@ -44,41 +101,61 @@ def build_curve(
     """The curve described by the options (shared with ``optcomp plot``); ValueError/UsageError on misuse."""
     if (gdp is None) == (eps is None):
         raise click.UsageError("give exactly one of --gdp MU or --eps E [--delta D]")
+    # The library's own checks, run first and under the options' names (before a possibly long build).
+    if gdp is not None:
+        check_nonnegative("--gdp", gdp)
+    if eps is not None:
+        check_nonnegative("--eps", eps)
+    if delta is not None:
+        check_probability("--delta", delta)
+    if sampling_rate is not None:
+        check_sampling_rate("--subsample", sampling_rate)
+    check_curve_cost(gdp, eps, k, group, 2)
     f: TradeOff
     if eps is not None:
         d = 0.0 if delta is None else delta
         f = epsilon_delta_composition(eps, d, k)
-        label = f"f_(eps={eps:.6g},delta={d:.6g})" + (f" composed {k}-fold" if k > 1 else "")
+        label = f"f_(eps={fmt_number(eps)},delta={fmt_number(d)})" + (f" composed {k}-fold" if k > 1 else "")
     elif gdp is not None:
         if delta is not None:
             raise click.UsageError("--delta goes with --eps, not with --gdp")
         mu = gdp_compose([gdp] * k) if k > 1 else gdp
         f = gaussian_tradeoff(mu)
-        label = f"G_{mu:.6g}" + (f" ({k}-fold of G_{gdp:.6g})" if k > 1 else "")
+        label = f"G_{fmt_number(mu)}" + (f" ({k}-fold of G_{fmt_number(gdp)})" if k > 1 else "")
     else:  # excluded above
         raise click.UsageError("give exactly one of --gdp MU or --eps E [--delta D]")
     if group > 1:
         f = group_privacy(f, group)
         label += f", group of {group}"
     if sampling_rate is not None:
-        return label + f", subsampled p={sampling_rate:.6g} (bracket)", subsample(f, sampling_rate)
+        return label + f", subsampled p={fmt_number(sampling_rate)} (bracket)", subsample(f, sampling_rate)
     return label, f
 
 
-def curve_rows(curve: TradeOff | TradeOffBracket, alphas: np.ndarray) -> tuple[list[str], list[list[float]]]:
-    """Columns and rows (alpha, beta) or (alpha, beta_lower, beta_upper) for a bracket."""
-    if isinstance(curve, TradeOffBracket):
-        lo, hi = curve(alphas)
-        return ["alpha", "beta_lower", "beta_upper"], [
-            [float(a), float(x), float(y)] for a, x, y in zip(alphas, np.atleast_1d(lo), np.atleast_1d(hi))
-        ]
-    vals = np.atleast_1d(curve(alphas))
-    return ["alpha", "beta"], [[float(a), float(b)] for a, b in zip(alphas, vals)]
+def curve_rows(
+    curve: TradeOff | TradeOffBracket,
+    alphas: np.ndarray,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[str], list[list[float]]]:
+    """Columns and rows (alpha, beta) or (alpha, beta_lower, beta_upper) for a bracket, evaluated in
+    chunks (``progress(done, total)`` after each)."""
+    rows: list[list[float]] = []
+    bracket = isinstance(curve, TradeOffBracket)
+    for start in range(0, len(alphas), _CHUNK):
+        a = alphas[start : start + _CHUNK]
+        if isinstance(curve, TradeOffBracket):
+            lo, hi = curve(a)
+            rows += [[float(x), float(y) + 0.0, float(z) + 0.0] for x, y, z in zip(a, np.atleast_1d(lo), np.atleast_1d(hi))]
+        else:
+            rows += [[float(x), float(y) + 0.0] for x, y in zip(a, np.atleast_1d(curve(a)))]
+        if progress is not None:
+            progress(min(len(alphas), start + _CHUNK), len(alphas))
+    return (["alpha", "beta_lower", "beta_upper"] if bracket else ["alpha", "beta"]), rows
 
 
 def _render(fmt: str, payload: dict[str, Any], columns: list[str], rows: list[list[float]]) -> str:
     if fmt == "json":
-        return json.dumps(_jsonable(payload), indent=2)
+        return dumps(payload)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
@@ -116,15 +193,25 @@ def tradeoff(
     as_json: bool,
 ) -> None:
     """Print or export a trade-off curve β = f(α) (type II error at type I error α)."""
-    label, curve = build_curve(gdp, eps, delta, k, group, sampling_rate)
-    alphas = np.linspace(0.0, 1.0, points)
-    columns, rows = curve_rows(curve, alphas)
-    adv = advantage(curve)
-    tpr = attack_tpr(curve, fpr)
     if as_json:
         fmt = "json"
     if fmt is None:
         fmt = "table" if output is None else ("json" if output.suffix.lower() == ".json" else "csv")
+    if fmt == "table" and output is None and points > TABLE_MAX_ROWS:
+        raise ValueError(
+            f"--points must be <= {TABLE_MAX_ROWS} for a table on the terminal, got {points}; "
+            "use --format csv or --json (or --output FILE)"
+        )
+    check_probability("--fpr", fpr)
+    check_curve_cost(gdp, eps, k, group, points)
+    with progress_bar("building the curve") as _:
+        label, curve = build_curve(gdp, eps, delta, k, group, sampling_rate)
+    alphas = np.linspace(0.0, 1.0, points)
+    with progress_bar(f"evaluating {points} points", total=points) as advance:
+        columns, rows = curve_rows(curve, alphas, advance)
+    with progress_bar("advantage and attack TPR") as _:
+        adv = advantage(curve)
+        tpr = attack_tpr(curve, fpr)
     payload: dict[str, Any] = {
         "curve": label,
         "certified": "bracket" if isinstance(curve, TradeOffBracket) else "exact",
@@ -145,7 +232,7 @@ def tradeoff(
         click.echo(_render(fmt, payload, columns, rows), nl=False)
     else:
         emit_table(f"trade-off {label}", columns, rows)
-        click.echo(f"advantage (max TPR-FPR) in {adv}; attack TPR at FPR={fpr:g} in {tpr}")
+        click.echo(f"advantage (max TPR-FPR) in {fmt_number(adv)}; attack TPR at FPR={fmt_number(fpr)} in {fmt_number(tpr)}")
 
 
 __all__ = ["build_curve", "curve_rows", "tradeoff"]

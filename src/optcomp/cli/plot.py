@@ -12,12 +12,16 @@ Each subcommand makes one call into :mod:`optcomp.plot`.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 
-from optcomp.cli._common import cli
+from optcomp._numerics import check_nonnegative, check_open_probability
+from optcomp.cli import compose as _costs
+from optcomp.cli._common import check_feasible, cli, progress_bar, size, squared
 from optcomp.cli.fdp import build_curve
 
 
@@ -82,17 +86,37 @@ def plot_tradeoff_cmd(
 def plot_region_cmd(eps: float, delta: float, ks: tuple[int, ...], output: Path) -> None:
     """Privacy regions of k-fold (ε, δ)-DP composition, as in KOV Figures 1–3."""
     plot = _plot_module()
-    plot.plot_privacy_region(eps, delta, list(ks) or [1], path=output)
+    kk = list(ks) or [1]
+    largest = max(kk)
+    check_feasible(
+        f"privacy regions for -k up to {largest}",
+        sum(_costs._REGION_S_PER_K2 * squared(k) for k in kk),
+        _costs._BYTES_PER_K * size(largest),
+        f"use -k <= {_costs._largest_k(_costs._REGION_S_PER_K2, 2)}",
+    )
+    with progress_bar("privacy regions (KOV Thm III.3)", total=sum(k // 2 + 1 for k in kk if k > 0)) as advance:
+        plot.plot_privacy_region(eps, delta, kk, path=output, progress=advance)
     click.echo(f"wrote {output}")
 
 
 @plot_group.command("compare")
 @click.option("--eps", "eps", type=float, multiple=True, help="Per-mechanism ε (repeatable).")
 @click.option("--delta-g", "delta_g", type=float, default=2.0**-25, show_default=True, help="Target δ_g.")
-@click.option("--max-k", "max_k", type=int, default=1000, show_default=True, help="Largest k.")
+@click.option("--max-k", "max_k", type=click.IntRange(min=1), default=1000, show_default=True, help="Largest k.")
 @_OUTPUT
 def plot_compare_cmd(eps: tuple[float, ...], delta_g: float, max_k: int, output: Path) -> None:
     """ε_g vs k for Summing, DRV, KOV Bound and Optimal (MV §6)."""
     plot = _plot_module()
-    plot.plot_composition_comparison(list(eps) or [0.1], delta_g, max_k, path=output)
+    eps_list = [check_nonnegative("--eps", e) for e in eps] or [0.1]
+    check_open_probability("--delta-g", delta_g)
+    points = 40  # plot_composition_comparison's default: ~40 k's, geometrically spaced up to max_k
+    check_feasible(
+        f"the comparison up to --max-k {max_k}",
+        len(eps_list) * _costs._EPSILON_S_PER_K2 * sum(x * x for x in np.geomspace(1.0, size(max_k), points).tolist())
+        if size(max_k) < math.inf else math.inf,
+        _costs._BYTES_PER_K * size(max_k),
+        f"use --max-k <= {_costs._largest_k(_costs._EPSILON_S_PER_K2, 2)}",
+    )
+    with progress_bar("optimal composition at each k", total=len(eps_list) * points) as advance:
+        plot.plot_composition_comparison(eps_list, delta_g, max_k, path=output, points=points, progress=advance)
     click.echo(f"wrote {output}")

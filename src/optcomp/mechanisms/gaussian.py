@@ -60,7 +60,7 @@ class GaussianLoss:
     upper: float = math.inf
 
     def _z(self, x: npt.ArrayLike, sign: float) -> FloatArray:
-        return (as_array(x) - sign * 0.5 * self.mu**2) / self.mu
+        return as_array(x) / self.mu - sign * 0.5 * self.mu  # (x ∓ μ²/2)/μ without forming μ² (μ up to 1e308)
 
     def p_logsf(self, x: FloatArray) -> FloatArray:
         """log P(L > x) = log Φ(−(x − μ²/2)/μ)."""

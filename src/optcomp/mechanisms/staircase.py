@@ -25,8 +25,8 @@ mechanism is (ε, 0)-DP and δ(ε') = P(L = ε)(1 − e^{ε'−ε}) for 0 ≤ ε
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from optcomp._numerics import POSITIVE, PROBABILITY, Domain, check_positive, check_probability
