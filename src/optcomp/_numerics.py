@@ -229,7 +229,7 @@ class Domain:
         x = float(value)
         if not self.contains(x):  # also NaN
             raise ValueError(f"{name} must be {self}, got {x!r}")
-        return x
+        return x + 0.0  # −0.0 is stored as 0.0 (it would otherwise print as "-0.0")
 
     def check_int(self, name: str, value: object) -> int:
         """``value`` as an ``int`` in the domain (``bool`` and floats rejected)."""

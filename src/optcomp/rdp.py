@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import singledispatch
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +51,7 @@ from optcomp._numerics import (
 from optcomp.mechanisms import (
     Gaussian,
     Laplace,
+    Mechanism,
     PoissonSubsampled,
     RandomizedResponse,
     privacy_loss_laws,
@@ -199,7 +200,7 @@ def poisson_subsampled_gaussian(
 
 
 @singledispatch
-def of_mechanism(mechanism: object, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
+def of_mechanism(mechanism: Mechanism, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
     """ρ(α) of one run of a mechanism specification of :mod:`optcomp.mechanisms`.
 
     Closed forms for Gaussian, Laplace, randomized response and the Poisson-subsampled Gaussian; any
@@ -361,7 +362,7 @@ def compose(*items: Item, orders: npt.ArrayLike = DEFAULT_ORDERS) -> RdpCurve:
             count = check_int("count", count, minimum=1)
         else:
             mechanism, count = item, 1
-        total = total + count * of_mechanism(mechanism, a)
+        total = total + count * of_mechanism(cast(Mechanism, mechanism), a)  # checked inside
     return RdpCurve(a, _up(total))
 
 

@@ -202,10 +202,30 @@ def emit_table(
     Console().print(table)
 
 
+def fmt_directed(value: float, *, up: bool) -> str:
+    """``value`` to 6 significant digits rounded outwards: up for an upper end, down for a lower end.
+
+    A certified upper end printed below its value would no longer be certified; rounding to nearest can do
+    that, so the ends of a :class:`Bound` are rounded away from the bracket's inside.
+    """
+    if math.isnan(value):
+        raise ArithmeticError("internal error: a computed value is NaN; please report the command line")
+    text = f"{value + 0.0:.6g}"
+    if not math.isfinite(value) or value == 0.0:
+        return text
+    for _ in range(4):
+        shown = float(text)
+        if (shown >= value) if up else (shown <= value):
+            return text
+        unit = 10.0 ** (math.floor(math.log10(abs(value))) - 5)  # one unit in the 6th significant digit
+        text = f"{shown + (unit if up else -unit):.6g}"
+    return text
+
+
 def fmt(value: Any) -> str:
     """Human formatting of numbers and Bounds for tables (−0.0 prints as 0; NaN is refused)."""
     if isinstance(value, Bound):
-        return f"[{fmt(value.lower)}, {fmt(value.upper)}]"
+        return f"[{fmt_directed(value.lower, up=False)}, {fmt_directed(value.upper, up=True)}]"
     if isinstance(value, float):
         if math.isnan(value):
             raise ArithmeticError("internal error: a computed value is NaN; please report the command line")

@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from optcomp._numerics import Bound
-from optcomp.cli._common import emit_json, emit_table, parse_json, read_text
+from optcomp.cli._common import emit_json, emit_table, fmt_directed, parse_json, read_text
 
 
 def _reference_module() -> tuple[Any, Any, str] | None:
@@ -63,7 +63,7 @@ def _to_events(node: Any, events: Any) -> Any:
 
 
 def fmt_bound(row: dict[str, Any]) -> str:
-    return f"{row['lower']:.6g}, {row['upper']:.6g}"
+    return f"{fmt_directed(row['lower'], up=False)}, {fmt_directed(row['upper'], up=True)}"
 
 
 def _position(value: float, bound: Bound) -> str:

@@ -7,12 +7,15 @@ mechanism without a formula in :mod:`optcomp.rdp`) is reported as unsupported, w
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from optcomp import rdp
-from optcomp.cli._common import emit_table
+from optcomp.cli._common import emit_table, fmt
 
 LABEL = "RDP comparison (upper bound only, not certified-tight; dp_accounting default orders)"
 
@@ -27,6 +30,24 @@ def from_epsilon_delta(mechs: Sequence[tuple[float, float]]) -> list[tuple[objec
     return [(EpsilonDelta(e, delta=d), n) for (e, d), n in Counter((float(e), float(d)) for e, d in mechs).items()]
 
 
+def _compare(items: Sequence[object], **query: float) -> dict[str, Any]:
+    """:func:`optcomp.rdp.compare`, with float overflow reported as unsupported (the comparison is an
+    add-on: it never turns the certified answer beside it into an error)."""
+    with np.errstate(all="ignore"):
+        try:
+            out = rdp.compare(items, **query)
+        except (OverflowError, FloatingPointError, ValueError) as exc:
+            return {"unsupported": f"RDP cannot evaluate these parameters ({exc})"}
+    if "unsupported" in out:
+        return out
+    for side in ("standard", "improved"):
+        entry = out[side]
+        values: list[object] = list(entry.values()) if isinstance(entry, dict) else []
+        if any(isinstance(v, float) and math.isnan(v) for v in values):
+            return {"unsupported": "RDP cannot evaluate these parameters (beyond float range)"}
+    return out
+
+
 def comparison(
     items: Sequence[object], deltas: Sequence[float] = (), epsilons: Sequence[float] = ()
 ) -> dict[str, Any]:
@@ -37,12 +58,12 @@ def comparison(
         if not 0.0 < d < 1.0:
             results.append({"query": "epsilon", "delta": d, "unsupported": "RDP conversion needs 0 < delta < 1"})
             continue
-        out = rdp.compare(items, delta=d)
+        out = _compare(items, delta=d)
         if "unsupported" in out:
             return {"label": LABEL, "unsupported": out["unsupported"]}
         results.append({"query": "epsilon", "delta": d, "standard": out["standard"], "improved": out["improved"]})
     for e in epsilons:
-        out = rdp.compare(items, epsilon=e)
+        out = _compare(items, epsilon=e)
         if "unsupported" in out:
             return {"label": LABEL, "unsupported": out["unsupported"]}
         results.append({"query": "delta", "epsilon": e, "standard": out["standard"], "improved": out["improved"]})
@@ -56,7 +77,7 @@ def print_comparison(payload: dict[str, Any]) -> None:
         return
     rows = []
     for r in payload["results"]:
-        at = f"delta={r['delta']:g}" if r["query"] == "epsilon" else f"epsilon={r['epsilon']:g}"
+        at = f"delta={fmt(r['delta'])}" if r["query"] == "epsilon" else f"epsilon={fmt(r['epsilon'])}"
         if "unsupported" in r:
             rows.append([r["query"], at, r["unsupported"], ""])
             continue
@@ -65,8 +86,8 @@ def print_comparison(payload: dict[str, Any]) -> None:
             [
                 q,
                 at,
-                f"{r['standard'][q]:.6g} (alpha={r['standard']['order']:g})",
-                f"{r['improved'][q]:.6g} (alpha={r['improved']['order']:g})",
+                f"{fmt(r['standard'][q])} (alpha={fmt(r['standard']['order'])})",
+                f"{fmt(r['improved'][q])} (alpha={fmt(r['improved']['order'])})",
             ]
         )
     emit_table(payload["label"], ["quantity", "at", "standard conversion", "improved conversion"], rows)

@@ -43,6 +43,7 @@ from optcomp.cli._common import (
     emit_json,
     emit_table,
     fmt,
+    fmt_directed,
     parse_json,
     read_text,
 )
@@ -325,8 +326,8 @@ def account(
             (
                 r["query"],
                 ", ".join(f"{k}={fmt(v)}" for k, v in r["at"].items()),
-                r["bound"].lower,
-                r["bound"].upper,
+                fmt_directed(r["bound"].lower, up=False),
+                fmt_directed(r["bound"].upper, up=True),
             )
             for r in rows
         ],
@@ -375,7 +376,7 @@ def dpsgd_command(
     emit_table(
         "DP-SGD: " + ", ".join(f"{k}={fmt(v)}" for k, v in params.items()),
         ["quantity", "lower", "upper (certified)"],
-        [("epsilon", bound.lower, bound.upper)],
+        [("epsilon", fmt_directed(bound.lower, up=False), fmt_directed(bound.upper, up=True))],
     )
     _rdp_compare.print_comparison(rdp_payload)
     if text:

@@ -50,6 +50,7 @@ from optcomp.mechanisms import (
     Gaussian,
     KaryRandomizedResponse,
     Laplace,
+    Mechanism,
     PoissonSubsampled,
     RandomizedResponse,
     SubsampledWithoutReplacement,
@@ -110,7 +111,7 @@ class EventComposition:
     * ``"pld"``: anything else — :func:`optcomp.compose` and the PLD engine's certified bracket.
     """
 
-    items: tuple[tuple[object, int], ...]
+    items: tuple[tuple[Mechanism, int], ...]
     neighbouring: Neighbouring
     non_private: tuple[str, ...] = field(default=())
 
@@ -257,10 +258,10 @@ def _integer(path: str, value: object, *, low: int, high: int | None = None) -> 
 @dataclass
 class _Walk:
     neighbouring: Neighbouring
-    items: dict[object, int] = field(default_factory=dict)
+    items: dict[Mechanism, int] = field(default_factory=dict)
     non_private: list[str] = field(default_factory=list)
 
-    def add(self, mechanism: object | None, count: int) -> None:
+    def add(self, mechanism: Mechanism | None, count: int) -> None:
         if mechanism is not None and count > 0:
             self.items[mechanism] = self.items.get(mechanism, 0) + count
 
@@ -283,7 +284,7 @@ class _Walk:
             self.non_private.append(path)
         self.add(self.mechanism(name, fields, path), count)
 
-    def mechanism(self, name: str, fields: dict[str, Any], path: str) -> object | None:
+    def mechanism(self, name: str, fields: dict[str, Any], path: str) -> Mechanism | None:
         """The one mechanism of a non-composition node (``None`` for a no-op)."""
         substitution = self.neighbouring == "substitution"
         if name == "NoOpDpEvent":
@@ -337,7 +338,7 @@ class _Walk:
             return None
         return inner if m == n else SubsampledWithoutReplacement(inner, sampling_rate=m / n)
 
-    def randomized_response(self, fields: dict[str, Any], path: str) -> object | None:
+    def randomized_response(self, fields: dict[str, Any], path: str) -> Mechanism | None:
         """k-ary RR with noise p: true bucket w.p. 1 − p + p/k, each other w.p. p/k, so under substitution
         e^ε = (1 − p + p/k)/(p/k) = 1 + k(1 − p)/p (dp_accounting ``from_randomized_response``)."""
         if self.neighbouring != "substitution":
@@ -355,7 +356,7 @@ class _Walk:
         eps = math.log1p(k * (1.0 - p) / p)
         return RandomizedResponse(eps) if k == 2 else KaryRandomizedResponse(eps, k=k)
 
-    def single(self, node: object, path: str) -> object | None:
+    def single(self, node: object, path: str) -> Mechanism | None:
         """The one mechanism a sampled sub-tree stands for (module docstring), or ``None`` for a no-op."""
         sub = _Walk(self.neighbouring)
         sub.visit(node, path, 1)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy
 
 if TYPE_CHECKING:
+    from optcomp.mechanisms import Mechanism
     from optcomp.pld import PrivacyLossDistribution
 
 Neighbouring = Literal["add_remove", "substitution"]
@@ -49,16 +50,15 @@ def check_neighbouring(value: object) -> Neighbouring:
 
 
 def compose_items(
-    items: Sequence[tuple[object, int]], neighbouring: Neighbouring, accuracy: Accuracy = DEFAULT_ACCURACY
+    items: Sequence[tuple[Mechanism, int]], neighbouring: Neighbouring, accuracy: Accuracy = DEFAULT_ACCURACY
 ) -> PrivacyLossDistribution:
     """``optcomp.compose(*items)`` for mechanisms already stated for ``neighbouring``.
 
     The mechanisms built by :mod:`optcomp.interop` carry the relation in their parameters (e.g. a
     Gaussian's sensitivity is 2 under substitution), so the relation is not passed on. This is the one
-    place that calls :func:`optcomp.compose`; if ``compose`` grows a relation argument, pass
-    ``neighbouring`` here.
+    place that calls :func:`optcomp.compose`; the relation is passed on so that the result reports it
+    (and ``compose`` refuses items that fix another relation).
     """
     from optcomp import compose
 
-    del neighbouring  # stated in the mechanisms' parameters (module docstring)
-    return compose(*items, accuracy=accuracy)
+    return compose(*items, neighbouring=neighbouring, accuracy=accuracy)
