@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.fft
-from scipy.special import logsumexp
 
 from optcomp._numerics import UNIT_ROUNDOFF, FloatArray, fft_error_bound
 from optcomp.pld._cells import GridTooLargeError
@@ -31,8 +30,18 @@ _U = UNIT_ROUNDOFF
 _LOG_NEGLIGIBLE = -760.0
 #: Cap of the Chernoff tilt (per index) used to place the window (keeps θ·j finite).
 _MAX_THETA = 1e3
-#: Bytes of working memory per FFT point (input, spectrum, and five per-frequency accumulators).
-BYTES_PER_POINT = 64
+#: Bytes of working memory per FFT point (long-double input and spectrum, five accumulators).
+BYTES_PER_POINT = 96
+#: Parts composed this many times or more are transformed in long double (x87 extended, u = 2⁻⁶⁴):
+#: the forward-transform and power errors grow like k·u, which long double keeps far below δ.
+LONG_DOUBLE_COUNT = 64
+#: Unit roundoff of numpy's long double (2⁻⁶⁴ for x87 extended precision; 2⁻⁵³ where it is a double).
+_U_LD = float(np.finfo(np.longdouble).eps) / 2
+
+
+def _fft_bound(n: int, mass: float, u: float) -> float:
+    """:func:`~optcomp._numerics.fft_error_bound` (Higham Thm 24.2) for unit roundoff ``u``."""
+    return fft_error_bound(n, mass, 0) * (u / _U)
 
 
 @dataclass(frozen=True)
@@ -47,8 +56,9 @@ class Composed:
 
 def _log_mgf(x: FloatArray, logx: FloatArray, theta: float) -> float:
     """log Σ_j x_j e^{θ j}, rounded up by the error of a length-n log-sum-exp."""
-    j = np.arange(x.size, dtype=np.float64)
-    val = float(logsumexp(logx + theta * j))
+    v = logx + theta * np.arange(x.size, dtype=np.float64)
+    top = float(np.max(v))
+    val = top + math.log(float(np.sum(np.exp(v - top))))
     return val + (4 * x.size + 8) * _U * (1 + abs(val))
 
 
@@ -125,38 +135,49 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
     """
     a_int, n, wrap = win
     nf = n // 2 + 1
+    masses = [float(np.sum(x)) * (1 + 4 * math.log2(x.size + 2) * _U) for x, _ in parts]
+    if any(m <= 0.0 for m in masses):
+        return Composed(np.zeros(1), a_int, 0.0, 0.0)
+    excess = [k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True)]
+    remaining = math.fsum(excess) * (1 + 8 * _U)
     log_m_sum = np.zeros(nf)
-    log_psi = np.zeros(nf, dtype=np.complex128)
+    log_psi = np.zeros(nf, dtype=np.clongdouble)
     rho = np.full(nf, 16 * _U)
     ratio_sum = np.zeros(nf)
-    log_excess = 0.0
     count = 0
-    for x, k in parts:
+    for (x, k), mass, exc in zip(parts, masses, excess, strict=True):
         count += k
-        mass = float(np.sum(x)) * (1 + 4 * math.log2(x.size + 2) * _U)
-        if mass <= 0.0:
-            return Composed(np.zeros(1), a_int, 0.0, 0.0)
-        log_excess += k * max(0.0, math.log(mass))
+        remaining -= exc
+        wide = k >= LONG_DOUBLE_COUNT
+        u = _U_LD if wide else _U
         pad = (-x.size) % n
         xf = np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0) if pad or x.size > n else x
-        phi = scipy.fft.rfft(xf)
+        phi = scipy.fft.rfft(xf.astype(np.longdouble) if wide else xf)
         del xf
-        e = min(fft_error_bound(n, mass, 0), fft_error_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), 0))
-        aphi = np.abs(phi)
+        e = min(_fft_bound(n, mass, u), _fft_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), u))
+        aphi = np.abs(phi).astype(np.float64)
         big_m = np.minimum(mass, aphi + e)
         log_m_sum += k * np.log(big_m)
         ratio_sum += k * e / big_m
+        idx = np.flatnonzero(log_m_sum + max(remaining, 0.0) > _LOG_NEGLIGIBLE)
         with np.errstate(divide="ignore", invalid="ignore"):
-            lphi = np.log(phi)
-        log_psi += k * lphi
-        rho += k * (2 * np.abs(np.maximum(lphi.real, -1e300)) + 4 * math.pi + 4) * _U
-        del phi, aphi, big_m, lphi
+            lphi = np.log(phi[idx])
+        log_psi[idx] += k * lphi
+        lre = np.abs(np.maximum(lphi.real.astype(np.float64), -1e300))
+        rho[idx] += k * (2 * lre + 4 * math.pi + 4) * u + (k * _U_LD if not wide else 0.0)
+        del phi, aphi, big_m, lphi, lre
     alive = log_m_sum > _LOG_NEGLIGIBLE
+    idx = np.flatnonzero(alive & ~np.isneginf(log_psi.real))
+    psi = np.zeros(nf, dtype=np.complex128)
     with np.errstate(over="ignore", invalid="ignore"):
-        psi = np.where(alive & ~np.isneginf(log_psi.real), np.exp(log_psi), 0.0)
+        lp = log_psi[idx]
+        psi[idx] = np.exp(lp).astype(np.complex128)
+        # exp in long double (relative 4u_ld per unit of |argument|) and the rounding to complex128
+        rho[idx] += 4 * _U_LD * (np.abs(lp).astype(np.float64) + 1) + 2 * _U
     del log_psi
+    log_excess = math.fsum(excess)
     absval = np.abs(psi)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         power_err = np.where(absval > 0, absval * np.expm1(1.01 * rho), 0.0)
         e_omega = np.where(alive, np.exp(np.log(ratio_sum) + log_m_sum) * 1.01 + power_err, 0.0)
     w = np.full(nf, 2.0)

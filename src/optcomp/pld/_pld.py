@@ -42,9 +42,11 @@ _U = UNIT_ROUNDOFF
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
 _THETAS = np.concatenate([[0.0], np.geomspace(1e-2, 3e3, 56)])
 #: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
-_TILT_TRIGGER = 1e-6
+_TILT_TRIGGER = 1e-4
 #: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
 _KEPT_PER_POINT = 96
+#: Bisection steps before the exact root iteration of a lower ε end.
+_COARSE_BISECTIONS = 8
 #: Refinement passes of the automatic grid step.
 _MAX_PASSES = 7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
@@ -112,9 +114,10 @@ class _Direction:
             out = np.zeros(_THETAS.size)
             for sp, k in self.splits:
                 c = (sp.first + np.arange(sp.masses.size)) * self.step
-                with np.errstate(divide="ignore"):
-                    lx = np.log(sp.masses)
-                out += k * logsumexp(lx[None, :] + _THETAS[:, None] * c[None, :], axis=1)
+                pos = sp.masses > 0
+                lx, cc = np.log(sp.masses[pos]), c[pos]
+                for i, th in enumerate(_THETAS):
+                    out[i] += k * float(logsumexp(lx + th * cc))
             self._cumulant = out
         return self._cumulant
 
@@ -276,7 +279,18 @@ class _Direction:
             lo, hi = hi, 2 * hi + 1.0
         else:
             return lo
-        return bisect(lo, hi, ok, "lo", EPSILON_XTOL)
+        # a few bisection steps for a start, then the exact per-test-set root (LowerEnd.root)
+        for _ in range(_COARSE_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid
+        target = delta * (1 + 16 * _U) - self.p_inf_lo * (1 - 16 * _U)
+        best = lo
+        for end in ends:
+            best = max(best, end.root(lo, target))
+        return best
 
 
 class PrivacyLossDistribution:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import lfilter
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import EPSILON_XTOL, UNIT_ROUNDOFF, FloatArray
 from optcomp.pld._fft import Composed
 
 _U = UNIT_ROUNDOFF
@@ -127,41 +127,90 @@ class LowerEnd:
     def s(self, j: np.ndarray) -> FloatArray:
         return np.asarray((self.p.first + j + 0.5 * self.count) * self.step, dtype=np.float64)
 
-    def finite_one(self, eps: float) -> float:
-        """Certified lower bound on P_J(T) − e^ε Q_J(T) over the best test set T (Lemma 2)."""
+    def test_set(self, eps: float) -> tuple[float, ...] | None:
+        """Sums over the test set T = {J : computed P_J − e^ε Q_J > 0, s_J ≥ ε − τ}, τ = 1/(1 + θ).
+
+        Returns (m, SP, SA, rounding_P, rounding_A) with m = min_T s_J, SP = Σ_T e^{−θ(s_J − m)} zP_J and
+        SA = Σ_T e^{−(θ+1)(s_J − m)} zA_J (weights ≤ 1), or ``None`` if T is empty.
+        """
         th = self.theta
-        tau = 1.0 / (1.0 + th)
-        lo_s = eps - tau
-        j0 = max(0, int(math.floor((lo_s - self.s0) / self.step)))
+        lo_s = eps - 1.0 / (1.0 + th)
+        j0 = max(0, int(math.floor((lo_s - self.s0) / self.step)) - 1)
         if j0 >= self.n:
-            return 0.0
+            return None
         j = np.arange(j0, self.n)
         s = self.s(j)
         keep = s >= lo_s
-        j, s = j[keep], s[keep]
-        zp, za = self.p.values[j], self.a.values[j]
-        omega = np.exp(-th * (s - lo_s))
         shift = self.log_a - self.log_p
         with np.errstate(over="ignore"):
-            coef = np.exp(shift + eps - s)
-        tp = omega * zp
-        ta = omega * coef * za
-        d = tp - ta
-        pos = d > 0
+            d = self.p.values[j] - np.exp(shift + eps - s) * self.a.values[j]
+        pos = keep & (d > 0)
         if not np.any(pos):
+            return None
+        s, jt = s[pos], j[pos]
+        m = float(s[0])
+        wp = np.exp(-th * (s - m))
+        wa = np.exp(-(th + 1.0) * (s - m))
+        sp = float(np.sum(wp * self.p.values[jt]))
+        sa = float(np.sum(wa * self.a.values[jt]))
+        # each weight and product is within γ relatively; the sums within (n + 4)u
+        gamma = 8 * _U * (3 + (th + 1) * (float(np.max(np.abs(s))) + abs(m) + 1)) + (s.size + 4) * _U
+        return m, sp, sa, gamma * sp, gamma * sa
+
+    def bound(self, eps: float, t: tuple[float, ...]) -> float:
+        """G_T(ε) = e^{log_p − θm}(SP − errP) − e^{log_a + ε − (θ+1)m}(SA + errA): a certified lower bound
+        on P_J(T) − e^ε Q_J(T) (Lemma 2) for the fixed test set T summarised by ``t``."""
+        m, sp, sa, rp, ra = t
+        th = self.theta
+        p_part = sp - rp - self.err_p
+        if not p_part > 0:
             return 0.0
-        gain = float(np.sum(d[pos]))
-        absum = float(np.sum(tp[pos]) + np.sum(ta[pos]))
-        gamma = 8 * _U * (3 + (th + 1) * (float(np.max(np.abs(s))) + abs(eps) + 1) + abs(shift))
-        rounding = (gamma + (pos.size + 4) * _U) * absum
+        lp = self.log_p - th * m
+        la = self.log_a + eps - (th + 1.0) * m
+        slack = 8 * _U * (abs(lp) + abs(la) + abs(eps) + th * abs(m) + 1) + self.log_slack
+        a_part = sa + ra + self.err_a
         with np.errstate(over="ignore"):
-            err_a = math.exp(min(shift + tau, 700.0)) * self.err_a if shift + tau < 700 else math.inf
-        val = gain - rounding - self.err_p - err_a
-        if not val > 0:
+            lv = math.log(p_part) + lp - slack
+            la_v = math.log(a_part) + la + slack if a_part > 0 else -math.inf
+        if la_v >= lv:
             return 0.0
-        log_pref = self.log_p - th * lo_s
-        log_pref -= 8 * _U * (abs(log_pref) + th * abs(lo_s) + 1) + self.log_slack
-        return math.exp(log_pref + math.log(val)) * (1 - 8 * _U)
+        # e^{lv} − e^{la_v} = e^{lv}(1 − e^{la_v − lv}), computed safely downwards
+        return math.exp(lv) * -math.expm1(la_v - lv) * (1 - 8 * _U)
+
+    def finite_one(self, eps: float) -> float:
+        """Certified lower bound on P_J(T) − e^ε Q_J(T) over the test set chosen at ε (Lemma 2)."""
+        t = self.test_set(eps)
+        return 0.0 if t is None else self.bound(eps, t)
+
+    def root(self, eps: float, target: float) -> float:
+        """Largest ε' found by iterating T ← T(ε'), ε' ← the root of G_T(ε') = target, from an ε with
+        G_{T(ε)}(ε) > target. Every iterate ε' satisfies G_T(ε'') > target for ε'' < ε' (G_T decreases
+        in ε), so the value returned, rounded down, is an ε whose certified lower δ exceeds ``target``."""
+        best = eps
+        for _ in range(40):
+            t = self.test_set(best)
+            if t is None:
+                break
+            m, sp, sa, rp, ra = t
+            th = self.theta
+            p_part = sp - rp - self.err_p
+            a_part = sa + ra + self.err_a
+            if not p_part > 0:
+                break
+            lp = self.log_p - th * m
+            x = math.exp(lp) * p_part if lp < 700 else math.inf
+            room = x * (1 - 1e-9) - target
+            if not room > 0 or a_part <= 0:
+                break
+            cand = math.log(room) - (self.log_a - (th + 1.0) * m) - math.log(a_part)
+            cand -= 1e-9 * (abs(cand) + 1)
+            if not cand > best or self.bound(cand, t) <= target:
+                break
+            if cand - best <= EPSILON_XTOL * max(1.0, abs(cand)):
+                best = cand
+                break
+            best = cand
+        return best
 
     def delta(self, eps: FloatArray) -> FloatArray:
         """Certified lower bound on δ(ε) (p_inf is P(some step at +∞), always in T)."""
