@@ -162,7 +162,7 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
         idx = np.flatnonzero(log_m_sum + max(remaining, 0.0) > _LOG_NEGLIGIBLE)
         with np.errstate(divide="ignore", invalid="ignore"):
             lphi = np.log(phi[idx])
-        log_psi[idx] += k * lphi
+            log_psi[idx] += k * lphi
         lre = np.abs(np.maximum(lphi.real.astype(np.float64), -1e300))
         rho[idx] += k * (2 * lre + 4 * math.pi + 4) * u + (k * _U_LD if not wide else 0.0)
         del phi, aphi, big_m, lphi, lre
@@ -184,7 +184,7 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
-    dead = math.sqrt(2.0 * nf) * (count + 1) * math.exp(_LOG_NEGLIGIBLE + log_excess)
+    dead = math.sqrt(2.0 * nf) * (count + 1) * math.exp(min(_LOG_NEGLIGIBLE + log_excess, 700.0))
     err_prop = math.sqrt(float(np.dot(w, e_omega**2))) + dead
     err_inv = fft_error_bound(n, math.sqrt(float(np.dot(w, absval**2))) + dead, 0)
     del e_omega, power_err, absval, rho, log_m_sum, ratio_sum, w

@@ -165,7 +165,7 @@ class _Direction:
                 x, lm, _ = tilt(qu.p, qu.first, self.step, th, -1.0)
                 pv.append((x, k))
                 lp += k * lm
-                y, lma, _ = tilt(qu.q_hat, qu.first, self.step, th, 1.0)
+                y, lma, _ = tilt(qu.q_hat, qu.first, self.step, th, 1.0, normalise=True)
                 av.append((y, k))
                 la += k * lma
                 slack += k * (abs(lm) + abs(lma))
@@ -208,7 +208,9 @@ class _Direction:
     def _all_infinite(self) -> bool:
         return any(not np.any(sp.masses > 0) for sp, _ in self.splits)
 
-    def delta_lower(self, eps: FloatArray) -> FloatArray:
+    def delta_lower(self, eps: FloatArray, hint: FloatArray | None = None) -> FloatArray:
+        """Certified lower δ(ε); where the untilted FFT floor matters, the tilts that suit ε and the
+        δ level ``hint`` (an upper δ at ε, as ε(δ) would choose) are tried too."""
         base = self.lower(0)
         if base is None:
             return np.full(eps.size, self.p_inf_lo)
@@ -216,10 +218,12 @@ class _Direction:
         floor = base.err_p + math.e * base.err_a
         for i in range(eps.size):
             fin = out[i] - self.p_inf_lo
-            if fin < floor / _TILT_TRIGGER:
-                ti = self.theta_for_eps(float(eps[i]))
-                if ti == 0:
-                    continue
+            if fin >= floor / _TILT_TRIGGER:
+                continue
+            tis = {self.theta_for_eps(float(eps[i]))}
+            if hint is not None and 0 < hint[i] < 1:
+                tis.add(self.theta_for_delta(float(hint[i])))
+            for ti in tis - {0}:
                 end = self.lower(ti)
                 if end is not None:
                     out[i] = max(out[i], float(end.delta(eps[i : i + 1])[0]))
@@ -537,8 +541,9 @@ class _DeltaMeasure(_Measure):
         self.last: tuple[FloatArray, FloatArray] | None = None
 
     def run(self, dirs: tuple[_Direction, ...]) -> Bound:
-        lo = np.max([d.delta_lower(self.eps) for d in dirs], axis=0)
-        hi = np.max([d.delta_upper(self.eps) for d in dirs], axis=0)
+        ups = [d.delta_upper(self.eps) for d in dirs]
+        hi = np.max(ups, axis=0)
+        lo = np.max([d.delta_lower(self.eps, u) for d, u in zip(dirs, ups, strict=True)], axis=0)
         lo = np.minimum(lo, hi)
         self.last = (lo, hi)
         if self.eps.size == 0:

@@ -23,10 +23,13 @@ from optcomp.pld._fft import Composed
 _U = UNIT_ROUNDOFF
 
 
-def tilt(x: FloatArray, first: int, step: float, theta: float, side: float) -> tuple[FloatArray, float, float]:
+def tilt(
+    x: FloatArray, first: int, step: float, theta: float, side: float, normalise: bool = False
+) -> tuple[FloatArray, float, float]:
     """(x̃, ln M, ρ): x̃ = x e^{θΔc − ln M} rounded outwards by its relative error bound ρ
-    (``side`` = +1 for an upper envelope, −1 for a lower one); θ = 0 returns x itself."""
-    if theta == 0.0:
+    (``side`` = +1 for an upper envelope, −1 for a lower one); θ = 0 returns x itself unless
+    ``normalise`` asks for unit mass anyway."""
+    if theta == 0.0 and not normalise:
         return x, 0.0, 0.0
     c = (first + np.arange(x.size, dtype=np.float64)) * step
     with np.errstate(divide="ignore"):
@@ -184,32 +187,37 @@ class LowerEnd:
 
     def root(self, eps: float, target: float) -> float:
         """Largest ε' found by iterating T ← T(ε'), ε' ← the root of G_T(ε') = target, from an ε with
-        G_{T(ε)}(ε) > target. Every iterate ε' satisfies G_T(ε'') > target for ε'' < ε' (G_T decreases
-        in ε), so the value returned, rounded down, is an ε whose certified lower δ exceeds ``target``."""
+        G_{T(ε)}(ε) > target. G_T decreases in ε, so each root (rounded down) has G_T > target; an
+        iterate is kept only if the test set chosen at it, T(ε'), also certifies G > target, so that
+        :meth:`delta` at the returned ε agrees (a lower end that re-queries above ``target``)."""
         best = eps
+        cur = eps
         for _ in range(40):
-            t = self.test_set(best)
+            t = self.test_set(cur)
             if t is None:
                 break
             m, sp, sa, rp, ra = t
             th = self.theta
             p_part = sp - rp - self.err_p
             a_part = sa + ra + self.err_a
-            if not p_part > 0:
+            if not p_part > 0 or a_part <= 0:
                 break
             lp = self.log_p - th * m
-            x = math.exp(lp) * p_part if lp < 700 else math.inf
-            room = x * (1 - 1e-9) - target
-            if not room > 0 or a_part <= 0:
+            if lp >= 700:
+                break
+            room = math.exp(lp) * p_part * (1 - 64 * _U) - target
+            if not room > 0:
                 break
             cand = math.log(room) - (self.log_a - (th + 1.0) * m) - math.log(a_part)
-            cand -= 1e-9 * (abs(cand) + 1)
-            if not cand > best or self.bound(cand, t) <= target:
+            cand -= 64 * _U * (abs(cand) + abs(lp) + abs(self.log_a) + (th + 1.0) * abs(m) + 1)
+            if not cand > cur or self.bound(cand, t) <= target:
                 break
-            if cand - best <= EPSILON_XTOL * max(1.0, abs(cand)):
+            moved = cand - cur
+            cur = cand
+            if self.finite_one(cand) > target:
                 best = cand
+            if moved <= EPSILON_XTOL * max(1.0, abs(cand)):
                 break
-            best = cand
         return best
 
     def delta(self, eps: FloatArray) -> FloatArray:
