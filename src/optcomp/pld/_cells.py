@@ -24,6 +24,8 @@ import numpy as np
 from optcomp._numerics import LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 
+__all__ = ["BYTES_PER_CELL", "Cells", "GridTooLargeError", "cell_log_masses", "cells", "window"]
+
 _U = UNIT_ROUNDOFF
 #: Relative accuracy assumed of a law's stored atom masses.
 _ATOM_REL = 64 * UNIT_ROUNDOFF
@@ -45,8 +47,9 @@ class Cells:
     """Cell masses of one law on the grid of step ``step``: cells ``first .. first + n − 1``.
 
     Attributes:
-        m_lo, m_hi: envelopes of the P-masses m_c.
-        q_lo, q_hi: envelopes of the Q-masses q_c.
+        lm_lo, lm_hi: envelopes of ln m_c (natural logs, so that deep-tail cells below the smallest
+            double keep their relative accuracy; −inf for an empty cell).
+        lq_lo, lq_hi: envelopes of ln q_c.
         below_hi: upper bound on the P-mass with finite loss below the window.
         above_hi: upper bound on the P-mass with finite loss at or above the window's end.
         p_inf_lo, p_inf_hi: envelopes of P(ℓ = +∞).
@@ -54,41 +57,52 @@ class Cells:
 
     step: float
     first: int
-    m_lo: FloatArray
-    m_hi: FloatArray
-    q_lo: FloatArray
-    q_hi: FloatArray
+    lm_lo: FloatArray
+    lm_hi: FloatArray
+    lq_lo: FloatArray
+    lq_hi: FloatArray
     below_hi: float
     above_hi: float
     p_inf_lo: float
     p_inf_hi: float
 
 
-def _theta(logv: FloatArray) -> FloatArray:
-    """Absolute error bound of exp(logv) when logv has error LAW_LOG_ERROR·max(1, |logv|)."""
-    with np.errstate(invalid="ignore", over="ignore"):
+def _log_theta(logv: FloatArray) -> FloatArray:
+    """ln of the absolute error bound of exp(logv) when logv has error LAW_LOG_ERROR·max(1, |logv|)."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = LAW_LOG_ERROR * np.maximum(1.0, np.abs(logv))
-        out = np.exp(logv) * np.expm1(err * 1.01) * 1.01
-    return np.where(np.isneginf(logv), 0.0, out)
+        out = logv + np.log(np.expm1(err * 1.01) * 1.01)
+    return np.where(np.isneginf(logv), -np.inf, out)
 
 
-def cell_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Masses between consecutive edges and a bound on each one's error.
+def _log1mexp(x: FloatArray) -> FloatArray:
+    """ln(1 − eˣ) for x ≤ 0 (Mächler 2012); −inf at 0, nan above."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.asarray(np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))), dtype=np.float64)
+
+
+def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(ln m, ln m⁻, ln m⁺): the masses between consecutive edges and envelopes of them, in logs.
 
     A cell uses CDF differences when its upper edge lies below the median, SF differences otherwise,
-    so every difference is of two numbers of the small side (relative accuracy in both tails). The
-    error of a cell is the error of its two tail values plus the rounding of the formula.
+    so every difference is of two numbers of the small side (relative accuracy in both tails); the
+    envelope is m ± (θ_left + θ_right + 8u·m), θ the error of the tail value at an edge.
     """
     use_cdf = (logcdf <= logsf)[1:]
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        m_cdf = np.exp(logcdf[1:]) * -np.expm1(logcdf[:-1] - logcdf[1:])
-        m_sf = np.exp(logsf[:-1]) * -np.expm1(logsf[1:] - logsf[:-1])
-    m_cdf = np.where(np.isneginf(logcdf[1:]), 0.0, m_cdf)
-    m_sf = np.where(np.isneginf(logsf[:-1]), 0.0, m_sf)
-    masses = np.maximum(np.nan_to_num(np.where(use_cdf, m_cdf, m_sf), nan=0.0), 0.0)
-    tc, ts = _theta(logcdf), _theta(logsf)
-    err = np.where(use_cdf, tc[1:] + tc[:-1], ts[1:] + ts[:-1]) + 8 * _U * masses
-    return masses, err * (1 + 8 * _U)
+        l_cdf = logcdf[1:] + _log1mexp(np.minimum(logcdf[:-1] - logcdf[1:], 0.0))
+        l_sf = logsf[:-1] + _log1mexp(np.minimum(logsf[1:] - logsf[:-1], 0.0))
+    l_cdf = np.where(np.isneginf(logcdf[1:]) | np.isnan(l_cdf), -np.inf, l_cdf)
+    l_sf = np.where(np.isneginf(logsf[:-1]) | np.isnan(l_sf), -np.inf, l_sf)
+    lm = np.where(use_cdf, l_cdf, l_sf)
+    tc, ts = _log_theta(logcdf), _log_theta(logsf)
+    with np.errstate(invalid="ignore"):
+        lerr = np.where(use_cdf, np.logaddexp(tc[1:], tc[:-1]), np.logaddexp(ts[1:], ts[:-1]))
+        lerr = np.logaddexp(lerr, lm + math.log(8 * _U)) + 8 * _U * (1 + np.abs(lerr))
+        hi = np.logaddexp(lm, lerr) + 4 * _U * (1 + np.abs(lm))
+        lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - 4 * _U * (1 + np.abs(lm))
+    lo = np.where((lerr >= lm) | np.isnan(lo), -np.inf, lo)
+    return lm, lo, np.where(np.isnan(hi), np.inf, hi)
 
 
 def _tail_point(
@@ -145,12 +159,12 @@ def window(law: PrivacyLossLaw, log_tail: float) -> tuple[float, float]:
 
 def _continuous(cont: ContinuousLoss, edges: FloatArray) -> tuple[FloatArray, ...]:
     x = np.clip(edges, cont.lower, cont.upper)
-    m, m_err = cell_masses(cont.p_logcdf(x), cont.p_logsf(x))
-    q, q_err = cell_masses(cont.q_logcdf(x), cont.q_logsf(x))
-    lc0, ls1 = float(cont.p_logcdf(x[:1])[0]), float(cont.p_logsf(x[-1:])[0])
-    below = math.exp(lc0) + float(_theta(np.array([lc0]))[0])
-    above = math.exp(ls1) + float(_theta(np.array([ls1]))[0])
-    return m, m_err, q, q_err, np.array([below, above])
+    _, m_lo, m_hi = cell_log_masses(cont.p_logcdf(x), cont.p_logsf(x))
+    _, q_lo, q_hi = cell_log_masses(cont.q_logcdf(x), cont.q_logsf(x))
+    lc0, ls1 = cont.p_logcdf(x[:1]), cont.p_logsf(x[-1:])
+    below = float(np.exp(np.logaddexp(lc0, _log_theta(lc0)))[0])
+    above = float(np.exp(np.logaddexp(ls1, _log_theta(ls1)))[0])
+    return m_lo, m_hi, q_lo, q_hi, np.array([below, above])
 
 
 def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells: int) -> Cells:
@@ -170,18 +184,14 @@ def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells
             "grid_step, or raise Accuracy.memory_cap"
         )
     edges = (c_lo + np.arange(n + 1, dtype=np.float64)) * step
-    m = np.zeros(n)
-    m_err = np.zeros(n)
-    q = np.zeros(n)
-    q_err = np.zeros(n)
+    m_lo = np.full(n, -np.inf)
+    m_hi = np.full(n, -np.inf)
+    q_lo = np.full(n, -np.inf)
+    q_hi = np.full(n, -np.inf)
     below = above = 0.0
     cont = law.continuous
     if cont is not None:
-        cm, cme, cq, cqe, tails = _continuous(cont, edges)
-        m += cm
-        m_err += cme
-        q += cq
-        q_err += cqe
+        m_lo, m_hi, q_lo, q_hi, tails = _continuous(cont, edges)
         below, above = float(tails[0]), float(tails[1])
     atoms = law.atom_losses
     if atoms.size:
@@ -193,10 +203,17 @@ def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells
         ii = np.where(inside & (atoms < edges[ii]), ii - 1, ii)
         ii = np.where(inside & (atoms >= edges[np.minimum(ii + 1, n)]), ii + 1, ii)
         inside &= (ii >= 0) & (ii < n)
-        np.add.at(m, ii[inside], law.atom_p[inside])
-        np.add.at(m_err, ii[inside], law.atom_p[inside] * _ATOM_REL)
-        np.add.at(q, ii[inside], law.atom_q[inside])
-        np.add.at(q_err, ii[inside], law.atom_q[inside] * _ATOM_REL)
+        with np.errstate(divide="ignore"):
+            lp, lq = np.log(law.atom_p[inside]), np.log(law.atom_q[inside])
+        # the atoms' masses are trusted to relative _ATOM_REL: add them to the envelopes accordingly
+        np.logaddexp.at(m_lo, ii[inside], lp + math.log1p(-_ATOM_REL))
+        np.logaddexp.at(m_hi, ii[inside], lp + math.log1p(_ATOM_REL))
+        np.logaddexp.at(q_lo, ii[inside], lq + math.log1p(-_ATOM_REL))
+        np.logaddexp.at(q_hi, ii[inside], lq + math.log1p(_ATOM_REL))
+        m_lo = m_lo - 4 * _U * (1 + np.abs(m_lo))
+        q_lo = q_lo - 4 * _U * (1 + np.abs(q_lo))
+        m_hi = m_hi + 4 * _U * (1 + np.abs(m_hi))
+        q_hi = q_hi + 4 * _U * (1 + np.abs(q_hi))
         lo_side = ~inside & (atoms < edges[0])
         below += math.fsum(law.atom_p[lo_side]) * (1 + _ATOM_REL)
         above += math.fsum(law.atom_p[~inside & ~lo_side]) * (1 + _ATOM_REL)
@@ -204,10 +221,10 @@ def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells
     return Cells(
         step=step,
         first=c_lo,
-        m_lo=np.maximum(m - m_err, 0.0),
-        m_hi=m + m_err,
-        q_lo=np.maximum(q - q_err, 0.0),
-        q_hi=q + q_err,
+        lm_lo=m_lo,
+        lm_hi=m_hi,
+        lq_lo=q_lo,
+        lq_hi=q_hi,
         below_hi=below * (1 + 8 * _U),
         above_hi=above * (1 + 8 * _U),
         p_inf_lo=p_inf * (1 - _ATOM_REL),

@@ -28,22 +28,20 @@ _U = UNIT_ROUNDOFF
 
 @dataclass(frozen=True)
 class Quantised:
-    """Lower envelope of the P-masses and upper envelope of the tilted Q-masses of cells
+    """ln of a lower envelope of the P-masses and of an upper envelope of the tilted Q-masses of cells
     ``first`` … (loss (c + ½)Δ), and a lower bound ``p_inf`` on P(ℓ = +∞), of one step."""
 
     step: float
     first: int
-    p: FloatArray
-    q_hat: FloatArray
+    log_p: FloatArray
+    log_q_hat: FloatArray
     p_inf: float
 
 
 def quantise(c: Cells) -> Quantised:
-    """The quantised-outcome vectors of one law's cells (module docstring)."""
-    mid = (c.first + 0.5 + np.arange(c.m_lo.size, dtype=np.float64)) * c.step
-    with np.errstate(over="ignore", divide="ignore"):
-        lq = np.log(c.q_hi)
-        arg = lq + mid
-        q_hat = np.exp(arg) * (1 + 4 * _U * (3 + np.abs(mid) + np.abs(np.nan_to_num(lq, neginf=0.0))))
-    q_hat = np.where(np.isneginf(lq), 0.0, q_hat)
-    return Quantised(step=c.step, first=c.first, p=c.m_lo, q_hat=q_hat, p_inf=c.p_inf_lo)
+    """The quantised-outcome vectors of one law's cells (module docstring), in logs."""
+    mid = (c.first + 0.5 + np.arange(c.lm_lo.size, dtype=np.float64)) * c.step
+    with np.errstate(invalid="ignore"):
+        lq = c.lq_hi + mid + 4 * _U * (3 + np.abs(mid) + np.abs(c.lq_hi))
+    lq = np.where(np.isneginf(c.lq_hi), -np.inf, lq)
+    return Quantised(step=c.step, first=c.first, log_p=c.lm_lo, log_q_hat=lq, p_inf=c.p_inf_lo)

@@ -35,33 +35,44 @@ _U = UNIT_ROUNDOFF
 
 @dataclass(frozen=True)
 class Split:
-    """P-masses ``masses[i]`` at loss (``first`` + i)·Δ (an entrywise upper envelope), and an upper
-    bound ``p_inf`` on the P-mass at +∞ of one step of the dominating pair."""
+    """ln of the P-masses at loss (``first`` + i)·Δ (an entrywise upper envelope, −inf for none), and
+    an upper bound ``p_inf`` on the P-mass at +∞ of one step of the dominating pair."""
 
     step: float
     first: int
-    masses: FloatArray
+    log_masses: FloatArray
     p_inf: float
 
 
+def _up(x: FloatArray) -> FloatArray:
+    """A computed logarithm moved up by its rounding (a few ulps of its magnitude)."""
+    return np.asarray(x + 4 * _U * (1 + np.abs(x)), dtype=np.float64)
+
+
 def split(c: Cells) -> Split:
-    """The dominating split of one law's cells, float-certified as in the module docstring."""
+    """The dominating split of one law's cells, float-certified as in the module docstring.
+
+    In logs: ln α = ln(q⁻e^{b} − m⁺) − ln expm1(Δ), rounded down; ln(m⁺ − α) rounded up.
+    """
     step = c.step
-    n = c.m_hi.size
+    n = c.lm_hi.size
     b = (c.first + 1 + np.arange(n, dtype=np.float64)) * step
-    # q⁻·e^{b} = exp(ln q⁻ + b): ln and exp are faithful (≤ 2u), b = fl((c+1)·Δ) is off by ≤ u|b|
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        lq = np.log(c.q_lo)
-        slack = 4 * _U * (3 + np.abs(b) + np.abs(np.nan_to_num(lq, neginf=0.0)))
-        qe = np.where(np.isneginf(lq), 0.0, np.exp(lq + b) * (1 - slack))
-        num = qe - c.m_hi
-    den = math.expm1(step) * (1 + 4 * _U)
-    alpha = np.where(np.isfinite(num), num / den, 0.0) * (1 - 4 * _U)
-    alpha = np.clip(alpha, 0.0, c.m_hi)
-    out = np.zeros(n + 1)
-    out[:-1] += alpha
-    out[1:] += c.m_hi - alpha
-    out[0] += c.below_hi
-    out = out * (1 + 4 * _U)
+    lm = _up(c.lm_hi)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        lqb = c.lq_lo + b
+        lqb = lqb - 4 * _U * (3 + np.abs(b) + np.abs(c.lq_lo))
+        gap = np.minimum(lm - lqb, 0.0)
+        l1m = np.where(gap > -math.log(2.0), np.log(-np.expm1(gap)), np.log1p(-np.exp(gap)))
+        la = lqb + l1m - math.log(math.expm1(step)) - 4 * _U * (8 + np.abs(lqb) + np.abs(l1m))
+    la = np.where((lqb > lm) & np.isfinite(la), np.minimum(la, lm), -np.inf)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        gap2 = np.minimum(la - lm, 0.0)
+        rest = lm + np.where(gap2 > -math.log(2.0), np.log(-np.expm1(gap2)), np.log1p(-np.exp(gap2)))
+    rest = np.where(np.isneginf(la), lm, np.where(la >= lm, -np.inf, _up(np.nan_to_num(rest, nan=-np.inf))))
+    out = np.full(n + 1, -np.inf)
+    out[:-1] = la
+    out[1:] = np.logaddexp(out[1:], rest)
+    if c.below_hi > 0:
+        out[0] = np.logaddexp(out[0], math.log(c.below_hi))
     p_inf = min(1.0, (c.p_inf_hi + c.above_hi) * (1 + 4 * _U))
-    return Split(step=step, first=c.first, masses=out, p_inf=p_inf)
+    return Split(step=step, first=c.first, log_masses=_up(out), p_inf=p_inf)

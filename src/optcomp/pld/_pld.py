@@ -47,6 +47,8 @@ _TILT_TRIGGER = 1e-4
 _KEPT_PER_POINT = 96
 #: Bisection steps before the exact root iteration of a lower ε end.
 _COARSE_BISECTIONS = 8
+#: First step (relative to the upper end) of the downward scan for a lower ε end.
+_SCAN_START = 1e-7
 #: Refinement passes of the automatic grid step.
 _MAX_PASSES = 7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
@@ -113,9 +115,9 @@ class _Direction:
         if self._cumulant is None:
             out = np.zeros(_THETAS.size)
             for sp, k in self.splits:
-                c = (sp.first + np.arange(sp.masses.size)) * self.step
-                pos = sp.masses > 0
-                lx, cc = np.log(sp.masses[pos]), c[pos]
+                c = (sp.first + np.arange(sp.log_masses.size)) * self.step
+                pos = np.isfinite(sp.log_masses)
+                lx, cc = sp.log_masses[pos], c[pos]
                 for i, th in enumerate(_THETAS):
                     out[i] += k * float(logsumexp(lx + th * cc))
             self._cumulant = out
@@ -136,7 +138,7 @@ class _Direction:
             th = float(_THETAS[ti])
             vecs, log_scale, slack = [], 0.0, 0.0
             for sp, k in self.splits:
-                x, lm, _ = tilt(sp.masses, sp.first, self.step, th, 1.0)
+                x, lm = tilt(sp.log_masses, sp.first, self.step, th, 1.0)
                 vecs.append((x, k))
                 log_scale += k * lm
                 slack += k * abs(lm)
@@ -162,10 +164,10 @@ class _Direction:
             pv, av = [], []
             lp = la = slack = 0.0
             for qu, k in self.quants:
-                x, lm, _ = tilt(qu.p, qu.first, self.step, th, -1.0)
+                x, lm = tilt(qu.log_p, qu.first, self.step, th, -1.0)
                 pv.append((x, k))
                 lp += k * lm
-                y, lma, _ = tilt(qu.q_hat, qu.first, self.step, th, 1.0, normalise=True)
+                y, lma = tilt(qu.log_q_hat, qu.first, self.step, th, 1.0, normalise=True)
                 av.append((y, k))
                 la += k * lma
                 slack += k * (abs(lm) + abs(lma))
@@ -206,7 +208,7 @@ class _Direction:
         return out
 
     def _all_infinite(self) -> bool:
-        return any(not np.any(sp.masses > 0) for sp, _ in self.splits)
+        return any(not np.any(np.isfinite(sp.log_masses)) for sp, _ in self.splits)
 
     def delta_lower(self, eps: FloatArray, hint: FloatArray | None = None) -> FloatArray:
         """Certified lower δ(ε); where the untilted FFT floor matters, the tilts that suit ε and the
@@ -275,21 +277,30 @@ class _Direction:
 
         if ok(0.0):
             return 0.0
-        hi = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
         lo = 0.0
-        for _ in range(64):
-            if ok(hi):
-                break
-            lo, hi = hi, 2 * hi + 1.0
-        else:
-            return lo
-        # a few bisection steps for a start, then the exact per-test-set root (LowerEnd.root)
-        for _ in range(_COARSE_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            if ok(mid):
-                hi = mid
+        if math.isfinite(upper) and upper > 0:
+            # scan down from the upper end (the computed lower δ need not be monotone far from the
+            # tilt's window, so a bisection from 0 could stop in the wrong place)
+            gap = max(upper * _SCAN_START, EPSILON_XTOL)
+            while gap < upper:
+                if not ok(upper - gap):
+                    lo = upper - gap
+                    break
+                gap *= 2.0
+        if lo == 0.0:
+            hi = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
+            for _ in range(64):
+                if ok(hi):
+                    break
+                lo, hi = hi, 2 * hi + 1.0
             else:
-                lo = mid
+                return lo
+            for _ in range(_COARSE_BISECTIONS):
+                mid = 0.5 * (lo + hi)
+                if ok(mid):
+                    hi = mid
+                else:
+                    lo = mid
         target = delta * (1 + 16 * _U) - self.p_inf_lo * (1 - 16 * _U)
         best = lo
         for end in ends:

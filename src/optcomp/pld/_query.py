@@ -23,25 +23,32 @@ from optcomp.pld._fft import Composed
 _U = UNIT_ROUNDOFF
 
 
+#: The smallest positive double: added to every entry of an upper envelope computed by exp (which is
+#: only accurate to this absolute amount in the subnormal range).
+_TINY = float(np.nextafter(0.0, 1.0))
+
+
 def tilt(
-    x: FloatArray, first: int, step: float, theta: float, side: float, normalise: bool = False
-) -> tuple[FloatArray, float, float]:
-    """(x̃, ln M, ρ): x̃ = x e^{θΔc − ln M} rounded outwards by its relative error bound ρ
-    (``side`` = +1 for an upper envelope, −1 for a lower one); θ = 0 returns x itself unless
-    ``normalise`` asks for unit mass anyway."""
-    if theta == 0.0 and not normalise:
-        return x, 0.0, 0.0
-    c = (first + np.arange(x.size, dtype=np.float64)) * step
-    with np.errstate(divide="ignore"):
-        lw = np.log(x) + theta * c
-    finite = np.isfinite(lw)
+    logx: FloatArray, first: int, step: float, theta: float, side: float, normalise: bool = False
+) -> tuple[FloatArray, float]:
+    """(x̃, ln M) from ln x: x̃ = x e^{θΔc − ln M}, ln M = ln Σ x e^{θΔc} when θ > 0 or ``normalise``
+    (else ln M = 0), rounded outwards by its relative error bound (``side`` = +1 for an upper
+    envelope, which also gets the smallest double added to each non-empty entry, −1 for a lower one)."""
+    c = (first + np.arange(logx.size, dtype=np.float64)) * step
+    finite = np.isfinite(logx)
     if not np.any(finite):
-        return np.zeros_like(x), 0.0, 0.0
-    top = float(np.max(lw[finite]))
-    log_m = top + math.log(float(np.sum(np.exp(lw[finite] - top))))
+        return np.zeros(logx.size), 0.0
+    lw = logx + theta * c if theta != 0.0 else logx
+    log_m = 0.0
+    if theta != 0.0 or normalise:
+        top = float(np.max(lw[finite]))
+        log_m = top + math.log(float(np.sum(np.exp(lw[finite] - top))))
+    arg = np.where(finite, lw - log_m, -np.inf)
     rho = 8 * _U * (3 + abs(log_m) + float(np.max(np.abs(lw[finite]))) + theta * float(np.max(np.abs(c))))
-    out = np.where(finite, np.exp(lw - log_m), 0.0) * (1 + side * rho)
-    return out, log_m, rho
+    out = np.exp(arg) * (1 + side * rho)
+    if side > 0:
+        out = np.where(finite, out + _TINY, 0.0)
+    return out, log_m
 
 
 @dataclass
