@@ -24,7 +24,7 @@ import numpy as np
 from optcomp._numerics import LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 
-__all__ = ["BYTES_PER_CELL", "Cells", "GridTooLargeError", "cell_log_masses", "cells", "window"]
+__all__ = ["BYTES_PER_CELL", "Cells", "mag", "GridTooLargeError", "cell_log_masses", "cells", "window"]
 
 _U = UNIT_ROUNDOFF
 #: Relative accuracy assumed of a law's stored atom masses.
@@ -81,6 +81,11 @@ def _log1mexp(x: FloatArray) -> FloatArray:
         return np.asarray(np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))), dtype=np.float64)
 
 
+def mag(x: FloatArray) -> FloatArray:
+    """|x| where x is finite, 0 elsewhere (the magnitude a rounding slack of ln x scales with)."""
+    return np.asarray(np.where(np.isfinite(x), np.abs(x), 0.0), dtype=np.float64)
+
+
 def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(ln m, ln m⁻, ln m⁺): the masses between consecutive edges and envelopes of them, in logs.
 
@@ -98,9 +103,9 @@ def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, 
     tc, ts = _log_theta(logcdf), _log_theta(logsf)
     with np.errstate(invalid="ignore"):
         lerr = np.where(use_cdf, np.logaddexp(tc[1:], tc[:-1]), np.logaddexp(ts[1:], ts[:-1]))
-        lerr = np.logaddexp(lerr, lm + math.log(8 * _U)) + 8 * _U * (1 + np.abs(lerr))
-        hi = np.logaddexp(lm, lerr) + 4 * _U * (1 + np.abs(lm))
-        lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - 4 * _U * (1 + np.abs(lm))
+        lerr = np.logaddexp(lerr, lm + math.log(8 * _U)) + 8 * _U * (1 + mag(lerr))
+        hi = np.logaddexp(lm, lerr) + 4 * _U * (1 + mag(lm) + mag(lerr))
+        lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - 4 * _U * (1 + mag(lm))
     lo = np.where((lerr >= lm) | np.isnan(lo), -np.inf, lo)
     return lm, lo, np.where(np.isnan(hi), np.inf, hi)
 
@@ -210,10 +215,10 @@ def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells
         np.logaddexp.at(m_hi, ii[inside], lp + math.log1p(_ATOM_REL))
         np.logaddexp.at(q_lo, ii[inside], lq + math.log1p(-_ATOM_REL))
         np.logaddexp.at(q_hi, ii[inside], lq + math.log1p(_ATOM_REL))
-        m_lo = m_lo - 4 * _U * (1 + np.abs(m_lo))
-        q_lo = q_lo - 4 * _U * (1 + np.abs(q_lo))
-        m_hi = m_hi + 4 * _U * (1 + np.abs(m_hi))
-        q_hi = q_hi + 4 * _U * (1 + np.abs(q_hi))
+        m_lo = m_lo - 4 * _U * (1 + mag(m_lo))
+        q_lo = q_lo - 4 * _U * (1 + mag(q_lo))
+        m_hi = m_hi + 4 * _U * (1 + mag(m_hi))
+        q_hi = q_hi + 4 * _U * (1 + mag(q_hi))
         lo_side = ~inside & (atoms < edges[0])
         below += math.fsum(law.atom_p[lo_side]) * (1 + _ATOM_REL)
         above += math.fsum(law.atom_p[~inside & ~lo_side]) * (1 + _ATOM_REL)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optcomp._numerics import UNIT_ROUNDOFF, FloatArray
-from optcomp.pld._cells import Cells
+from optcomp.pld._cells import Cells, mag
 
 _U = UNIT_ROUNDOFF
 
@@ -46,7 +46,7 @@ class Split:
 
 def _up(x: FloatArray) -> FloatArray:
     """A computed logarithm moved up by its rounding (a few ulps of its magnitude)."""
-    return np.asarray(x + 4 * _U * (1 + np.abs(x)), dtype=np.float64)
+    return np.asarray(x + 4 * _U * (1 + mag(x)), dtype=np.float64)
 
 
 def split(c: Cells) -> Split:
@@ -60,10 +60,10 @@ def split(c: Cells) -> Split:
     lm = _up(c.lm_hi)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         lqb = c.lq_lo + b
-        lqb = lqb - 4 * _U * (3 + np.abs(b) + np.abs(c.lq_lo))
+        lqb = lqb - 4 * _U * (3 + np.abs(b) + mag(c.lq_lo))
         gap = np.minimum(lm - lqb, 0.0)
         l1m = np.where(gap > -math.log(2.0), np.log(-np.expm1(gap)), np.log1p(-np.exp(gap)))
-        la = lqb + l1m - math.log(math.expm1(step)) - 4 * _U * (8 + np.abs(lqb) + np.abs(l1m))
+        la = lqb + l1m - math.log(math.expm1(step)) - 4 * _U * (8 + mag(lqb) + mag(l1m))
     la = np.where((lqb > lm) & np.isfinite(la), np.minimum(la, lm), -np.inf)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         gap2 = np.minimum(la - lm, 0.0)

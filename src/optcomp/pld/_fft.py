@@ -85,7 +85,7 @@ def window(parts: list[tuple[FloatArray, int]], log_tau: float, max_len: int) ->
         return sum(k * _log_mgf(x, lx, theta) for x, lx, k in logs)
 
     base = min(math.sqrt(2 * -log_tau / var), _MAX_THETA) if var > 0 else 1.0
-    thetas = [base * 2.0**e for e in range(-3, 4)]
+    thetas = [base * 2.0**e for e in range(-2, 3)]
     best_b, th_b = math.inf, thetas[0]
     best_a, th_a = -math.inf, thetas[0]
     for th in thetas:

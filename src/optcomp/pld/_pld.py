@@ -34,13 +34,13 @@ from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.pld._cells import BYTES_PER_CELL, GridTooLargeError, cells, window
 from optcomp.pld._dominated import Quantised, quantise
 from optcomp.pld._dominating import Split, split
-from optcomp.pld._fft import BYTES_PER_POINT, compose
+from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import LowerEnd, UpperEnd, bisect, tilt
 
 _U = UNIT_ROUNDOFF
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
-_THETAS = np.concatenate([[0.0], np.geomspace(1e-2, 3e3, 56)])
+_THETAS = np.concatenate([[0.0], 2.0 ** np.arange(-7, 13)])
 #: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
 _TILT_TRIGGER = 1e-4
 #: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
@@ -147,9 +147,12 @@ class _Direction:
                 if not all(np.any(x > 0) for x, _ in vecs):
                     self._upper[ti] = None
                 else:
-                    win = fft_window(vecs, self.log_tau, self.max_len)
-                    comp = compose(vecs, win)
-                    comp = type(comp)(comp.values, first + comp.first, comp.fft_error, comp.wrap)
+                    if len(vecs) == 1 and vecs[0][1] == 1:  # one step: the vector itself, exact
+                        comp = Composed(vecs[0][0], first, 0.0, 0.0)
+                    else:
+                        win = fft_window(vecs, self.log_tau, self.max_len)
+                        comp = compose(vecs, win)
+                        comp = Composed(comp.values, first + comp.first, comp.fft_error, comp.wrap)
                     ls = 4 * _U * (slack + len(vecs) + 1)
                     self._upper[ti] = UpperEnd(comp, self.step, th, log_scale, ls, self.p_inf_hi)
             except GridTooLargeError:
@@ -176,11 +179,15 @@ class _Direction:
                 if not all(np.any(x > 0) for x, _ in pv) or not all(np.all(np.isfinite(y)) for y, _ in av):
                     self._lower[ti] = None
                 else:
-                    win = fft_window(pv, self.log_tau, self.max_len)
-                    cp = compose(pv, win)
-                    ca = compose(av, (win[0], win[1], 0.0))
-                    cp = type(cp)(cp.values, first + cp.first, cp.fft_error, cp.wrap)
-                    ca = type(ca)(ca.values, first + ca.first, ca.fft_error, 0.0)
+                    if len(pv) == 1 and pv[0][1] == 1:  # one step: the vectors themselves, exact
+                        cp = Composed(pv[0][0], first, 0.0, 0.0)
+                        ca = Composed(av[0][0], first, 0.0, 0.0)
+                    else:
+                        win = fft_window(pv, self.log_tau, self.max_len)
+                        cp = compose(pv, win)
+                        ca = compose(av, (win[0], win[1], 0.0))
+                        cp = Composed(cp.values, first + cp.first, cp.fft_error, cp.wrap)
+                        ca = Composed(ca.values, first + ca.first, ca.fft_error, 0.0)
                     # index tilt e^{θΔJ} = e^{θ(s_J − kΔ/2)}: fold e^{θkΔ/2} into both scales
                     half = th * self.count * self.step / 2
                     ls = 4 * _U * (slack + len(pv) + 1 + abs(half))
@@ -494,7 +501,7 @@ class PrivacyLossDistribution:
         ``upper`` is an ε whose certified upper δ is ≤ ``delta``; ``lower`` is an ε whose certified
         lower δ exceeds ``delta`` (or 0). Either may be ``inf`` (e.g. when the mass at +∞ exceeds
         ``delta``). With the automatic accuracy the grid is refined until
-        (upper − lower)/max(upper, 0.01) ≤ ``accuracy.relative_width``; for δ ≥ 1e-15 a width the
+        (upper − lower)/max(upper, 0.01) ≤ ``accuracy.relative_width``; for δ ≥ ``PLD_DEEP_DELTA`` a width the
         memory cap cannot reach raises :class:`GridTooLargeError`.
 
         Args:
