@@ -85,16 +85,24 @@ def window(parts: list[tuple[FloatArray, int]], log_tau: float, max_len: int) ->
         return sum(k * _log_mgf(x, lx, theta) for x, lx, k in logs)
 
     base = min(math.sqrt(2 * -log_tau / var), _MAX_THETA) if var > 0 else 1.0
-    thetas = [base * 2.0**e for e in range(-2, 3)]
-    best_b, th_b = math.inf, thetas[0]
-    best_a, th_a = -math.inf, thetas[0]
-    for th in thetas:
+    # any θ > 0 is valid; walk down from above the Gaussian optimum while the bound improves (a
+    # heavy sparse tail, e.g. a per-step law kept down to 1e-305, wants a much smaller θ)
+    best_b, th_b = math.inf, base
+    best_a, th_a = -math.inf, base
+    for e in range(2, -40, -1):
+        th = base * 2.0**e
         b = (cumulant(th) - log_tau) / th
         if b < best_b:
             best_b, th_b = b, th
+        elif e < 0:
+            break
+    for e in range(2, -40, -1):
+        th = base * 2.0**e
         a = (log_tau - cumulant(-th)) / th
         if a > best_a:
             best_a, th_a = a, th
+        elif e < 0:
+            break
     a_int = max(0, math.floor(best_a))
     b_int = min(j_max, math.ceil(best_b))
     if b_int < a_int:

@@ -49,6 +49,8 @@ _KEPT_PER_POINT = 96
 _COARSE_BISECTIONS = 8
 #: First step (relative to the upper end) of the downward scan for a lower ε end.
 _SCAN_START = 1e-7
+#: Widths below which two passes estimate the width's order in Δ (above, the model's order 2 is used).
+_ASYMPTOTIC = 0.05
 #: Refinement passes of the automatic grid step.
 _MAX_PASSES = 7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
@@ -67,6 +69,22 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
     return out
 
 
+def _trim(x: FloatArray, budget: float) -> tuple[int, int, float, float]:
+    """(i0, i1, below, above): the index range outside which each tail of ``x`` carries at most
+    ``budget``, and upper bounds on the masses cut below and above it."""
+    cum = np.cumsum(x)
+    rev = np.cumsum(x[::-1])[::-1]
+    slack = 1 + (x.size + 4) * _U
+    i0 = int(np.searchsorted(cum * slack, budget, side="right"))
+    above = np.flatnonzero(rev * slack <= budget)
+    i1 = int(above[0]) - 1 if above.size else x.size - 1
+    if i0 > i1:
+        return 0, x.size - 1, 0.0, 0.0
+    lo = float(cum[i0 - 1]) * slack if i0 > 0 else 0.0
+    hi = float(rev[i1 + 1]) * slack if i1 + 1 < x.size else 0.0
+    return i0, i1, lo, hi
+
+
 @dataclass
 class _Direction:
     """One direction of the neighbouring relation at one grid step: split and quantised vectors of
@@ -76,6 +94,7 @@ class _Direction:
     quants: list[tuple[Quantised, int]]
     step: float
     log_tau: float
+    tail_mass: float
     max_len: int
     count: int
     p_inf_hi: float
@@ -107,7 +126,7 @@ class _Direction:
         p_hi = min(1.0, -math.expm1(log_hi * (1 + 8 * _U)) * (1 + 8 * _U)) if log_hi > -math.inf else 1.0
         p_lo = max(0.0, -math.expm1(log_lo * (1 - 8 * _U)) * (1 - 8 * _U)) if log_lo > -math.inf else 1.0
         max_len = acc.memory_cap // (BYTES_PER_POINT + _KEPT_PER_POINT)
-        return cls(splits, quants, step, math.log(acc.tail_mass / 4), max_len, count, p_hi, p_lo)
+        return cls(splits, quants, step, math.log(acc.tail_mass / 4), acc.tail_mass, max_len, count, p_hi, p_lo)
 
     # -- tilt ---------------------------------------------------------------------------------------
     def cumulant(self) -> FloatArray:
@@ -142,7 +161,22 @@ class _Direction:
                 vecs.append((x, k))
                 log_scale += k * lm
                 slack += k * abs(lm)
-            first = sum(k * sp.first for sp, k in self.splits)
+            firsts = [sp.first for sp, _ in self.splits]
+            p_inf = self.p_inf_hi
+            if th == 0.0 and self.count > 1:
+                # untilted: the per-step tails beyond mass tail_mass/(8·count) each side are not worth an
+                # FFT window: the left one moves up onto the first kept point, the right one to +∞
+                budget = self.tail_mass / (8 * self.count)
+                moved = 0.0
+                for i, (x, k) in enumerate(vecs):
+                    i0, i1, lo_mass, hi_mass = _trim(x, budget)
+                    xt = x[i0 : i1 + 1].copy()
+                    xt[0] += lo_mass
+                    vecs[i] = (xt, k)
+                    firsts[i] += i0
+                    moved += k * hi_mass
+                p_inf = min(1.0, (p_inf + moved) * (1 + 4 * _U))
+            first = sum(k * f for f, (_, k) in zip(firsts, vecs, strict=True))
             try:
                 if not all(np.any(x > 0) for x, _ in vecs):
                     self._upper[ti] = None
@@ -154,7 +188,7 @@ class _Direction:
                         comp = compose(vecs, win)
                         comp = Composed(comp.values, first + comp.first, comp.fft_error, comp.wrap)
                     ls = 4 * _U * (slack + len(vecs) + 1)
-                    self._upper[ti] = UpperEnd(comp, self.step, th, log_scale, ls, self.p_inf_hi)
+                    self._upper[ti] = UpperEnd(comp, self.step, th, log_scale, ls, p_inf)
             except GridTooLargeError:
                 if ti == 0:
                     raise
@@ -174,7 +208,16 @@ class _Direction:
                 av.append((y, k))
                 la += k * lma
                 slack += k * (abs(lm) + abs(lma))
-            first = sum(k * qu.first for qu, k in self.quants)
+            firsts = [qu.first for qu, _ in self.quants]
+            if th == 0.0 and self.count > 1:
+                # untilted: cells in the per-step tails are mapped to ⊥ in both P and Q (free, Lemma 2)
+                budget = self.tail_mass / (8 * self.count)
+                for i, ((x, k), (y, _)) in enumerate(zip(pv, av, strict=True)):
+                    i0, i1, _, _ = _trim(x, budget)
+                    pv[i] = (x[i0 : i1 + 1], k)
+                    av[i] = (y[i0 : i1 + 1], k)
+                    firsts[i] += i0
+            first = sum(k * f for f, (_, k) in zip(firsts, pv, strict=True))
             try:
                 if not all(np.any(x > 0) for x, _ in pv) or not all(np.all(np.isfinite(y)) for y, _ in av):
                     self._lower[ti] = None
@@ -459,7 +502,7 @@ class PrivacyLossDistribution:
             order = 2.0
             if len(history) >= 2:
                 (s0, w0), (s1, w1) = history[-2], history[-1]
-                if w0 > 0 and w1 > 0 and s0 != s1:
+                if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
                     order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
             step = step * min(0.5, 0.85 * (target / w) ** (1.0 / order))
         if best is None:
