@@ -29,6 +29,8 @@ __all__ = ["BYTES_PER_CELL", "Cells", "mag", "GridTooLargeError", "cell_log_mass
 _U = UNIT_ROUNDOFF
 #: Relative accuracy assumed of a law's stored atom masses.
 _ATOM_REL = 64 * UNIT_ROUNDOFF
+#: The smallest normal double.
+_NORMAL = float(np.finfo(np.float64).tiny)
 #: Bytes of working memory per grid cell of one law (edges, four tail functions, masses, envelopes).
 BYTES_PER_CELL = 160
 
@@ -208,8 +210,13 @@ def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells
         ii = np.where(inside & (atoms < edges[ii]), ii - 1, ii)
         ii = np.where(inside & (atoms >= edges[np.minimum(ii + 1, n)]), ii + 1, ii)
         inside &= (ii >= 0) & (ii < n)
+        ap, aq, al = law.atom_p[inside], law.atom_q[inside], atoms[inside]
         with np.errstate(divide="ignore"):
-            lp, lq = np.log(law.atom_p[inside]), np.log(law.atom_q[inside])
+            lp, lq = np.log(ap), np.log(aq)
+        # a mass below the smallest normal double has lost its relative accuracy (e.g. the Q-mass
+        # 0.5·e^{−1000} of Laplace(0.001)'s atom underflows to 0): use dQ = e^{−ℓ} dP instead
+        lq = np.where((aq < _NORMAL) & (ap >= _NORMAL), lp - al, lq)
+        lp = np.where((ap < _NORMAL) & (aq >= _NORMAL), lq + al, lp)
         # the atoms' masses are trusted to relative _ATOM_REL: add them to the envelopes accordingly
         np.logaddexp.at(m_lo, ii[inside], lp + math.log1p(-_ATOM_REL))
         np.logaddexp.at(m_hi, ii[inside], lp + math.log1p(_ATOM_REL))
