@@ -24,15 +24,18 @@ import numpy as np
 from optcomp._numerics import LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 
-__all__ = ["BYTES_PER_CELL", "Cells", "mag", "GridTooLargeError", "cell_log_masses", "cells", "window"]
+__all__ = ["BYTES_KEPT_PER_CELL", "BYTES_PER_CELL", "Cells", "mag", "GridTooLargeError", "cell_log_masses", "cells", "window"]
 
 _U = UNIT_ROUNDOFF
 #: Relative accuracy assumed of a law's stored atom masses.
 _ATOM_REL = 64 * UNIT_ROUNDOFF
 #: The smallest normal double.
 _NORMAL = float(np.finfo(np.float64).tiny)
-#: Bytes of working memory per grid cell of one law (edges, four tail functions, masses, envelopes).
+#: Bytes of transient working memory per grid cell while one law is discretised (edges, four tail
+#: functions, masses, envelopes).
 BYTES_PER_CELL = 160
+#: Bytes kept per grid cell of every law once discretised (split, P and tilted-Q log vectors).
+BYTES_KEPT_PER_CELL = 32
 
 
 class GridTooLargeError(ValueError):

@@ -31,7 +31,7 @@ from optcomp._numerics import (
     check_probability,
 )
 from optcomp.mechanisms._law import PrivacyLossLaw
-from optcomp.pld._cells import BYTES_PER_CELL, GridTooLargeError, cells, window
+from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells, window
 from optcomp.pld._dominated import Quantised, quantise
 from optcomp.pld._dominating import Split, split
 from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
@@ -107,10 +107,11 @@ class _Direction:
     def build(cls, laws: list[tuple[PrivacyLossLaw, int]], step: float, acc: Accuracy, spans: list[tuple[float, float]]) -> _Direction:
         max_cells = acc.memory_cap // BYTES_PER_CELL
         needed = sum(math.floor(b / step) - math.floor(a / step) + 3 for a, b in spans)
-        if needed > max_cells:
+        if needed > acc.memory_cap // BYTES_KEPT_PER_CELL:
             raise GridTooLargeError(
                 f"the {len(laws)} distinct privacy-loss laws need {needed} grid cells of step {step:g} "
-                f"(the memory cap allows {max_cells}); ask for a larger Accuracy.relative_width or "
+                f"(the memory cap allows {acc.memory_cap // BYTES_KEPT_PER_CELL}); ask for a larger "
+                "Accuracy.relative_width or "
                 "grid_step, or raise Accuracy.memory_cap"
             )
         splits, quants = [], []
