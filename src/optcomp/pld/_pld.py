@@ -10,6 +10,7 @@ two directions of the neighbouring relation.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,7 +41,7 @@ from optcomp.pld._query import LowerEnd, UpperEnd, bisect, tilt
 
 _U = UNIT_ROUNDOFF
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
-_THETAS = np.concatenate([[0.0], 2.0 ** np.arange(-7, 13)])
+_THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
 #: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
 _TILT_TRIGGER = 1e-4
 #: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
@@ -69,115 +70,156 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
     return out
 
 
-def _trim(x: FloatArray, budget: float) -> tuple[int, int, float, float]:
-    """(i0, i1, below, above): the index range outside which each tail of ``x`` carries at most
-    ``budget``, and upper bounds on the masses cut below and above it."""
-    cum = np.cumsum(x)
-    rev = np.cumsum(x[::-1])[::-1]
-    slack = 1 + (x.size + 4) * _U
-    i0 = int(np.searchsorted(cum * slack, budget, side="right"))
-    above = np.flatnonzero(rev * slack <= budget)
-    i1 = int(above[0]) - 1 if above.size else x.size - 1
-    if i0 > i1:
-        return 0, x.size - 1, 0.0, 0.0
-    lo = float(cum[i0 - 1]) * slack if i0 > 0 else 0.0
-    hi = float(rev[i1 + 1]) * slack if i1 + 1 < x.size else 0.0
-    return i0, i1, lo, hi
+@dataclass
+class _Vectors:
+    """Split and quantised vectors of every part on one set of per-step windows, and the envelopes
+    of P(some step at +∞) they imply (the split's includes the mass its windows moved there)."""
+
+    splits: list[tuple[Split, int]]
+    quants: list[tuple[Quantised, int]]
+    p_inf_hi: float
+    p_inf_lo: float
+
+
+def _vectors(
+    laws: list[tuple[PrivacyLossLaw, int]], step: float, acc: Accuracy, spans: list[tuple[float, float]]
+) -> _Vectors:
+    max_cells = acc.memory_cap // BYTES_PER_CELL
+    needed = sum(math.floor(b / step) - math.floor(a / step) + 3 for a, b in spans)
+    if needed > acc.memory_cap // BYTES_KEPT_PER_CELL:
+        raise GridTooLargeError(
+            f"the {len(laws)} distinct privacy-loss laws need {needed} grid cells of step {step:g} "
+            f"(the memory cap allows {acc.memory_cap // BYTES_KEPT_PER_CELL}); ask for a larger "
+            "Accuracy.relative_width or grid_step, or raise Accuracy.memory_cap"
+        )
+    splits, quants = [], []
+    log_hi = log_lo = 0.0
+    for (law, k), span in zip(laws, spans, strict=True):
+        c = cells(law, step, span, max_cells)
+        sp, qu = split(c), quantise(c)
+        splits.append((sp, k))
+        quants.append((qu, k))
+        log_hi += k * (math.log1p(-sp.p_inf) if sp.p_inf < 1 else -math.inf)
+        log_lo += k * (math.log1p(-qu.p_inf) if qu.p_inf < 1 else -math.inf)
+    p_hi = min(1.0, -math.expm1(log_hi * (1 + 8 * _U)) * (1 + 8 * _U)) if log_hi > -math.inf else 1.0
+    p_lo = max(0.0, -math.expm1(log_lo * (1 - 8 * _U)) * (1 - 8 * _U)) if log_lo > -math.inf else 1.0
+    return _Vectors(splits, quants, p_hi, p_lo)
 
 
 @dataclass
 class _Direction:
     """One direction of the neighbouring relation at one grid step: split and quantised vectors of
-    every part, and (lazily, per tilt θ) the composed upper and lower ends."""
+    every part, and (lazily, per tilt θ) the composed upper and lower ends.
 
-    splits: list[tuple[Split, int]]
-    quants: list[tuple[Quantised, int]]
+    The untilted ends use *bulk* windows (each per-step tail beyond P-mass tail_mass/(8·count) moves
+    to +∞ / onto the first point for the upper end, and is dropped for the lower end); tilted ends,
+    which read the deep tail, use *full* windows (per-step tails down to ``PLD_LAW_TAIL``), built on
+    first use.
+    """
+
+    laws: list[tuple[PrivacyLossLaw, int]]
+    bulk: _Vectors
+    full_spans: list[tuple[float, float]]
+    acc: Accuracy
     step: float
     log_tau: float
-    tail_mass: float
     max_len: int
     count: int
-    p_inf_hi: float
-    p_inf_lo: float
+    _full: _Vectors | None = None
     _upper: dict[int, UpperEnd | None] = field(default_factory=dict)
     _lower: dict[int, LowerEnd | None] = field(default_factory=dict)
-    _cumulant: FloatArray | None = None
+    _cumulant: dict[int, float] | None = None
 
     @classmethod
-    def build(cls, laws: list[tuple[PrivacyLossLaw, int]], step: float, acc: Accuracy, spans: list[tuple[float, float]]) -> _Direction:
-        max_cells = acc.memory_cap // BYTES_PER_CELL
-        needed = sum(math.floor(b / step) - math.floor(a / step) + 3 for a, b in spans)
-        if needed > acc.memory_cap // BYTES_KEPT_PER_CELL:
-            raise GridTooLargeError(
-                f"the {len(laws)} distinct privacy-loss laws need {needed} grid cells of step {step:g} "
-                f"(the memory cap allows {acc.memory_cap // BYTES_KEPT_PER_CELL}); ask for a larger "
-                "Accuracy.relative_width or "
-                "grid_step, or raise Accuracy.memory_cap"
-            )
-        splits, quants = [], []
-        log_hi = log_lo = 0.0
-        for (law, k), span in zip(laws, spans, strict=True):
-            c = cells(law, step, span, max_cells)
-            sp, qu = split(c), quantise(c)
-            splits.append((sp, k))
-            quants.append((qu, k))
-            log_hi += k * (math.log1p(-sp.p_inf) if sp.p_inf < 1 else -math.inf)
-            log_lo += k * (math.log1p(-qu.p_inf) if qu.p_inf < 1 else -math.inf)
+    def build(
+        cls,
+        laws: list[tuple[PrivacyLossLaw, int]],
+        step: float,
+        acc: Accuracy,
+        spans: list[tuple[float, float]],
+        full_spans: list[tuple[float, float]],
+    ) -> _Direction:
+        bulk = _vectors(laws, step, acc, spans)
         count = sum(k for _, k in laws)
-        p_hi = min(1.0, -math.expm1(log_hi * (1 + 8 * _U)) * (1 + 8 * _U)) if log_hi > -math.inf else 1.0
-        p_lo = max(0.0, -math.expm1(log_lo * (1 - 8 * _U)) * (1 - 8 * _U)) if log_lo > -math.inf else 1.0
         max_len = acc.memory_cap // (BYTES_PER_POINT + _KEPT_PER_POINT)
-        return cls(splits, quants, step, math.log(acc.tail_mass / 4), acc.tail_mass, max_len, count, p_hi, p_lo)
+        return cls(laws, bulk, full_spans, acc, step, math.log(acc.tail_mass / 4), max_len, count)
+
+    @property
+    def p_inf_hi(self) -> float:
+        return self.bulk.p_inf_hi
+
+    @property
+    def p_law(self) -> float:
+        """P(some step at +∞) from the laws alone (an estimate, used to decide on tilts only)."""
+        log_fin = sum(k * (math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf) for law, k in self.laws)
+        return -math.expm1(log_fin) if log_fin > -math.inf else 1.0
+
+    @property
+    def cut(self) -> float:
+        """The P-mass the bulk windows moved to +∞ or dropped (what only the full windows resolve)."""
+        return max(0.0, self.bulk.p_inf_hi - self.p_law)
+
+    @property
+    def p_inf_lo(self) -> float:
+        return self.bulk.p_inf_lo
+
+    def full(self) -> _Vectors:
+        if self._full is None:
+            self._full = _vectors(self.laws, self.step, self.acc, self.full_spans)
+        return self._full
+
+    def vectors(self, ti: int) -> _Vectors:
+        return self.bulk if ti == 0 else self.full()
 
     # -- tilt ---------------------------------------------------------------------------------------
-    def cumulant(self) -> FloatArray:
-        """K(θ) = Σ k ln Σ_c x_c e^{θ cΔ} of the split vectors on the grid ``_THETAS``."""
+    def cumulant(self, ti: int) -> float:
+        """K(θ) = Σ k ln Σ_c x_c e^{θ cΔ} of the (full) split vectors at θ = ``_THETAS[ti]``."""
         if self._cumulant is None:
-            out = np.zeros(_THETAS.size)
-            for sp, k in self.splits:
-                c = (sp.first + np.arange(sp.log_masses.size)) * self.step
+            self._cumulant = {}
+        if ti not in self._cumulant:
+            th = float(_THETAS[ti])
+            out = 0.0
+            for sp, k in self.full().splits:
                 pos = np.isfinite(sp.log_masses)
-                lx, cc = sp.log_masses[pos], c[pos]
-                for i, th in enumerate(_THETAS):
-                    out[i] += k * float(logsumexp(lx + th * cc))
-            self._cumulant = out
-        return self._cumulant
+                c = (sp.first + np.flatnonzero(pos)) * self.step
+                out += k * float(logsumexp(sp.log_masses[pos] + th * c))
+            self._cumulant[ti] = out
+        return self._cumulant[ti]
+
+    def _argmin(self, f: Callable[[int], float]) -> int:
+        """Index in 1 … len(_THETAS) − 1 minimising a unimodal f (ternary search on the index)."""
+        lo, hi = 1, _THETAS.size - 1
+        while hi - lo > 2:
+            m1 = lo + (hi - lo) // 3
+            m2 = hi - (hi - lo) // 3
+            if f(m1) <= f(m2):
+                hi = m2
+            else:
+                lo = m1
+        return min(range(lo, hi + 1), key=f)
 
     def theta_for_eps(self, eps: float) -> int:
-        return int(np.argmin(self.cumulant() - _THETAS * eps))
+        """The tilt minimising the Chernoff bound K(θ) − θε at ε (the saddle point, on the grid)."""
+        return self._argmin(lambda i: self.cumulant(i) - float(_THETAS[i]) * eps)
 
     def theta_for_delta(self, delta: float) -> int:
-        k = self.cumulant()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            e = (k[1:] - math.log(delta)) / _THETAS[1:]
-        return 1 + int(np.nanargmin(e))
+        """The tilt minimising the Chernoff ε bound (K(θ) − ln δ)/θ for δ."""
+        ld = math.log(delta)
+        return self._argmin(lambda i: (self.cumulant(i) - ld) / float(_THETAS[i]))
 
     # -- ends -----------------------------------------------------------------------------------------
     def upper(self, ti: int) -> UpperEnd | None:
         if ti not in self._upper:
             th = float(_THETAS[ti])
+            vs = self.vectors(ti)
             vecs, log_scale, slack = [], 0.0, 0.0
-            for sp, k in self.splits:
+            for sp, k in vs.splits:
                 x, lm = tilt(sp.log_masses, sp.first, self.step, th, 1.0)
                 vecs.append((x, k))
                 log_scale += k * lm
                 slack += k * abs(lm)
-            firsts = [sp.first for sp, _ in self.splits]
-            p_inf = self.p_inf_hi
-            if th == 0.0 and self.count > 1:
-                # untilted: the per-step tails beyond mass tail_mass/(8·count) each side are not worth an
-                # FFT window: the left one moves up onto the first kept point, the right one to +∞
-                budget = self.tail_mass / (8 * self.count)
-                moved = 0.0
-                for i, (x, k) in enumerate(vecs):
-                    i0, i1, lo_mass, hi_mass = _trim(x, budget)
-                    xt = x[i0 : i1 + 1].copy()
-                    xt[0] += lo_mass
-                    vecs[i] = (xt, k)
-                    firsts[i] += i0
-                    moved += k * hi_mass
-                p_inf = min(1.0, (p_inf + moved) * (1 + 4 * _U))
-            first = sum(k * f for f, (_, k) in zip(firsts, vecs, strict=True))
+            p_inf = vs.p_inf_hi
+            first = sum(k * sp.first for sp, k in vs.splits)
             try:
                 if not all(np.any(x > 0) for x, _ in vecs):
                     self._upper[ti] = None
@@ -199,9 +241,10 @@ class _Direction:
     def lower(self, ti: int) -> LowerEnd | None:
         if ti not in self._lower:
             th = float(_THETAS[ti])
+            vs = self.vectors(ti)
             pv, av = [], []
             lp = la = slack = 0.0
-            for qu, k in self.quants:
+            for qu, k in vs.quants:
                 x, lm = tilt(qu.log_p, qu.first, self.step, th, -1.0)
                 pv.append((x, k))
                 lp += k * lm
@@ -209,16 +252,7 @@ class _Direction:
                 av.append((y, k))
                 la += k * lma
                 slack += k * (abs(lm) + abs(lma))
-            firsts = [qu.first for qu, _ in self.quants]
-            if th == 0.0 and self.count > 1:
-                # untilted: cells in the per-step tails are mapped to ⊥ in both P and Q (free, Lemma 2)
-                budget = self.tail_mass / (8 * self.count)
-                for i, ((x, k), (y, _)) in enumerate(zip(pv, av, strict=True)):
-                    i0, i1, _, _ = _trim(x, budget)
-                    pv[i] = (x[i0 : i1 + 1], k)
-                    av[i] = (y[i0 : i1 + 1], k)
-                    firsts[i] += i0
-            first = sum(k * f for f, (_, k) in zip(firsts, pv, strict=True))
+            first = sum(k * qu.first for qu, k in vs.quants)
             try:
                 if not all(np.any(x > 0) for x, _ in pv) or not all(np.all(np.isfinite(y)) for y, _ in av):
                     self._lower[ti] = None
@@ -235,7 +269,7 @@ class _Direction:
                     # index tilt e^{θΔJ} = e^{θ(s_J − kΔ/2)}: fold e^{θkΔ/2} into both scales
                     half = th * self.count * self.step / 2
                     ls = 4 * _U * (slack + len(pv) + 1 + abs(half))
-                    self._lower[ti] = LowerEnd(cp, ca, self.count, self.step, th, lp + half, la + half, ls, self.p_inf_lo)
+                    self._lower[ti] = LowerEnd(cp, ca, self.count, self.step, th, lp + half, la + half, ls, vs.p_inf_lo)
             except GridTooLargeError:
                 if ti == 0:
                     raise
@@ -247,8 +281,8 @@ class _Direction:
         if base is None:
             return np.full(eps.size, max(self.p_inf_hi, 0.0) if self._all_infinite() else 1.0)
         out = base.delta(eps)
-        fin = out - self.p_inf_hi
-        need = base.floor * math.exp(base.log_slack) > _TILT_TRIGGER * np.maximum(fin, 0.0)
+        fin = out - self.p_law
+        need = base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0)
         for i in np.flatnonzero(need):
             ti = self.theta_for_eps(float(eps[i]))
             if ti == 0:
@@ -259,7 +293,7 @@ class _Direction:
         return out
 
     def _all_infinite(self) -> bool:
-        return any(not np.any(np.isfinite(sp.log_masses)) for sp, _ in self.splits)
+        return any(not np.any(np.isfinite(sp.log_masses)) for sp, _ in self.bulk.splits)
 
     def delta_lower(self, eps: FloatArray, hint: FloatArray | None = None) -> FloatArray:
         """Certified lower δ(ε); where the untilted FFT floor matters, the tilts that suit ε and the
@@ -268,7 +302,7 @@ class _Direction:
         if base is None:
             return np.full(eps.size, self.p_inf_lo)
         out = base.delta(eps)
-        floor = base.err_p + math.e * base.err_a
+        floor = base.err_p + math.e * base.err_a + self.cut
         for i in range(eps.size):
             fin = out[i] - self.p_inf_lo
             if fin >= floor / _TILT_TRIGGER:
@@ -284,13 +318,13 @@ class _Direction:
 
     def epsilon_upper(self, delta: float) -> float:
         """Least ε found (bisection) whose certified upper δ is ≤ ``delta``."""
-        if self.p_inf_hi >= delta:
+        if self.p_law >= delta:
             return math.inf
         base = self.upper(0)
         if base is None:
             return math.inf
         ends = [base]
-        if base.floor * math.exp(base.log_slack) > _TILT_TRIGGER * delta:
+        if base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * delta:
             t = self.upper(self.theta_for_delta(delta))
             if t is not None:
                 ends.append(t)
@@ -318,7 +352,7 @@ class _Direction:
         if base is None:
             return 0.0
         ends = [base]
-        if (base.err_p + math.e * base.err_a) > _TILT_TRIGGER * delta:
+        if (base.err_p + math.e * base.err_a + self.cut) > _TILT_TRIGGER * delta:
             t = self.lower(self.theta_for_delta(delta))
             if t is not None:
                 ends.append(t)
@@ -386,7 +420,7 @@ class PrivacyLossDistribution:
         self._parts = parts
         self._accuracy = accuracy
         self._realised: dict[float, tuple[_Direction, ...]] = {}
-        self._spans: dict[int, tuple[float, float]] = {}
+        self._spans: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -451,15 +485,17 @@ class PrivacyLossDistribution:
 
     def _directions(self, step: float) -> tuple[_Direction, ...]:
         if step not in self._realised:
-            log_tail = math.log(PLD_LAW_TAIL) - math.log(4.0 * self.count)
+            log_full = math.log(PLD_LAW_TAIL) - math.log(4.0 * self.count)
+            log_bulk = math.log(self._accuracy.tail_mass) - math.log(8.0 * self.count)
             dirs = []
             for laws in self._laws():
-                spans = []
+                spans, full = [], []
                 for law, _ in laws:
-                    if id(law) not in self._spans:
-                        self._spans[id(law)] = window(law, log_tail)
-                    spans.append(self._spans[id(law)])
-                dirs.append(_Direction.build(laws, step, self._accuracy, spans))
+                    for key, lt, out in ((0, log_bulk, spans), (1, log_full, full)):
+                        if (id(law), key) not in self._spans:
+                            self._spans[(id(law), key)] = window(law, lt)
+                        out.append(self._spans[(id(law), key)])
+                dirs.append(_Direction.build(laws, step, self._accuracy, spans, full))
             # keep only the finest realisation (and this one): memory stays bounded by one grid
             for old in [s for s in self._realised if s != step]:
                 del self._realised[old]

@@ -68,7 +68,9 @@ class UpperEnd:
         th, d = self.theta, self.step
         self.c_sum = lfilter([1.0], [1.0, -math.exp(-th * d)], z[::-1])[::-1]
         self.d_sum = lfilter([1.0], [1.0, -math.exp(-(th + 1.0) * d)], z[::-1])[::-1]
-        self.floor = (self.composed.fft_error + self.composed.wrap) * (1 + 16 * _U)
+        # subnormal arithmetic has an absolute (not relative) error of up to _TINY per operation
+        underflow = 8 * (self.n + 2) * _TINY
+        self.floor = (self.composed.fft_error + self.composed.wrap + underflow) * (1 + 16 * _U)
 
     def s(self, j: np.ndarray) -> FloatArray:
         return np.asarray((self.composed.first + j) * self.step, dtype=np.float64)
@@ -130,8 +132,9 @@ class LowerEnd:
 
     def __post_init__(self) -> None:
         self.n = self.p.values.size
-        self.err_p = (self.p.fft_error + self.p.wrap) * (1 + 16 * _U)
-        self.err_a = self.a.fft_error * (1 + 16 * _U)
+        underflow = 8 * (self.n + 2) * _TINY  # subnormal arithmetic: absolute error per operation
+        self.err_p = (self.p.fft_error + self.p.wrap + underflow) * (1 + 16 * _U)
+        self.err_a = (self.a.fft_error + underflow) * (1 + 16 * _U)
         self.s0 = (self.p.first + 0.5 * self.count) * self.step
 
     def s(self, j: np.ndarray) -> FloatArray:
