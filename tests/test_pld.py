@@ -23,7 +23,14 @@ from optcomp.mechanisms import (
     privacy_loss_laws,
 )
 from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
-from tests.tolerances import COARSE_GRID_STEP, LAW_GRID_RTOL, MPMATH_DPS, PLD_COARSE_STEP, PLD_FINE_STEP, PLD_TEST_STEP
+from tests.tolerances import (
+    COARSE_GRID_STEP,
+    LAW_GRID_RTOL,
+    MPMATH_DPS,
+    PLD_COARSE_STEP,
+    PLD_FINE_STEP,
+    PLD_TEST_STEP,
+)
 
 COARSE = Accuracy(grid_step=PLD_COARSE_STEP)
 TEST = Accuracy(grid_step=PLD_TEST_STEP)

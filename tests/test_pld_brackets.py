@@ -7,6 +7,7 @@ answer), single Laplace, k-fold two-point pairs by exact binomial enumeration; d
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mpmath as mp
@@ -15,7 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp import Accuracy, compose, optimal
-from optcomp.mechanisms import DiscretePair, EpsilonDelta, Gaussian, Laplace, PoissonSubsampled, privacy_loss_laws
+from optcomp.mechanisms import (
+    DiscretePair,
+    EpsilonDelta,
+    Gaussian,
+    Laplace,
+    PoissonSubsampled,
+    privacy_loss_laws,
+)
 from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
 from tests.test_pld import gdp_delta, gdp_epsilon
 from tests.tolerances import MPMATH_DPS, PLD_COARSE_STEP, PLD_TEST_STEP
@@ -49,7 +57,9 @@ def pair_delta(p: float, q: float, k: int, eps: float) -> mp.mpf:
     eps=st.floats(0.0, 5.0),
     step=st.sampled_from([PLD_TEST_STEP, 3e-3, PLD_COARSE_STEP]),
 )
-def test_hypothesis_two_point_pairs_by_enumeration(p: float, q: float, k: int, eps: float, step: float) -> None:
+def test_hypothesis_two_point_pairs_by_enumeration(
+    p: float, q: float, k: int, eps: float, step: float
+) -> None:
     pld = pld_of(DiscretePair((p, 1 - p), (q, 1 - q)), Accuracy(grid_step=step)).self_compose(k)
     b = pld.delta(eps)
     truth = pair_delta(p, q, k, eps)
@@ -115,7 +125,7 @@ def test_both_directions_subsampled_gaussian_k_fold_is_at_least_each_direction()
     pld = compose((PoissonSubsampled(Gaussian(0.7), 0.3), 3), accuracy=Accuracy(grid_step=PLD_TEST_STEP))
     lo, hi = pld.delta_curve([0.0, 0.5, 1.0, 2.0])
     assert all(a <= b for a, b in zip(lo, hi, strict=True))
-    assert all(x >= y for x, y in zip(hi, hi[1:]))
+    assert all(x >= y for x, y in itertools.pairwise(hi))
 
 
 def test_memory_cap_raises_named_error() -> None:

@@ -24,7 +24,16 @@ import numpy as np
 from optcomp._numerics import LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 
-__all__ = ["BYTES_KEPT_PER_CELL", "BYTES_PER_CELL", "Cells", "mag", "GridTooLargeError", "cell_log_masses", "cells", "window"]
+__all__ = [
+    "BYTES_KEPT_PER_CELL",
+    "BYTES_PER_CELL",
+    "Cells",
+    "GridTooLargeError",
+    "cell_log_masses",
+    "cells",
+    "mag",
+    "window",
+]
 
 _U = UNIT_ROUNDOFF
 #: Relative accuracy assumed of a law's stored atom masses.
@@ -83,7 +92,9 @@ def _log_theta(logv: FloatArray) -> FloatArray:
 def _log1mexp(x: FloatArray) -> FloatArray:
     """ln(1 − eˣ) for x ≤ 0 (Mächler 2012); −inf at 0, nan above."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.asarray(np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))), dtype=np.float64)
+        return np.asarray(
+            np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))), dtype=np.float64
+        )
 
 
 def mag(x: FloatArray) -> FloatArray:

@@ -269,7 +269,9 @@ class _Direction:
                     # index tilt e^{θΔJ} = e^{θ(s_J − kΔ/2)}: fold e^{θkΔ/2} into both scales
                     half = th * self.count * self.step / 2
                     ls = 4 * _U * (slack + len(pv) + 1 + abs(half))
-                    self._lower[ti] = LowerEnd(cp, ca, self.count, self.step, th, lp + half, la + half, ls, vs.p_inf_lo)
+                    self._lower[ti] = LowerEnd(
+                        cp, ca, self.count, self.step, th, lp + half, la + half, ls, vs.p_inf_lo
+                    )
             except GridTooLargeError:
                 if ti == 0:
                     raise
@@ -489,7 +491,8 @@ class PrivacyLossDistribution:
             log_bulk = math.log(self._accuracy.tail_mass) - math.log(8.0 * self.count)
             dirs = []
             for laws in self._laws():
-                spans, full = [], []
+                spans: list[tuple[float, float]] = []
+                full: list[tuple[float, float]] = []
                 for law, _ in laws:
                     for key, lt, out in ((0, log_bulk, spans), (1, log_full, full)):
                         if (id(law), key) not in self._spans:
@@ -507,7 +510,7 @@ class PrivacyLossDistribution:
         acc = self._accuracy
         return [acc.grid_step] if acc.grid_step is not None else [PLD_FIRST_STEP]
 
-    def _refine(self, measure: "_Measure", strict: bool) -> Bound:
+    def _refine(self, measure: _Measure, strict: bool) -> Bound:
         """Run ``measure`` at the fixed step, or refine the step until its relative width is met."""
         acc = self._accuracy
         if acc.grid_step is not None:

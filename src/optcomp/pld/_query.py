@@ -98,7 +98,9 @@ class UpperEnd:
         th = self.theta
         inner = np.where(valid, np.exp(-th * gap) * (cj - np.exp(-gap) * dj), 0.0)
         rounding = np.where(
-            valid, 3.03 * self.n * _U * (cj + dj) + 8 * _U * (np.abs(eps) + np.abs(sj) + 1) * (1 + th) * cj, 0.0
+            valid,
+            3.03 * self.n * _U * (cj + dj) + 8 * _U * (np.abs(eps) + np.abs(sj) + 1) * (1 + th) * cj,
+            0.0,
         )
         total = (np.maximum(inner, 0.0) + rounding + self.floor) * (1 + 8 * _U)
         log_pref = self.log_scale - th * eps
@@ -148,7 +150,7 @@ class LowerEnd:
         """
         th = self.theta
         lo_s = eps - 1.0 / (1.0 + th)
-        j0 = max(0, int(math.floor((lo_s - self.s0) / self.step)) - 1)
+        j0 = max(0, math.floor((lo_s - self.s0) / self.step) - 1)
         if j0 >= self.n:
             return None
         j = np.arange(j0, self.n)
