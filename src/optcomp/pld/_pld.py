@@ -626,8 +626,15 @@ class _EpsilonMeasure(_Measure):
         self.delta = delta
 
     def run(self, dirs: tuple[_Direction, ...]) -> Bound:
-        upper = max(d.epsilon_upper(self.delta) for d in dirs)
-        lower = max(d.epsilon_lower(self.delta, upper) for d in dirs)
+        ups = [d.epsilon_upper(self.delta) for d in dirs]
+        upper = max(ups)
+        lower = 0.0
+        # a direction whose own upper ε is below the lower ε already found cannot raise it: skip its
+        # (costly) lower end
+        for u, d in sorted(zip(ups, dirs, strict=True), key=lambda t: -t[0]):
+            if u <= lower:
+                continue
+            lower = max(lower, d.epsilon_lower(self.delta, upper))
         return Bound(min(lower, upper), upper)
 
     def width(self, b: Bound) -> float:
@@ -644,7 +651,11 @@ class _DeltaMeasure(_Measure):
     def run(self, dirs: tuple[_Direction, ...]) -> Bound:
         ups = [d.delta_upper(self.eps) for d in dirs]
         hi = np.max(ups, axis=0)
-        lo = np.max([d.delta_lower(self.eps, u) for d, u in zip(dirs, ups, strict=True)], axis=0)
+        lo = np.zeros(self.eps.size)
+        for i in np.argsort([-float(np.max(u)) if u.size else 0.0 for u in ups]):
+            if self.eps.size and not np.any(ups[i] > lo):
+                continue  # this direction's upper δ is below the lower δ already found everywhere
+            lo = np.maximum(lo, dirs[i].delta_lower(self.eps, ups[i]))
         lo = np.minimum(lo, hi)
         self.last = (lo, hi)
         if self.eps.size == 0:
