@@ -157,14 +157,22 @@ def _optcomp(
             return m.EpsilonDelta(epsilon=p["eps"], delta=p["delta"])
         raise ValueError(kind)
 
-    accuracy = optcomp.DEFAULT_ACCURACY if grid_step is None else optcomp.Accuracy(grid_step=grid_step)
+    width = items[0][1].get("relative_width")  # a case may ask for another requested width
+    if grid_step is not None:
+        accuracy = optcomp.Accuracy(grid_step=grid_step)
+        note = f"grid_step={grid_step:g}"
+    elif width is not None:
+        accuracy = optcomp.Accuracy(relative_width=width)
+        note = f"relative_width={width:g}"
+    else:
+        accuracy, note = optcomp.DEFAULT_ACCURACY, "relative_width=1e-4 (default)"
     pld = optcomp.compose(*[(mech(kind, p), n) for kind, p, n in items], accuracy=accuracy)
     b = pld.epsilon(delta)
-    return b.upper, b.lower, b.upper, "" if grid_step is None else f"grid_step={grid_step:g}"
+    return b.upper, b.lower, b.upper, note
 
 
-#: The finer optcomp accuracy measured on DP-SGD cases, for comparisons at the narrowest peer's width.
-OPTCOMP_FINE_GRID = 2e-5
+#: optcomp at dp_accounting's default grid step (its upper end is the same split, certified).
+OPTCOMP_FINE_GRID = 1e-4
 
 
 def _optcomp_fine(items: list[Item], delta: float) -> tuple[float, float | None, float | None, str]:
@@ -296,7 +304,7 @@ ACCOUNTANTS: dict[
     str, tuple[str, Callable[[list[Item], float], tuple[float, float | None, float | None, str]], str]
 ] = {
     "optcomp": ("optcomp PLD (certified)", _optcomp, "optcomp"),
-    "optcomp_fine": (f"optcomp PLD grid {OPTCOMP_FINE_GRID:g} (certified)", _optcomp_fine, "optcomp"),
+    "optcomp_fine": (f"optcomp PLD at Δ={OPTCOMP_FINE_GRID:g} (certified)", _optcomp_fine, "optcomp"),
     "optcomp_optimal": ("optcomp.optimal", _optcomp_optimal, "optcomp"),
     "dpa_pld": (f"dp_accounting PLD Δ={DPA_DEFAULT_INTERVAL:g}", _dpa_pld_default, "dp_accounting"),
     "dpa_pld_fine": (f"dp_accounting PLD Δ={DPA_FINE_INTERVAL:g}", _dpa_pld_fine, "dp_accounting"),
@@ -409,16 +417,36 @@ def build_cases(quick: bool) -> list[Case]:
     cases: list[Case] = []
     sigmas = [0.8, 1.0, 2.0]
     steps_list = [1000] if quick else [1000, 10_000, 100_000]
-    for sigma in sigmas:
-        for steps in steps_list:
-            cases.append(
-                Case(
-                    f"Poisson-subsampled Gaussian q=0.01 σ={sigma:g} steps={steps:g}",
-                    "dpsgd",
-                    [("subsampled_gaussian", {"sigma": sigma, "q": 0.01}, steps)],
-                    1e-5,
+    for q in [0.01] if quick else [0.01, 0.001]:
+        for sigma in sigmas:
+            for steps in steps_list:
+                cases.append(
+                    Case(
+                        f"Poisson-subsampled Gaussian q={q:g} σ={sigma:g} steps={steps:g}",
+                        "dpsgd",
+                        [("subsampled_gaussian", {"sigma": sigma, "q": q}, steps)],
+                        1e-5,
+                    )
                 )
+    deep = [(1e-15, 1000)] if quick else [(1e-10, 100_000), (1e-12, 10_000), (1e-15, 1000)]
+    for dlt, steps in deep:
+        cases.append(
+            Case(
+                f"deep tail: subsampled Gaussian q=0.01 σ=1 steps={steps:g}",
+                "deep",
+                [("subsampled_gaussian", {"sigma": 1.0, "q": 0.01}, steps)],
+                dlt,
             )
+        )
+    if not quick:
+        cases.append(
+            Case(
+                "10⁷ steps: subsampled Gaussian q=0.01 σ=1 (requested relative width 1e-3)",
+                "huge",
+                [("subsampled_gaussian", {"sigma": 1.0, "q": 0.01, "relative_width": 1e-3}, 10_000_000)],
+                1e-5,
+            )
+        )
     for sigma, k in [(20.0, 1000), (200.0, 100_000)]:
         mu = math.sqrt(k) / sigma
         cases.append(
@@ -444,6 +472,17 @@ def build_cases(quick: bool) -> list[Case]:
             1e-5,
         )
     )
+    distinct: list[Item] = []
+    n_distinct = 30 if quick else 1000
+    for i in range(n_distinct):  # deterministic spread of distinct parameters
+        u = (i * 0.6180339887498949) % 1.0
+        if i % 3 == 0:
+            distinct.append(("epsdelta", {"eps": 0.001 + 0.099 * u, "delta": 1e-9}, 1))
+        elif i % 3 == 1:
+            distinct.append(("laplace", {"scale": 50.0 + 450.0 * u}, 1))
+        else:
+            distinct.append(("subsampled_gaussian", {"sigma": 0.8 + 1.2 * u, "q": 0.001 + 0.009 * u}, 1))
+    cases.append(Case(f"{n_distinct} distinct (ε,δ)/Laplace/subsampled-Gaussian mechanisms", "distinct", distinct, 1e-5))
     bb = [(0.5, 1e-9, 1000)] + ([] if quick else [(0.01, 1e-9, 10_000)])
     for eps, dlt, k in bb:
         truth = black_box_epsilon(eps, dlt, k, 1e-5)
@@ -606,6 +645,17 @@ def render(cases: list[Case], results: dict[str, dict[str, Result]], meta: dict[
                 f"| {tr} | {wr} | {_verdict(name, r, case, ours)} | {r.note} |"
             )
         lines.append("")
+        ref = case.truth
+        fine = res.get("optcomp_fine")
+        if ref is None and fine is not None and fine.lower is not None and fine.upper is not None:
+            ref = (fine.upper + 2 * fine.lower) / 3  # the finer bracket's estimate (uncertified)
+        if ref is not None and ours.lower is not None and ours.upper is not None and ours.upper > ref > ours.lower:
+            lines.append(
+                f"optcomp error split around {ref:.10g}: lower end −{ref - ours.lower:.3g}, upper end "
+                f"+{ours.upper - ref:.3g} (ratio {(ours.upper - ref) / (ref - ours.lower):.2f}); relative "
+                f"width {(ours.upper - ours.lower) / max(ours.upper, 0.01):.2e}."
+            )
+            lines.append("")
     return "\n".join(lines) + "\n"
 
 

@@ -43,7 +43,7 @@ def peer(sigma: float, q: float, steps: int, orders: list[float] | None) -> floa
 
 def ours(sigma: float, q: float, steps: int, orders: list[float] | None) -> float:
     kw = {} if orders is None else {"orders": orders}
-    return rdp.compose((PoissonSubsampled(Gaussian(sigma), q), steps), **kw).epsilon(DELTA).value  # type: ignore[arg-type]
+    return rdp.compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps), **kw).epsilon(DELTA).value  # type: ignore[arg-type]
 
 
 def main() -> None:

@@ -73,7 +73,7 @@ def test_account_json_config(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_account_config_accuracy_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "acc.json"
     mechs = [{"kind": "laplace", "scale": 10, "count": 5}]
-    cfg.write_text(json.dumps({"delta": 1e-5, "accuracy": {"grid_step": 1e-3}, "mechanisms": mechs}))
+    cfg.write_text(json.dumps({"delta": 1e-5, "accuracy": {"grid_step": 0.03}, "mechanisms": mechs}))
     code, out, err = run(capsys, "account", "--config", str(cfg), "--json")
     assert code == 0, err
     coarse = json.loads(out)["results"][0]

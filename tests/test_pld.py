@@ -24,7 +24,14 @@ from optcomp.mechanisms import (
 )
 from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
 from tests._references import gdp_delta
-from tests.tolerances import COARSE_GRID_STEP, MPMATH_DPS, PLD_COARSE_STEP, PLD_FINE_STEP, PLD_TEST_STEP
+from tests.tolerances import (
+    COARSE_GRID_STEP,
+    LAW_GRID_RTOL,
+    MPMATH_DPS,
+    PLD_COARSE_STEP,
+    PLD_FINE_STEP,
+    PLD_TEST_STEP,
+)
 
 COARSE = Accuracy(grid_step=PLD_COARSE_STEP)
 TEST = Accuracy(grid_step=PLD_TEST_STEP)
@@ -230,10 +237,13 @@ def test_default_accuracy_dpsgd_bracket_is_within_one_percent() -> None:
 
 
 def test_grid_too_large_raises_named_error() -> None:
-    pld = pld_of(Gaussian(sigma=0.3), DEFAULT_ACCURACY).self_compose(10_000_000)
+    pld = pld_of(Gaussian(sigma=0.3), Accuracy(grid_step=PLD_FINE_STEP)).self_compose(10_000_000)
     with pytest.raises(GridTooLargeError, match="grid_step"):
         pld.delta(1.0)
     assert issubclass(GridTooLargeError, ValueError)
+    small = Accuracy(relative_width=1e-9, memory_cap=2**24)
+    with pytest.raises(GridTooLargeError, match="relative_width"):
+        pld_of(Gaussian(sigma=1.0), small).self_compose(100).epsilon(1e-5)
 
 
 # -- validation ---------------------------------------------------------------------------------------
@@ -269,7 +279,8 @@ def test_from_discrete_law_and_symmetry_flag() -> None:
     b = pld.delta(0.0)
     assert b.lower <= truth <= b.upper
     fine = PrivacyLossDistribution.from_laws(law, accuracy=Accuracy(grid_step=PLD_FINE_STEP)).delta(0.0)
-    assert fine.width <= b.width
+    assert fine.lower <= truth <= fine.upper
+    assert fine.width <= LAW_GRID_RTOL
 
 
 @settings(max_examples=15, deadline=None)

@@ -412,28 +412,47 @@ def log_sum_exp(values: npt.ArrayLike) -> float:
 #: ``LAW_LOG_ERROR * max(1, |value|)``. The PLD engine widens every cell mass by this much.
 LAW_LOG_ERROR: float = 64 * UNIT_ROUNDOFF
 
-#: Largest FFT length the PLD engine allocates (peak RSS about 1.1–1.3 GB near it, docs/pld.md).
-PLD_MAX_FFT_LENGTH: int = 2**25
+#: Total P-mass per direction that the PLD engine's per-step windows may move to +∞ (upper end) or
+#: drop (lower end): far below any δ a query can ask about (δ ≥ 1e-300).
+PLD_LAW_TAIL: float = 1e-305
+
+#: Relative width an ε bracket may have before the automatic grid refinement stops trying to reach the
+#: requested width (only below δ = PLD_DEEP_DELTA, where the request is a goal, not a promise).
+PLD_DEEP_DELTA: float = 1e-15
+
+#: First grid step of the automatic refinement (a coarse pass whose width calibrates the width model).
+PLD_FIRST_STEP: float = 1e-2
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accuracy:
-    """The accuracy knob of the PLD engine: a grid step, from which everything else is derived.
+    """The accuracy knob of the PLD engine: a requested relative width, or an expert grid step.
 
     Attributes:
-        grid_step: the loss-grid step Δ > 0. The certified ε bracket of a k-fold composition is
-            about 2Δ·sqrt(k·ln(1/δ)/2) wide (Hoeffding, ``docs/pld.md``) and shrinks linearly with Δ;
-            memory and time grow like 1/Δ.
-        tail_mass: total probability mass the engine may drop (truncated single-step tails plus the
-            mass that wraps around the FFT window); it is added to every certified upper bound on δ.
+        relative_width: the requested relative width (upper − lower)/max(upper, 0.01) of ε brackets
+            (of δ brackets: (upper − lower)/upper). The engine picks the grid step from a coarse first
+            pass and the second-order width model, and refines until the width is met; if the memory
+            cap is hit first it raises :class:`~optcomp.pld.GridTooLargeError` (ε queries with
+            δ ≥ 1e-15; δ queries and deeper tails return the narrowest certified bracket reached).
+        grid_step: expert override: a fixed loss-grid step Δ (no refinement). Both ends of the
+            bracket are off the truth by O(k·Δ²) for smooth laws (``docs/pld.md``).
+        tail_mass: the mass an FFT window may leave outside (it is added to upper ends and
+            subtracted from lower ends; deep tails use tilted windows with the same tolerance).
+        memory_cap: bytes of working arrays the engine may allocate for one realisation (default
+            1 GiB); a grid that would need more raises ``GridTooLargeError``.
     """
 
-    grid_step: float = 4e-5
+    relative_width: float = 1e-4
+    grid_step: float | None = None
     tail_mass: float = 1e-14
+    memory_cap: int = 2**30
 
     def __post_init__(self) -> None:
-        check_positive("grid_step", self.grid_step)
+        check_open_probability("relative_width", self.relative_width)
+        if self.grid_step is not None:
+            check_positive("grid_step", self.grid_step)
         check_open_probability("tail_mass", self.tail_mass)
+        check_int("memory_cap", self.memory_cap, minimum=2**20)
 
 
 #: The accuracy every public function uses unless given another.
@@ -453,7 +472,9 @@ __all__ = [
     "NONNEGATIVE",
     "NONNEGATIVE_OR_INF",
     "OPEN_PROBABILITY",
-    "PLD_MAX_FFT_LENGTH",
+    "PLD_DEEP_DELTA",
+    "PLD_FIRST_STEP",
+    "PLD_LAW_TAIL",
     "POSITIVE",
     "POSITIVE_OR_INF",
     "PROBABILITY",

@@ -70,8 +70,14 @@ _MAX_SECANT_STEPS = 200
 
 def coarse_accuracy(accuracy: Accuracy, factor: float = COARSE_GRID_FACTOR) -> Accuracy:
     """``accuracy`` on a grid ``factor`` times coarser: the coarse passes of every inverse (their
-    brackets are as certified as the fine ones, only wider). The one place that knows how to coarsen."""
-    return dataclasses.replace(accuracy, grid_step=accuracy.grid_step * factor)
+    brackets are as certified as the fine ones, only wider). The one place that knows how to coarsen.
+
+    With an expert ``grid_step`` the step is multiplied by ``factor``; otherwise the requested relative
+    width is multiplied by ``factor²`` (the engine's width is second order in the step, so this is the
+    same coarsening), capped at 1/2."""
+    if accuracy.grid_step is not None:
+        return dataclasses.replace(accuracy, grid_step=accuracy.grid_step * factor)
+    return dataclasses.replace(accuracy, relative_width=min(0.5, accuracy.relative_width * factor**2))
 
 
 #: Grid-step factors of the passes of an inverse, coarsest first, relative to the requested accuracy.

@@ -8,22 +8,6 @@ parameter is positional, all others keyword-only. Base mechanisms are relation-a
 wrappers fix one (``PoissonSubsampled``: ``"add_remove"``, ``SubsampledWithoutReplacement``:
 ``"substitution"``), and :func:`optcomp.compose` refuses to mix them.
 
-specification                  pair (P, Q) of the remove direction                  law
-=============================  ===================================================  ==============
-``Gaussian(sigma, Δ)``         N(Δ, σ²), N(0, σ²)                                   continuous
-``Laplace(scale, Δ)``          Lap(Δ, b), Lap(0, b)                                 atoms ±Δ/b + continuous
-``TruncatedLaplace(b, A, Δ)``  Δ + T, T with T ∝ e^{−|x|/b} on [−A, A]              + ±∞ masses
-``DiscreteLaplace(b, Δ)``      Δ + K, K with P(K = j) ∝ e^{−|j|/b}                  Δ + 1 atoms
-``ShiftedTruncatedLaplace``    c + Δ + N, c + N, N = max(0, ⌈Lap(mean, b)⌉)          finite atoms
-``EpsilonDelta(ε, δ)``         KOV canonical mechanism, eqs (9)–(10)                atoms ±ε, ±∞
-``RandomizedResponse(ε)``      [e^ε, 1]/(1+e^ε), its reverse                        atoms ±ε
-``KaryRandomizedResponse``     [e^ε, 1, …]/Z, [1, e^ε, …]/Z                         atoms ±ε, 0
-``DiscretePair(p, q)``         p, q                                                 atoms, ±∞
-``Staircase(ε, γ, Δ)``         Δ + staircase noise, staircase noise (Geng–Viswanath)  atoms ±ε, 0
-``PoissonSubsampled(M, q)``    qP + (1−q)Q, Q (add: swap)                           exact transform
-``SubsampledWithoutReplace…``  substitution; symmetrised Poisson law                 exact, tight
-=============================  ===================================================  ==============
-=======
 Specifications, with the pair (P, Q) of the remove direction and the kind of law:
 
 * ``Gaussian(sigma, *, sensitivity=1.0)``: N(Δ, σ²), N(0, σ²); continuous.

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from optcomp.pld._discretise import GridTooLargeError
+from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._pld import PrivacyLossDistribution
 
 __all__ = ["GridTooLargeError", "PrivacyLossDistribution"]

@@ -1,21 +1,28 @@
-"""The public :class:`PrivacyLossDistribution`: lazy composition and certified δ(ε) / ε(δ) queries."""
+"""The public :class:`PrivacyLossDistribution`: a thin immutable value holding both ends per direction.
+
+Data flow, one idea per module: :mod:`._cells` (a law → certified cell masses) →
+:mod:`._dominating` (upper end: the split pair) and :mod:`._dominated` (lower end: the
+quantised-outcome pair) → :mod:`._fft` (composition, window, error bars) → :mod:`._query` (δ(ε),
+ε(δ)). This module only merges parts, picks the grid step and the tilt, and takes maxima over the
+two directions of the neighbouring relation.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from functools import cached_property
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-from scipy.signal import lfilter
 from scipy.special import logsumexp
 
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
     EPSILON_XTOL,
-    PLD_MAX_FFT_LENGTH,
+    PLD_DEEP_DELTA,
+    PLD_FIRST_STEP,
+    PLD_LAW_TAIL,
     UNIT_ROUNDOFF,
     Accuracy,
     Bound,
@@ -26,348 +33,30 @@ from optcomp._numerics import (
 )
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.mechanisms._spec import Neighbouring, check_neighbouring, combined_relation
-from optcomp.pld._compose import Composed, compose
-from optcomp.pld._discretise import DiscreteLaw, discretise
+from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells, window
+from optcomp.pld._dominated import Quantised, quantise
+from optcomp.pld._dominating import Split, split
+from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
+from optcomp.pld._fft import window as fft_window
+from optcomp.pld._query import LowerEnd, UpperEnd, bisect, tilt
 
 _U = UNIT_ROUNDOFF
-#: ln(1/η) values of the Hoeffding candidates t = sqrt(D·ln(1/η)/2).
-_HOEFFDING_LOGS = np.geomspace(1e-2, 800.0, 72)
-#: λ values of the Chernoff (moment) bound.
-_LAMBDAS = np.geomspace(1e-3, 1e4, 160)
-#: Rows of a Chernoff sum more than e^{-_PRUNE} below the largest are bounded crudely.
-_PRUNE = 60.0
-#: The FFT bound is trusted alone while it exceeds this multiple of its additive error floor.
-_FLOOR_FACTOR = 100.0
-
-
-def _chernoff_log_mgf(law: DiscreteLaw) -> FloatArray:
-    """Certified upper bound on log E[e^{λL}; L finite, L ≤ far edge] on the grid ``_LAMBDAS``.
-
-    Rows whose crude bound log m + λ·(lower + width) lies more than ``_PRUNE`` below the largest one
-    are not summed exactly; their total is bounded by count·e^{max − _PRUNE} and added.
-    """
-    ch = law.chernoff
-    rows = ch.log_mass > -np.inf
-    lm, lo, wd, fr = ch.log_mass[rows], ch.lower[rows], ch.width[rows], ch.frac[rows]
-    if lm.size == 0:
-        return np.full(_LAMBDAS.size, -np.inf)
-    hi_edge = lo + wd
-    with np.errstate(divide="ignore"):
-        l1, l2 = np.log1p(-fr), np.log(fr)
-    out = np.empty(_LAMBDAS.size)
-    for i, lam in enumerate(_LAMBDAS):
-        crude = lm + lam * hi_edge
-        top = float(np.max(crude))
-        sel = crude > top - _PRUNE
-        terms = lm[sel] + np.logaddexp(lam * lo[sel] + l1[sel], lam * hi_edge[sel] + l2[sel])
-        rest = int(lm.size - np.count_nonzero(sel))
-        val = float(logsumexp(terms))
-        if rest:
-            val = float(np.logaddexp(val, math.log(rest) + top - _PRUNE))
-        out[i] = val
-    scale = float(np.max(np.abs(lo) + wd))
-    slack = (4 * lm.size + 16) * _U * (1 + np.abs(out)) + 8 * _U * (_LAMBDAS * scale + 1)
-    return np.asarray(np.where(np.isfinite(out), out + slack, out), dtype=np.float64)
-
-
-class _TiltedStick:
-    """δ̃ evaluated through an exponentially tilted composition (relative accuracy in the tail).
-
-    Each part's vector is tilted, x̃_ij = x_ij e^{θ s_ij − ln M_i} (s_ij its mid-placed loss), and the
-    tilted parts are composed by FFT (:func:`~optcomp.pld._compose.compose`, with its own window and
-    error budget F_θ). With L_c = Σ k_i ln M_i, the composed mid-placed sub-measure is
-    y_J = z_J e^{L_c − θ s_J}, so δ̃(x) = e^{L_c − θx} Σ_{s_J > x} z_J e^{−θ(s_J − x)}(1 − e^{x − s_J}):
-    a sum of z with weights in [0, 1], whose error is F_θ + wrap_θ + rounding, scaled by e^{L_c − θx}.
-    Entry-wise tilt rounding (relative ρ per step) multiplies the result by at most (1 + ρ)^k.
-    """
-
-    def __init__(self, laws: list[tuple[DiscreteLaw, int]], theta: float, tail_mass: float) -> None:
-        tilted = []
-        log_const = 0.0
-        rel = 0.0
-        for law, k in laws:
-            x = law.masses
-            mid = (law.first_cell + np.arange(x.size) + 0.5) * law.step
-            with np.errstate(divide="ignore"):
-                lw = np.log(x) + theta * mid
-            log_m = float(logsumexp(lw))
-            xt = np.exp(lw - log_m)
-            finite = np.isfinite(lw)
-            big = float(np.max(np.abs(lw[finite]))) if np.any(finite) else 0.0
-            rel += k * 8 * _U * (big + abs(log_m) + float(np.max(np.abs(mid))) * theta + 2)
-            log_const += k * log_m
-            tilted.append((replace(law, masses=xt), k))
-        self.theta = theta
-        self.log_const = log_const
-        self.rel_up = math.expm1(rel * 1.01 + 8 * _U * (abs(log_const) + 1))
-        c = compose(tilted, tail_mass)
-        self.n = c.masses.size
-        self._first, self._count, self._step = c.first_index, c.count, c.step
-        z = c.masses
-        self.c_sum = lfilter([1.0], [1.0, -math.exp(-theta * c.step)], z[::-1])[::-1]
-        self.d_sum = lfilter([1.0], [1.0, -math.exp(-(theta + 1.0) * c.step)], z[::-1])[::-1]
-        self.floor = (c.fft_error + c.wrap_mass) * (1 + 16 * _U)
-
-    def _s(self, j: npt.NDArray[np.int64]) -> FloatArray:
-        return np.asarray((2.0 * (self._first + j) + self._count) * (0.5 * self._step), dtype=np.float64)
-
-    def upper(self, x: FloatArray) -> FloatArray:
-        """Certified upper bound on δ̃(x) (the mid-placed hockey stick) for each x."""
-        return self._bound(x, 1.0)
-
-    def lower(self, x: FloatArray) -> FloatArray:
-        """Certified lower bound on δ̃(x) for each x."""
-        return self._bound(x, -1.0)
-
-    def _bound(self, x: FloatArray, side: float) -> FloatArray:
-        s0 = float(self._s(np.zeros(1, dtype=np.int64))[0])
-        j = np.clip(np.floor((x - s0) / self._step) + 1.0, 0, self.n).astype(np.int64)
-        while True:
-            up = (j < self.n) & (self._s(np.minimum(j, self.n - 1)) <= x)
-            down = (j > 0) & (self._s(np.maximum(j - 1, 0)) > x)
-            if not (np.any(up) or np.any(down)):
-                break
-            j = j + up.astype(np.int64) - down.astype(np.int64)
-        valid = j < self.n
-        jj = np.minimum(j, self.n - 1)
-        sj = self._s(jj)
-        cj, dj = self.c_sum[jj], self.d_sum[jj]
-        gap = np.maximum(sj - x, 0.0)
-        inner = np.where(valid, np.exp(-self.theta * gap) * (cj - np.exp(-gap) * dj), 0.0)
-        rounding = np.where(
-            valid,
-            3.03 * self.n * _U * (cj + dj) + 8 * _U * (np.abs(x) + np.abs(sj) + 1) * (1 + self.theta) * cj,
-            0.0,
-        )
-        log_pref = self.log_const - self.theta * x
-        log_pref = log_pref + side * 8 * _U * (np.abs(log_pref) + 1)
-        with np.errstate(over="ignore"):
-            if side > 0:
-                total = (np.maximum(inner, 0.0) + rounding + self.floor) * (1 + self.rel_up) * (1 + 8 * _U)
-            else:
-                total = np.maximum(inner - rounding - self.floor, 0.0) * (1 - self.rel_up) * (1 - 8 * _U)
-            pref = np.exp(log_pref)
-        # e^{L_c − θx} can overflow (θ up to 1e4) where total is 0 (inf·0 = nan) or tiny: go through logs.
-        with np.errstate(invalid="ignore"):
-            out = np.where(total > 0, pref * total, 0.0)
-        big = ~np.isfinite(pref) & (total > 0)
-        if np.any(big):
-            log_out = log_pref[big] + np.log(total[big])
-            with np.errstate(over="ignore"):
-                out[big] = np.exp(log_out + side * 8 * _U * (np.abs(log_out) + 1))
-        return np.asarray(out, dtype=np.float64)
-
-
-@dataclass
-class _Direction:
-    """One direction (remove or add) of a composition, realised: the composed vector and its budget."""
-
-    laws: list[tuple[DiscreteLaw, int]]
-    composed: Composed
-    tail_mass: float
-
-    def __post_init__(self) -> None:
-        c, laws = self.composed, self.laws
-        k = c.count
-        n = c.masses.size
-        y = c.masses
-        self._first, self._count, self._step = c.first_index, k, c.step
-        self.suffix = np.cumsum(y[::-1])[::-1]
-        self.suffix_exp = lfilter([1.0], [1.0, -math.exp(-c.step)], y[::-1])[::-1]
-        self.n = n
-        self.b_lo = math.fsum(kk * law.mean_error[0] for law, kk in laws)
-        self.b_hi = math.fsum(kk * law.mean_error[1] for law, kk in laws)
-        self.r_min = math.fsum(kk * law.error_range[0] for law, kk in laws)
-        self.r_max = math.fsum(kk * law.error_range[1] for law, kk in laws)
-        self.spread = math.fsum(kk * (law.error_range[1] - law.error_range[0]) ** 2 for law, kk in laws)
-        self.variance = math.fsum(kk * law.second_moment for law, kk in laws)
-        self.jump = max(law.error_range[1] - law.error_range[0] for law, _ in laws)
-        growth = math.exp(sum(kk * max(0.0, law.kept - 1.0) for law, kk in laws))
-        nu = math.fsum(kk * law.mass_error for law, kk in laws) * growth
-        dropped = math.fsum(kk * law.dropped for law, kk in laws)
-        floor = nu + c.wrap_mass + c.fft_error
-        self.err_lower = floor * (1 + 16 * _U)
-        self.err_upper = (floor + dropped) * (1 + 16 * _U)
-        log_fin = math.fsum(kk * math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf for law, kk in laws)
-        self.p_inf_upper = min(1.0, -math.expm1(log_fin) * (1 + 16 * _U))
-        self.p_inf_lower = max(0.0, -math.expm1(log_fin) * (1 - 16 * _U))
-        self.s_max = float(self._s(np.array([n - 1]))[0]) if n else 0.0
-        # the composed vector itself is no longer needed: keep only the suffix sums
-        self.composed = replace(c, masses=np.zeros(0))
-        self._chernoff: tuple[FloatArray, float] | None = None
-        self._tilted: dict[int, _TiltedStick] = {}
-        self._floor_const = (nu + dropped) * (1 + 16 * _U)
-        self._nu = nu * (1 + 16 * _U)
-
-    # -- the mid-placed hockey stick --------------------------------------------------------------
-    def _s(self, j: npt.NDArray[np.int64]) -> FloatArray:
-        """Mid-placed composed loss of bin j: s_j = (C_j + k/2)·Δ, C_j = first index + j."""
-        return np.asarray((2.0 * (self._first + j) + self._count) * (0.5 * self._step), dtype=np.float64)
-
-    def _index(self, x: FloatArray) -> npt.NDArray[np.int64]:
-        """The first bin j with s_j > x (n if none), exactly as computed s_j compare."""
-        s0 = float(self._s(np.zeros(1, dtype=np.int64))[0])
-        with np.errstate(invalid="ignore"):
-            guess = np.floor((x - s0) / self._step) + 1.0
-        j = np.clip(np.nan_to_num(guess, nan=0.0), 0, self.n).astype(np.int64)
-        while True:
-            up = (j < self.n) & (self._s(np.minimum(j, self.n - 1)) <= x)
-            down = (j > 0) & (self._s(np.maximum(j - 1, 0)) > x)
-            if not (np.any(up) or np.any(down)):
-                return j
-            j = j + up.astype(np.int64) - down.astype(np.int64)
-
-    def _tilde(self, x: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """δ̃(x) = Σ_{s_j > x} y_j (1 − e^{x − s_j}) from suffix sums, and its rounding error bound."""
-        j = self._index(x)
-        valid = j < self.n
-        jj = np.minimum(j, self.n - 1)
-        a, b, sj = self.suffix[jj], self.suffix_exp[jj], self._s(jj)
-        with np.errstate(over="ignore", invalid="ignore"):
-            val = np.where(valid, a - np.exp(np.minimum(x - sj, 0.0)) * b, 0.0)
-            err = np.where(
-                valid, 3.03 * self.n * _U * (a + b) + (8 * _U * (np.abs(x) + np.abs(sj)) + 8 * _U) * a, 0.0
-            )
-        return val, err
-
-    def _hoeffding(self) -> tuple[FloatArray, FloatArray]:
-        """Deviations t and tail bounds η(t) ≥ P(ΣR − EΣR ≤ −t) (and ≥ P(ΣR − EΣR ≥ t)).
-
-        η = min(Hoeffding e^{−2t²/D}, Bernstein e^{−t²/(2(V + bt/3))}) with D = Σk_i(range_i)²,
-        V = Σk_i E[R_i²] ≥ Σ Var R_i and b = max range ≥ |R_i − ER_i|.
-        """
-        if self.spread <= 0.0:
-            return np.zeros(0), np.zeros(0)
-        g = _HOEFFDING_LOGS
-        t_h = np.sqrt(self.spread * g / 2.0)
-        bg3 = self.jump * g / 3.0
-        t_b = bg3 + np.sqrt(bg3 * bg3 + 2.0 * self.variance * g)
-        t = np.concatenate([t_h, t_b])
-        with np.errstate(divide="ignore"):
-            log_h = -2.0 * t * t / self.spread
-            log_b = -t * t / (2.0 * (self.variance + self.jump * t / 3.0))
-        eta = np.exp(np.minimum(log_h, log_b)) * (1 + 16 * _U)
-        return t, eta
-
-    def finite_upper(self, eps: FloatArray) -> FloatArray:
-        """Certified upper bound on E[(1 − e^{ε−S})_+; S finite] (``docs/pld.md`` §3)."""
-        t, eta = self._hoeffding()
-        shifts = np.concatenate([[self.r_min], self.b_lo - t])
-        etas = np.concatenate([[0.0], eta])
-        x = eps[:, None] + shifts[None, :]
-        x = x - 4 * _U * (np.abs(eps[:, None]) + np.abs(shifts[None, :]) + 1)
-        val, err = self._tilde(x)
-        best = np.min(val + err + etas[None, :], axis=1)
-        return np.asarray(np.maximum(best, 0.0) + self.err_upper, dtype=np.float64)
-
-    def finite_lower(self, eps: FloatArray) -> FloatArray:
-        """Certified lower bound on E[(1 − e^{ε−S})_+; S finite]."""
-        t, eta = self._hoeffding()
-        shifts = np.concatenate([[self.r_max], self.b_hi + t])
-        etas = np.concatenate([[0.0], eta])
-        x = eps[:, None] + shifts[None, :]
-        x = x + 4 * _U * (np.abs(eps[:, None]) + np.abs(shifts[None, :]) + 1)
-        val, err = self._tilde(x)
-        best = np.max(val - err - etas[None, :], axis=1)
-        return np.asarray(np.maximum(best - self.err_lower, 0.0), dtype=np.float64)
-
-    # -- Chernoff / moment bound for the tails ------------------------------------------------------
-    def chernoff(self) -> tuple[FloatArray, float]:
-        """(log c_λ + Σ_i k_i log M_i(λ) on ``_LAMBDAS``, P(some loss = +∞ or beyond the far edge))."""
-        if self._chernoff is None:
-            total = np.zeros(_LAMBDAS.size)
-            log_fin = 0.0
-            for law, k in self.laws:
-                total += k * _chernoff_log_mgf(law)
-                pi = law.p_inf + law.chernoff.far_mass
-                log_fin += k * math.log1p(-pi) if pi < 1 else -math.inf
-            lam = _LAMBDAS
-            log_c = -np.log1p(lam) + lam * (np.log(lam) - np.log1p(lam))
-            total = total + log_c
-            with np.errstate(invalid="ignore"):
-                total = np.where(np.isfinite(total), total + 8 * _U * (np.abs(total) + 1), total)
-            p_far = min(1.0, -math.expm1(log_fin) * (1 + 16 * _U))
-            self._chernoff = (total, p_far)
-        return self._chernoff
-
-    def chernoff_upper(self, eps: FloatArray) -> FloatArray:
-        """δ(ε) ≤ P(+∞) + inf_λ c_λ E[e^{λ(S−ε)}; S finite], c_λ = (λ/(1+λ))^λ/(1+λ) (``docs/pld.md`` §4)."""
-        total, p_far = self.chernoff()
-        expo = total[None, :] - _LAMBDAS[None, :] * eps[:, None]
-        expo = expo + 8 * _U * (np.abs(_LAMBDAS[None, :] * eps[:, None]) + 1)
-        with np.errstate(over="ignore"):
-            return np.asarray(
-                np.minimum(1.0, p_far + np.exp(np.min(expo, axis=1)) * (1 + 16 * _U)), dtype=np.float64
-            )
-
-    def chernoff_epsilon(self, delta: float) -> float:
-        """The least ε the Chernoff bound certifies for ``delta`` (inf if none)."""
-        total, p_far = self.chernoff()
-        room = delta - p_far
-        if room <= 0:
-            return math.inf
-        eps = (total - math.log(room)) / _LAMBDAS
-        return max(0.0, float(np.min(eps)) * (1 + 64 * _U) + 64 * _U)
-
-    def _stick(self, idx: int) -> _TiltedStick:
-        if idx not in self._tilted:
-            self._tilted[idx] = _TiltedStick(self.laws, float(_LAMBDAS[idx]), self.tail_mass)
-        return self._tilted[idx]
-
-    def tilted(self, eps: FloatArray, side: float) -> FloatArray:
-        """``finite_upper`` (side=+1) / ``finite_lower`` (side=−1) with δ̃ from a tilted FFT.
-
-        The tilt θ for each ε is the grid λ that minimises the Chernoff bound there (``_TiltedStick``);
-        tilted compositions are cached per grid index. Additive terms that tilting does not scale
-        (mass errors ν, and for the upper the dropped tails) are applied as in the untilted bounds.
-        """
-        if not all(np.any(law.masses > 0) for law, _ in self.laws):
-            return np.full(eps.size, np.inf if side > 0 else 0.0)
-        total, _ = self.chernoff()
-        best = np.argmin(total[None, :] - _LAMBDAS[None, :] * eps[:, None], axis=1)
-        t, eta = self._hoeffding()
-        if side > 0:
-            shifts = np.concatenate([[self.r_min], self.b_lo - t])
-        else:
-            shifts = np.concatenate([[self.r_max], self.b_hi + t])
-        etas = np.concatenate([[0.0], eta])
-        out = np.zeros(eps.size)
-        for idx in np.unique(best):
-            rows = best == idx
-            stick = self._stick(int(idx))
-            e = eps[rows]
-            x = e[:, None] + shifts[None, :]
-            x = x - side * 4 * _U * (np.abs(e[:, None]) + np.abs(shifts[None, :]) + 1)
-            if side > 0:
-                out[rows] = np.min(stick.upper(x.ravel()).reshape(x.shape) + etas[None, :], axis=1)
-            else:
-                out[rows] = np.max(stick.lower(x.ravel()).reshape(x.shape) - etas[None, :], axis=1)
-        if side > 0:
-            return np.asarray(out + self._floor_const, dtype=np.float64)
-        return np.asarray(np.maximum(out - self._nu, 0.0), dtype=np.float64)
-
-    def upper(self, eps: FloatArray, target: float = -1.0) -> FloatArray:
-        """Certified upper δ(ε); where the FFT bound is near its additive error floor, the Chernoff
-        bound and the tilted-FFT bound are consulted too, unless the FFT bound is already ≤ ``target``
-        (a cheap answer to "is δ(ε) ≤ target?")."""
-        up = np.minimum(1.0, self.p_inf_upper + self.finite_upper(eps))
-        need = (up < _FLOOR_FACTOR * (self.err_upper + self.p_inf_upper)) & (up > target)
-        if np.any(need):
-            cand = np.fmin(self.chernoff_upper(eps[need]), self.p_inf_upper + self.tilted(eps[need], 1.0))
-            up[need] = np.fmin(up[need], cand)
-        return np.asarray(up, dtype=np.float64)
-
-    def lower(self, eps: FloatArray, target: float | None = None) -> FloatArray:
-        """Certified lower δ(ε); near the FFT floor the tilted-FFT lower bound is consulted too, unless
-        ``target`` (the question "is δ(ε) > target?") lies above that region, where it cannot help."""
-        fin = self.finite_lower(eps)
-        floor = _FLOOR_FACTOR * self.err_lower
-        need = (fin < floor) & (self.p_inf_lower < 1.0)
-        if target is not None:
-            need &= (target < floor) & (self.p_inf_lower + fin <= target)
-        if np.any(need):
-            fin[need] = np.maximum(fin[need], self.tilted(eps[need], -1.0))
-        return np.asarray(np.minimum(1.0, self.p_inf_lower + fin), dtype=np.float64)
+#: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
+_THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
+#: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
+_TILT_TRIGGER = 1e-4
+#: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
+_KEPT_PER_POINT = 96
+#: Bisection steps before the exact root iteration of a lower ε end.
+_COARSE_BISECTIONS = 8
+#: First step (relative to the upper end) of the downward scan for a lower ε end.
+_SCAN_START = 1e-7
+#: Widths below which two passes estimate the width's order in Δ (above, the model's order 2 is used).
+_ASYMPTOTIC = 0.05
+#: Refinement passes of the automatic grid step.
+_MAX_PASSES = 7
+#: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
+_FLOOR_WIDTH = 1e-300
 
 
 def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw, int]]:
@@ -382,23 +71,348 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
     return out
 
 
+@dataclass
+class _Vectors:
+    """Split and quantised vectors of every part on one set of per-step windows, and the envelopes
+    of P(some step at +∞) they imply (the split's includes the mass its windows moved there)."""
+
+    splits: list[tuple[Split, int]]
+    quants: list[tuple[Quantised, int]]
+    p_inf_hi: float
+    p_inf_lo: float
+
+
+def _vectors(
+    laws: list[tuple[PrivacyLossLaw, int]], step: float, acc: Accuracy, spans: list[tuple[float, float]]
+) -> _Vectors:
+    max_cells = acc.memory_cap // BYTES_PER_CELL
+    needed = sum(math.floor(b / step) - math.floor(a / step) + 3 for a, b in spans)
+    if needed > acc.memory_cap // BYTES_KEPT_PER_CELL:
+        raise GridTooLargeError(
+            f"the {len(laws)} distinct privacy-loss laws need {needed} grid cells of step {step:g} "
+            f"(the memory cap allows {acc.memory_cap // BYTES_KEPT_PER_CELL}); ask for a larger "
+            "Accuracy.relative_width or grid_step, or raise Accuracy.memory_cap"
+        )
+    splits, quants = [], []
+    log_hi = log_lo = 0.0
+    for (law, k), span in zip(laws, spans, strict=True):
+        c = cells(law, step, span, max_cells)
+        sp, qu = split(c), quantise(c)
+        splits.append((sp, k))
+        quants.append((qu, k))
+        log_hi += k * (math.log1p(-sp.p_inf) if sp.p_inf < 1 else -math.inf)
+        log_lo += k * (math.log1p(-qu.p_inf) if qu.p_inf < 1 else -math.inf)
+    p_hi = min(1.0, -math.expm1(log_hi * (1 + 8 * _U)) * (1 + 8 * _U)) if log_hi > -math.inf else 1.0
+    p_lo = max(0.0, -math.expm1(log_lo * (1 - 8 * _U)) * (1 - 8 * _U)) if log_lo > -math.inf else 1.0
+    return _Vectors(splits, quants, p_hi, p_lo)
+
+
+@dataclass
+class _Direction:
+    """One direction of the neighbouring relation at one grid step: split and quantised vectors of
+    every part, and (lazily, per tilt θ) the composed upper and lower ends.
+
+    The untilted ends use *bulk* windows (each per-step tail beyond P-mass tail_mass/(8·count) moves
+    to +∞ / onto the first point for the upper end, and is dropped for the lower end); tilted ends,
+    which read the deep tail, use *full* windows (per-step tails down to ``PLD_LAW_TAIL``), built on
+    first use.
+    """
+
+    laws: list[tuple[PrivacyLossLaw, int]]
+    bulk: _Vectors
+    full_spans: list[tuple[float, float]]
+    acc: Accuracy
+    step: float
+    log_tau: float
+    max_len: int
+    count: int
+    _full: _Vectors | None = None
+    _upper: dict[int, UpperEnd | None] = field(default_factory=dict)
+    _lower: dict[int, LowerEnd | None] = field(default_factory=dict)
+    _cumulant: dict[int, float] | None = None
+
+    @classmethod
+    def build(
+        cls,
+        laws: list[tuple[PrivacyLossLaw, int]],
+        step: float,
+        acc: Accuracy,
+        spans: list[tuple[float, float]],
+        full_spans: list[tuple[float, float]],
+    ) -> _Direction:
+        bulk = _vectors(laws, step, acc, spans)
+        count = sum(k for _, k in laws)
+        max_len = acc.memory_cap // (BYTES_PER_POINT + _KEPT_PER_POINT)
+        return cls(laws, bulk, full_spans, acc, step, math.log(acc.tail_mass / 4), max_len, count)
+
+    @property
+    def p_inf_hi(self) -> float:
+        return self.bulk.p_inf_hi
+
+    @property
+    def p_law(self) -> float:
+        """P(some step at +∞) from the laws alone (an estimate, used to decide on tilts only)."""
+        log_fin = sum(k * (math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf) for law, k in self.laws)
+        return -math.expm1(log_fin) if log_fin > -math.inf else 1.0
+
+    @property
+    def cut(self) -> float:
+        """The P-mass the bulk windows moved to +∞ or dropped (what only the full windows resolve)."""
+        return max(0.0, self.bulk.p_inf_hi - self.p_law)
+
+    @property
+    def p_inf_lo(self) -> float:
+        return self.bulk.p_inf_lo
+
+    def full(self) -> _Vectors:
+        if self._full is None:
+            self._full = _vectors(self.laws, self.step, self.acc, self.full_spans)
+        return self._full
+
+    def vectors(self, ti: int) -> _Vectors:
+        return self.bulk if ti == 0 else self.full()
+
+    # -- tilt ---------------------------------------------------------------------------------------
+    def cumulant(self, ti: int) -> float:
+        """K(θ) = Σ k ln Σ_c x_c e^{θ cΔ} of the (full) split vectors at θ = ``_THETAS[ti]``."""
+        if self._cumulant is None:
+            self._cumulant = {}
+        if ti not in self._cumulant:
+            th = float(_THETAS[ti])
+            out = 0.0
+            for sp, k in self.full().splits:
+                pos = np.isfinite(sp.log_masses)
+                c = (sp.first + np.flatnonzero(pos)) * self.step
+                out += k * float(logsumexp(sp.log_masses[pos] + th * c))
+            self._cumulant[ti] = out
+        return self._cumulant[ti]
+
+    def _argmin(self, f: Callable[[int], float]) -> int:
+        """Index in 1 … len(_THETAS) − 1 minimising a unimodal f (ternary search on the index)."""
+        lo, hi = 1, _THETAS.size - 1
+        while hi - lo > 2:
+            m1 = lo + (hi - lo) // 3
+            m2 = hi - (hi - lo) // 3
+            if f(m1) <= f(m2):
+                hi = m2
+            else:
+                lo = m1
+        return min(range(lo, hi + 1), key=f)
+
+    def theta_for_eps(self, eps: float) -> int:
+        """The tilt minimising the Chernoff bound K(θ) − θε at ε (the saddle point, on the grid)."""
+        return self._argmin(lambda i: self.cumulant(i) - float(_THETAS[i]) * eps)
+
+    def theta_for_delta(self, delta: float) -> int:
+        """The tilt minimising the Chernoff ε bound (K(θ) − ln δ)/θ for δ."""
+        ld = math.log(delta)
+        return self._argmin(lambda i: (self.cumulant(i) - ld) / float(_THETAS[i]))
+
+    # -- ends -----------------------------------------------------------------------------------------
+    def upper(self, ti: int) -> UpperEnd | None:
+        if ti not in self._upper:
+            th = float(_THETAS[ti])
+            vs = self.vectors(ti)
+            vecs, log_scale, slack = [], 0.0, 0.0
+            for sp, k in vs.splits:
+                x, lm = tilt(sp.log_masses, sp.first, self.step, th, 1.0)
+                vecs.append((x, k))
+                log_scale += k * lm
+                slack += k * abs(lm)
+            p_inf = vs.p_inf_hi
+            first = sum(k * sp.first for sp, k in vs.splits)
+            try:
+                if not all(np.any(x > 0) for x, _ in vecs):
+                    self._upper[ti] = None
+                else:
+                    if len(vecs) == 1 and vecs[0][1] == 1:  # one step: the vector itself, exact
+                        comp = Composed(vecs[0][0], first, 0.0, 0.0)
+                    else:
+                        win = fft_window(vecs, self.log_tau, self.max_len)
+                        comp = compose(vecs, win)
+                        comp = Composed(comp.values, first + comp.first, comp.fft_error, comp.wrap)
+                    ls = 4 * _U * (slack + len(vecs) + 1)
+                    self._upper[ti] = UpperEnd(comp, self.step, th, log_scale, ls, p_inf)
+            except GridTooLargeError:
+                if ti == 0:
+                    raise
+                self._upper[ti] = None
+        return self._upper[ti]
+
+    def lower(self, ti: int) -> LowerEnd | None:
+        if ti not in self._lower:
+            th = float(_THETAS[ti])
+            vs = self.vectors(ti)
+            pv, av = [], []
+            lp = la = slack = 0.0
+            for qu, k in vs.quants:
+                x, lm = tilt(qu.log_p, qu.first, self.step, th, -1.0)
+                pv.append((x, k))
+                lp += k * lm
+                y, lma = tilt(qu.log_q_hat, qu.first, self.step, th, 1.0, normalise=True)
+                av.append((y, k))
+                la += k * lma
+                slack += k * (abs(lm) + abs(lma))
+            first = sum(k * qu.first for qu, k in vs.quants)
+            try:
+                if not all(np.any(x > 0) for x, _ in pv) or not all(np.all(np.isfinite(y)) for y, _ in av):
+                    self._lower[ti] = None
+                else:
+                    if len(pv) == 1 and pv[0][1] == 1:  # one step: the vectors themselves, exact
+                        cp = Composed(pv[0][0], first, 0.0, 0.0)
+                        ca = Composed(av[0][0], first, 0.0, 0.0)
+                    else:
+                        win = fft_window(pv, self.log_tau, self.max_len)
+                        cp = compose(pv, win)
+                        ca = compose(av, (win[0], win[1], 0.0))
+                        cp = Composed(cp.values, first + cp.first, cp.fft_error, cp.wrap)
+                        ca = Composed(ca.values, first + ca.first, ca.fft_error, 0.0)
+                    # index tilt e^{θΔJ} = e^{θ(s_J − kΔ/2)}: fold e^{θkΔ/2} into both scales
+                    half = th * self.count * self.step / 2
+                    ls = 4 * _U * (slack + len(pv) + 1 + abs(half))
+                    self._lower[ti] = LowerEnd(
+                        cp, ca, self.count, self.step, th, lp + half, la + half, ls, vs.p_inf_lo
+                    )
+            except GridTooLargeError:
+                if ti == 0:
+                    raise
+                self._lower[ti] = None
+        return self._lower[ti]
+
+    def delta_upper(self, eps: FloatArray) -> FloatArray:
+        base = self.upper(0)
+        if base is None:
+            return np.full(eps.size, max(self.p_inf_hi, 0.0) if self._all_infinite() else 1.0)
+        out = base.delta(eps)
+        fin = out - self.p_law
+        need = base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0)
+        for i in np.flatnonzero(need):
+            ti = self.theta_for_eps(float(eps[i]))
+            if ti == 0:
+                continue
+            end = self.upper(ti)
+            if end is not None:
+                out[i] = min(out[i], float(end.delta(eps[i : i + 1])[0]))
+        return out
+
+    def _all_infinite(self) -> bool:
+        return any(not np.any(np.isfinite(sp.log_masses)) for sp, _ in self.bulk.splits)
+
+    def delta_lower(self, eps: FloatArray, hint: FloatArray | None = None) -> FloatArray:
+        """Certified lower δ(ε); where the untilted FFT floor matters, the tilts that suit ε and the
+        δ level ``hint`` (an upper δ at ε, as ε(δ) would choose) are tried too."""
+        base = self.lower(0)
+        if base is None:
+            return np.full(eps.size, self.p_inf_lo)
+        out = base.delta(eps)
+        floor = base.err_p + math.e * base.err_a + self.cut
+        for i in range(eps.size):
+            fin = out[i] - self.p_inf_lo
+            if fin >= floor / _TILT_TRIGGER:
+                continue
+            tis = {self.theta_for_eps(float(eps[i]))}
+            if hint is not None and 0 < hint[i] < 1:
+                tis.add(self.theta_for_delta(float(hint[i])))
+            for ti in tis - {0}:
+                end = self.lower(ti)
+                if end is not None:
+                    out[i] = max(out[i], float(end.delta(eps[i : i + 1])[0]))
+        return out
+
+    def epsilon_upper(self, delta: float) -> float:
+        """Least ε found (bisection) whose certified upper δ is ≤ ``delta``."""
+        if self.p_law >= delta:
+            return math.inf
+        base = self.upper(0)
+        if base is None:
+            return math.inf
+        ends = [base]
+        if base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * delta:
+            t = self.upper(self.theta_for_delta(delta))
+            if t is not None:
+                ends.append(t)
+
+        def ok(e: float) -> bool:
+            x = np.array([e])
+            return min(float(end.delta(x)[0]) for end in ends) <= delta
+
+        if ok(0.0):
+            return 0.0
+        hi = max(1.0, max(end.s_max() for end in ends) + 1.0)
+        for _ in range(64):
+            if ok(hi):
+                break
+            hi = 2 * hi + 1.0
+        else:
+            return math.inf
+        return bisect(0.0, hi, ok, "hi", EPSILON_XTOL)
+
+    def epsilon_lower(self, delta: float, upper: float) -> float:
+        """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""
+        if self.p_inf_lo > delta:
+            return math.inf
+        base = self.lower(0)
+        if base is None:
+            return 0.0
+        ends = [base]
+        if (base.err_p + math.e * base.err_a + self.cut) > _TILT_TRIGGER * delta:
+            t = self.lower(self.theta_for_delta(delta))
+            if t is not None:
+                ends.append(t)
+
+        def ok(e: float) -> bool:
+            return max(float(end.delta(np.array([e]))[0]) for end in ends) <= delta
+
+        if ok(0.0):
+            return 0.0
+        lo = 0.0
+        if math.isfinite(upper) and upper > 0:
+            # scan down from the upper end (the computed lower δ need not be monotone far from the
+            # tilt's window, so a bisection from 0 could stop in the wrong place)
+            gap = max(upper * _SCAN_START, EPSILON_XTOL)
+            while gap < upper:
+                if not ok(upper - gap):
+                    lo = upper - gap
+                    break
+                gap *= 2.0
+        if lo == 0.0:
+            hi = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
+            for _ in range(64):
+                if ok(hi):
+                    break
+                lo, hi = hi, 2 * hi + 1.0
+            else:
+                return lo
+            for _ in range(_COARSE_BISECTIONS):
+                mid = 0.5 * (lo + hi)
+                if ok(mid):
+                    hi = mid
+                else:
+                    lo = mid
+        target = delta * (1 + 16 * _U) - self.p_inf_lo * (1 - 16 * _U)
+        best = lo
+        for end in ends:
+            best = max(best, end.root(lo, target))
+        return best
+
+
 class PrivacyLossDistribution:
     """Privacy loss distribution of a (heterogeneous) composition, with certified δ(ε) brackets.
 
-    A PLD is a list of parts (remove law, add law, count); compositions only extend the list. On the
-    first query each direction is realised once: every law is discretised on the grid of step
-    Δ = ``accuracy.grid_step`` (:mod:`optcomp.pld._discretise`), the parts are composed by one FFT
-    (:mod:`optcomp.pld._compose`), and queries read suffix sums of the composed vector.
+    A PLD is a list of parts (remove law, add law, count); compositions only extend the list. A query
+    realises each direction of the neighbouring relation on a grid of step Δ (chosen from
+    ``accuracy.relative_width`` by a coarse first pass and refinement, or ``accuracy.grid_step``):
 
-    Every ``delta``/``epsilon`` answer is a :class:`~optcomp.Bound` whose ``upper`` is certified; it
-    covers: the rounding of losses to the grid (deterministic drift Σ k_i·r_min, or Hoeffding/Bernstein
-    bounds on the mid-placed rounding error), the truncated tails (added), the mass that wraps around
-    the FFT window (Chernoff), the floating-point error of the masses and of the FFT, and, for small
-    δ, an exponentially tilted FFT (relative error in the tail) and a Chernoff (moment) bound from
-    the law's exact cell masses, all intersected. ``lower`` subtracts the same errors.
-    ``docs/pld.md`` gives the proofs.
+    * ``upper``: the exact hockey-stick value of the connect-the-dots *split* pair, which dominates
+      the true pair (``docs/pld.md`` Lemma 1), computed from upper envelopes (Lemma 4) with the FFT
+      error bars and the mass outside the FFT window added;
+    * ``lower``: P_J(T) − e^ε Q_J(T) of the *quantised-outcome* pair (the summed cell index J, a
+      post-processing, Lemma 2) on the test set T of bins with a positive computed difference, from
+      lower envelopes of P and upper envelopes of Q, FFT error bars and folded mass subtracted.
 
-    δ(ε) is the maximum over the remove and add directions; ε(δ) inverts both ends by bisection.
+    Both ends are off the truth by O(k·Δ²) for smooth laws. Small δ are read through exponentially
+    tilted compositions (relative accuracy down to δ = 1e-300). δ(ε) is the maximum over the remove
+    and add directions; ε(δ) is found by bisection on the certified values of each end.
     """
 
     def __init__(
@@ -410,6 +424,8 @@ class PrivacyLossDistribution:
         self._parts = parts
         self._accuracy = accuracy
         self._neighbouring = check_neighbouring("neighbouring", neighbouring)
+        self._realised: dict[float, tuple[_Direction, ...]] = {}
+        self._spans: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -426,7 +442,7 @@ class PrivacyLossDistribution:
         Args:
             remove: law of L = ln(dP/dQ) for the remove-direction pair (P, Q).
             add: law for the reversed pair; ``None`` (or ``remove`` itself) means symmetric.
-            accuracy: the grid step and tail budget (:class:`~optcomp.Accuracy`).
+            accuracy: the requested width or grid step (:class:`~optcomp.Accuracy`).
             neighbouring: the relation the laws are stated for, or ``None`` (relation-agnostic).
         """
         if not isinstance(remove, PrivacyLossLaw):
@@ -477,29 +493,85 @@ class PrivacyLossDistribution:
         )
 
     # -- realisation ------------------------------------------------------------------------------
-    def _realise(self, laws: list[tuple[PrivacyLossLaw, int]]) -> _Direction:
-        merged = _merge(laws)
-        total = sum(k for _, k in merged)
-        acc = self._accuracy
-        log_tail = math.log(acc.tail_mass) - math.log(4.0 * total)
-        disc = [(discretise(law, acc.grid_step, log_tail, PLD_MAX_FFT_LENGTH), k) for law, k in merged]
-        return _Direction(disc, compose(disc, acc.tail_mass), acc.tail_mass)
-
-    @cached_property
-    def _directions(self) -> tuple[_Direction, ...]:
-        remove = self._realise([(r, k) for r, _, k in self._parts])
+    def _laws(self) -> list[list[tuple[PrivacyLossLaw, int]]]:
+        remove = _merge([(r, k) for r, _, k in self._parts])
         if self.symmetric:
-            return (remove,)
-        add = self._realise([(r if a is None else a, k) for r, a, k in self._parts])
-        return (remove, add)
+            return [remove]
+        return [remove, _merge([(r if a is None else a, k) for r, a, k in self._parts])]
+
+    def _directions(self, step: float) -> tuple[_Direction, ...]:
+        if step not in self._realised:
+            log_full = math.log(PLD_LAW_TAIL) - math.log(4.0 * self.count)
+            log_bulk = math.log(self._accuracy.tail_mass) - math.log(8.0 * self.count)
+            dirs = []
+            for laws in self._laws():
+                spans: list[tuple[float, float]] = []
+                full: list[tuple[float, float]] = []
+                for law, _ in laws:
+                    for key, lt, out in ((0, log_bulk, spans), (1, log_full, full)):
+                        if (id(law), key) not in self._spans:
+                            self._spans[(id(law), key)] = window(law, lt)
+                        out.append(self._spans[(id(law), key)])
+                dirs.append(_Direction.build(laws, step, self._accuracy, spans, full))
+            # keep only the finest realisation (and this one): memory stays bounded by one grid
+            for old in [s for s in self._realised if s != step]:
+                del self._realised[old]
+            self._realised[step] = tuple(dirs)
+        return self._realised[step]
+
+    def _steps(self) -> list[float]:
+        """Grid steps to try, coarse to fine: the fixed one, or the automatic first pass."""
+        acc = self._accuracy
+        return [acc.grid_step] if acc.grid_step is not None else [PLD_FIRST_STEP]
+
+    def _refine(self, measure: _Measure, strict: bool) -> Bound:
+        """Run ``measure`` at the fixed step, or refine the step until its relative width is met."""
+        acc = self._accuracy
+        if acc.grid_step is not None:
+            return measure.run(self._directions(acc.grid_step))
+        target = acc.relative_width
+        step = PLD_FIRST_STEP
+        history: list[tuple[float, float]] = []
+        best: Bound | None = None
+        for _ in range(_MAX_PASSES):
+            try:
+                b = measure.run(self._directions(step))
+            except GridTooLargeError as err:
+                if best is None and not history:
+                    step *= 8.0  # the first pass itself is too fine for this span: coarsen it
+                    continue
+                if strict and best is not None and measure.width(best) > target:
+                    raise GridTooLargeError(
+                        f"the requested relative width {target:g} is not reached before the memory cap "
+                        f"({acc.memory_cap} bytes): at grid step {history[-1][0]:g} the width is "
+                        f"{measure.width(best):.3g}; ask for a larger Accuracy.relative_width or raise "
+                        f"Accuracy.memory_cap ({err})"
+                    ) from err
+                break
+            w = measure.width(b)
+            best = b
+            history.append((step, w))
+            if w <= target or not math.isfinite(w) or not measure.refinable(b):
+                return b
+            order = 2.0
+            if len(history) >= 2:
+                (s0, w0), (s1, w1) = history[-2], history[-1]
+                if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
+                    order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
+            step = step * min(0.5, 0.85 * (target / w) ** (1.0 / order))
+        if best is None:
+            raise GridTooLargeError(
+                "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms"
+            )
+        if strict and measure.width(best) > target:
+            raise GridTooLargeError(
+                f"the requested relative width {target:g} is not reached after {_MAX_PASSES} refinements "
+                f"(width {measure.width(best):.3g} at grid step {history[-1][0]:g}); ask for a larger "
+                "Accuracy.relative_width or use an explicit Accuracy.grid_step"
+            )
+        return best
 
     # -- queries ----------------------------------------------------------------------------------
-    def _bounds(self, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
-        dirs = self._directions
-        lo = np.max([d.lower(eps) for d in dirs], axis=0)
-        hi = np.max([d.upper(eps) for d in dirs], axis=0)
-        return np.minimum(lo, hi), hi
-
     def delta(self, epsilon: float) -> Bound:
         """Certified bracket of δ(ε) = max(δ_remove(ε), δ_add(ε)), δ_{P‖Q}(ε) = E_P[(1 − e^{ε−L})_+].
 
@@ -507,8 +579,7 @@ class PrivacyLossDistribution:
             epsilon: ε ≥ 0.
         """
         eps = check_nonnegative("epsilon", epsilon)
-        lo, hi = self._bounds(np.array([eps]))
-        return Bound(float(lo[0]), float(hi[0]))
+        return self._refine(_DeltaMeasure(np.array([eps])), strict=False)
 
     def delta_curve(self, epsilons: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
@@ -516,85 +587,106 @@ class PrivacyLossDistribution:
         if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
             bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
             raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
-        lo, hi = self._bounds(eps)
-        return lo, hi
-
-    def _upper_at(self, eps: float, target: float = -1.0) -> float:
-        return float(np.max([d.upper(np.array([eps]), target)[0] for d in self._directions]))
-
-    def _lower_at(self, eps: float, target: float | None = None) -> float:
-        return float(np.max([d.lower(np.array([eps]), target)[0] for d in self._directions]))
+        m = _DeltaMeasure(eps)
+        self._refine(m, strict=False)
+        assert m.last is not None
+        return m.last
 
     def epsilon(self, delta: float) -> Bound:
         """Certified bracket of ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.
 
         ``upper`` is an ε whose certified upper δ is ≤ ``delta``; ``lower`` is an ε whose certified
-        lower δ exceeds ``delta`` (or 0). Both ends are found by bisection to ``EPSILON_XTOL``; either
-        may be ``inf`` (e.g. when the mass at +∞ exceeds ``delta``).
+        lower δ exceeds ``delta`` (or 0). Either may be ``inf`` (e.g. when the mass at +∞ exceeds
+        ``delta``). With the automatic accuracy the grid is refined until
+        (upper − lower)/max(upper, 0.01) ≤ ``accuracy.relative_width``; for δ ≥ ``PLD_DEEP_DELTA`` a width the
+        memory cap cannot reach raises :class:`GridTooLargeError`.
 
         Args:
             delta: δ in [0, 1].
         """
         delta = check_probability("delta", delta)
-        dirs = self._directions
-        upper = self._epsilon_upper(delta, dirs)
-        return Bound(min(self._epsilon_lower(delta, dirs, upper), upper), upper)
+        return self._refine(_EpsilonMeasure(delta), strict=delta >= PLD_DEEP_DELTA)
 
-    def _epsilon_upper(self, delta: float, dirs: tuple[_Direction, ...]) -> float:
-        if self._upper_at(0.0, delta) <= delta:
-            return 0.0
-        cands = []
-        for d in dirs:
-            top = d.s_max - min(d.r_min, d.b_lo) + 1.0
-            if d.p_inf_upper + d.err_upper + math.exp(-_HOEFFDING_LOGS[-1]) >= delta / _FLOOR_FACTOR:
-                top = min(top, d.chernoff_epsilon(delta))
-            cands.append(top if d.p_inf_upper < delta else math.inf)
-        hi = max(0.0, max(cands))
-        if not math.isfinite(hi) or self._upper_at(hi, delta) > delta:
-            hi = max(1.0, max(d.s_max - min(d.r_min, d.b_lo) + 1.0 for d in dirs))
-            for _ in range(12):
-                if self._upper_at(hi, delta) <= delta:
-                    break
-                hi = 2 * hi + 1.0
-            else:
-                return math.inf
-        return self._bisect(0.0, hi, lambda e: self._upper_at(e, delta) <= delta, keep="hi")
+    def epsilon_estimate(self, delta: float) -> float:
+        """An *uncertified* point estimate (U + 2L)/3 of ε(δ) from the bracket [L, U].
 
-    def _epsilon_lower(self, delta: float, dirs: tuple[_Direction, ...], upper: float) -> float:
-        """Largest ε found with a certified lower δ(ε) > ``delta`` (every such ε is a valid lower end)."""
-        if self._lower_at(0.0, delta) <= delta:
-            return 0.0
-        if max(d.p_inf_lower for d in dirs) > delta:
-            return math.inf
-
-        def ok(e: float) -> bool:
-            return self._lower_at(e, delta) <= delta
-
-        lo = 0.0
-        hi = max(1.0, max(d.s_max - min(d.r_max, d.b_hi) + 1.0 for d in dirs))
-        # s_max is the end of the FFT window, not the largest loss: the (tilted) lower bound can still
-        # exceed delta beyond it, so search on, up to the certified upper end.
-        for _ in range(12):
-            if ok(hi):
-                break
-            lo = hi
-            hi = upper if math.isfinite(upper) and upper > hi else 2 * hi + 1.0
-        else:
-            return lo
-        return self._bisect(lo, hi, ok, keep="lo")
-
-    @staticmethod
-    def _bisect(lo: float, hi: float, ok: Callable[[float], bool], keep: str) -> float:
-        """Bisection with ok(hi) true and ok(lo) false; returns hi (keep='hi') or lo."""
-        for _ in range(200):
-            if hi - lo <= EPSILON_XTOL * max(1.0, hi):
-                break
-            mid = 0.5 * (lo + hi)
-            if ok(mid):
-                hi = mid
-            else:
-                lo = mid
-        return hi if keep == "hi" else lo
+        The two ends' errors are second order with a ratio near 2:1 for smooth laws and many steps
+        (``docs/pld.md`` §7), which this weighting cancels; it is not a bound.
+        """
+        b = self.epsilon(delta)
+        if not math.isfinite(b.upper):
+            return b.upper
+        return (b.upper + 2 * b.lower) / 3
 
     def __repr__(self) -> str:
         return f"PrivacyLossDistribution(count={self.count}, parts={len(self._parts)}, accuracy={self._accuracy})"
+
+
+class _Measure:
+    """A query run on one realisation, and its relative width."""
+
+    def run(self, dirs: tuple[_Direction, ...]) -> Bound:
+        raise NotImplementedError
+
+    def width(self, b: Bound) -> float:
+        raise NotImplementedError
+
+    def refinable(self, b: Bound) -> bool:
+        return True
+
+
+class _EpsilonMeasure(_Measure):
+    def __init__(self, delta: float) -> None:
+        self.delta = delta
+
+    def run(self, dirs: tuple[_Direction, ...]) -> Bound:
+        ups = [d.epsilon_upper(self.delta) for d in dirs]
+        upper = max(ups)
+        lower = 0.0
+        # a direction whose own upper ε is below the lower ε already found cannot raise it: skip its
+        # (costly) lower end
+        for u, d in sorted(zip(ups, dirs, strict=True), key=lambda t: -t[0]):
+            if u <= lower:
+                continue
+            lower = max(lower, d.epsilon_lower(self.delta, upper))
+        return Bound(min(lower, upper), upper)
+
+    def width(self, b: Bound) -> float:
+        if b.upper == b.lower:
+            return 0.0
+        return (b.upper - b.lower) / max(b.upper, 0.01)
+
+
+class _DeltaMeasure(_Measure):
+    def __init__(self, eps: FloatArray) -> None:
+        self.eps = eps
+        self.last: tuple[FloatArray, FloatArray] | None = None
+
+    def run(self, dirs: tuple[_Direction, ...]) -> Bound:
+        ups = [d.delta_upper(self.eps) for d in dirs]
+        hi = np.max(ups, axis=0)
+        lo = np.zeros(self.eps.size)
+        for i in np.argsort([-float(np.max(u)) if u.size else 0.0 for u in ups]):
+            if self.eps.size and not np.any(ups[i] > lo):
+                continue  # this direction's upper δ is below the lower δ already found everywhere
+            lo = np.maximum(lo, dirs[i].delta_lower(self.eps, ups[i]))
+        lo = np.minimum(lo, hi)
+        self.last = (lo, hi)
+        if self.eps.size == 0:
+            return Bound(0.0, 0.0)
+        i = int(np.argmax(self._widths(lo, hi)))
+        return Bound(float(lo[i]), float(hi[i]))
+
+    @staticmethod
+    def _widths(lo: FloatArray, hi: FloatArray) -> FloatArray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = np.where(hi > _FLOOR_WIDTH, (hi - lo) / hi, 0.0)
+        return np.asarray(w, dtype=np.float64)
+
+    def width(self, b: Bound) -> float:
+        assert self.last is not None
+        w = self._widths(*self.last)
+        return float(np.max(w)) if w.size else 0.0
+
+    def refinable(self, b: Bound) -> bool:
+        return True

@@ -1,0 +1,258 @@
+"""One privacy-loss law → certified cell masses on the grid (``docs/pld.md`` §1).
+
+Cell c is the loss interval [cΔ, (c+1)Δ). For one ordered pair (P, Q) with loss ℓ = ln dP/dQ,
+m_c = P(ℓ ∈ cell c) and q_c = Q(ℓ ∈ cell c). :func:`cells` returns both with *envelopes*
+(m⁻ ≤ m ≤ m⁺, q⁻ ≤ q ≤ q⁺) derived from the law's tail functions, which are assumed accurate to
+:data:`~optcomp._numerics.LAW_LOG_ERROR` (absolute, relative to ``max(1, |log value|)``), and the
+masses the window leaves out: the P-mass below it, the P-mass above it, and P(ℓ = +∞).
+
+The window is set by the *continuous* tails only (down to a per-step P-mass ``exp(log_tail)``) and
+by atoms heavy enough to matter; a light atom far outside (a truncated Laplace edge, a tiny δ-part)
+does not widen it: it is counted with the tails instead. The two ends treat the tails differently
+(upper: right tail to +∞, left tail onto the first grid point; lower: dropped), see
+:mod:`optcomp.pld._dominating` and :mod:`optcomp.pld._dominated`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from optcomp._numerics import LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
+from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+
+__all__ = [
+    "BYTES_KEPT_PER_CELL",
+    "BYTES_PER_CELL",
+    "Cells",
+    "GridTooLargeError",
+    "cell_log_masses",
+    "cells",
+    "mag",
+    "window",
+]
+
+_U = UNIT_ROUNDOFF
+#: Relative accuracy assumed of a law's stored atom masses.
+_ATOM_REL = 64 * UNIT_ROUNDOFF
+#: The smallest normal double.
+_NORMAL = float(np.finfo(np.float64).tiny)
+#: Bytes of transient working memory per grid cell while one law is discretised (edges, four tail
+#: functions, masses, envelopes).
+BYTES_PER_CELL = 160
+#: Bytes kept per grid cell of every law once discretised (split, P and tilted-Q log vectors).
+BYTES_KEPT_PER_CELL = 32
+
+
+class GridTooLargeError(ValueError):
+    """The requested accuracy needs more working memory than ``Accuracy.memory_cap`` allows.
+
+    Raised instead of silently coarsening the grid. The message names what to change: a larger
+    ``Accuracy.relative_width`` (or ``grid_step``), a larger ``Accuracy.memory_cap``, or fewer
+    compositions.
+    """
+
+
+@dataclass(frozen=True)
+class Cells:
+    """Cell masses of one law on the grid of step ``step``: cells ``first .. first + n − 1``.
+
+    Attributes:
+        lm_lo, lm_hi: envelopes of ln m_c (natural logs, so that deep-tail cells below the smallest
+            double keep their relative accuracy; −inf for an empty cell).
+        lq_lo, lq_hi: envelopes of ln q_c.
+        below_hi: upper bound on the P-mass with finite loss below the window.
+        above_hi: upper bound on the P-mass with finite loss at or above the window's end.
+        p_inf_lo, p_inf_hi: envelopes of P(ℓ = +∞).
+    """
+
+    step: float
+    first: int
+    lm_lo: FloatArray
+    lm_hi: FloatArray
+    lq_lo: FloatArray
+    lq_hi: FloatArray
+    below_hi: float
+    above_hi: float
+    p_inf_lo: float
+    p_inf_hi: float
+
+
+def _log_theta(logv: FloatArray) -> FloatArray:
+    """ln of the absolute error bound of exp(logv) when logv has error LAW_LOG_ERROR·max(1, |logv|)."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        err = LAW_LOG_ERROR * np.maximum(1.0, np.abs(logv))
+        out = logv + np.log(np.expm1(err * 1.01) * 1.01)
+    return np.where(np.isneginf(logv), -np.inf, out)
+
+
+def _log1mexp(x: FloatArray) -> FloatArray:
+    """ln(1 − eˣ) for x ≤ 0 (Mächler 2012); −inf at 0, nan above."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.asarray(
+            np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))), dtype=np.float64
+        )
+
+
+def mag(x: FloatArray) -> FloatArray:
+    """|x| where x is finite, 0 elsewhere (the magnitude a rounding slack of ln x scales with)."""
+    return np.asarray(np.where(np.isfinite(x), np.abs(x), 0.0), dtype=np.float64)
+
+
+def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(ln m, ln m⁻, ln m⁺): the masses between consecutive edges and envelopes of them, in logs.
+
+    A cell uses CDF differences when its upper edge lies below the median, SF differences otherwise,
+    so every difference is of two numbers of the small side (relative accuracy in both tails); the
+    envelope is m ± (θ_left + θ_right + 8u·m), θ the error of the tail value at an edge.
+    """
+    use_cdf = (logcdf <= logsf)[1:]
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        l_cdf = logcdf[1:] + _log1mexp(np.minimum(logcdf[:-1] - logcdf[1:], 0.0))
+        l_sf = logsf[:-1] + _log1mexp(np.minimum(logsf[1:] - logsf[:-1], 0.0))
+    l_cdf = np.where(np.isneginf(logcdf[1:]) | np.isnan(l_cdf), -np.inf, l_cdf)
+    l_sf = np.where(np.isneginf(logsf[:-1]) | np.isnan(l_sf), -np.inf, l_sf)
+    lm = np.where(use_cdf, l_cdf, l_sf)
+    tc, ts = _log_theta(logcdf), _log_theta(logsf)
+    with np.errstate(invalid="ignore"):
+        lerr = np.where(use_cdf, np.logaddexp(tc[1:], tc[:-1]), np.logaddexp(ts[1:], ts[:-1]))
+        lerr = np.logaddexp(lerr, lm + math.log(8 * _U)) + 8 * _U * (1 + mag(lerr))
+        hi = np.logaddexp(lm, lerr) + 4 * _U * (1 + mag(lm) + mag(lerr))
+        lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - 4 * _U * (1 + mag(lm))
+    lo = np.where((lerr >= lm) | np.isnan(lo), -np.inf, lo)
+    return lm, lo, np.where(np.isnan(hi), np.inf, hi)
+
+
+def _tail_point(
+    fn: Callable[[FloatArray], FloatArray], target: float, sign: float, lo: float, hi: float
+) -> float:
+    """A loss x in [lo, hi] with fn(x) ≤ target (fn monotone; sign=+1: search upwards).
+
+    Doubling steps from 0 (or the finite support end) until fn ≤ target, then 60 bisection steps;
+    the point returned always satisfies fn(x) ≤ target or is the support end.
+    """
+
+    def val(x: float) -> float:
+        return float(fn(np.array([x]))[0])
+
+    start = 0.0 if lo <= 0.0 <= hi else (lo if math.isfinite(lo) else hi)
+    step = 1.0
+    x = start
+    bound = hi if sign > 0 else lo
+    for _ in range(1100):
+        cand = x + sign * step
+        if ((sign > 0 and cand >= bound) or (sign < 0 and cand <= bound)) and math.isfinite(bound):
+            return bound
+        if val(cand) <= target:
+            a, b = x, cand
+            for _ in range(60):
+                mid = 0.5 * (a + b)
+                if val(mid) <= target:
+                    b = mid
+                else:
+                    a = mid
+            return b
+        x = cand
+        step *= 2.0
+    raise GridTooLargeError(f"could not find the tail of the privacy-loss law below mass exp({target})")
+
+
+def window(law: PrivacyLossLaw, log_tail: float) -> tuple[float, float]:
+    """The loss interval [a, b] the grid must cover: continuous tails beyond it carry at most
+    exp(log_tail) each; atoms lighter than exp(log_tail) do not widen it."""
+    cont = law.continuous
+    lo_pts: list[float] = []
+    hi_pts: list[float] = []
+    keep = law.atom_p > math.exp(log_tail)
+    if np.any(keep):
+        lo_pts.append(float(law.atom_losses[keep][0]))
+        hi_pts.append(float(law.atom_losses[keep][-1]))
+    if cont is not None:
+        lo_pts.append(_tail_point(cont.p_logcdf, log_tail, -1.0, cont.lower, cont.upper))
+        hi_pts.append(_tail_point(cont.p_logsf, log_tail, 1.0, cont.lower, cont.upper))
+    if not lo_pts:
+        return 0.0, 0.0
+    return min(lo_pts), max(hi_pts)
+
+
+def _continuous(cont: ContinuousLoss, edges: FloatArray) -> tuple[FloatArray, ...]:
+    x = np.clip(edges, cont.lower, cont.upper)
+    _, m_lo, m_hi = cell_log_masses(cont.p_logcdf(x), cont.p_logsf(x))
+    _, q_lo, q_hi = cell_log_masses(cont.q_logcdf(x), cont.q_logsf(x))
+    lc0, ls1 = cont.p_logcdf(x[:1]), cont.p_logsf(x[-1:])
+    below = float(np.exp(np.logaddexp(lc0, _log_theta(lc0)))[0])
+    above = float(np.exp(np.logaddexp(ls1, _log_theta(ls1)))[0])
+    return m_lo, m_hi, q_lo, q_hi, np.array([below, above])
+
+
+def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells: int) -> Cells:
+    """Certified cell masses of ``law`` on the cells covering ``span`` (module docstring).
+
+    Raises:
+        GridTooLargeError: if more than ``max_cells`` cells would be needed.
+    """
+    a, b = span
+    c_lo = math.floor(a / step) - 1
+    c_hi = math.floor(b / step) + 1
+    n = c_hi - c_lo + 1
+    if n > max_cells:
+        raise GridTooLargeError(
+            f"one privacy-loss law spans [{a:.6g}, {b:.6g}], which needs {n} grid cells of step {step:g} "
+            f"(the memory cap allows {max_cells}); ask for a larger Accuracy.relative_width or "
+            "grid_step, or raise Accuracy.memory_cap"
+        )
+    edges = (c_lo + np.arange(n + 1, dtype=np.float64)) * step
+    m_lo = np.full(n, -np.inf)
+    m_hi = np.full(n, -np.inf)
+    q_lo = np.full(n, -np.inf)
+    q_hi = np.full(n, -np.inf)
+    below = above = 0.0
+    cont = law.continuous
+    if cont is not None:
+        m_lo, m_hi, q_lo, q_hi, tails = _continuous(cont, edges)
+        below, above = float(tails[0]), float(tails[1])
+    atoms = law.atom_losses
+    if atoms.size:
+        # the exact cell of an atom is floor(ℓ/Δ); a computed index off by one is corrected against
+        # the computed edges, so that edges[c] ≤ ℓ < edges[c+1] holds for the floats used below
+        idx = np.floor(atoms / step).astype(np.int64) - c_lo
+        inside = (idx >= 0) & (idx < n)
+        ii = np.clip(idx, 0, n - 1)
+        ii = np.where(inside & (atoms < edges[ii]), ii - 1, ii)
+        ii = np.where(inside & (atoms >= edges[np.minimum(ii + 1, n)]), ii + 1, ii)
+        inside &= (ii >= 0) & (ii < n)
+        ap, aq, al = law.atom_p[inside], law.atom_q[inside], atoms[inside]
+        with np.errstate(divide="ignore"):
+            lp, lq = np.log(ap), np.log(aq)
+        # a mass below the smallest normal double has lost its relative accuracy (e.g. the Q-mass
+        # 0.5·e^{−1000} of Laplace(0.001)'s atom underflows to 0): use dQ = e^{−ℓ} dP instead
+        lq = np.where((aq < _NORMAL) & (ap >= _NORMAL), lp - al, lq)
+        lp = np.where((ap < _NORMAL) & (aq >= _NORMAL), lq + al, lp)
+        # the atoms' masses are trusted to relative _ATOM_REL: add them to the envelopes accordingly
+        np.logaddexp.at(m_lo, ii[inside], lp + math.log1p(-_ATOM_REL))
+        np.logaddexp.at(m_hi, ii[inside], lp + math.log1p(_ATOM_REL))
+        np.logaddexp.at(q_lo, ii[inside], lq + math.log1p(-_ATOM_REL))
+        np.logaddexp.at(q_hi, ii[inside], lq + math.log1p(_ATOM_REL))
+        m_lo = m_lo - 4 * _U * (1 + mag(m_lo))
+        q_lo = q_lo - 4 * _U * (1 + mag(q_lo))
+        m_hi = m_hi + 4 * _U * (1 + mag(m_hi))
+        q_hi = q_hi + 4 * _U * (1 + mag(q_hi))
+        lo_side = ~inside & (atoms < edges[0])
+        below += math.fsum(law.atom_p[lo_side]) * (1 + _ATOM_REL)
+        above += math.fsum(law.atom_p[~inside & ~lo_side]) * (1 + _ATOM_REL)
+    p_inf = float(law.p_inf)
+    return Cells(
+        step=step,
+        first=c_lo,
+        lm_lo=m_lo,
+        lm_hi=m_hi,
+        lq_lo=q_lo,
+        lq_hi=q_hi,
+        below_hi=below * (1 + 8 * _U),
+        above_hi=above * (1 + 8 * _U),
+        p_inf_lo=p_inf * (1 - _ATOM_REL),
+        p_inf_hi=min(1.0, p_inf * (1 + _ATOM_REL)),
+    )

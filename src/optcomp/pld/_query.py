@@ -1,0 +1,254 @@
+"""One end's composed vectors → certified δ(ε), and ε(δ) by bisection on the certified values.
+
+Both ends read composed vectors that may be exponentially tilted (``docs/pld.md`` §6): an input
+vector x over cell indices c is replaced by x̃_c = x_c e^{θΔc − ln M} (M its tilted mass), so the
+composed vector y over summed indices J is y_J = z_J e^{L − θΔJ} with L = Σ k_i ln M_i and z the
+composition of the x̃. Writing the hockey-stick sum with weights e^{−θ(s_J − ε)} ≤ 1 turns an
+absolute error of z into an error *relative* to e^{L − θε}: the deep tail (δ down to 1e-300) is read
+with the same FFT error bars as the bulk. θ = 0 is the untilted case.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.signal import lfilter
+
+from optcomp._numerics import EPSILON_XTOL, UNIT_ROUNDOFF, FloatArray
+from optcomp.pld._fft import Composed
+
+_U = UNIT_ROUNDOFF
+
+
+#: The smallest positive double: added to every entry of an upper envelope computed by exp (which is
+#: only accurate to this absolute amount in the subnormal range).
+_TINY = float(np.nextafter(0.0, 1.0))
+
+
+def tilt(
+    logx: FloatArray, first: int, step: float, theta: float, side: float, normalise: bool = False
+) -> tuple[FloatArray, float]:
+    """(x̃, ln M) from ln x: x̃ = x e^{θΔc − ln M}, ln M = ln Σ x e^{θΔc} when θ > 0 or ``normalise``
+    (else ln M = 0), rounded outwards by its relative error bound (``side`` = +1 for an upper
+    envelope, which also gets the smallest double added to each non-empty entry, −1 for a lower one)."""
+    c = (first + np.arange(logx.size, dtype=np.float64)) * step
+    finite = np.isfinite(logx)
+    if not np.any(finite):
+        return np.zeros(logx.size), 0.0
+    lw = logx + theta * c if theta != 0.0 else logx
+    log_m = 0.0
+    if theta != 0.0 or normalise:
+        top = float(np.max(lw[finite]))
+        log_m = top + math.log(float(np.sum(np.exp(lw[finite] - top))))
+    arg = np.where(finite, lw - log_m, -np.inf)
+    rho = 8 * _U * (3 + abs(log_m) + float(np.max(np.abs(lw[finite]))) + theta * float(np.max(np.abs(c))))
+    out = np.exp(arg) * (1 + side * rho)
+    if side > 0:
+        out = np.where(finite, out + _TINY, 0.0)
+    return out, log_m
+
+
+@dataclass
+class UpperEnd:
+    """Upper δ(ε) of the composed split vector z (loss s_j = (first + j)Δ, tilt θ, log scale L)."""
+
+    composed: Composed
+    step: float
+    theta: float
+    log_scale: float
+    log_slack: float
+    p_inf: float
+
+    def __post_init__(self) -> None:
+        z = self.composed.values
+        self.n = z.size
+        th, d = self.theta, self.step
+        self.c_sum = lfilter([1.0], [1.0, -math.exp(-th * d)], z[::-1])[::-1]
+        self.d_sum = lfilter([1.0], [1.0, -math.exp(-(th + 1.0) * d)], z[::-1])[::-1]
+        # subnormal arithmetic has an absolute (not relative) error of up to _TINY per operation
+        underflow = 8 * (self.n + 2) * _TINY
+        self.floor = (self.composed.fft_error + self.composed.wrap + underflow) * (1 + 16 * _U)
+
+    def s(self, j: np.ndarray) -> FloatArray:
+        return np.asarray((self.composed.first + j) * self.step, dtype=np.float64)
+
+    def index(self, x: FloatArray) -> np.ndarray:
+        """The first j with computed s_j > x (n if none)."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            guess = np.floor(x / self.step - self.composed.first) + 1.0
+        j = np.clip(np.nan_to_num(guess, nan=0.0, posinf=self.n, neginf=0), 0, self.n).astype(np.int64)
+        while True:
+            up = (j < self.n) & (self.s(np.minimum(j, self.n - 1)) <= x)
+            down = (j > 0) & (self.s(np.maximum(j - 1, 0)) > x)
+            if not (np.any(up) or np.any(down)):
+                return j
+            j = j + up.astype(np.int64) - down.astype(np.int64)
+
+    def finite(self, eps: FloatArray) -> FloatArray:
+        """Certified upper bound on the finite part Σ_{s_j > ε} y_j (1 − e^{ε − s_j})."""
+        j = self.index(eps)
+        valid = j < self.n
+        jj = np.minimum(j, self.n - 1)
+        sj = self.s(jj)
+        cj, dj = self.c_sum[jj], self.d_sum[jj]
+        gap = np.maximum(sj - eps, 0.0)
+        th = self.theta
+        inner = np.where(valid, np.exp(-th * gap) * (cj - np.exp(-gap) * dj), 0.0)
+        rounding = np.where(
+            valid,
+            3.03 * self.n * _U * (cj + dj) + 8 * _U * (np.abs(eps) + np.abs(sj) + 1) * (1 + th) * cj,
+            0.0,
+        )
+        total = (np.maximum(inner, 0.0) + rounding + self.floor) * (1 + 8 * _U)
+        log_pref = self.log_scale - th * eps
+        log_pref = log_pref + 8 * _U * (np.abs(log_pref) + th * np.abs(eps) + 1) + self.log_slack
+        with np.errstate(divide="ignore", over="ignore"):
+            out = np.exp(log_pref + np.log(total))
+        return np.asarray(np.where(total > 0, out, 0.0), dtype=np.float64)
+
+    def delta(self, eps: FloatArray) -> FloatArray:
+        """Certified upper bound on δ(ε) of the dominating pair (hence of the true pair)."""
+        return np.asarray(np.minimum(1.0, self.p_inf + self.finite(eps) * (1 + 4 * _U)), dtype=np.float64)
+
+    def s_max(self) -> float:
+        return float(self.s(np.array([self.n - 1]))[0])
+
+
+@dataclass
+class LowerEnd:
+    """Lower δ(ε) of the quantised-outcome pair: composed P-masses ``p`` and tilted Q-masses ``a``
+    on one window, loss s_j = (first + j + k/2)Δ, with ln-scales ``log_p``, ``log_a`` (tilt θ)."""
+
+    p: Composed
+    a: Composed
+    count: int
+    step: float
+    theta: float
+    log_p: float
+    log_a: float
+    log_slack: float
+    p_inf: float
+
+    def __post_init__(self) -> None:
+        self.n = self.p.values.size
+        underflow = 8 * (self.n + 2) * _TINY  # subnormal arithmetic: absolute error per operation
+        self.err_p = (self.p.fft_error + self.p.wrap + underflow) * (1 + 16 * _U)
+        self.err_a = (self.a.fft_error + underflow) * (1 + 16 * _U)
+        self.s0 = (self.p.first + 0.5 * self.count) * self.step
+
+    def s(self, j: np.ndarray) -> FloatArray:
+        return np.asarray((self.p.first + j + 0.5 * self.count) * self.step, dtype=np.float64)
+
+    def test_set(self, eps: float) -> tuple[float, ...] | None:
+        """Sums over the test set T = {J : computed P_J − e^ε Q_J > 0, s_J ≥ ε − τ}, τ = 1/(1 + θ).
+
+        Returns (m, SP, SA, rounding_P, rounding_A) with m = min_T s_J, SP = Σ_T e^{−θ(s_J − m)} zP_J and
+        SA = Σ_T e^{−(θ+1)(s_J − m)} zA_J (weights ≤ 1), or ``None`` if T is empty.
+        """
+        th = self.theta
+        lo_s = eps - 1.0 / (1.0 + th)
+        j0 = max(0, math.floor((lo_s - self.s0) / self.step) - 1)
+        if j0 >= self.n:
+            return None
+        j = np.arange(j0, self.n)
+        s = self.s(j)
+        keep = s >= lo_s
+        shift = self.log_a - self.log_p
+        with np.errstate(over="ignore"):
+            d = self.p.values[j] - np.exp(shift + eps - s) * self.a.values[j]
+        pos = keep & (d > 0)
+        if not np.any(pos):
+            return None
+        s, jt = s[pos], j[pos]
+        m = float(s[0])
+        wp = np.exp(-th * (s - m))
+        wa = np.exp(-(th + 1.0) * (s - m))
+        sp = float(np.sum(wp * self.p.values[jt]))
+        sa = float(np.sum(wa * self.a.values[jt]))
+        # each weight and product is within γ relatively; the sums within (n + 4)u
+        gamma = 8 * _U * (3 + (th + 1) * (float(np.max(np.abs(s))) + abs(m) + 1)) + (s.size + 4) * _U
+        return m, sp, sa, gamma * sp, gamma * sa
+
+    def bound(self, eps: float, t: tuple[float, ...]) -> float:
+        """G_T(ε) = e^{log_p − θm}(SP − errP) − e^{log_a + ε − (θ+1)m}(SA + errA): a certified lower bound
+        on P_J(T) − e^ε Q_J(T) (Lemma 2) for the fixed test set T summarised by ``t``."""
+        m, sp, sa, rp, ra = t
+        th = self.theta
+        p_part = sp - rp - self.err_p
+        if not p_part > 0:
+            return 0.0
+        lp = self.log_p - th * m
+        la = self.log_a + eps - (th + 1.0) * m
+        slack = 8 * _U * (abs(lp) + abs(la) + abs(eps) + th * abs(m) + 1) + self.log_slack
+        a_part = sa + ra + self.err_a
+        with np.errstate(over="ignore"):
+            lv = math.log(p_part) + lp - slack
+            la_v = math.log(a_part) + la + slack if a_part > 0 else -math.inf
+        if la_v >= lv:
+            return 0.0
+        # e^{lv} − e^{la_v} = e^{lv}(1 − e^{la_v − lv}), computed safely downwards
+        return math.exp(lv) * -math.expm1(la_v - lv) * (1 - 8 * _U)
+
+    def finite_one(self, eps: float) -> float:
+        """Certified lower bound on P_J(T) − e^ε Q_J(T) over the test set chosen at ε (Lemma 2)."""
+        t = self.test_set(eps)
+        return 0.0 if t is None else self.bound(eps, t)
+
+    def root(self, eps: float, target: float) -> float:
+        """Largest ε' found by iterating T ← T(ε'), ε' ← the root of G_T(ε') = target, from an ε with
+        G_{T(ε)}(ε) > target. G_T decreases in ε, so each root (rounded down) has G_T > target; an
+        iterate is kept only if the test set chosen at it, T(ε'), also certifies G > target, so that
+        :meth:`delta` at the returned ε agrees (a lower end that re-queries above ``target``)."""
+        best = eps
+        cur = eps
+        for _ in range(40):
+            t = self.test_set(cur)
+            if t is None:
+                break
+            m, sp, sa, rp, ra = t
+            th = self.theta
+            p_part = sp - rp - self.err_p
+            a_part = sa + ra + self.err_a
+            if not p_part > 0 or a_part <= 0:
+                break
+            lp = self.log_p - th * m
+            if lp >= 700:
+                break
+            room = math.exp(lp) * p_part * (1 - 64 * _U) - target
+            if not room > 0:
+                break
+            cand = math.log(room) - (self.log_a - (th + 1.0) * m) - math.log(a_part)
+            cand -= 64 * _U * (abs(cand) + abs(lp) + abs(self.log_a) + (th + 1.0) * abs(m) + 1)
+            if not cand > cur or self.bound(cand, t) <= target:
+                break
+            moved = cand - cur
+            cur = cand
+            if self.finite_one(cand) > target:
+                best = cand
+            if moved <= EPSILON_XTOL * max(1.0, abs(cand)):
+                break
+        return best
+
+    def delta(self, eps: FloatArray) -> FloatArray:
+        """Certified lower bound on δ(ε) (p_inf is P(some step at +∞), always in T)."""
+        fin = np.array([self.finite_one(float(e)) for e in eps])
+        return np.asarray(np.minimum(1.0, (self.p_inf + fin) * (1 - 4 * _U)), dtype=np.float64)
+
+    def s_max(self) -> float:
+        return float(self.s(np.array([self.n - 1]))[0])
+
+
+def bisect(lo: float, hi: float, ok: Callable[[float], bool], keep: str, xtol: float) -> float:
+    """Bisection with ok(hi) true and ok(lo) false; returns the evaluated hi (keep='hi') or lo."""
+    for _ in range(200):
+        if hi - lo <= xtol * max(1.0, abs(hi)):
+            break
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi if keep == "hi" else lo
