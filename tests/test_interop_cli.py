@@ -67,7 +67,9 @@ def test_dp_event_table_states_the_position(tmp_path: Path, capsys: pytest.Captu
     path = write(tmp_path, EVENT)
     code, out, err = run(capsys, "account", "--dp-event", path, "--delta", "1e-5", "--epsilon", "1")
     assert code == 0, err
-    assert "dp_accounting" in out and out.count("inside our certified") == 2
+    # dp_accounting's PLD estimate is pessimistic: inside or above the certified bracket, never below.
+    assert "dp_accounting" in out and out.count("our certified bracket") == 2
+    assert "below our certified" not in out
 
 
 def test_dp_accounting_below_the_bracket_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,7 @@ from optcomp.mechanisms import (
     privacy_loss_laws,
 )
 from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
-from tests.test_pld import gdp_delta, gdp_epsilon
+from tests._references import gdp_delta, gdp_epsilon
 from tests.tolerances import MPMATH_DPS, PLD_COARSE_STEP, PLD_TEST_STEP
 
 
@@ -80,7 +80,7 @@ def test_kfold_canonical_matches_optimal_composition(eps: float, delta: float, k
 def test_deep_tails_contain_gdp_truth(sigma: float, k: int, delta: float) -> None:
     pld = compose((Gaussian(sigma), k))  # default accuracy: requested relative width
     b = pld.epsilon(delta)
-    truth = gdp_epsilon(delta, math.sqrt(k) / sigma)
+    truth = gdp_epsilon(math.sqrt(k) / sigma, delta)
     assert b.lower <= truth <= b.upper, (b, truth)
     assert b.upper - b.lower <= 0.01 * truth  # certified, and still narrow (tilted FFT)
 
@@ -90,7 +90,7 @@ def test_deep_tails_contain_gdp_truth(sigma: float, k: int, delta: float) -> Non
 def test_hypothesis_gaussian_epsilon_any_delta(sigma: float, k: int, log10_delta: int) -> None:
     delta = 10.0**log10_delta
     b = compose((Gaussian(sigma), k), accuracy=Accuracy(grid_step=PLD_COARSE_STEP)).epsilon(delta)
-    truth = gdp_epsilon(delta, math.sqrt(k) / sigma)
+    truth = gdp_epsilon(math.sqrt(k) / sigma, delta)
     assert b.lower <= truth <= b.upper, (b, truth)
 
 
@@ -148,12 +148,12 @@ def test_epsilon_estimate_lies_in_bracket() -> None:
     b = pld.epsilon(1e-6)
     est = pld.epsilon_estimate(1e-6)
     assert b.lower <= est <= b.upper
-    assert abs(est - gdp_epsilon(1e-6, math.sqrt(30) / 2.0)) <= b.width
+    assert abs(est - gdp_epsilon(math.sqrt(30) / 2.0, 1e-6)) <= b.width
 
 
 def test_gdp_delta_bracket_default_accuracy() -> None:
     pld = compose((Gaussian(1.0), 25))
     for eps in [0.5, 5.0, 20.0, 40.0]:
         b = pld.delta(eps)
-        truth = gdp_delta(eps, 5.0)
+        truth = gdp_delta(5.0, eps)
         assert b.lower <= truth <= b.upper, (eps, b, truth)
