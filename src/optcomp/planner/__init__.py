@@ -21,6 +21,7 @@ from optcomp.planner._allocate import (
     plan_all,
 )
 from optcomp.planner._noise import half_width, simultaneous_beta
+from optcomp.planner._report import result_to_dict
 from optcomp.planner._schema import (
     SCHEMA_VERSION,
     Plan,
@@ -32,7 +33,6 @@ from optcomp.planner._schema import (
     plan_to_dict,
     plan_to_toml,
 )
-from optcomp.planner._report import result_to_dict
 
 __all__ = [
     "MODES",

@@ -72,6 +72,7 @@ def components(plan: Plan, stat: Statistic) -> tuple[Component, ...]:
     """
     mech = stat.mechanism
     sub = plan.neighbouring == "substitution"
+    comps: tuple[Component, ...]
     if stat.kind == "count":
         comps = (Component("value", mech, 1.0, 1, 1.0),)
     elif stat.kind == "histogram":
