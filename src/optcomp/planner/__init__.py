@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from optcomp.planner._allocate import (
     MODES,
-    PLANNER_PLD_ACCURACY,
+    PLANNER_PLD_RELATIVE_WIDTH,
     SCALE_RTOL,
     ModeResult,
     StatisticResult,
     allocate,
     certified_epsilon,
     plan_all,
+    pld_accuracy,
 )
 from optcomp.planner._noise import half_width, simultaneous_beta
 from optcomp.planner._report import result_to_dict
@@ -36,7 +37,7 @@ from optcomp.planner._schema import (
 
 __all__ = [
     "MODES",
-    "PLANNER_PLD_ACCURACY",
+    "PLANNER_PLD_RELATIVE_WIDTH",
     "SCALE_RTOL",
     "SCHEMA_VERSION",
     "ModeResult",
@@ -49,6 +50,7 @@ __all__ = [
     "half_width",
     "load_plan",
     "plan_all",
+    "pld_accuracy",
     "plan_from_dict",
     "plan_from_text",
     "plan_to_dict",

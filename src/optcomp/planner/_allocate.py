@@ -44,9 +44,20 @@ MODES: tuple[str, ...] = ("basic", "advanced", "kov", "optimal", "mechanism_awar
 #: Relative precision of the common scale s: the returned s is certified feasible and within this
 #: factor of the largest feasible one (as the accounting evaluates it).
 SCALE_RTOL: float = CALIBRATION_RTOL
-#: Grid step of the PLD engine in ``mechanism_aware`` mode (coarser than the library default: the
-#: planner re-plans interactively; the bracket stays certified, only a little wider).
-PLANNER_PLD_ACCURACY: Accuracy = Accuracy(grid_step=1e-4)
+#: Target width of the PLD engine's certified ε bracket in ``mechanism_aware`` mode, relative to the
+#: budget. The grid step is chosen from it: the bracket of a k-fold composition is observed to be about
+#: 4·√k grid steps wide (``docs/pld.md`` gives the Hoeffding bound 2Δ·√(k·ln(1/δ)/2)), so
+#: Δ = width·ε/(4√k), clipped to [PLD_MIN_STEP, PLD_MAX_STEP]. The bracket stays certified whatever Δ;
+#: a coarser Δ only gives away a little ε (at most about this fraction of the budget).
+PLANNER_PLD_RELATIVE_WIDTH: float = 5e-3
+PLD_MIN_STEP: float = 2e-5
+PLD_MAX_STEP: float = 2e-3
+
+
+def pld_accuracy(budget: float, k: int) -> Accuracy:
+    """The PLD engine's accuracy for a plan of ``k`` components and budget ε (see the constants above)."""
+    step = PLANNER_PLD_RELATIVE_WIDTH * budget / (4.0 * math.sqrt(max(k, 1)))
+    return Accuracy(grid_step=min(PLD_MAX_STEP, max(PLD_MIN_STEP, step)))
 #: Most accounting evaluations of one search (bracketing plus refinement).
 _MAX_EVALUATIONS = 80
 
@@ -225,7 +236,8 @@ def _mechanism_aware(p: _Prepared, eps: Sequence[float]) -> float:
         if gdp_delta_bound(mu, value)[1] > p.plan.delta:
             value = math.inf
         return min(value, black_box)
-    pld = compose(*[mechanism_spec(c, sc) for c, sc in flat], accuracy=PLANNER_PLD_ACCURACY)
+    k = sum(c.copies for c, _ in flat)
+    pld = compose(*[mechanism_spec(c, sc) for c, sc in flat], accuracy=pld_accuracy(p.budget, k))
     return min(pld.epsilon(p.plan.delta).upper, black_box)
 
 
