@@ -11,12 +11,12 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from optcomp.cli import main  # noqa: E402
-from optcomp.cli.serve import is_loopback  # noqa: E402
-from optcomp.planner import plan_from_dict, plan_from_text  # noqa: E402
-from optcomp.web import create_app  # noqa: E402
+from optcomp.cli import main
+from optcomp.cli.serve import is_loopback
+from optcomp.planner import plan_from_dict, plan_from_text
+from optcomp.web import create_app
 
 PLAN: dict[str, Any] = {
     "epsilon": 1.0,

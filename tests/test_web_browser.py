@@ -21,8 +21,8 @@ pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
 
-from optcomp.planner import load_plan  # noqa: E402
-from optcomp.web import create_app  # noqa: E402
+from optcomp.planner import load_plan
+from optcomp.web import create_app
 
 
 def _chromium() -> str | None:

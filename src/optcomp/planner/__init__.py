@@ -50,11 +50,11 @@ __all__ = [
     "half_width",
     "load_plan",
     "plan_all",
-    "pld_accuracy",
     "plan_from_dict",
     "plan_from_text",
     "plan_to_dict",
     "plan_to_toml",
+    "pld_accuracy",
     "result_to_dict",
     "simultaneous_beta",
 ]
