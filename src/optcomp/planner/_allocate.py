@@ -17,7 +17,8 @@ at most ε − reserve. Accounting modes (all return a certified upper ε at the
 * ``mechanism_aware``: the composition of the actual mechanisms — the GDP closed form when every
   component is Gaussian (μ = √Σμ_i², Dong–Roth–Su Cor 3.3, feasibility checked by the certified
   δ_μ(ε) upper end), else the PLD engine (:func:`optcomp.compose`); the smaller of that certified ε and
-  the optimal black-box one (both are certified upper bounds for the same mechanisms).
+  the optimal black-box one (both are certified upper bounds for the same mechanisms): the search
+  starts from the ``optimal`` allocation, which is therefore never beaten by this mode.
 
 In the black-box modes a Gaussian component is the pair (ε_c, δ_c) with δ_c = share·δ/G (G the number of
 Gaussian components, ``share`` = ``gaussian_delta_share``, default 1/2); Laplace and discrete Laplace
@@ -42,7 +43,9 @@ from optcomp.planner._schema import Plan, PlanError, Statistic
 MODES: tuple[str, ...] = ("basic", "advanced", "kov", "optimal", "mechanism_aware")
 
 #: Relative precision of the common scale s: the returned s is certified feasible and within this
-#: factor of the largest feasible one (as the accounting evaluates it).
+#: factor of the largest feasible one (as the accounting evaluates it). In ``mechanism_aware`` mode the
+#: PLD bracket's own relative width (``PLANNER_PLD_RELATIVE_WIDTH``) is used instead when larger: the
+#: certified ε jumps by about that much with the grid alignment, so a finer search only chases noise.
 SCALE_RTOL: float = CALIBRATION_RTOL
 #: Target width of the PLD engine's certified ε bracket in ``mechanism_aware`` mode, relative to the
 #: budget. The grid step is chosen from it: the bracket of a k-fold composition is observed to be about
@@ -60,6 +63,8 @@ def pld_accuracy(budget: float, k: int) -> Accuracy:
     return Accuracy(grid_step=min(PLD_MAX_STEP, max(PLD_MIN_STEP, step)))
 #: Most accounting evaluations of one search (bracketing plus refinement).
 _MAX_EVALUATIONS = 80
+#: Below s0·_FLOOR the free statistics are negligible: if the plan still fails, the locks alone do.
+_FLOOR = 1e-6
 
 Progress = Callable[[str], None]
 
@@ -228,17 +233,14 @@ def _optimal(p: _Prepared, eps: Sequence[float]) -> float:
 def _mechanism_aware(p: _Prepared, eps: Sequence[float]) -> float:
     scales = p.scales(eps)
     flat = [(c, sc) for cs, scs in zip(p.comps, scales) for c, sc in zip(cs, scs)]
-    black_box = _optimal(p, eps)
     if all(c.mechanism == "gaussian" for c, _ in flat):
         mu = math.sqrt(math.fsum(c.copies * (c.sensitivity / sc) ** 2 for c, sc in flat))
         value = round_up(gdp_epsilon(mu, p.plan.delta))
-        # gdp_epsilon is on the safe side; re-check with the certified δ upper end and fall back if not.
-        if gdp_delta_bound(mu, value)[1] > p.plan.delta:
-            value = math.inf
-        return min(value, black_box)
+        # gdp_epsilon is on the safe side; re-check with the certified δ upper end.
+        return value if gdp_delta_bound(mu, value)[1] <= p.plan.delta else math.inf
     k = sum(c.copies for c, _ in flat)
     pld = compose(*[mechanism_spec(c, sc) for c, sc in flat], accuracy=pld_accuracy(p.budget, k))
-    return min(pld.epsilon(p.plan.delta).upper, black_box)
+    return pld.epsilon(p.plan.delta).upper
 
 
 _ACCOUNTING: dict[str, Callable[[_Prepared, Sequence[float]], float]] = {
@@ -253,7 +255,11 @@ _ACCOUNTING: dict[str, Callable[[_Prepared, Sequence[float]], float]] = {
 def certified_epsilon(plan: Plan, mode: str, epsilons: Sequence[float]) -> float:
     """Certified upper ε at the plan's δ of releasing the statistics with the given ε_i under ``mode``."""
     p = prepare(plan)
-    return _ACCOUNTING[_check_mode(mode)](p, list(epsilons))
+    mode = _check_mode(mode)
+    value = _ACCOUNTING[mode](p, list(epsilons))
+    if mode == "mechanism_aware":  # the black-box bound holds for the same mechanisms: keep the smaller
+        value = min(value, _optimal(p, list(epsilons)))
+    return value
 
 
 def _check_mode(mode: object) -> str:
@@ -267,74 +273,96 @@ def _check_mode(mode: object) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _search(value_of: Callable[[float], float], budget: float, s0: float, progress: Progress | None) -> tuple[float, float, int]:
-    """Largest s (to relative ``SCALE_RTOL``) with value_of(s) ≤ budget; value_of is non-decreasing.
+def _search(
+    value_of: Callable[[float], float], budget: float, s0: float, progress: Progress | None, rtol: float,
+    seed: tuple[float, float] | None = None,
+) -> tuple[float, float, int]:
+    """Largest s (to relative ``rtol``) with value_of(s) ≤ budget; value_of is non-decreasing.
 
-    Returns (s, value_of(s), evaluations). Bracketing by proportional steps, then refinement by
-    interpolation in log s with a probe on each side of the interpolated root.
+    Returns (s, value_of(s), evaluations). Each round guesses the root g by a secant in log–log
+    coordinates (certified ε is close to a power of the scale), then evaluates g·(1 − rtol/3) and, when
+    that passes within 2·rtol of the budget, g·(1 + rtol/3): when the first passes and the second fails,
+    the bracket is already narrower than rtol. The returned s always passed (certified feasible).
+    ``seed``: a scale already known to be feasible, with its certified value (by another accounting).
     """
     calls = 0
-    cache: dict[float, float] = {}
-
-    def f(s: float) -> float:
-        nonlocal calls
-        if s not in cache:
-            calls += 1
-            cache[s] = value_of(s)
-            if progress is not None:
-                progress(f"evaluation {calls}: scale {s:.6g} -> certified epsilon {cache[s]:.6g}")
-        return cache[s]
-
+    seen: dict[float, float] = {}
     lo: float | None = None
     hi: float | None = None
-    s = s0
-    while calls < _MAX_EVALUATIONS:
-        v = f(s)
-        if v <= budget:
+    r = rtol
+    if seed is not None:
+        seen[seed[0]] = seed[1]
+        lo = seed[0]
+
+    def f(s: float) -> bool:
+        nonlocal calls, lo, hi
+        if s not in seen:
+            calls += 1
+            seen[s] = value_of(s)
+            if progress is not None:
+                progress(f"evaluation {calls}: scale {s:.6g} -> certified epsilon {seen[s]:.6g}")
+        ok = seen[s] <= budget
+        if ok and (lo is None or s > lo):
             lo = s
-            if hi is not None:
-                break
-            ratio = budget / v if v > 0.0 else 10.0
-            s = s * min(10.0, max(1.0 + SCALE_RTOL, ratio * (1.0 + SCALE_RTOL)))
-        else:
+        if not ok and (hi is None or s < hi):
             hi = s
-            if lo is not None:
-                break
-            ratio = budget / v
-            s = s * max(0.1, min(1.0 - SCALE_RTOL, ratio))
+        return ok
+
+    def secant(x0: float, x1: float) -> float:
+        v0, v1 = seen[x0], seen[x1]
+        if not (0.0 < v0 < math.inf and 0.0 < v1 < math.inf) or v0 == v1 or x0 == x1:
+            return math.nan
+        slope = (math.log(v1) - math.log(v0)) / (math.log(x1) - math.log(x0))
+        if not slope > 0.0:
+            return math.nan
+        return x1 * math.exp((math.log(budget) - math.log(v1)) / slope)
+
+    def guess() -> float:
+        if lo is not None and hi is not None:
+            g = secant(lo, hi)
+            span = math.log(hi / lo)
+            if not math.isfinite(g):
+                return math.sqrt(lo * hi)
+            t = min(0.98, max(0.02, math.log(g / lo) / span))
+            return lo * math.exp(t * span)
+        xs = sorted(seen)
+        known = lo if lo is not None else hi
+        assert known is not None
+        g = secant(xs[0], xs[-1]) if xs[-1] > xs[0] * (1.0 + 10.0 * r) else math.nan
+        if not math.isfinite(g):
+            v = seen[known]
+            g = known * (budget / v if 0.0 < v < math.inf else (10.0 if v == 0.0 else 0.1))
+        g = min(10.0 * known, max(0.1 * known, g))
+        if lo is not None:  # only passing points so far: go up
+            return max(g, lo * (1.0 + 2.0 * r))
+        return min(g, known * (1.0 - 2.0 * r))
+
+    g = s0 if seed is None else seed[0] * (1.0 + r)
+    while calls < _MAX_EVALUATIONS:
+        a = g * (1.0 - r / 3.0)
+        if f(a) and seen[a] >= budget * (1.0 - 2.0 * r):
+            f(g * (1.0 + r / 3.0))
+        if lo is not None and hi is not None and hi <= lo * (1.0 + r):
+            break
+        if lo is None and hi is not None and hi < s0 * _FLOOR:
+            break
+        g = guess()
     if lo is None:
         raise PlanError("plan: the locked statistics alone exceed the budget under this accounting")
-    if hi is None:
-        return lo, f(lo), calls
-    while hi / lo > 1.0 + SCALE_RTOL and calls < _MAX_EVALUATIONS:
-        v_lo, v_hi = f(lo), f(hi)
-        if math.isfinite(v_hi) and v_hi > v_lo:
-            t = (budget - v_lo) / (v_hi - v_lo)
-            t = min(0.95, max(0.05, t))
-        else:
-            t = 0.5
-        g = lo * (hi / lo) ** t
-        for probe in (g * (1.0 - SCALE_RTOL / 3.0), g * (1.0 + SCALE_RTOL / 3.0)):
-            if not lo < probe < hi:
-                continue
-            if f(probe) <= budget:
-                lo = probe
-            else:
-                hi = probe
-                break
-    return lo, f(lo), calls
+    return lo, seen[lo], calls
 
 
-def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, start: float | None = None,
-             basic: ModeResult | None = None) -> ModeResult:
+def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: ModeResult | None = None,
+             optimal_result: ModeResult | None = None) -> ModeResult:
     """The allocation of ``plan`` under accounting ``mode`` (see the module docstring).
 
     Args:
         plan: a validated :class:`Plan`.
         mode: one of :data:`MODES`.
         progress: called with a line per accounting evaluation (``mechanism_aware`` is the slow one).
-        start: a first guess of the scale (e.g. the ``optimal`` mode's, for ``mechanism_aware``).
-        basic: the ``basic`` result, for the per-statistic gain (computed if not given).
+        basic: the ``basic`` result of the same plan, for the per-statistic gain (computed if not given).
+        optimal_result: the ``optimal`` result of the same plan, where ``mechanism_aware`` starts
+            (computed if not given).
 
     Returns:
         A :class:`ModeResult` whose ``epsilon_certified`` ≤ ``epsilon_budget``.
@@ -350,13 +378,22 @@ def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, start: 
     if free_weight == 0.0:
         s, calls = 0.0, 1
         value = account(p, p.epsilons(0.0))
+        if mode == "mechanism_aware":
+            value = min(value, _optimal(p, p.epsilons(0.0)))
         if value > p.budget:
             raise PlanError(f"plan: the locked statistics need certified epsilon {value:.6g} under {mode} "
                             f"accounting, above the budget {p.budget:.6g}")
     else:
         locked_sum = math.fsum(lk for lk in p.locked if lk is not None)
-        s0 = start if start is not None and start > 0.0 else max(p.budget - locked_sum, p.budget / 100.0) / free_weight
-        s, value, calls = _search(lambda x: account(p, p.epsilons(x)), p.budget, s0, progress)
+        s0 = max(p.budget - locked_sum, p.budget / 100.0) / free_weight
+        rtol, seed = SCALE_RTOL, None
+        if mode == "mechanism_aware":
+            rtol = max(SCALE_RTOL, PLANNER_PLD_RELATIVE_WIDTH)
+            opt = optimal_result if optimal_result is not None else allocate(plan, "optimal", basic=basic)
+            seed = (opt.scale, opt.epsilon_certified)  # certified for these mechanisms too (black box)
+        s, value, calls = _search(lambda x: account(p, p.epsilons(x)), p.budget, s0, progress, rtol, seed)
+        if mode == "mechanism_aware":
+            value = min(value, _optimal(p, p.epsilons(s)))
     eps = p.epsilons(s)
     scales = p.scales(eps)
     stats = []
@@ -388,9 +425,8 @@ def plan_all(plan: Plan, modes: Sequence[str] = MODES, *, progress: Progress | N
         if mode == "basic":
             out[mode] = basic
             continue
-        start = out["optimal"].scale if mode == "mechanism_aware" and "optimal" in out else None
         out[mode] = allocate(plan, mode, progress=progress if mode == "mechanism_aware" else None,
-                             start=start, basic=basic)
+                             basic=basic, optimal_result=out.get("optimal"))
     return out
 
 
