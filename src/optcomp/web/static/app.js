@@ -47,8 +47,14 @@ function buildDoc() {
   return doc;
 }
 
+// Numbers as a person would type them (1e-6 rather than 0.000001).
+function show(x) {
+  if (typeof x !== "number") return String(x);
+  return x !== 0 && Math.abs(x) < 1e-3 ? x.toExponential().replace("e+", "e") : String(x);
+}
+
 function fromDoc(doc) {
-  for (const key of GLOBALS) $("#g-" + key).value = doc[key] === undefined ? (key === "reserve_epsilon" ? "0" : "") : String(doc[key]);
+  for (const key of GLOBALS) $("#g-" + key).value = doc[key] === undefined ? (key === "reserve_epsilon" ? "0" : "") : show(doc[key]);
   $("#g-neighbouring").value = doc.neighbouring || "add_remove";
   $("#g-dataset_size_public").checked = doc.dataset_size_public !== false;
   state.stats = doc.statistics.map((s) => ({
@@ -56,7 +62,7 @@ function fromDoc(doc) {
     lower: s.lower === undefined ? "" : String(s.lower), upper: s.upper === undefined ? "" : String(s.upper),
     bins: s.bins === undefined ? "" : String(s.bins), weight: String(s.weight === undefined ? 1 : s.weight),
     lock: s.lock_epsilon !== undefined ? "epsilon" : s.lock_accuracy !== undefined ? "accuracy" : "none",
-    lockValue: s.lock_epsilon !== undefined ? String(s.lock_epsilon) : s.lock_accuracy !== undefined ? String(s.lock_accuracy) : "",
+    lockValue: s.lock_epsilon !== undefined ? show(s.lock_epsilon) : s.lock_accuracy !== undefined ? show(s.lock_accuracy) : "",
   }));
   renderRows();
 }
@@ -237,7 +243,7 @@ function drawChart(m, basic, mode) {
   if (!m || !basic) return;
   const NS = "http://www.w3.org/2000/svg";
   const rows = m.statistics.length;
-  const W = 640, left = 150, right = 190, rowH = 30, top = 24;
+  const W = 660, left = 170, right = 190, rowH = 30, top = 24;
   const H = top + rows * rowH + 6;
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
@@ -260,7 +266,7 @@ function drawChart(m, basic, mode) {
     const y = top + i * rowH;
     const ref = basic.statistics[i].accuracy;
     const frac = typeof s.accuracy === "number" && typeof ref === "number" && ref > 0 ? Math.min(1, s.accuracy / ref) : 1;
-    mk("text", { x: left - 8, y: y + 17, "text-anchor": "end", class: "label" }, s.name.length > 20 ? s.name.slice(0, 19) + "…" : s.name);
+    mk("text", { x: left - 8, y: y + 17, "text-anchor": "end", class: "label" }, s.name.length > 19 ? s.name.slice(0, 18) + "…" : s.name);
     mk("rect", { x: left, y: y + 3, width: span, height: 10, class: "bar-basic" });
     if (mode !== "basic") mk("rect", { x: left, y: y + 14, width: Math.max(1, span * frac), height: 10, class: "bar-mode" });
     mk("text", { x: left + span + 6, y: y + 17, class: "value" }, "±" + fmt(s.accuracy) + (mode !== "basic" ? " (basic ±" + fmt(ref) + ")" : ""));
