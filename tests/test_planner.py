@@ -124,7 +124,10 @@ def _check(plan_doc: dict[str, Any], modes: tuple[str, ...] = MODES) -> None:
         # Certified feasibility: the reported certified ε fits, and recomputing it agrees.
         assert r.epsilon_certified <= plan.epsilon - plan.reserve_epsilon
         again = certified_epsilon(plan, mode, [s.epsilon for s in r.statistics])
-        assert again == r.epsilon_certified
+        if mode == "mechanism_aware":  # the search may stop on a point certified by the black-box bound only
+            assert again <= r.epsilon_certified
+        else:
+            assert again == r.epsilon_certified
         for st_plan, s in zip(plan.statistics, r.statistics):
             if st_plan.lock_epsilon is not None:
                 assert s.epsilon == st_plan.lock_epsilon and s.locked == "epsilon"

@@ -253,7 +253,12 @@ _ACCOUNTING: dict[str, Callable[[_Prepared, Sequence[float]], float]] = {
 
 
 def certified_epsilon(plan: Plan, mode: str, epsilons: Sequence[float]) -> float:
-    """Certified upper ε at the plan's δ of releasing the statistics with the given ε_i under ``mode``."""
+    """Certified upper ε at the plan's δ of releasing the statistics with the given ε_i under ``mode``.
+
+    For ``mechanism_aware`` this is the smaller of the PLD/GDP and the optimal black-box bounds, so it may be
+    below a :class:`ModeResult`'s ``epsilon_certified`` (whose search can stop on a scale it certified by
+    one of the two only); both are certified.
+    """
     p = prepare(plan)
     mode = _check_mode(mode)
     value = _ACCOUNTING[mode](p, list(epsilons))
