@@ -11,7 +11,11 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
-from starlette.testclient import TestClient
+import warnings
+
+with warnings.catch_warnings():  # starlette's note that its TestClient will move to httpx2
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
 
 from optcomp.cli import main
 from optcomp.cli.serve import is_loopback
@@ -60,7 +64,7 @@ def test_plan_endpoint_matches_library(client: TestClient) -> None:
     [
         ({"plan": {**PLAN, "statistics": [PLAN["statistics"][0], {**PLAN["statistics"][1], "upper": "ten"}]}},
          1, "upper", "statistic 'm' (#2): field 'upper' must be a number"),
-        ({"plan": {**PLAN, "delta": 2}}, None, "delta", "plan: field 'delta' must be in [0, 1), got 2.0"),
+        ({"plan": {**PLAN, "delta": 2}}, None, "delta", "plan: field 'delta' must be in [0, 0.1], got 2.0"),
         ({"plan": {**PLAN, "statistics": []}}, None, "statistics", "plan: field 'statistics'"),
         ({"plan": {**PLAN, "delta": 0.0}}, None, "delta", "must be > 0 when a statistic uses the gaussian"),
         ({"plan": PLAN, "modes": ["best"]}, None, None, "modes must be a non-empty list"),

@@ -161,7 +161,7 @@ def test_bad_input_shows_inline_message(page: Any, tmp_path: Path) -> None:
 
     pg.fill("#g-delta", "2")
     _wait_error(pg)
-    assert "plan: field 'delta' must be in [0, 1), got 2.0" in pg.locator("#global-error").inner_text()
+    assert "plan: field 'delta' must be in [0, 0.1], got 2.0" in pg.locator("#global-error").inner_text()
     assert "invalid" in (pg.locator("#g-delta").get_attribute("class") or "")
     pg.screenshot(path=str(tmp_path / "5-bad-delta.png"), full_page=True)
     pg.fill("#g-delta", "1e-6")

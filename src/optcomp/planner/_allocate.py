@@ -168,13 +168,15 @@ def _lock_for_accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...]
         raise PlanError(f"statistic {stat.name!r}: field 'lock_accuracy' {target!r} is unreachable at any ε")
     lo = hi / 2.0
     for _ in range(2000):
+        if lo < plan.epsilon * _FLOOR:  # a Gaussian with δ_c > 0 has finite noise even as ε_c → 0:
+            return hi  # negligible ε_i reach the target; the one returned is on the safe side
         if not ok(lo):
             break
         hi, lo = lo, lo / 2.0
     else:
         return hi
     while hi / lo > 1.0 + SCALE_RTOL:
-        mid = math.sqrt(lo * hi)
+        mid = math.sqrt(lo) * math.sqrt(hi)
         if ok(mid):
             hi = mid
         else:

@@ -36,6 +36,10 @@ MECHANISMS: tuple[str, ...] = ("laplace", "gaussian", "discrete_laplace")
 MECHANISM_ALIASES: dict[str, str] = {"geometric": "discrete_laplace"}
 NEIGHBOURINGS: tuple[str, ...] = ("add_remove", "substitution")
 
+#: Largest total ε and δ a plan may ask for: beyond them a "privacy budget" protects nothing, and the
+#: engines' work (lattice and grid sizes grow with ε_i) is unbounded.
+MAX_EPSILON = 100.0
+MAX_DELTA = 0.1
 #: Default failure probability β of the reported (1 − β) intervals.
 DEFAULT_BETA = 0.05
 #: Default share of the global δ handed to the Gaussian statistics (split evenly among them) in the
@@ -86,8 +90,8 @@ class Plan:
     """A global (ε, δ) budget, the neighbouring relation, public facts and the statistics.
 
     Attributes:
-        epsilon: total ε > 0 of everything released.
-        delta: total δ ∈ [0, 1).
+        epsilon: total ε ∈ (0, 100] of everything released.
+        delta: total δ ∈ [0, 0.1].
         statistics: at least one :class:`Statistic`, names unique.
         neighbouring: ``add_remove`` (default) or ``substitution`` (dataset size then public).
         beta: failure probability of the reported (1 − β) intervals, in (0, 1).
@@ -212,8 +216,8 @@ def plan_from_dict(raw: object) -> Plan:
     for key in ("epsilon", "delta"):
         if key not in raw:
             raise PlanError(f"plan: field '{key}' is required")
-    eps = _real("plan", "epsilon", raw["epsilon"], lo=0.0, hi=math.inf, lo_open=True, hi_open=True)
-    delta = _real("plan", "delta", raw["delta"], lo=0.0, hi=1.0, lo_open=False, hi_open=True)
+    eps = _real("plan", "epsilon", raw["epsilon"], lo=0.0, hi=MAX_EPSILON, lo_open=True, hi_open=False)
+    delta = _real("plan", "delta", raw["delta"], lo=0.0, hi=MAX_DELTA, lo_open=False, hi_open=False)
     neighbouring = _choice("plan", "neighbouring", raw.get("neighbouring", "add_remove"), NEIGHBOURINGS)
     beta = _real("plan", "beta", raw.get("beta", DEFAULT_BETA), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     reserve = _real("plan", "reserve_epsilon", raw.get("reserve_epsilon", 0.0),
