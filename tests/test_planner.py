@@ -59,7 +59,7 @@ def with_stat(index: int, **fields: Any) -> dict[str, Any]:
     ("raw", "pattern"),
     [
         (with_stat(1, upper=-5), r"statistic 'age' \(#2\): field 'upper' must be in \(0, inf\), got -5"),
-        (with_stat(0, weight=0), r"statistic 'n' \(#1\): field 'weight' must be in \(0, inf\), got 0"),
+        (with_stat(0, weight=0), r"statistic 'n' \(#1\): field 'weight' must be in \(0, 1e\+06\], got 0"),
         (with_stat(0, weight=float("nan")), r"'n' \(#1\): field 'weight'"),
         (with_stat(0, weight="heavy"), r"'n' \(#1\): field 'weight' must be a number"),
         (with_stat(3, bins=0), r"statistic 'hist' \(#4\): field 'bins' must be an integer >= 1, got 0"),

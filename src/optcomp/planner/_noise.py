@@ -102,6 +102,10 @@ def components(plan: Plan, stat: Statistic) -> tuple[Component, ...]:
     return comps
 
 
+#: Largest m for which consecutive integers m − 1, m, m + 1 are distinct float64 values.
+_EXACT_INTEGER_LIMIT = 2**52
+
+
 @functools.lru_cache(maxsize=65536)
 def _gaussian_mu(epsilon: float, delta: float) -> float:
     return gdp_mu_for(epsilon, delta)
@@ -128,6 +132,9 @@ def half_width(mechanism: str, scale: float, beta: float) -> float:
     # Discrete Laplace: least integer m ≥ 0 with 2e^{-(m+1)/b}/(1 + e^{-1/b}) ≤ β.
     t = 1.0 / scale
     m = max(0, math.ceil(scale * (math.log(2.0 / beta) - math.log1p(math.exp(-t)))) - 1)
+    if m > _EXACT_INTEGER_LIMIT:  # beyond float64's integers: the closed form is as exact as it gets
+        return float(m)
+    # The closed form can be off by one in floating point: settle m against the tail itself.
     while m > 0 and _discrete_tail(m - 1, t) <= beta:
         m -= 1
     while _discrete_tail(m, t) > beta:

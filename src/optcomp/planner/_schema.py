@@ -40,6 +40,8 @@ NEIGHBOURINGS: tuple[str, ...] = ("add_remove", "substitution")
 #: engines' work (lattice and grid sizes grow with ε_i) is unbounded.
 MAX_EPSILON = 100.0
 MAX_DELTA = 0.1
+#: Largest weight (weights are relative: a ratio beyond 10⁶ between two statistics is not a plan).
+MAX_WEIGHT = 1e6
 #: Default failure probability β of the reported (1 − β) intervals.
 DEFAULT_BETA = 0.05
 #: Default share of the global δ handed to the Gaussian statistics (split evenly among them) in the
@@ -182,7 +184,7 @@ def _statistic(index: int, raw: object, *, needs_n: bool) -> Statistic:
         bins = _integer(where, "bins", raw["bins"], minimum=1)
     elif "bins" in raw:
         raise PlanError(f"{where}: field 'bins' applies to a histogram only, not a {kind}")
-    weight = _real(where, "weight", raw.get("weight", 1.0), lo=0.0, hi=math.inf, lo_open=True, hi_open=True)
+    weight = _real(where, "weight", raw.get("weight", 1.0), lo=0.0, hi=MAX_WEIGHT, lo_open=True, hi_open=False)
     lock_eps = raw.get("lock_epsilon")
     lock_acc = raw.get("lock_accuracy")
     if lock_eps is not None and lock_acc is not None:
