@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test test-slow bench lint clean
 
 $(VENV)/.base:
 	$(PYTHON) -m venv $(VENV)
@@ -13,11 +13,11 @@ $(VENV)/.base:
 	touch $@
 
 $(VENV)/.demo: $(VENV)/.base pyproject.toml
-	$(PIP) install --quiet -e '.[plot]'
+	$(PIP) install --quiet -e '.[plot,web]'
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base pyproject.toml
-	$(PIP) install --quiet -e '.[test,plot]'
+	$(PIP) install --quiet -e '.[test,plot,web,interop]'
 	touch $@
 
 $(VENV)/.bench: $(VENV)/.base pyproject.toml
@@ -29,7 +29,11 @@ demo: $(VENV)/.demo
 	$(PY) examples/dpsgd.py
 
 test: lint
-	$(PY) -m pytest -n 2 tests
+	$(PY) -m pytest -n 2 -m "not slow" tests
+
+# Long hypothesis hunts and sweeps (marked `slow`); .ci/run runs them after `make test`.
+test-slow: $(VENV)/.test
+	$(PY) -m pytest -n 2 -m slow tests
 
 bench: $(VENV)/.bench
 	$(PY) benchmarks/run_all.py

@@ -1,0 +1,188 @@
+"""Statistics as noisy releases: sensitivity from declared bounds, noise from a budget, accuracy from noise.
+
+Every statistic is released by one or two *components* (a mean whose dataset size is not public is a
+noisy sum and a noisy count). A component receives a nominal budget ε_c (a share of its statistic's
+ε_i) and the noise that makes it ε_c-DP (Laplace, discrete Laplace) or (ε_c, δ_c)-DP (Gaussian, with
+δ_c from the plan's Gaussian δ rule), alone:
+
+* Laplace, ℓ₁-sensitivity Δ (``copies`` independent coordinates that change together): b = copies·Δ/ε_c
+  (Dwork–Roth Thm 3.6).
+* Discrete Laplace, integer Δ: the same b, P(K = j) ∝ e^{−|j|/b} (Ghosh–Roughgarden–Sundararajan; ε = Δ/b).
+* Gaussian, ℓ₂-sensitivity Δ: σ = Δ/μ with μ the largest value for which μ-GDP implies (ε_c, δ_c)-DP
+  (Dong–Roth–Su Cor 2.13, :func:`optcomp.fdp.gdp_mu_for`, rounded to the safe side).
+
+Accuracy is the half-width α of the (1 − β) interval ``release ± α`` of the noise (exact formulas):
+
+* Laplace(b): P(|X| > t) = e^{−t/b}, so α = b·ln(1/β).
+* Gaussian(σ): α = σ·Φ⁻¹(1 − β/2).
+* Discrete Laplace(b): P(|K| ≥ m + 1) = 2e^{−(m+1)/b}/(1 + e^{−1/b}); α is the least integer m ≥ 0
+  with that probability ≤ β.
+* Histogram with h bins (independent noise per bin): per bin as above; simultaneously over all bins
+  with β' = 1 − (1 − β)^{1/h} (exact, by independence).
+* Mean, public n: α_sum/n (post-processing of the noisy sum).
+* Mean, n not public: S̃/Ñ with S̃ the noisy sum of x − c (c the midpoint of [lower, upper], so
+  |x − c| ≤ M = (upper − lower)/2) and Ñ the noisy count. If |S̃ − S| ≤ a_s and |Ñ − N| ≤ a_c (each with
+  probability ≥ 1 − β/2, a union bound), then |S̃/Ñ − S/N| = |X − mY|/(N + Y) ≤ (a_s + M·a_c)/(n − a_c) at
+  the planning size N = n, for n > a_c (else α = ∞). This α covers at least 1 − β (not exact).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+from scipy.special import ndtri
+
+from optcomp.fdp import gdp_mu_for
+from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace
+from optcomp.planner._schema import Plan, Statistic
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """One noisy release inside a statistic.
+
+    Attributes:
+        role: ``value`` (the statistic itself), ``sum`` or ``count`` (the parts of a ratio mean).
+        mechanism: ``laplace``, ``gaussian`` or ``discrete_laplace``.
+        sensitivity: ℓ₁ (Laplace family) or ℓ₂ (Gaussian) sensitivity of one copy.
+        copies: coordinates that change together with that sensitivity each (2 for a histogram under
+            substitution with the Laplace family; the component's ε is their total).
+        share: this component's share of its statistic's ε.
+    """
+
+    role: str
+    mechanism: str
+    sensitivity: float
+    copies: int
+    share: float
+
+
+def components(plan: Plan, stat: Statistic) -> tuple[Component, ...]:
+    """The components of ``stat`` with sensitivities derived from its declared bounds and the relation.
+
+    Sensitivities (add/remove changes one record's presence; substitution replaces one record):
+
+    * count: 1 (add/remove).
+    * sum of values in [L, U]: max(|L|, |U|) (add/remove), U − L (substitution).
+    * mean, n public: the sum's sensitivity (released as noisy sum / n).
+    * mean, n not public: sum of x − (L + U)/2 with sensitivity (U − L)/2, and a count with 1.
+    * histogram: one bin changes by 1 (add/remove); two bins by 1 each (substitution: ℓ₁ 2, ℓ₂ √2).
+    """
+    mech = stat.mechanism
+    sub = plan.neighbouring == "substitution"
+    comps: tuple[Component, ...]
+    if stat.kind == "count":
+        comps = (Component("value", mech, 1.0, 1, 1.0),)
+    elif stat.kind == "histogram":
+        if not sub:
+            comps = (Component("value", mech, 1.0, 1, 1.0),)
+        elif mech == "gaussian":
+            comps = (Component("value", mech, math.sqrt(2.0), 1, 1.0),)
+        else:
+            comps = (Component("value", mech, 1.0, 2, 1.0),)
+    else:
+        assert stat.lower is not None and stat.upper is not None  # guaranteed by the schema
+        lo, hi = stat.lower, stat.upper
+        if stat.kind == "mean" and not plan.dataset_size_public:
+            comps = (
+                Component("sum", mech, (hi - lo) / 2.0, 1, 1.0 - stat.count_share),
+                Component("count", mech, 1.0, 1, stat.count_share),
+            )
+        else:
+            comps = (Component("value", mech, (hi - lo) if sub else max(abs(lo), abs(hi)), 1, 1.0),)
+    if mech == "discrete_laplace":
+        for c in comps:
+            if c.sensitivity != math.floor(c.sensitivity) or c.sensitivity < 1.0:
+                raise ValueError(
+                    f"statistic {stat.name!r}: field 'mechanism' discrete_laplace needs an integer "
+                    f"sensitivity >= 1, got {c.sensitivity!r} from the declared bounds"
+                )
+    return comps
+
+
+#: Largest m for which consecutive integers m − 1, m, m + 1 are distinct float64 values.
+_EXACT_INTEGER_LIMIT = 2**52
+
+
+@functools.lru_cache(maxsize=65536)
+def _gaussian_mu(epsilon: float, delta: float) -> float:
+    return gdp_mu_for(epsilon, delta)
+
+
+def noise_scale(c: Component, epsilon: float, gaussian_delta: float) -> float:
+    """The noise (Laplace/discrete scale b, or Gaussian σ) that makes ``c`` ε-DP or (ε, δ_c)-DP alone."""
+    if epsilon <= 0.0:
+        return math.inf
+    if c.mechanism == "gaussian":
+        mu = _gaussian_mu(epsilon, gaussian_delta)
+        return math.inf if mu <= 0.0 else c.sensitivity / mu
+    return c.copies * c.sensitivity / epsilon
+
+
+def half_width(mechanism: str, scale: float, beta: float) -> float:
+    """α with P(|noise| > α) ≤ β, exact (the least such α; an integer for the discrete Laplace)."""
+    if math.isinf(scale):
+        return math.inf
+    if mechanism == "laplace":
+        return scale * -math.log(beta)
+    if mechanism == "gaussian":
+        return scale * float(-ndtri(beta / 2.0))
+    # Discrete Laplace: least integer m ≥ 0 with 2e^{-(m+1)/b}/(1 + e^{-1/b}) ≤ β.
+    t = 1.0 / scale
+    m = max(0, math.ceil(scale * (math.log(2.0 / beta) - math.log1p(math.exp(-t)))) - 1)
+    if m > _EXACT_INTEGER_LIMIT:  # beyond float64's integers: the closed form is as exact as it gets
+        return float(m)
+    # The closed form can be off by one in floating point: settle m against the tail itself.
+    while m > 0 and _discrete_tail(m - 1, t) <= beta:
+        m -= 1
+    while _discrete_tail(m, t) > beta:
+        m += 1
+    return float(m)
+
+
+def _discrete_tail(m: int, t: float) -> float:
+    """P(|K| ≥ m + 1) for the discrete Laplace with P(K = j) ∝ e^{−t|j|}."""
+    return 2.0 * math.exp(-t * (m + 1)) / (1.0 + math.exp(-t))
+
+
+def simultaneous_beta(beta: float, bins: int) -> float:
+    """β' = 1 − (1 − β)^{1/h}: per-bin failure probability for all h independent bins to hold at 1 − β."""
+    return -math.expm1(math.log1p(-beta) / bins)
+
+
+def accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...], scales: tuple[float, ...]) -> tuple[float, float]:
+    """(α, simultaneous α) of ``stat`` given its components' noise ``scales`` (see the module docstring).
+
+    The simultaneous α differs from α for histograms only.
+    """
+    beta = plan.beta
+    mech = stat.mechanism
+    if stat.kind == "histogram":
+        assert stat.bins is not None
+        a = half_width(mech, scales[0], beta)
+        return a, half_width(mech, scales[0], simultaneous_beta(beta, stat.bins))
+    if stat.kind == "mean":
+        n = plan.dataset_size
+        assert n is not None and stat.lower is not None and stat.upper is not None
+        if len(comps) == 1:
+            a = half_width(mech, scales[0], beta) / n
+            return a, a
+        a_s = half_width(mech, scales[0], beta / 2.0)
+        a_c = half_width(mech, scales[1], beta / 2.0)
+        if not a_c < n:
+            return math.inf, math.inf
+        a = (a_s + 0.5 * (stat.upper - stat.lower) * a_c) / (n - a_c)
+        return a, a
+    a = half_width(mech, scales[0], beta)
+    return a, a
+
+
+def mechanism_spec(c: Component, scale: float) -> tuple[object, int]:
+    """The optcomp mechanism specification of ``c`` at noise ``scale`` and how many times it runs."""
+    if c.mechanism == "gaussian":
+        return Gaussian(sigma=scale, sensitivity=c.sensitivity), c.copies
+    if c.mechanism == "laplace":
+        return Laplace(scale=scale, sensitivity=c.sensitivity), c.copies
+    return DiscreteLaplace(scale=scale, sensitivity=int(c.sensitivity)), c.copies

@@ -1,0 +1,205 @@
+"""End-to-end: the planner page in headless Chromium (Playwright + the system Chromium).
+
+Skipped, with the reason, when Playwright or a Chromium binary is missing. Screenshots of every step are
+saved to pytest's tmp dir (``pytest --basetemp DIR`` keeps them in a known place).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+uvicorn = pytest.importorskip("uvicorn")
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+
+from optcomp.planner import load_plan
+from optcomp.web import create_app
+
+
+def _chromium() -> str | None:
+    for candidate in (os.environ.get("OPTCOMP_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser",
+                      shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+CHROMIUM = _chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no Chromium found (install Debian's chromium package, or set OPTCOMP_CHROMIUM)",
+)
+#: Longest wait (ms) for one re-plan to show in the page (mechanism-aware PLD on a loaded machine).
+WAIT_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("the planner server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def page(server_url: str) -> Iterator[Any]:
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        pg = context.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda exc: errors.append(str(exc)))
+        pg.goto(server_url)
+        _wait_planned(pg)
+        yield pg
+        assert errors == [], f"JavaScript errors: {errors}"
+        context.close()
+        browser.close()
+
+
+def _wait_planned(pg: Any) -> None:
+    pg.wait_for_function("document.querySelector('#status').textContent.startsWith('updated')", timeout=WAIT_MS)
+
+
+def _wait_error(pg: Any) -> None:
+    pg.wait_for_function("document.querySelector('#status').textContent.startsWith('not planned')", timeout=WAIT_MS)
+
+
+def _row(pg: Any, i: int) -> Any:
+    return pg.locator(f'tr.stat[data-index="{i}"]')
+
+
+def _number(text: str) -> float:
+    return float(text.replace("±", "").replace("×", "").split(" ")[0])
+
+
+def _build_three(pg: Any) -> None:
+    """Remove the default statistics and build: a count, a bounded sum, a Gaussian histogram."""
+    while pg.locator("tr.stat").count():
+        pg.locator("tr.stat button.remove").first.click()
+    _wait_error(pg)  # an empty plan is refused, with the message in the budget card
+    assert "field 'statistics' must be a non-empty list" in pg.locator("#global-error").inner_text()
+    for _ in range(3):
+        pg.click("#add")
+    for i, (name, kind, mech) in enumerate([("visits", "count", "laplace"), ("spend", "sum", "laplace"),
+                                            ("region", "histogram", "gaussian")]):
+        row = _row(pg, i)
+        row.locator('[data-key="name"]').fill(name)
+        row.locator('[data-key="kind"]').select_option(kind)
+        row.locator('[data-key="mechanism"]').select_option(mech)
+    _row(pg, 1).locator('[data-key="upper"]').fill("500")
+    _row(pg, 2).locator('[data-key="bins"]').fill("12")
+    _wait_planned(pg)
+
+
+def _epsilons(pg: Any) -> list[float]:
+    return [_number(_row(pg, i).locator(".eps").inner_text()) for i in range(pg.locator("tr.stat").count())]
+
+
+def test_build_weight_lock(page: Any, tmp_path: Path) -> None:
+    pg = page
+    pg.screenshot(path=str(tmp_path / "0-default.png"), full_page=True)
+    _build_three(pg)
+    pg.screenshot(path=str(tmp_path / "1-three-statistics.png"), full_page=True)
+    eps = _epsilons(pg)
+    assert eps[0] == pytest.approx(eps[1]) == pytest.approx(eps[2])  # equal weights, equal budgets
+    assert pg.locator("#modes tbody tr").count() == 5
+    assert "✓" in pg.locator("#modes tbody tr.selected").inner_text()
+    assert "all bins" in _row(pg, 2).locator(".acc").inner_text()
+    assert pg.locator("#chart svg rect.bar-mode").count() == 3 + 1  # three bars and the legend swatch
+
+    # Changing a weight: 'spend' gets three times the budget of 'visits'.
+    acc_before = _number(_row(pg, 1).locator(".acc").inner_text())
+    _row(pg, 1).locator('[data-key="weight"]').fill("3")
+    _wait_planned(pg)
+    eps = _epsilons(pg)
+    assert eps[1] == pytest.approx(3 * eps[0], rel=1e-3)
+    assert _number(_row(pg, 1).locator(".acc").inner_text()) < acc_before
+    pg.screenshot(path=str(tmp_path / "2-weight.png"), full_page=True)
+
+    # Locking 'visits' at ε = 0.05: held in every accounting mode.
+    _row(pg, 0).locator('[data-key="lock"]').select_option("epsilon")
+    _row(pg, 0).locator('[data-key="lockValue"]').fill("0.05")
+    _wait_planned(pg)
+    for mode in ("basic", "kov", "optimal", "mechanism_aware"):
+        pg.select_option("#mode", mode)
+        assert _number(_row(pg, 0).locator(".eps").inner_text()) == 0.05
+    pg.screenshot(path=str(tmp_path / "3-locked.png"), full_page=True)
+
+
+def test_bad_input_shows_inline_message(page: Any, tmp_path: Path) -> None:
+    pg = page
+    _row(pg, 1).locator('[data-key="weight"]').fill("heavy")
+    _wait_error(pg)
+    message = pg.locator('tr.msg[data-index="1"] .error')
+    assert message.is_visible()
+    assert "statistic 'mean_age' (#2): field 'weight' must be a number" in message.inner_text()
+    assert "invalid" in (_row(pg, 1).locator('[data-key="weight"]').get_attribute("class") or "")
+    pg.screenshot(path=str(tmp_path / "4-bad-weight.png"), full_page=True)
+    _row(pg, 1).locator('[data-key="weight"]').fill("2")
+    _wait_planned(pg)
+    assert not message.is_visible()
+
+    pg.fill("#g-delta", "2")
+    _wait_error(pg)
+    assert "plan: field 'delta' must be in [0, 0.1], got 2.0" in pg.locator("#global-error").inner_text()
+    assert "invalid" in (pg.locator("#g-delta").get_attribute("class") or "")
+    pg.screenshot(path=str(tmp_path / "5-bad-delta.png"), full_page=True)
+    pg.fill("#g-delta", "1e-6")
+    _wait_planned(pg)
+    assert not pg.locator("#global-error").is_visible()
+
+
+def test_save_and_reload(page: Any, tmp_path: Path) -> None:
+    pg = page
+    _build_three(pg)
+    _row(pg, 2).locator('[data-key="lock"]').select_option("accuracy")
+    _row(pg, 2).locator('[data-key="lockValue"]').fill("80")
+    _wait_planned(pg)
+    before = [_row(pg, i).locator(".acc").inner_text() for i in range(3)]
+    with pg.expect_download() as info:
+        pg.click("#save")
+    saved = tmp_path / "saved.toml"
+    info.value.save_as(str(saved))
+    plan = load_plan(saved)
+    assert [s.name for s in plan.statistics] == ["visits", "spend", "region"]
+    assert plan.statistics[2].lock_accuracy == 80.0 and plan.statistics[1].upper == 500.0
+
+    pg.reload()
+    _wait_planned(pg)
+    assert _row(pg, 0).locator('[data-key="name"]').input_value() == "population"  # back to the default
+    pg.set_input_files("#load", str(saved))
+    pg.wait_for_function("document.querySelector('#file-message').textContent.startsWith('loaded')",
+                         timeout=WAIT_MS)
+    _wait_planned(pg)
+    assert [_row(pg, i).locator('[data-key="name"]').input_value() for i in range(3)] == ["visits", "spend", "region"]
+    assert _row(pg, 2).locator('[data-key="lock"]').input_value() == "accuracy"
+    assert [_row(pg, i).locator(".acc").inner_text() for i in range(3)] == before
+    assert _number(_row(pg, 2).locator(".acc").inner_text()) <= 80.0
+    pg.screenshot(path=str(tmp_path / "6-reloaded.png"), full_page=True)
+
+    broken = tmp_path / "broken.toml"
+    broken.write_text(saved.read_text().replace("bins = 12", "bins = 0"))
+    pg.set_input_files("#load", str(broken))
+    pg.wait_for_function("document.querySelector('#file-message').textContent.startsWith('not loaded')",
+                         timeout=WAIT_MS)
+    assert "statistic 'region' (#3): field 'bins'" in pg.locator("#file-message").inner_text()
