@@ -47,20 +47,19 @@ MODES: tuple[str, ...] = ("basic", "advanced", "kov", "optimal", "mechanism_awar
 #: PLD bracket's own relative width (``PLANNER_PLD_RELATIVE_WIDTH``) is used instead when larger: the
 #: certified ε jumps by about that much with the grid alignment, so a finer search only chases noise.
 SCALE_RTOL: float = CALIBRATION_RTOL
-#: Target width of the PLD engine's certified ε bracket in ``mechanism_aware`` mode, relative to the
-#: budget. The grid step is chosen from it: the bracket of a k-fold composition is observed to be about
-#: 4·√k grid steps wide (``docs/pld.md`` gives the Hoeffding bound 2Δ·√(k·ln(1/δ)/2)), so
-#: Δ = width·ε/(4√k), clipped to [PLD_MIN_STEP, PLD_MAX_STEP]. The bracket stays certified whatever Δ;
-#: a coarser Δ only gives away a little ε (at most about this fraction of the budget).
+#: Requested relative width of the PLD engine's certified ε bracket in ``mechanism_aware`` mode
+#: (:class:`~optcomp.Accuracy` ``relative_width``; the engine picks its grid step for it). The upper end
+#: stays certified at any width; a wider bracket only gives away up to about this fraction of ε.
 PLANNER_PLD_RELATIVE_WIDTH: float = 5e-3
-PLD_MIN_STEP: float = 2e-5
-PLD_MAX_STEP: float = 2e-3
 
 
 def pld_accuracy(budget: float, k: int) -> Accuracy:
-    """The PLD engine's accuracy for a plan of ``k`` components and budget ε (see the constants above)."""
-    step = PLANNER_PLD_RELATIVE_WIDTH * budget / (4.0 * math.sqrt(max(k, 1)))
-    return Accuracy(grid_step=min(PLD_MAX_STEP, max(PLD_MIN_STEP, step)))
+    """The PLD engine's accuracy for a plan (``budget`` and ``k`` kept for the signature; the engine's
+    width model chooses the step from the requested relative width)."""
+    del budget, k
+    return Accuracy(relative_width=PLANNER_PLD_RELATIVE_WIDTH)
+
+
 #: Bracket width asked of :func:`optcomp.optimal.epsilon` (its ``tolerance``), relative to the budget:
 #: coarse while the ``optimal`` search brackets the scale (about 20× cheaper on 1,000 distinct ε_i), fine
 #: for its last steps. Every call's upper end is certified; the fine width costs at most about this

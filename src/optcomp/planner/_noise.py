@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from scipy.special import ndtri
 
 from optcomp.fdp import gdp_mu_for
-from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace
+from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace, Mechanism
 from optcomp.planner._schema import Plan, Statistic
 
 
@@ -179,7 +179,7 @@ def accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...], scales: 
     return a, a
 
 
-def mechanism_spec(c: Component, scale: float) -> tuple[object, int]:
+def mechanism_spec(c: Component, scale: float) -> tuple[Mechanism, int]:
     """The optcomp mechanism specification of ``c`` at noise ``scale`` and how many times it runs."""
     if c.mechanism == "gaussian":
         return Gaussian(sigma=scale, sensitivity=c.sensitivity), c.copies

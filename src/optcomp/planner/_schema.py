@@ -12,16 +12,11 @@ from __future__ import annotations
 import json
 import math
 import numbers
-import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 #: Version of the plan schema this module reads and writes.
 SCHEMA_VERSION = 1
