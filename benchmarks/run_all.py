@@ -1,7 +1,7 @@
 """Run every benchmark and gather the results into ``benchmarks/RESULTS.md``.
 
-Runs ``bench_optimal.py`` (if present) and ``bench_pld.py``, each in its own interpreter, then
-concatenates ``RESULTS_optimal.md`` and ``RESULTS_pld.md`` (those that exist) into ``RESULTS.md``.
+Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py`` and ``bench_rdp.py``, each in its own
+interpreter, then concatenates their ``RESULTS_*.md`` (those that exist) into ``RESULTS.md``.
 Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``), except ``--skip-optimal``, which
 reuses the existing ``RESULTS_optimal.md`` instead of re-running ``bench_optimal.py``.
 """
@@ -14,7 +14,12 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = [("bench_optimal.py", "RESULTS_optimal.md"), ("bench_pld.py", "RESULTS_pld.md")]
+BENCHMARKS = [
+    ("bench_optimal.py", "RESULTS_optimal.md"),
+    ("bench_pld.py", "RESULTS_pld.md"),
+    ("bench_planner.py", "RESULTS_planner.md"),
+    ("bench_rdp.py", "RESULTS_rdp.md"),
+]
 
 
 def main(argv: list[str]) -> int:
