@@ -108,6 +108,16 @@ def _weighted_pb(wp: FloatArray, wm: FloatArray) -> FloatArray:
     return f
 
 
+@lru_cache(maxsize=4)
+def _log_choose_table(n: int) -> FloatArray:
+    """log C(i, j) for 0 ≤ j ≤ i ≤ n (gammaln: a few ulps)."""
+    i = np.arange(n + 1, dtype=np.float64)[:, None]
+    j = np.arange(n + 1, dtype=np.float64)[None, :]
+    with np.errstate(invalid="ignore"):
+        out = special.gammaln(i + 1) - special.gammaln(j + 1) - special.gammaln(i - j + 1)
+    return np.asarray(np.where(j <= i, out, -np.inf), dtype=np.float64)
+
+
 @lru_cache(maxsize=128)
 def _triples(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m, ja, jb = [], [], []
@@ -121,10 +131,18 @@ def _triples(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _log_binom_pmf(n: np.ndarray, j: np.ndarray, log_p: float, log_q: float) -> FloatArray:
     nf, jf = n.astype(np.float64), j.astype(np.float64)
-    out = special.gammaln(nf + 1) - special.gammaln(jf + 1) - special.gammaln(nf - jf + 1)
+    out = _log_choose_table(_UPPER_BATCH)[n, j]
     with np.errstate(invalid="ignore"):
         out = out + np.where(jf > 0, jf * log_p, 0.0) + np.where(nf - jf > 0, (nf - jf) * log_q, 0.0)
     return np.asarray(out, dtype=np.float64)
+
+
+def _moments(index: np.ndarray, logw: FloatArray) -> tuple[float, float]:
+    """Untilted mean and variance of the index under the (normalised) weights."""
+    w = np.exp(logw - float(np.max(logw)))
+    w /= float(np.sum(w))
+    mean = float(np.sum(index * w))
+    return mean, float(np.sum((index - mean) ** 2 * w))
 
 
 def _tilted_leaf(index: np.ndarray, logw: FloatArray, theta: float) -> tuple[int, FloatArray, float, float]:
@@ -150,10 +168,11 @@ def upper_leaf(big_a: int, lams: FloatArray, step: float, theta: float) -> tuple
     m, ja, jb = _triples(n)
     with np.errstate(divide="ignore"):
         lw = np.log(pb[m]) + _log_binom_pmf(n - m, ja, lpa, lqa) + _log_binom_pmf(m, jb, lpb, lqb)
-    index = 2 * big_a * ja + (2 * big_a + 2) * jb - big_a * (n - m) - (big_a + 1) * m
-    off, arr, log_m, eta = _tilted_leaf(index.astype(np.int64), lw, theta)
+    index = (2 * big_a * ja + (2 * big_a + 2) * jb - big_a * (n - m) - (big_a + 1) * m).astype(np.int64)
+    off, arr, log_m, eta = _tilted_leaf(index, lw, theta)
     eta += 8.0 * _U * n * (math.log(n + 1.0) + abs(lpa) + abs(lqa) + abs(lpb) + abs(lqb) + 4.0)
-    node = _tree.leaf(off, [arr], [log_m], n * float(2 * big_a + 2) ** 2)
+    mean0, var0 = _moments(index, lw)
+    node = _tree.leaf(off, [arr], [log_m], mean0, var0)
     return node, eta
 
 
@@ -173,7 +192,9 @@ def lower_leaf(big_c: int, eps: FloatArray, step: float, theta: float) -> tuple[
         o2, a2, m2, e2 = _tilted_leaf(index, np.log(fq), theta)
     assert o1 == o2 and a1.size == a2.size
     eta = max(e1, e2) + 8.0 * _U * n * (4.0 + abs(cd) + float(np.max(sp_pos)))
-    return _tree.leaf(o1, [a1, a2], [m1, m2], n * float(2 * big_c) ** 2), eta
+    with np.errstate(divide="ignore"):
+        mean0, var0 = _moments(index, np.log(fp))
+    return _tree.leaf(o1, [a1, a2], [m1, m2], mean0, var0), eta
 
 
 def _batches(keys: np.ndarray, size: int) -> list[np.ndarray]:

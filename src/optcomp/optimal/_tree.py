@@ -8,8 +8,10 @@ units); the caller applies it in its envelope's direction.
 
 Merging is convolution (direct below 2¹⁶ products, else FFT with :func:`optcomp._numerics.fft_error_bound`);
 errors propagate as e_x·mass_y + e_y·mass_x + 2e_x·e_y·m + (convolution error). After each merge the
-node is cut to a Hoeffding window mean ± √(Σ range_i² · 23) around the first vector's tilted mean. The
-window only saves work; the cut-off mass is accounted exactly:
+node is cut to a window of ``WINDOW_SDS`` standard deviations: for the lower end around the first
+vector's tilted mean, for the upper end from the *untilted* mean (the bulk of the law: moving it would
+shift real probability) up to the tilted mean. The window only saves work; the cut-off mass is
+accounted exactly:
 
 * ``side="upper"`` (one vector, the P-law of a dominating pair): mass below the window is moved up to its
   first index (moving P-mass to a larger loss keeps domination: merge it with a Q-only atom to undo), mass
@@ -32,8 +34,8 @@ from optcomp._numerics import UNIT_ROUNDOFF, FloatArray, fft_error_bound
 
 _U = UNIT_ROUNDOFF
 Side = Literal["upper", "lower"]
-#: ln(2/τ)/2 for the Hoeffding window (τ = 2e-20 of the tilted mass outside it).
-_WINDOW_HALF_LOG = 23.0
+#: Half-width of the window in standard deviations (only tightness depends on it, never soundness).
+WINDOW_SDS = 9.0
 #: Direct convolution when the product of lengths is at most this.
 _DIRECT_MAX = 2**16
 #: Relative slack on masses moved by the window (covers their own float evaluation).
@@ -48,7 +50,8 @@ class Node:
     arrs: list[FloatArray]
     errs: list[float]
     log_m: list[float]
-    sumsq: float
+    mean0: float  # untilted mean of the index (the bulk of the P law)
+    var0: float  # untilted variance of the index
     inf_p: float
 
     @property
@@ -56,9 +59,9 @@ class Node:
         return int(self.arrs[0].size)
 
 
-def leaf(offset: int, arrs: list[FloatArray], log_m: list[float], sumsq: float) -> Node:
+def leaf(offset: int, arrs: list[FloatArray], log_m: list[float], mean0: float, var0: float) -> Node:
     """A leaf from exact-up-to-rounding tilted vectors (their rounding is the caller's relative η)."""
-    return Node(offset, arrs, [0.0] * len(arrs), log_m, sumsq, 0.0)
+    return Node(offset, arrs, [0.0] * len(arrs), log_m, mean0, var0, 0.0)
 
 
 def _conv(a: FloatArray, b: FloatArray) -> tuple[FloatArray, float]:
@@ -83,8 +86,8 @@ def merge(x: Node, y: Node, theta: float, side: Side) -> Node:
         errs.append(ex * float(np.sum(ay)) + ey * float(np.sum(ax)) + 2.0 * ex * ey * m + e)
         arrs.append(out)
     node = Node(
-        x.offset + y.offset, arrs, errs, [a + b for a, b in zip(x.log_m, y.log_m)], x.sumsq + y.sumsq,
-        x.inf_p + y.inf_p,
+        x.offset + y.offset, arrs, errs, [a + b for a, b in zip(x.log_m, y.log_m)], x.mean0 + y.mean0,
+        x.var0 + y.var0, x.inf_p + y.inf_p,
     )
     return window(node, theta, side)
 
@@ -96,15 +99,20 @@ def window(node: Node, theta: float, side: Side) -> Node:
     total = float(np.sum(arr))
     if total <= 0.0 or size < 64:
         return node
-    mean = float(np.dot(np.arange(size, dtype=np.float64), arr)) / total
-    h = math.sqrt(node.sumsq * _WINDOW_HALF_LOG) + 2.0
-    lo = max(0, math.floor(mean - h))
+    jj = np.arange(size, dtype=np.float64)
+    mean = float(np.sum(jj * arr)) / total
+    sd = math.sqrt(max(float(np.sum((jj - mean) ** 2 * arr)) / total, 0.0))
+    h = WINDOW_SDS * sd + 2.0
+    if side == "lower":
+        lo = max(0, math.floor(mean - h))
+    else:
+        lo = max(0, math.floor(min(mean - h, node.mean0 - node.offset - WINDOW_SDS * math.sqrt(node.var0) - 2.0)))
     hi = min(size - 1, math.ceil(mean + h))
     if hi < lo or (hi - lo + 1) > 0.8 * size:
         return node
     if side == "lower":
         arrs = [a[lo : hi + 1].copy() for a in node.arrs]
-        return Node(node.offset + lo, arrs, node.errs, node.log_m, node.sumsq, node.inf_p)
+        return Node(node.offset + lo, arrs, node.errs, node.log_m, node.mean0, node.var0, node.inf_p)
     err = node.errs[0]
     inf_p = node.inf_p
     new = arr[lo : hi + 1].copy()
@@ -120,7 +128,7 @@ def window(node: Node, theta: float, side: Side) -> Node:
             lm = node.log_m[0]
             tail = float(np.sum(np.exp(np.log(arr[hi + 1 :] + err) + lm - theta * j)))
             inf_p += tail * (1.0 + _MOVE_SLACK)
-    return Node(node.offset + lo, [new], node.errs, node.log_m, node.sumsq, inf_p)
+    return Node(node.offset + lo, [new], node.errs, node.log_m, node.mean0, node.var0, inf_p)
 
 
 def power(x: Node, c: int, theta: float, side: Side) -> Node:
