@@ -116,19 +116,36 @@ def window(node: Node, theta: float, side: Side) -> Node:
     err = node.errs[0]
     inf_p = node.inf_p
     new = arr[lo : hi + 1].copy()
+    lm = node.log_m[0]
     with np.errstate(divide="ignore", over="ignore"):
         if lo > 0:
-            j = np.arange(lo, dtype=np.float64)
-            moved = float(np.sum((arr[:lo] + err) * np.exp(theta * (lo - j)))) * (1.0 + _MOVE_SLACK)
+            # Untilted P-mass below lo, bounded twice: directly (its tilted error is amplified by
+            # e^{θ(lo − j)}), and as 1 − (certified mass from lo on), the law having total mass 1.
+            j = np.arange(size, dtype=np.float64) + node.offset
+            log_fac = lm - theta * j
+            direct = _logsum(np.log(arr[:lo] + err) + log_fac[:lo]) + _MOVE_SLACK
+            kept = _logsum(np.log(np.maximum(arr[lo:] - err, 0.0)) + log_fac[lo:])
+            rest = -math.expm1(kept - _MOVE_SLACK * (size + 4)) if kept < 0.0 else 0.0
+            log_moved = min(direct, math.log(rest) if rest > 0.0 else -math.inf) + _MOVE_SLACK
+            moved = math.exp(log_moved + theta * (node.offset + lo) - lm) if log_moved > -math.inf else 0.0
             if not moved <= 1.0:  # more than unit tilted mass would inflate errors: keep everything
                 return node
             new[0] += moved
         if hi < size - 1:
             j = np.arange(hi + 1, size, dtype=np.float64) + node.offset
-            lm = node.log_m[0]
             tail = float(np.sum(np.exp(np.log(arr[hi + 1 :] + err) + lm - theta * j)))
             inf_p += tail * (1.0 + _MOVE_SLACK)
     return Node(node.offset + lo, [new], node.errs, node.log_m, node.mean0, node.var0, inf_p)
+
+
+def _logsum(a: FloatArray) -> float:
+    """log Σ exp(a) (−inf for an empty or all −inf input); relative error ≤ (n + 2)u."""
+    if a.size == 0:
+        return -math.inf
+    m = float(np.max(a))
+    if m == -math.inf:
+        return -math.inf
+    return m + math.log(float(np.sum(np.exp(a - m)))) + (a.size + 2) * _U
 
 
 def power(x: Node, c: int, theta: float, side: Side) -> Node:
