@@ -172,7 +172,7 @@ def upper_leaf(big_a: int, lams: FloatArray, step: float, theta: float) -> tuple
     off, arr, log_m, eta = _tilted_leaf(index, lw, theta)
     eta += 8.0 * _U * n * (math.log(n + 1.0) + abs(lpa) + abs(lqa) + abs(lpb) + abs(lqb) + 4.0)
     mean0, var0 = _moments(index, lw)
-    node = _tree.leaf(off, [arr], [log_m], mean0, var0)
+    node = _tree.leaf(off, [arr], [log_m], mean0, var0, n * float(2 * big_a + 2) ** 2)
     return node, eta
 
 
@@ -194,7 +194,7 @@ def lower_leaf(big_c: int, eps: FloatArray, step: float, theta: float) -> tuple[
     eta = max(e1, e2) + 8.0 * _U * n * (4.0 + abs(cd) + float(np.max(sp_pos)))
     with np.errstate(divide="ignore"):
         mean0, var0 = _moments(index, np.log(fp))
-    return _tree.leaf(o1, [a1, a2], [m1, m2], mean0, var0), eta
+    return _tree.leaf(o1, [a1, a2], [m1, m2], mean0, var0, n * float(2 * big_c) ** 2), eta
 
 
 def _batches(keys: np.ndarray, size: int) -> list[np.ndarray]:

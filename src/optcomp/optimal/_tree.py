@@ -53,15 +53,17 @@ class Node:
     mean0: float  # untilted mean of the index (the bulk of the P law)
     var0: float  # untilted variance of the index
     inf_p: float
+    range2: float = 0.0  # Σ over the independent items of (range of the item's index)², for Hoeffding
+    moved: float = 0.0  # untilted P-mass moved up by windows so far (upper side)
 
     @property
     def size(self) -> int:
         return int(self.arrs[0].size)
 
 
-def leaf(offset: int, arrs: list[FloatArray], log_m: list[float], mean0: float, var0: float) -> Node:
+def leaf(offset: int, arrs: list[FloatArray], log_m: list[float], mean0: float, var0: float, range2: float) -> Node:
     """A leaf from exact-up-to-rounding tilted vectors (their rounding is the caller's relative η)."""
-    return Node(offset, arrs, [0.0] * len(arrs), log_m, mean0, var0, 0.0)
+    return Node(offset, arrs, [0.0] * len(arrs), log_m, mean0, var0, 0.0, range2)
 
 
 def _conv(a: FloatArray, b: FloatArray) -> tuple[FloatArray, float]:
@@ -87,7 +89,7 @@ def merge(x: Node, y: Node, theta: float, side: Side) -> Node:
         arrs.append(out)
     node = Node(
         x.offset + y.offset, arrs, errs, [a + b for a, b in zip(x.log_m, y.log_m)], x.mean0 + y.mean0,
-        x.var0 + y.var0, x.inf_p + y.inf_p,
+        x.var0 + y.var0, x.inf_p + y.inf_p, x.range2 + y.range2, x.moved + y.moved,
     )
     return window(node, theta, side)
 
@@ -112,11 +114,12 @@ def window(node: Node, theta: float, side: Side) -> Node:
         return node
     if side == "lower":
         arrs = [a[lo : hi + 1].copy() for a in node.arrs]
-        return Node(node.offset + lo, arrs, node.errs, node.log_m, node.mean0, node.var0, node.inf_p)
+        return Node(node.offset + lo, arrs, node.errs, node.log_m, node.mean0, node.var0, node.inf_p, node.range2, node.moved)
     err = node.errs[0]
     inf_p = node.inf_p
     new = arr[lo : hi + 1].copy()
     lm = node.log_m[0]
+    moved_total = node.moved
     with np.errstate(divide="ignore", over="ignore"):
         if lo > 0:
             # Untilted P-mass below lo, bounded twice: directly (its tilted error is amplified by
@@ -126,16 +129,26 @@ def window(node: Node, theta: float, side: Side) -> Node:
             direct = _logsum(np.log(arr[:lo] + err) + log_fac[:lo]) + _MOVE_SLACK
             kept = _logsum(np.log(np.maximum(arr[lo:] - err, 0.0)) + log_fac[lo:])
             rest = -math.expm1(kept - _MOVE_SLACK * (size + 4)) if kept < 0.0 else 0.0
-            log_moved = min(direct, math.log(rest) if rest > 0.0 else -math.inf) + _MOVE_SLACK
+            # Hoeffding on the independent items (moves only go up, so the node's law is stochastically
+            # above the plain product): P(index < lo) ≤ exp(−2t²/Σ range²), t = mean0 − lo.
+            t = node.mean0 - 2.0 * abs(node.mean0) * _MOVE_SLACK - (node.offset + lo)
+            hoeff = -2.0 * t * t / node.range2 if t > 0.0 and node.range2 > 0.0 else 0.0
+            log_moved = min(direct, math.log(rest) if rest > 0.0 else -math.inf, hoeff) + _MOVE_SLACK
             moved = math.exp(log_moved + theta * (node.offset + lo) - lm) if log_moved > -math.inf else 0.0
             if not moved <= 1.0:  # more than unit tilted mass would inflate errors: keep everything
                 return node
             new[0] += moved
+            moved_total += math.exp(log_moved)
         if hi < size - 1:
             j = np.arange(hi + 1, size, dtype=np.float64) + node.offset
             tail = float(np.sum(np.exp(np.log(arr[hi + 1 :] + err) + lm - theta * j)))
+            # Hoeffding on the plain product, plus every mass moved up so far (each can add at most
+            # its own size to a right tail).
+            t = (node.offset + hi + 1) - node.mean0 - 2.0 * abs(node.mean0) * _MOVE_SLACK
+            if t > 0.0 and node.range2 > 0.0:
+                tail = min(tail, math.exp(-2.0 * t * t / node.range2) + moved_total)
             inf_p += tail * (1.0 + _MOVE_SLACK)
-    return Node(node.offset + lo, [new], node.errs, node.log_m, node.mean0, node.var0, inf_p)
+    return Node(node.offset + lo, [new], node.errs, node.log_m, node.mean0, node.var0, inf_p, node.range2, moved_total)
 
 
 def _logsum(a: FloatArray) -> float:
