@@ -119,14 +119,14 @@ def _envelopes(
     n = int(np.sum(counts))
     if eps.size == 0:
         return EMPTY, EMPTY, True
-    if eps.size == 1 and method != "grid":
+    if eps.size == 1:
         up, lo = homogeneous_weights(float(eps[0]), int(counts[0]), depth)
         return up, lo, True
     if n <= BRUTE_FORCE_MAX_K and method != "grid":
         up, lo = brute_weights(np.repeat(eps, counts))
         return up, lo, True
     unit = _detect_lattice(eps, counts, max_points)
-    if unit is not None and (step is None or unit >= step):
+    if unit is not None and (step is None or method == "exact" or unit >= step / 4.0):
         up, lo = _split.envelopes(eps, counts, unit, centre)
         return up, lo, True
     if method == "exact":

@@ -74,14 +74,28 @@ def suffix_logsumexp(a: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         for start in range(((n - 1) // _BLOCK) * _BLOCK, -1, -_BLOCK):
             part = a[start : start + _BLOCK]
-            m = float(np.max(part))
-            if m == -math.inf:
-                out[start : start + part.size] = run
-                continue
-            local = np.log(np.cumsum(np.exp(part - m)[::-1])[::-1]) + m
+            local = _block_suffix(part)
             out[start : start + part.size] = np.logaddexp(local, run)
             run = float(out[start])
     return out
+
+
+def _block_suffix(part: FloatArray) -> FloatArray:
+    """Suffix log-sum-exp of one block; restarted with a new scale where the sum drops 600 nats below it."""
+    res = np.full(part.size, -math.inf)
+    start = 0
+    while start < part.size:
+        sub = part[start:]
+        m = float(np.max(sub))
+        if m == -math.inf:
+            break
+        loc = np.log(np.cumsum(np.exp(sub - m)[::-1])[::-1]) + m
+        res[start:] = loc
+        far = np.flatnonzero(loc < m - 600.0)
+        if far.size == 0:
+            break
+        start += int(far[0])
+    return res
 
 
 def suffix_error(n: int) -> float:

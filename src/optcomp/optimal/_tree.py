@@ -36,8 +36,10 @@ _U = UNIT_ROUNDOFF
 Side = Literal["upper", "lower"]
 #: Half-width of the window in standard deviations (only tightness depends on it, never soundness).
 WINDOW_SDS = 9.0
-#: Direct convolution when the product of lengths is at most this.
-_DIRECT_MAX = 2**16
+#: ln(1/τ)/2 of the Hoeffding distance kept on both sides of the untilted mean (τ = e⁻⁴⁶).
+_HOEFFDING_HALF_LOG = 23.0
+#: Direct convolution (relative error only) when the product of lengths is at most this.
+_DIRECT_MAX = 2**22
 #: Relative slack on masses moved by the window (covers their own float evaluation).
 _MOVE_SLACK = 64.0 * UNIT_ROUNDOFF
 
@@ -68,7 +70,7 @@ def leaf(offset: int, arrs: list[FloatArray], log_m: list[float], mean0: float, 
 
 def _conv(a: FloatArray, b: FloatArray) -> tuple[FloatArray, float]:
     m = min(a.size, b.size)
-    if a.size * b.size <= _DIRECT_MAX or m <= 32:
+    if a.size * b.size <= _DIRECT_MAX or m <= 64:
         out = np.convolve(a, b)
         return out, 2.0 * (m + 1) * _U * float(np.max(out)) if out.size else 0.0
     out = signal.fftconvolve(a, b)
@@ -107,9 +109,13 @@ def window(node: Node, theta: float, side: Side) -> Node:
     h = WINDOW_SDS * sd + 2.0
     if side == "lower":
         lo = max(0, math.floor(mean - h))
+        hi = min(size - 1, math.ceil(mean + h))
     else:
-        lo = max(0, math.floor(min(mean - h, node.mean0 - node.offset - WINDOW_SDS * math.sqrt(node.var0) - 2.0)))
-    hi = min(size - 1, math.ceil(mean + h))
+        # Upper end: keep the bulk too, far enough that Hoeffding makes the moved masses negligible.
+        hoeff = math.sqrt(_HOEFFDING_HALF_LOG * node.range2) + 2.0
+        bulk = node.mean0 - node.offset
+        lo = max(0, math.floor(min(mean - h, bulk - WINDOW_SDS * math.sqrt(node.var0) - 2.0, bulk - hoeff)))
+        hi = min(size - 1, math.ceil(max(mean + h, bulk + hoeff)))
     if hi < lo or (hi - lo + 1) > 0.8 * size:
         return node
     if side == "lower":
