@@ -16,14 +16,22 @@ Sources (``shared/papers/``):
   - :func:`advanced_lecture_notes` — Smith–Ullman lecture notes Thm 1.1:
     ε̃ = kε(e^ε − 1)/(e^ε + 1) + ε√(2k ln(1/δ')), total δ = kδ + δ'.
 
+* Heterogeneous advanced composition (:func:`advanced_drv_heterogeneous`,
+  :func:`advanced_lecture_notes_heterogeneous`): the same Azuma argument with per-step bounded
+  differences ±ε_i (Dwork–Rothblum–Vadhan; "whenever we have kε or kε² ... replace it by the summation",
+  KOV after Thm III.5): ε̃ = Σ drift(ε_i) + √(2 ln(1/δ̃) Σε_i²), total δ = Σδ_i + δ̃.
 * KOV Thm III.4 (:func:`kov_bound`), KOV Thm III.5 (:func:`kov_bound_heterogeneous`) and the
   per-query budget of KOV Cor V.1 (:func:`kov_per_query_budget`).
+
+Inputs may also be a :class:`optcomp.optimal.Homogeneous` (k copies of one pair, any k): the
+``compare_*`` functions then use the closed forms without materialising the list.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from optcomp._numerics import (
     check_epsilon_delta,
@@ -135,6 +143,77 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
     delta_slack = _check_slack(delta_slack)
     eps = epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon)
     return (eps, min(1.0, k * delta + delta_slack))
+
+
+def _heterogeneous_advanced(
+    mechanisms: Sequence[EpsDelta], delta_slack: float, drift: Callable[[float], float]
+) -> EpsDelta:
+    sums = _sums(mechanisms)
+    delta_slack = _check_slack(delta_slack)
+    drift_sum = sums.drift_drv if drift is _drv_drift else sums.drift
+    eps = drift_sum + math.sqrt(2.0 * sums.sum_sq * -math.log(delta_slack))
+    return (eps, min(1.0, sums.sum_delta + delta_slack))
+
+
+def _drv_drift(epsilon: float) -> float:
+    """ε·(e^ε − 1), the DRV drift term."""
+    return epsilon * math.expm1(epsilon)
+
+
+def advanced_drv_heterogeneous(mechanisms: Sequence[EpsDelta], delta_slack: float) -> EpsDelta:
+    """Heterogeneous advanced composition, DRV drift (KOV Thm III.2 with k·ε, k·ε² replaced by sums).
+
+    ε̃ = Σ ε_i(e^{ε_i} − 1) + √(2·ln(1/δ̃)·Σ ε_i²),  total δ = Σ δ_i + δ̃.
+
+    The Azuma step of the DRV proof only uses that the i-th loss increment lies in [−ε_i, ε_i] with
+    conditional mean ≤ ε_i(e^{ε_i} − 1), so the sums replace kε and kε² (KOV, remark after Thm III.5).
+    Equals :func:`advanced_drv` when all pairs are equal.
+
+    Args:
+        mechanisms: non-empty sequence of (ε_i, δ_i) pairs, or an ``optimal.homogeneous(...)``.
+        delta_slack: δ̃ ∈ (0, 1].
+    """
+    return _heterogeneous_advanced(mechanisms, delta_slack, _drv_drift)
+
+
+def advanced_lecture_notes_heterogeneous(mechanisms: Sequence[EpsDelta], delta_slack: float) -> EpsDelta:
+    """Heterogeneous advanced composition, lecture-notes drift (Smith–Ullman Thm 1.1 with sums).
+
+    ε̃ = Σ ε_i(e^{ε_i} − 1)/(e^{ε_i} + 1) + √(2·ln(1/δ')·Σ ε_i²),  total δ = Σ δ_i + δ'.
+
+    Args:
+        mechanisms: non-empty sequence of (ε_i, δ_i) pairs, or an ``optimal.homogeneous(...)``.
+        delta_slack: δ' ∈ (0, 1].
+    """
+    return _heterogeneous_advanced(mechanisms, delta_slack, _drift)
+
+
+class _Sums(NamedTuple):
+    k: int
+    sum_eps: float
+    sum_sq: float
+    drift: float
+    drift_drv: float
+    sum_delta: float
+    log_survive: float  # −inf if some δ_i = 1
+
+
+def _sums(mechanisms: Sequence[EpsDelta]) -> _Sums:
+    """The sums every classic theorem needs, for a list of pairs or a lazy homogeneous sequence."""
+    hom = getattr(mechanisms, "k", None)
+    if isinstance(hom, int) and hasattr(mechanisms, "epsilon") and hasattr(mechanisms, "delta"):
+        e, d = check_epsilon_delta(getattr(mechanisms, "epsilon"), getattr(mechanisms, "delta"))
+        k = hom
+        log_s = -math.inf if d >= 1.0 else k * math.log1p(-d)
+        return _Sums(k, k * e, k * e * e, k * _drift(e), k * _drv_drift(e), min(1.0, k * d), log_s)
+    items = _check_mechanisms(mechanisms)
+    eps = [e for e, _ in items]
+    dl = [d for _, d in items]
+    log_s = -math.inf if any(d >= 1.0 for d in dl) else math.fsum(math.log1p(-d) for d in dl)
+    return _Sums(
+        len(items), math.fsum(eps), math.fsum(e * e for e in eps), math.fsum(_drift(e) for e in eps),
+        math.fsum(_drv_drift(e) for e in eps), min(1.0, math.fsum(dl)), log_s,
+    )
 
 
 def _check_slack(delta_slack: object) -> float:
@@ -251,52 +330,44 @@ def tv_bound(epsilon: float, delta: float) -> float:
     return delta + (1.0 - delta) * math.tanh(epsilon / 2.0)
 
 
-def _summary(mechanisms: Sequence[EpsDelta]) -> tuple[list[EpsDelta], float, float, int]:
-    items = _check_mechanisms(mechanisms)
-    return items, max(e for e, _ in items), max(d for _, d in items), len(items)
-
-
 def compare_epsilon(mechanisms: Sequence[EpsDelta], target_delta: float) -> dict[str, float]:
     """The ε each classic theorem certifies when the *total* δ must equal ``target_delta``.
 
     The slack each theorem needs is solved from its own δ formula: basic needs Σδ_i ≤ δ_g; the two
-    advanced forms δ̃ = δ_g − kδ; KOV Thm III.5 δ̃ = 1 − (1 − δ_g)/Π(1 − δ_i). The advanced forms are
-    homogeneous theorems; for unequal pairs they are applied to (max ε_i, max δ_i), which every
-    mechanism also satisfies. ``inf`` means the theorem cannot reach ``target_delta``.
+    advanced forms δ̃ = δ_g − Σδ_i (their heterogeneous forms, equal to the homogeneous ones when all
+    pairs are equal); KOV Thm III.5 δ̃ = 1 − (1 − δ_g)/Π(1 − δ_i). ``inf`` means the theorem cannot reach
+    ``target_delta``. Accepts an ``optimal.homogeneous(...)`` (any k) without materialising it.
 
     Returns:
         ``{"basic", "advanced_drv", "advanced_lecture_notes", "kov"}`` → ε.
     """
-    items, e_max, d_max, k = _summary(mechanisms)
+    sm = _sums(mechanisms)
     target = check_probability("target_delta", target_delta)
-    sum_eps, _ = basic_heterogeneous(items)
-    out = {"basic": sum_eps if math.fsum(d for _, d in items) <= target else math.inf}
-    slack = target - k * d_max
-    for name, fn in (("advanced_drv", advanced_drv), ("advanced_lecture_notes", advanced_lecture_notes)):
-        out[name] = fn(e_max, d_max, k, min(1.0, slack))[0] if slack > 0 else math.inf
-    if any(d >= 1.0 for _, d in items):
+    out = {"basic": sm.sum_eps if sm.sum_delta <= target else math.inf}
+    slack = target - sm.sum_delta
+    for name, drift in (("advanced_drv", sm.drift_drv), ("advanced_lecture_notes", sm.drift)):
+        out[name] = drift + math.sqrt(2.0 * sm.sum_sq * -math.log(min(1.0, slack))) if slack > 0 else math.inf
+    if sm.log_survive == -math.inf:
         out["kov"] = math.inf if target < 1.0 else 0.0
     else:
-        log_surv = math.fsum(math.log1p(-d) for _, d in items)
-        kov_slack = -math.expm1(math.log1p(-target) - log_surv) if target < 1.0 else 1.0
-        out["kov"] = kov_bound_heterogeneous(items, min(1.0, kov_slack))[0] if kov_slack >= 0 else math.inf
+        kov_slack = -math.expm1(math.log1p(-target) - sm.log_survive) if target < 1.0 else 1.0
+        out["kov"] = _kov_epsilon(sm.sum_eps, sm.sum_sq, sm.drift, min(1.0, kov_slack)) if kov_slack >= 0 else math.inf
     return out
 
 
 def compare_delta(mechanisms: Sequence[EpsDelta], target_epsilon: float) -> dict[str, float]:
     """The total δ each classic theorem certifies at ε = ``target_epsilon`` (its formula solved for δ̃).
 
-    Advanced forms: δ̃ = exp(−((ε − drift)/ε_0)²/(2k)) when ε > drift (else 1). KOV Thm III.5: the least
-    δ̃ over its three terms (δ̃ = 0 if ε ≥ Σε_i; the log(e + √Σε_i²/δ̃) term inverted exactly). Basic
-    certifies Σδ_i only when ε ≥ Σε_i (else 1).
+    Advanced forms (heterogeneous): δ̃ = exp(−(ε − Σdrift)²/(2Σε_i²)) when ε > Σdrift (else 1), total
+    Σδ_i + δ̃. KOV Thm III.5: the least δ̃ over its three terms (δ̃ = 0 if ε ≥ Σε_i; the
+    log(e + √Σε_i²/δ̃) term inverted exactly). Basic certifies Σδ_i only when ε ≥ Σε_i (else 1).
 
     Returns:
         ``{"basic", "advanced_drv", "advanced_lecture_notes", "kov"}`` → δ (1 = nothing certified).
     """
-    items, e_max, d_max, k = _summary(mechanisms)
+    sm = _sums(mechanisms)
     eps_t = check_nonnegative("target_epsilon", target_epsilon)
-    sum_eps, sum_delta = basic_heterogeneous(items)
-    out = {"basic": sum_delta if eps_t >= sum_eps else 1.0}
+    out = {"basic": sm.sum_delta if eps_t >= sm.sum_eps else 1.0}
 
     def invert(drift: float, scale_sq: float) -> float:
         """δ̃ with drift + √(2·scale_sq·ln(1/δ̃)) = ε."""
@@ -306,24 +377,27 @@ def compare_delta(mechanisms: Sequence[EpsDelta], target_epsilon: float) -> dict
             return 1.0
         return math.exp(-((eps_t - drift) ** 2) / (2.0 * scale_sq))
 
-    for name, drift in (("advanced_drv", k * e_max * math.expm1(e_max)), ("advanced_lecture_notes", k * _drift(e_max))):
-        out[name] = min(1.0, k * d_max + invert(drift, k * e_max * e_max))
-    sum_sq = math.fsum(e * e for e, _ in items)
-    drift = math.fsum(_drift(e) for e, _ in items)
-    slack = invert(drift, sum_sq)
-    if eps_t > drift and sum_sq > 0:
-        s = (eps_t - drift) ** 2 / (2.0 * sum_sq)
-        if s > 1.0:
-            slack = min(slack, math.sqrt(sum_sq) / math.expm1(s - 1.0) / math.e)
-    if eps_t >= sum_eps:
+    for name, drift in (("advanced_drv", sm.drift_drv), ("advanced_lecture_notes", sm.drift)):
+        out[name] = min(1.0, sm.sum_delta + invert(drift, sm.sum_sq))
+    slack = invert(sm.drift, sm.sum_sq)
+    if eps_t > sm.drift and sm.sum_sq > 0:
+        s2 = (eps_t - sm.drift) ** 2 / (2.0 * sm.sum_sq)
+        if s2 > 1.0:
+            slack = min(slack, math.sqrt(sm.sum_sq) / math.expm1(s2 - 1.0) / math.e)
+    if eps_t >= sm.sum_eps:
         slack = 0.0
-    out["kov"] = _one_minus_product([d for _, d in items] + [min(1.0, slack)])
+    if sm.log_survive == -math.inf or slack >= 1.0:
+        out["kov"] = 1.0
+    else:
+        out["kov"] = -math.expm1(sm.log_survive + math.log1p(-slack))
     return out
 
 
 __all__ = [
     "advanced_drv",
+    "advanced_drv_heterogeneous",
     "advanced_lecture_notes",
+    "advanced_lecture_notes_heterogeneous",
     "basic",
     "basic_heterogeneous",
     "compare_delta",

@@ -282,7 +282,13 @@ def delta(
     return delta_from_envelopes(up, lo_w, x, ls)
 
 
+from optcomp.optimal._calibrate import BlackBoxCalibration, calibrate  # noqa: E402
+from optcomp.optimal._mv import MV_MAX_SECONDS  # noqa: E402
+
 __all__ = [
+    "MV_MAX_SECONDS",
+    "BlackBoxCalibration",
+    "calibrate",
     "DEFAULT_MAX_POINTS",
     "DEFAULT_MV_ETA",
     "DEFAULT_TOLERANCE",
