@@ -33,3 +33,5 @@ ROUND_TRIP_RTOL = 1e-6
 OPTIMAL_LARGE_K_RTOL = 1e-8
 #: PLD grid step for property tests that hold at any accuracy (monotonicity, safe-side inverses): coarse = fast.
 COARSE_GRID_STEP = 1e-3
+#: Optimal composition on a common lattice (split engine, FFT error certified): relative width of its "exact" bracket.
+OPTIMAL_LATTICE_RTOL = 1e-6
