@@ -14,7 +14,7 @@ of them matters:
   summation bound (B + n/B + 2)·u·Σ|ratios|) widens the two envelopes as e^{±η}.
 
 Cost O(√(k·ln(1/r))) — 4·10⁵ terms at k = 10⁹, δ = 1e-6 — independent of k otherwise; more than
-``MAX_TERMS`` terms is refused with a ValueError (k ≳ 10¹³ at δ ≈ 1e-6).
+``MAX_TERMS`` terms is refused with a ValueError (k ≳ 10¹¹ at δ ≈ 1e-6).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ _U = UNIT_ROUNDOFF
 #: Below this many terms with t_ℓ > 0 the whole range is summed (no window).
 FULL_RANGE_TERMS = 2**21
 #: Largest window (number of binomial terms) built; beyond it the query is refused with a ValueError.
-MAX_TERMS = 2**24
+MAX_TERMS = 2**22
 #: Extra depth (nats) of the window beyond |ln r|.
 _DEPTH_MARGIN = 60.0
 #: Depth used when no target r is known (δ queries): covers every r ≥ 2⁻¹⁰⁷⁴.
