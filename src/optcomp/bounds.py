@@ -202,7 +202,7 @@ def _sums(mechanisms: Sequence[EpsDelta]) -> _Sums:
     """The sums every classic theorem needs, for a list of pairs or a lazy homogeneous sequence."""
     hom = getattr(mechanisms, "k", None)
     if isinstance(hom, int) and hasattr(mechanisms, "epsilon") and hasattr(mechanisms, "delta"):
-        e, d = check_epsilon_delta(getattr(mechanisms, "epsilon"), getattr(mechanisms, "delta"))
+        e, d = check_epsilon_delta(mechanisms.epsilon, mechanisms.delta)
         k = hom
         log_s = -math.inf if d >= 1.0 else k * math.log1p(-d)
         return _Sums(k, k * e, k * e * e, k * _drift(e), k * _drv_drift(e), min(1.0, k * d), log_s)

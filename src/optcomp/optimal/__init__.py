@@ -76,7 +76,7 @@ def _check_common(method: object, tolerance: object, max_points: object) -> tupl
         raise ValueError(f"method must be one of 'auto', 'exact', 'grid', 'mv', got {method!r}")
     tol = check_positive("tolerance", tolerance)
     mp = check_int("max_points", max_points, minimum=16)
-    return method, tol, mp  # type: ignore[return-value]
+    return method, tol, mp
 
 
 def _detect_lattice(eps: FloatArray, counts: np.ndarray, max_points: int) -> float | None:
@@ -282,18 +282,18 @@ def delta(
     return delta_from_envelopes(up, lo_w, x, ls)
 
 
-from optcomp.optimal._calibrate import BlackBoxCalibration, calibrate  # noqa: E402
-from optcomp.optimal._mv import MV_MAX_SECONDS  # noqa: E402
+from optcomp.optimal._calibrate import BlackBoxCalibration, calibrate
+from optcomp.optimal._mv import MV_MAX_SECONDS
 
 __all__ = [
-    "MV_MAX_SECONDS",
-    "BlackBoxCalibration",
-    "calibrate",
     "DEFAULT_MAX_POINTS",
     "DEFAULT_MV_ETA",
     "DEFAULT_TOLERANCE",
+    "MV_MAX_SECONDS",
+    "BlackBoxCalibration",
     "Bound",
     "Homogeneous",
+    "calibrate",
     "delta",
     "epsilon",
     "homogeneous",

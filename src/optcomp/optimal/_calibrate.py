@@ -12,7 +12,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from optcomp._numerics import CALIBRATION_RTOL, Bound, check_int, check_open_probability, check_positive, check_probability
+from optcomp._numerics import (
+    CALIBRATION_RTOL,
+    Bound,
+    check_int,
+    check_open_probability,
+    check_positive,
+    check_probability,
+)
 from optcomp.optimal._spec import homogeneous
 
 #: Bisection steps at most (the relative tolerance usually stops it far earlier).

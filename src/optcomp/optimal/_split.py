@@ -85,7 +85,7 @@ def mixture_lambda(eps: FloatArray, a: np.ndarray, gap: FloatArray, step: float)
     log_pa = -np.logaddexp(0.0, -(a * step))
     lam = np.exp(log_pe - log_pa) * np.expm1(gap) / math.expm1(step)
     lam = lam * (1.0 - 32.0 * _U)
-    return np.clip(lam, 0.0, 1.0)
+    return np.asarray(np.clip(lam, 0.0, 1.0), dtype=np.float64)
 
 
 def _poisson_binomial(p: FloatArray) -> FloatArray:
