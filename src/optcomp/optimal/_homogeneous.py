@@ -29,7 +29,7 @@ from optcomp.optimal._solve import Weights
 
 _U = UNIT_ROUNDOFF
 #: Below this many terms with t_ℓ > 0 the whole range is summed (no window).
-FULL_RANGE_TERMS = 2**21
+FULL_RANGE_TERMS = 2**15
 #: Largest window (number of binomial terms) built; beyond it the query is refused with a ValueError.
 MAX_TERMS = 2**22
 #: Extra depth (nats) of the window beyond |ln r|.

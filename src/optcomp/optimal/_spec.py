@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import numbers
 import reprlib
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
@@ -139,14 +140,32 @@ class Spec:
         return np.repeat(self.eps, self.counts)
 
 
-def _pool(eps: FloatArray, dlt: FloatArray, k: int) -> Spec:
-    nz = eps[eps > 0]
-    if nz.size:
-        vals, cnt = np.unique(nz, return_counts=True)
+def _pool(eps: FloatArray, dlt: FloatArray, k: int, weights: np.ndarray | None = None) -> Spec:
+    """Distinct non-zero ε with multiplicities, distinct δ with multiplicities (rows weighted by ``weights``)."""
+    w = np.ones(eps.size, dtype=np.int64) if weights is None else weights
+    pos = eps > 0
+    if pos.any():
+        vals, inv = np.unique(eps[pos], return_inverse=True)
+        cnt = np.bincount(inv, weights=w[pos].astype(np.float64)).astype(np.int64)
     else:
         vals, cnt = np.zeros(0), np.zeros(0, dtype=np.int64)
-    dv, dc = np.unique(dlt, return_counts=True)
-    return Spec(vals.astype(np.float64), cnt.astype(np.int64), dv.astype(np.float64), dc.astype(np.int64), k)
+    dv, dinv = np.unique(dlt, return_inverse=True)
+    dc = np.bincount(dinv, weights=w.astype(np.float64)).astype(np.int64)
+    return Spec(vals.astype(np.float64), cnt, dv.astype(np.float64), dc, k)
+
+
+#: Lists longer than this are first pooled by object identity (repeated pair objects).
+_POOL_BY_ID_MIN = 4096
+
+
+def _distinct(mechanisms: list[object], n: int) -> dict[int, object]:
+    out: dict[int, object] = {}
+    for p in mechanisms:
+        if id(p) not in out:
+            out[id(p)] = p
+            if len(out) == n:
+                break
+    return out
 
 
 def spec(mechanisms: Sequence[EpsDelta]) -> Spec:
@@ -159,6 +178,17 @@ def spec(mechanisms: Sequence[EpsDelta]) -> Spec:
     shown = reprlib.repr(mechanisms)
     if isinstance(mechanisms, (str, bytes)):
         raise ValueError(f"mechanisms must be a sequence of (epsilon, delta) pairs, got {shown}")  # noqa: TRY004
+    if isinstance(mechanisms, list) and len(mechanisms) > _POOL_BY_ID_MIN:
+        # Long lists of repeated pair *objects* ([(0.1, 0.0)] * 10**7): count the objects first (C speed),
+        # validate and convert only the distinct ones.
+        by_id = Counter(map(id, mechanisms))
+        if len(by_id) * 4 < len(mechanisms):
+            objs = _distinct(mechanisms, len(by_id))
+            checked = spec(list(objs.values()))  # type: ignore[arg-type]  # validates; messages index distinct pairs
+            del checked
+            arr = np.asarray(list(objs.values()), dtype=np.float64)
+            counts = np.array([by_id[i] for i in objs], dtype=np.int64)
+            return _pool(arr[:, 0], arr[:, 1], len(mechanisms), counts)
     try:
         arr = np.asarray(mechanisms, dtype=np.float64)
     except (TypeError, ValueError) as exc:
