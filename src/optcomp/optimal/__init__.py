@@ -279,7 +279,12 @@ def delta(
         step = max(math.sqrt(8.0 * tolerance / n), _min_step(rest_eps, rest_counts, max_points))
         up, lo_w, _ = _envelopes(rest_eps, rest_counts, method, max_points, step, x, DEFAULT_DEPTH)
     up = _with_extra(up, n_huge * _TINY)
-    return delta_from_envelopes(up, lo_w, x, ls)
+    if not n_huge:
+        return delta_from_envelopes(up, lo_w, x, ls)
+    # D(ε_g) = D'(ε_g − shift) with shift ∈ [sh_lo, sh_hi]: D' is non-increasing.
+    hi_b = delta_from_envelopes(up, lo_w, max(0.0, eps_g - sh_hi), ls)
+    lo_b = delta_from_envelopes(up, lo_w, x, ls)
+    return Bound(min(lo_b.lower, hi_b.upper), hi_b.upper)
 
 
 from optcomp.optimal._calibrate import BlackBoxCalibration, calibrate

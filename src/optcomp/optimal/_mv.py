@@ -32,7 +32,7 @@ _U = UNIT_ROUNDOFF
 #: Refuse ``method="mv"`` when its estimated running time exceeds this (seconds).
 MV_MAX_SECONDS: float = 120.0
 #: Estimated cost of one DP cell update (seconds), plus a per-item overhead.
-_CELL_SECONDS = 1.5e-9
+_CELL_SECONDS = 3e-9
 _ITEM_SECONDS = 4e-6
 _TINY = 5e-324
 

@@ -235,6 +235,8 @@ def upper_envelope(eps: FloatArray, counts: np.ndarray, step: float, theta: floa
     eta += 8.0 * _U * (abs(log_m) + abs(theta) * float(np.max(np.abs(j), initial=0.0)) + 4.0)
     with np.errstate(divide="ignore"):
         logw = np.log(av + err) + log_m - theta * j + eta
+    # A probability is ≤ 1 (far from the tilt the untilted error bars exceed it).
+    logw = np.minimum(logw, 0.0)
     return Weights(np.nextafter(t, math.inf), logw, min(1.0, root.inf_p * (1.0 + 64.0 * _U)))
 
 
