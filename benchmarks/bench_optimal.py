@@ -131,7 +131,7 @@ def fmt(name: str, r: dict[str, object]) -> str:
     if "point" in r:
         lo, hi = r["delta_at_point"]  # type: ignore[misc]
         verdict = "valid" if float(hi) <= DELTA_G else ("**not (ε, δ_g)-DP**" if float(lo) > DELTA_G else "undecided")
-        return f"{head} {float(r['seconds']):.3f} | {float(r['point']):.9f} (point) | optimal δ at it ∈ [{lo:.7g}, {hi:.7g}]: {verdict} | {mem} |"  # type: ignore[arg-type]
+        return f"{head} {float(r['seconds']):.3f} | {float(r['point']):.9f} (point) | optimal δ at it ∈ [{lo:.10g}, {hi:.10g}]: {verdict} | {mem} |"  # type: ignore[arg-type]
     lo, hi = float(r["lower"]), float(r["upper"])  # type: ignore[arg-type]
     return f"{head} {float(r['seconds']):.3f} | [{lo:.9f}, {hi:.9f}] | width {hi - lo:.2e} | {mem} |"  # type: ignore[arg-type]
 

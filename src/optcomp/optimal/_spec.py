@@ -249,7 +249,8 @@ def log_r_bracket(delta_g: float, s: Spec) -> Target:
         x_hi, x_lo = x + ex, x - ex
         r_lo = -math.expm1(x_hi) * (1.0 - 4.0 * _U)
         r_hi = min(1.0, -math.expm1(x_lo) * (1.0 + 4.0 * _U))
-        return Target(math.log(r_lo), math.log(r_hi), "positive")
+        lo, hi = math.log(r_lo), math.log(r_hi)  # each rounded to within u·|value|
+        return Target(lo - 2.0 * _U * (abs(lo) + 1.0), min(0.0, hi + 2.0 * _U * (abs(hi) + 1.0)), "positive")
     if x - ex > 0.0:
         return Target(-math.inf, -math.inf, "below")
     return _log_r_mp(delta_g, s)
