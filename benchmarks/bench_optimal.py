@@ -1,134 +1,182 @@
-"""Benchmark of optimal composition: optcomp (default method) vs MV Thm 1.7 (``method="mv"``) vs dp_accounting.
+"""Benchmark of optimal composition of (ε, δ)-DP black boxes (issue 8): optcomp vs dp_accounting vs MV Thm 1.7.
 
 Cases (all δ_i = 0, target δ_g = 1e-6):
 
-* homogeneous k ∈ {1e2, 1e4, 1e6} copies of (0.01, 0)-DP;
-* heterogeneous k ∈ {1e2, 1e3, 1e4} with distinct real ε_i drawn uniformly from [0.001, 0.1] (seed 0).
+* distinct real ε_i ~ U[0.001, 0.1] drawn by ``numpy.random.default_rng(20261121).uniform(0.001, 0.1, k)``
+  for k ∈ {10², 10³, 10⁴, 10⁵} (k = 10⁴ is the issue's draw), at tolerance 1e-3 (and 1e-4 for 10⁴);
+* homogeneous k copies of (0.01, 0), k = 10³ … 10⁹, and a plain list of 10⁷ copies of (0.1, 0) (pooling).
 
-dp_accounting 0.6: ``pld_lib.from_privacy_parameters(DifferentialPrivacyParameters(ε_i, 0),
-value_discretization_interval=h)`` (its pessimistic PLD of the canonical mechanism), composed with
-``self_compose`` (homogeneous) or ``compose`` one by one (heterogeneous), then ``get_epsilon_for_delta``.
-Its answer is a single (pessimistic) number, not a bracket.
+Peers: dp_accounting 0.6 composing the same black boxes (``pld_lib.from_privacy_parameters(
+DifferentialPrivacyParameters(ε_i, 0), value_discretization_interval=1e-4)``, composed one by one or by
+``self_compose``; its pessimistic point estimate is checked against optcomp's certified optimal δ), and
+``method="mv"`` (MV Thm 1.7, η = 0.01) where its own cost estimate is under the budget.
 
-Writes ``benchmarks/RESULTS_optimal.md``. Slow cells are skipped when their cost, extrapolated from the
-previous size, exceeds the budget; the table says so. Run: ``.venv/bin/python benchmarks/bench_optimal.py``.
+Every cell runs in a fresh interpreter (``--case``) so that its peak RSS is its own; time is wall-clock of
+one call after a warm-up call on a tiny input. Writes ``benchmarks/RESULTS_optimal.md``.
+Run: ``python benchmarks/bench_optimal.py`` (``--quick``: smaller budget, fewer peer cells).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import platform
+import resource
+import subprocess
+import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from optcomp import optimal
-
 DELTA_G = 1e-6
 HOM_EPS = 0.01
-BUDGET_S = 30.0
 DP_INTERVAL = 1e-4
+SEED = 20261121
 HERE = Path(__file__).resolve().parent
 
 
-def timed(fn: Callable[[], object]) -> tuple[object, float]:
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
+def _het(k: int) -> list[tuple[float, float]]:
+    return [(float(e), 0.0) for e in np.random.default_rng(SEED).uniform(0.001, 0.1, k)]
 
 
-def dp_accounting_epsilon(eps_list: list[float], k_hom: int | None) -> float:
-    from dp_accounting.pld import common
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
-    def one(e: float) -> pld_lib.PrivacyLossDistribution:
-        return pld_lib.from_privacy_parameters(
-            common.DifferentialPrivacyParameters(e, 0.0), value_discretization_interval=DP_INTERVAL
-        )
 
-    if k_hom is not None:
-        pld = one(eps_list[0]).self_compose(k_hom)
+def run_case(name: str) -> dict[str, object]:
+    """One cell, in this (fresh) interpreter."""
+    from optcomp import optimal
+
+    optimal.epsilon([(0.01, 0.0), (0.02, 0.0)] * 10, DELTA_G)  # warm-up (imports, caches)
+    kind, engine, size, *rest = name.split(":")
+    k = int(float(size))
+    tol = float(rest[0]) if rest else optimal.DEFAULT_TOLERANCE
+    if kind == "het":
+        mechs: object = _het(k)
+    elif kind == "pooled":
+        mechs = [(0.1, 0.0)] * k
     else:
-        pld = one(eps_list[0])
-        for e in eps_list[1:]:
-            pld = pld.compose(one(e))
-    return float(pld.get_epsilon_for_delta(DELTA_G))
+        mechs = optimal.homogeneous(HOM_EPS, 0.0, k)
+    base = _rss_mb()
+    t0 = time.perf_counter()
+    if engine == "optcomp":
+        b = optimal.epsilon(mechs, DELTA_G, tolerance=tol)  # type: ignore[arg-type]
+        out: dict[str, object] = {"lower": b.lower, "upper": b.upper}
+    elif engine == "mv":
+        b = optimal.epsilon(mechs, DELTA_G, method="mv", tolerance=0.01)  # type: ignore[arg-type]
+        out = {"lower": b.lower, "upper": b.upper}
+    else:
+        from dp_accounting.pld import common
+        from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
-
-def fmt_bound(b: optimal.Bound | float) -> tuple[str, str]:
-    if isinstance(b, float):
-        return (f"{b:.6f}", "n/a (point estimate)")
-    return (f"[{b.lower:.9f}, {b.upper:.9f}]", f"{b.width:.2e}")
-
-
-def main() -> None:
-    rows: list[tuple[str, str, str, str, str]] = []
-    rng = np.random.default_rng(0)
-    cases: list[tuple[str, object, list[float], int | None]] = []
-    for k in (100, 10_000, 1_000_000):
-        cases.append((f"homogeneous k={k:.0e}", optimal.homogeneous(HOM_EPS, 0.0, k), [HOM_EPS], k))
-    for k in (100, 1_000, 10_000):
-        eps = rng.uniform(0.001, 0.1, k).tolist()
-        cases.append((f"heterogeneous k={k:.0e}", [(e, 0.0) for e in eps], eps, None))
-
-    last: dict[str, tuple[int, float]] = {}
-    for name, mechs, eps_list, k_hom in cases:
-        kind = name.split()[0]
-        k = k_hom if k_hom is not None else len(eps_list)
-        res, dt = timed(lambda m=mechs: optimal.epsilon(m, DELTA_G))  # type: ignore[misc]
-        rows.append((name, "optcomp default (auto)", f"{dt:.3f}", *fmt_bound(res)))  # type: ignore[arg-type]
-        # MV Thm 1.7 (η = 0.01): cost ∝ k·Σa_i ∝ k³ ε̄(1+ε̄)/η; extrapolate from the previous size.
-        key = f"{kind}-mv"
-        est = last[key][1] * (k / last[key][0]) ** 3 if key in last else 0.0
-        if est > BUDGET_S:
-            rows.append((name, "method='mv' (MV Thm 1.7, η=0.01)", f"skipped: >{BUDGET_S:.0f}s (est. {est:.0f}s)", "", ""))
-        else:
-            res, dt = timed(lambda m=mechs: optimal.epsilon(m, DELTA_G, method="mv", tolerance=0.01))  # type: ignore[misc]
-            last[key] = (k, dt)
-            rows.append((name, "method='mv' (MV Thm 1.7, η=0.01)", f"{dt:.3f}", *fmt_bound(res)))  # type: ignore[arg-type]
-        key = f"{kind}-dp"
-        scale = (k / last[key][0]) if key in last else 0.0
-        est = last[key][1] * (scale if k_hom is None else 1.0) if key in last else 0.0
-        if est > BUDGET_S:
-            rows.append((name, f"dp_accounting PLD (h={DP_INTERVAL:g})", f"skipped: >{BUDGET_S:.0f}s (est. {est:.0f}s)", "", ""))
-        else:
-            res, dt = timed(lambda e=eps_list, kh=k_hom: dp_accounting_epsilon(e, kh))
-            last[key] = (k, dt)
-            # Is dp_accounting's ε really (ε, δ_g)-DP? optcomp's certified optimal δ at that ε says.
-            check = optimal.delta(mechs, float(res), tolerance=1e-4)  # type: ignore[arg-type, arg-type]
-            verdict = "below OptComp: δ(ε) > δ_g" if check.lower > DELTA_G else "valid"
-            rows.append(
-                (
-                    name,
-                    f"dp_accounting PLD (h={DP_INTERVAL:g})",
-                    f"{dt:.3f}",
-                    f"{float(res):.9f}",  # type: ignore[arg-type]
-                    f"point estimate; optimal δ at it ∈ [{check.lower:.10g}, {check.upper:.10g}]: {verdict}",
-                )
+        def one(e: float) -> pld_lib.PrivacyLossDistribution:
+            return pld_lib.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(e, 0.0), value_discretization_interval=DP_INTERVAL
             )
-        print(*rows[-3:], sep="\n", flush=True)
 
+        if kind == "hom":
+            pld = one(HOM_EPS).self_compose(k)
+        else:
+            eps_list = [e for e, _ in mechs]  # type: ignore[attr-defined]
+            pld = one(eps_list[0])
+            for e in eps_list[1:]:
+                pld = pld.compose(one(e))
+        out = {"point": float(pld.get_epsilon_for_delta(DELTA_G))}
+    out["seconds"] = time.perf_counter() - t0
+    out["rss_mb"] = _rss_mb()
+    out["rss_base_mb"] = base
+    if engine == "dp":
+        check = optimal.delta(mechs, float(out["point"]), tolerance=1e-4)  # type: ignore[arg-type]
+        out["delta_at_point"] = [check.lower, check.upper]
+    return out
+
+
+def mv_estimate(name: str) -> float:
+    from optcomp import optimal
+    from optcomp.optimal._mv import mv_cost_seconds
+    from optcomp.optimal._spec import spec
+
+    kind, _, size = name.split(":")[:3]
+    k = int(float(size))
+    mechs = _het(k) if kind == "het" else optimal.homogeneous(HOM_EPS, 0.0, k)
+    return mv_cost_seconds(spec(mechs), 0.01)
+
+
+def child(name: str, timeout: float) -> dict[str, object]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(HERE.parent / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        res = subprocess.run(
+            [sys.executable, __file__, "--case", name], capture_output=True, text=True, timeout=timeout, env=env, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {"skipped": f"> {timeout:.0f} s (killed)"}
+    if res.returncode != 0:
+        return {"skipped": "error: " + (res.stderr.strip().splitlines() or ["?"])[-1]}
+    result: dict[str, object] = json.loads(res.stdout.strip().splitlines()[-1])
+    return result
+
+
+def fmt(name: str, r: dict[str, object]) -> str:
+    kind, engine, size, *rest = name.split(":")
+    label = {"optcomp": "optcomp (auto)", "mv": "MV Thm 1.7, η = 0.01", "dp": f"dp_accounting PLD h={DP_INTERVAL:g}"}[engine]
+    if rest:
+        label += f", tolerance {rest[0]}"
+    case = {"het": "distinct ε_i", "hom": "homogeneous (0.01, 0)", "pooled": "list of (0.1, 0) copies"}[kind]
+    head = f"| {case} | {float(size):.0e} | {label} |"
+    if "skipped" in r:
+        return f"{head} {r['skipped']} | | | |"
+    mem = f"{float(r['rss_mb']):.0f} (base {float(r['rss_base_mb']):.0f})"  # type: ignore[arg-type]
+    if "point" in r:
+        lo, hi = r["delta_at_point"]  # type: ignore[misc]
+        verdict = "valid" if float(hi) <= DELTA_G else ("**not (ε, δ_g)-DP**" if float(lo) > DELTA_G else "undecided")
+        return f"{head} {float(r['seconds']):.3f} | {float(r['point']):.9f} (point) | optimal δ at it ∈ [{lo:.10g}, {hi:.10g}]: {verdict} | {mem} |"  # type: ignore[arg-type]
+    lo, hi = float(r["lower"]), float(r["upper"])  # type: ignore[arg-type]
+    return f"{head} {float(r['seconds']):.3f} | [{lo:.9f}, {hi:.9f}] | width {hi - lo:.2e} | {mem} |"  # type: ignore[arg-type]
+
+
+def main(argv: list[str]) -> None:
+    if "--case" in argv:
+        print(json.dumps(run_case(argv[argv.index("--case") + 1])))
+        return
+    quick = "--quick" in argv
+    budget = 60.0 if quick else 600.0
+    het_sizes = ["1e2", "1e3", "1e4", "1e5"]
+    names = [f"het:optcomp:{s}" for s in het_sizes] + ["het:optcomp:1e4:1e-4"]
+    names += [f"het:mv:{s}" for s in het_sizes]
+    names += [f"het:dp:{s}" for s in (het_sizes[:2] if quick else het_sizes[:3])]
+    hom_sizes = ["1e3", "1e4", "1e5", "1e6", "1e7", "1e8", "1e9"]
+    names += [f"hom:optcomp:{s}" for s in hom_sizes] + ["pooled:optcomp:1e7"]
+    names += [f"hom:dp:{s}" for s in (hom_sizes[:2] if quick else hom_sizes[:4])]
+    rows = []
+    load = os.getloadavg()[0]
+    for name in names:
+        if ":mv:" in name:
+            est = mv_estimate(name)
+            if est > min(budget, 120.0):
+                rows.append(fmt(name, {"skipped": f"refused: estimated {est:.3g} s"}))
+                print(rows[-1], flush=True)
+                continue
+        rows.append(fmt(name, child(name, budget)))
+        print(rows[-1], flush=True)
     lines = [
-        "# Optimal composition of (ε, δ)-DP black boxes (issue 2)",
+        "# Optimal composition of (ε, δ)-DP black boxes (issue 8)",
         "",
-        (
-            f"Target δ_g = {DELTA_G:g}, all δ_i = 0. Homogeneous: k copies of ({HOM_EPS}, 0). Heterogeneous: "
-            f"ε_i ~ U[0.001, 0.1] (seed 0). One run, wall-clock seconds on {platform.machine()} / Python "
-            f"{platform.python_version()}, numpy {np.__version__}."
-        ),
-        (
-            "optcomp returns a certified bracket [lower, upper] of OptComp; dp_accounting a pessimistic point "
-            f"estimate (value_discretization_interval {DP_INTERVAL:g})."
-        ),
+        f"Target δ_g = {DELTA_G:g}, all δ_i = 0. Distinct ε_i: `numpy.random.default_rng({SEED}).uniform(0.001, 0.1, k)`.",
+        f"One run{' (--quick)' if quick else ''}: wall-clock seconds of one call in a fresh interpreter after a warm-up;",
+        f"memory = peak RSS of that interpreter in MB (base = after imports and warm-up). {platform.machine()}, Python",
+        f"{platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, load average {load:.1f} at start.",
+        "optcomp returns a certified bracket of OptComp; dp_accounting a pessimistic point estimate, checked",
+        "against optcomp's certified optimal δ at that ε.",
         "",
-        "| case | method | time (s) | ε_g | bracket width / check |",
-        "|---|---|---|---|---|",
+        "| case | k | engine | time (s) | ε_g | width / check | memory (MB) |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
     ]
-    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
     (HERE / "RESULTS_optimal.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {HERE / 'RESULTS_optimal.md'}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

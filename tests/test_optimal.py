@@ -18,6 +18,7 @@ from tests.tolerances import (
     MPMATH_DPS,
     OPTIMAL_GRID_TOLERANCE,
     OPTIMAL_LARGE_K_RTOL,
+    OPTIMAL_LATTICE_RTOL,
     OPTIMAL_MV_ETA,
 )
 
@@ -224,7 +225,7 @@ def test_grid_bracket_contains_exact_and_meets_tolerance() -> None:
     assert b.upper <= kov
     # The same ε_i, on an exact lattice (all multiples of 0.0013): the exact value lies inside.
     exact = optimal.epsilon(mechs, 1e-6, method="exact")
-    assert exact.width <= METHOD_RTOL * exact.upper
+    assert exact.width <= OPTIMAL_LATTICE_RTOL * exact.upper
     assert overlap(b, exact)
     assert sum(eps) > b.upper
 
@@ -452,7 +453,7 @@ def test_windowed_lattice_dp_matches_direct_convolution() -> None:
             lo, hi = (lo, mid) if big_d(mid) <= delta_g else (mid, hi)
         b = optimal.epsilon([(ai * unit, 0.0) for ai in a], delta_g, method="exact")
         assert b.lower <= hi * (1 + METHOD_RTOL) and lo * (1 - METHOD_RTOL) <= b.upper
-        assert b.width <= METHOD_RTOL * hi
+        assert b.width <= OPTIMAL_LATTICE_RTOL * hi
     d = optimal.delta([(ai * unit, 0.0) for ai in a], 2.0, method="exact")
     assert d.lower <= big_d(2.0) * (1 + METHOD_RTOL) and big_d(2.0) * (1 - METHOD_RTOL) <= d.upper
 

@@ -43,3 +43,5 @@ RDP_PEER_RTOL = 1e-3
 #: Interop (issue 12): dp_accounting's fine PLD grid, value_discretization_interval; its ε estimate may exceed the
 #: truth by up to one interval per discretised step (pessimistic rounding of each loss).
 DP_ACCOUNTING_FINE_STEP = 1e-5
+#: Optimal composition on a common lattice (split engine, FFT error certified): relative width of its "exact" bracket.
+OPTIMAL_LATTICE_RTOL = 1e-6

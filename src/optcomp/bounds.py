@@ -16,15 +16,22 @@ Sources (``shared/papers/``):
   - :func:`advanced_lecture_notes` — Smith–Ullman lecture notes Thm 1.1:
     ε̃ = kε(e^ε − 1)/(e^ε + 1) + ε√(2k ln(1/δ')), total δ = kδ + δ'.
 
+* Heterogeneous advanced composition (:func:`advanced_drv_heterogeneous`,
+  :func:`advanced_lecture_notes_heterogeneous`): the same Azuma argument with per-step bounded
+  differences ±ε_i (Dwork–Rothblum–Vadhan; "whenever we have kε or kε² ... replace it by the summation",
+  KOV after Thm III.5): ε̃ = Σ drift(ε_i) + √(2 ln(1/δ̃) Σε_i²), total δ = Σδ_i + δ̃.
 * KOV Thm III.4 (:func:`kov_bound`), KOV Thm III.5 (:func:`kov_bound_heterogeneous`) and the
   per-query budget of KOV Cor V.1 (:func:`kov_per_query_budget`).
+
+Inputs may also be a :class:`optcomp.optimal.Homogeneous` (k copies of one pair, any k): the
+``compare_*`` functions then use the closed forms without materialising the list.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from optcomp._numerics import (
@@ -147,6 +154,84 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
     delta_slack = _check_slack(delta_slack)
     eps = epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon)
     return (eps, min(1.0, k * delta + delta_slack))
+
+
+def _heterogeneous_advanced(
+    mechanisms: Sequence[EpsDelta], delta_slack: float, drift: Callable[[float], float]
+) -> EpsDelta:
+    sums = _sums(mechanisms)
+    delta_slack = _check_slack(delta_slack)
+    drift_sum = sums.drift_drv if drift is _drv_drift else sums.drift
+    return (_advanced_epsilon(drift_sum, sums.root, delta_slack), min(1.0, sums.sum_delta + delta_slack))
+
+
+def _advanced_epsilon(drift_sum: float, root: float, delta_slack: float) -> float:
+    """Σdrift + √(Σε_i²)·√(2 ln(1/δ̃)), with δ̃ ∈ (0, 1]; the product is 0 (not inf·0) when δ̃ = 1."""
+    t = math.sqrt(2.0 * -math.log(delta_slack))
+    return drift_sum + (root * t if t > 0.0 else 0.0)
+
+
+def _drv_drift(epsilon: float) -> float:
+    """ε·(e^ε − 1), the DRV drift term."""
+    return epsilon * _expm1(epsilon)
+
+
+def advanced_drv_heterogeneous(mechanisms: Sequence[EpsDelta], delta_slack: float) -> EpsDelta:
+    """Heterogeneous advanced composition, DRV drift (KOV Thm III.2 with k·ε, k·ε² replaced by sums).
+
+    ε̃ = Σ ε_i(e^{ε_i} − 1) + √(2·ln(1/δ̃)·Σ ε_i²),  total δ = Σ δ_i + δ̃.
+
+    The Azuma step of the DRV proof only uses that the i-th loss increment lies in [−ε_i, ε_i] with
+    conditional mean ≤ ε_i(e^{ε_i} − 1), so the sums replace kε and kε² (KOV, remark after Thm III.5).
+    Equals :func:`advanced_drv` when all pairs are equal.
+
+    Args:
+        mechanisms: non-empty sequence of (ε_i, δ_i) pairs, or an ``optimal.homogeneous(...)``.
+        delta_slack: δ̃ ∈ (0, 1].
+    """
+    return _heterogeneous_advanced(mechanisms, delta_slack, _drv_drift)
+
+
+def advanced_lecture_notes_heterogeneous(mechanisms: Sequence[EpsDelta], delta_slack: float) -> EpsDelta:
+    """Heterogeneous advanced composition, lecture-notes drift (Smith–Ullman Thm 1.1 with sums).
+
+    ε̃ = Σ ε_i(e^{ε_i} − 1)/(e^{ε_i} + 1) + √(2·ln(1/δ')·Σ ε_i²),  total δ = Σ δ_i + δ'.
+
+    Args:
+        mechanisms: non-empty sequence of (ε_i, δ_i) pairs, or an ``optimal.homogeneous(...)``.
+        delta_slack: δ' ∈ (0, 1].
+    """
+    return _heterogeneous_advanced(mechanisms, delta_slack, _drift)
+
+
+class _Sums(NamedTuple):
+    """What the classic theorems read from a composition (sums beyond the float range are ``inf``)."""
+
+    k: int
+    sum_eps: float  # Σε_i
+    root: float  # √(Σε_i²), formed without squaring (no overflow below its own value)
+    drift: float  # Σε_i·tanh(ε_i/2)
+    drift_drv: float  # Σε_i·(e^{ε_i} − 1)
+    sum_delta: float  # min(1, Σδ_i)
+    log_survive: float  # Σ ln(1 − δ_i), −inf if some δ_i = 1
+
+
+def _sums(mechanisms: Sequence[EpsDelta]) -> _Sums:
+    """The sums every classic theorem needs, for a list of pairs or a lazy homogeneous sequence."""
+    hom = getattr(mechanisms, "k", None)
+    if isinstance(hom, int) and hasattr(mechanisms, "epsilon") and hasattr(mechanisms, "delta"):
+        e, d = check_epsilon_delta(mechanisms.epsilon, mechanisms.delta)
+        k = check_int("k", hom, maximum=K_MAX)
+        log_s = -math.inf if d >= 1.0 else k * math.log1p(-d)
+        return _Sums(k, k * e, math.sqrt(k) * e, k * _drift(e), k * _drv_drift(e), min(1.0, k * d), log_s)
+    items = _check_mechanisms(mechanisms)
+    eps = [e for e, _ in items]
+    dl = [d for _, d in items]
+    log_s = -math.inf if any(d >= 1.0 for d in dl) else math.fsum(math.log1p(-d) for d in dl)
+    return _Sums(
+        len(items), _fsum(eps), math.hypot(*eps), _fsum(_drift(e) for e in eps),
+        _fsum(_drv_drift(e) for e in eps), min(1.0, math.fsum(dl)), log_s,
+    )
 
 
 def _check_slack(delta_slack: object) -> float:
@@ -273,38 +358,6 @@ def tv_bound(epsilon: float, delta: float) -> float:
     return delta + (1.0 - delta) * math.tanh(epsilon / 2.0)
 
 
-class _Sums(NamedTuple):
-    """What the classic theorems read from a composition: its sums, maxima and length."""
-
-    k: int
-    e_max: float
-    d_max: float
-    sum_eps: float  # Σε_i (inf beyond the float range)
-    sum_delta: float  # Σδ_i, uncapped
-    root: float  # √(Σε_i²)
-    sum_drift: float  # Σε_i·tanh(ε_i/2)
-    log_survive: float  # Σ ln(1 − δ_i) (−inf if some δ_i = 1)
-
-
-def _summary(mechanisms: Sequence[EpsDelta]) -> _Sums:
-    """The sums of ``mechanisms``; a homogeneous spec (attributes ``epsilon``, ``delta``, ``k``, as
-    :func:`optcomp.optimal.homogeneous` returns) in O(1), without materialising its k pairs."""
-    from optcomp.optimal import Homogeneous
-
-    if isinstance(mechanisms, Homogeneous):
-        e, d, k = mechanisms.epsilon, mechanisms.delta, check_int("k", mechanisms.k, maximum=K_MAX)
-        log_surv = -math.inf if d >= 1.0 else k * math.log1p(-d)
-        return _Sums(k, e, d, k * e, k * d, math.sqrt(k) * e, k * _drift(e), log_surv)
-    items = _check_mechanisms(mechanisms)
-    eps = [e for e, _ in items]
-    deltas = [d for _, d in items]
-    log_surv = -math.inf if max(deltas) >= 1.0 else math.fsum(math.log1p(-d) for d in deltas)
-    return _Sums(
-        len(items), max(eps), max(deltas), _fsum(eps), math.fsum(deltas), math.hypot(*eps),
-        _fsum(_drift(e) for e in eps), log_surv,
-    )
-
-
 def _one_minus_survive(log_survive: float, delta_slack: float) -> float:
     """1 − Π(1 − δ_i)·(1 − δ̃) from Σ ln(1 − δ_i)."""
     if log_survive == -math.inf or delta_slack >= 1.0:
@@ -316,43 +369,43 @@ def compare_epsilon(mechanisms: Sequence[EpsDelta], target_delta: float) -> dict
     """The ε each classic theorem certifies when the *total* δ must equal ``target_delta``.
 
     The slack each theorem needs is solved from its own δ formula: basic needs Σδ_i ≤ δ_g; the two
-    advanced forms δ̃ = δ_g − kδ; KOV Thm III.5 δ̃ = 1 − (1 − δ_g)/Π(1 − δ_i). The advanced forms are
-    homogeneous theorems; for unequal pairs they are applied to (max ε_i, max δ_i), which every
-    mechanism also satisfies. ``inf`` means the theorem cannot reach ``target_delta`` (or its ε exceeds
-    the float range). A homogeneous spec of any k (up to 10¹² and beyond) costs O(1).
+    advanced forms δ̃ = δ_g − Σδ_i (their heterogeneous forms, equal to the homogeneous ones when all
+    pairs are equal); KOV Thm III.5 δ̃ = 1 − (1 − δ_g)/Π(1 − δ_i). ``inf`` means the theorem cannot reach
+    ``target_delta`` (or its ε exceeds the float range). Accepts an ``optimal.homogeneous(...)`` of any k
+    in O(1), without materialising it.
 
     Returns:
         ``{"basic", "advanced_drv", "advanced_lecture_notes", "kov"}`` → ε.
     """
-    m = _summary(mechanisms)
+    sm = _sums(mechanisms)
     target = check_probability("target_delta", target_delta)
-    out = {"basic": m.sum_eps if m.sum_delta <= target else math.inf}
-    slack = target - m.k * m.d_max
-    for name, fn in (("advanced_drv", advanced_drv), ("advanced_lecture_notes", advanced_lecture_notes)):
-        out[name] = fn(m.e_max, m.d_max, m.k, min(1.0, slack))[0] if slack > 0 else math.inf
-    if m.log_survive == -math.inf:
+    out = {"basic": sm.sum_eps if sm.sum_delta <= target else math.inf}
+    slack = target - sm.sum_delta
+    for name, drift in (("advanced_drv", sm.drift_drv), ("advanced_lecture_notes", sm.drift)):
+        out[name] = _advanced_epsilon(drift, sm.root, min(1.0, slack)) if slack > 0 else math.inf
+    if sm.log_survive == -math.inf:
         out["kov"] = math.inf if target < 1.0 else 0.0
     else:
-        kov_slack = -math.expm1(math.log1p(-target) - m.log_survive) if target < 1.0 else 1.0
-        out["kov"] = _kov_epsilon(m.sum_eps, m.root, m.sum_drift, min(1.0, kov_slack)) if kov_slack >= 0 else math.inf
+        kov_slack = -math.expm1(math.log1p(-target) - sm.log_survive) if target < 1.0 else 1.0
+        out["kov"] = _kov_epsilon(sm.sum_eps, sm.root, sm.drift, min(1.0, kov_slack)) if kov_slack >= 0 else math.inf
     return out
 
 
 def compare_delta(mechanisms: Sequence[EpsDelta], target_epsilon: float) -> dict[str, float]:
     """The total δ each classic theorem certifies at ε = ``target_epsilon`` (its formula solved for δ̃).
 
-    Advanced forms: δ̃ = exp(−((ε − drift)/ε_0)²/(2k)) when ε > drift (else 1). KOV Thm III.5: the least
-    δ̃ over its three terms (δ̃ = 0 if ε ≥ Σε_i; the log(e + √Σε_i²/δ̃) term inverted exactly). Basic
-    certifies Σδ_i only when ε ≥ Σε_i (else 1). The exponents are formed as ((ε − drift)/scale)², so
-    ε up to the float maximum gives the true δ (often 0) rather than an overflow. A homogeneous spec
-    costs O(1).
+    Advanced forms (heterogeneous): δ̃ = exp(−((ε − Σdrift)/√(Σε_i²))²/2) when ε > Σdrift (else 1),
+    total Σδ_i + δ̃. KOV Thm III.5: the least δ̃ over its three terms (δ̃ = 0 if ε ≥ Σε_i; the
+    log(e + √Σε_i²/δ̃) term inverted exactly). Basic certifies Σδ_i only when ε ≥ Σε_i (else 1). The
+    exponents are formed as ((ε − drift)/scale)², so ε up to the float maximum gives the true δ (often 0)
+    rather than an overflow. A homogeneous spec costs O(1).
 
     Returns:
         ``{"basic", "advanced_drv", "advanced_lecture_notes", "kov"}`` → δ (1 = nothing certified).
     """
-    m = _summary(mechanisms)
+    sm = _sums(mechanisms)
     eps_t = check_nonnegative("target_epsilon", target_epsilon)
-    out = {"basic": min(1.0, m.sum_delta) if eps_t >= m.sum_eps else 1.0}
+    out = {"basic": sm.sum_delta if eps_t >= sm.sum_eps else 1.0}
 
     def half_square(drift: float, scale: float) -> float:
         """s = ((ε − drift)/scale)²/2 for ε > drift, the exponent with drift + scale·√(2s) = ε."""
@@ -367,28 +420,26 @@ def compare_delta(mechanisms: Sequence[EpsDelta], target_epsilon: float) -> dict
             return 1.0
         return math.exp(-half_square(drift, scale))
 
-    scale = math.sqrt(m.k) * m.e_max
-    for name, drift in (
-        ("advanced_drv", m.k * m.e_max * _expm1(m.e_max)),
-        ("advanced_lecture_notes", m.k * _drift(m.e_max)),
-    ):
-        out[name] = min(1.0, m.k * m.d_max + invert(drift, scale))
-    slack = invert(m.sum_drift, m.root)
-    if eps_t > m.sum_drift and m.root > 0:
-        s = half_square(m.sum_drift, m.root)
+    for name, drift in (("advanced_drv", sm.drift_drv), ("advanced_lecture_notes", sm.drift)):
+        out[name] = min(1.0, sm.sum_delta + invert(drift, sm.root))
+    slack = invert(sm.drift, sm.root)
+    if eps_t > sm.drift and sm.root > 0:
+        s = half_square(sm.drift, sm.root)
         if s > 1.0:
             # √(Σε²)/δ̃ = e^{s−1} − e  ⇔  δ̃ = √(Σε²)/(e·(e^{s−1} − 1)), in log space when it over/underflows.
-            log_slack = math.log(m.root) - 1.0 - (s - 1.0) - math.log(-math.expm1(-(s - 1.0)))
+            log_slack = math.log(sm.root) - 1.0 - (s - 1.0) - math.log(-math.expm1(-(s - 1.0)))
             slack = min(slack, math.exp(log_slack) if log_slack < 0.0 else 1.0)
-    if eps_t >= m.sum_eps:
+    if eps_t >= sm.sum_eps:
         slack = 0.0
-    out["kov"] = _one_minus_survive(m.log_survive, min(1.0, slack))
+    out["kov"] = _one_minus_survive(sm.log_survive, min(1.0, slack))
     return out
 
 
 __all__ = [
     "advanced_drv",
+    "advanced_drv_heterogeneous",
     "advanced_lecture_notes",
+    "advanced_lecture_notes_heterogeneous",
     "basic",
     "basic_heterogeneous",
     "compare_delta",
