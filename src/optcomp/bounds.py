@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from fractions import Fraction
 from typing import NamedTuple
 
 from optcomp._numerics import (
@@ -70,6 +71,23 @@ def _fsum(values: Iterable[float]) -> float:
         return math.inf
 
 
+def _mul_up(k: int, x: float) -> float:
+    """k·x rounded up (the float product rounds to nearest, which may be below the exact value)."""
+    p = k * x
+    if math.isfinite(p) and Fraction(p) < k * Fraction(x):
+        return math.nextafter(p, math.inf)
+    return p
+
+
+def _sum_up(values: Iterable[float]) -> float:
+    """Σ values (non-negative) rounded up: ``math.fsum`` is correctly rounded, so at most one step up."""
+    vals = list(values)
+    s = _fsum(vals)
+    if math.isfinite(s) and Fraction(s) < sum(map(Fraction, vals), Fraction(0)):
+        return math.nextafter(s, math.inf)
+    return s
+
+
 def _drift(epsilon: float) -> float:
     """ε·(e^ε − 1)/(e^ε + 1) = ε·tanh(ε/2), the expected privacy loss of randomized response."""
     return epsilon * math.tanh(epsilon / 2.0)
@@ -91,11 +109,12 @@ def basic(epsilon: float, delta: float, k: int) -> EpsDelta:
         k: number of mechanisms, an integer ≥ 1.
 
     Returns:
-        ``(k·ε, min(1, k·δ))`` — δ is capped at the trivially valid value 1.
+        ``(k·ε, min(1, k·δ))``, both products rounded up (a claim rounded down would not be certified);
+        δ is capped at the trivially valid value 1.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
     k = check_int("k", k, maximum=K_MAX)
-    return (k * epsilon, min(1.0, k * delta))
+    return (_mul_up(k, epsilon), min(1.0, _mul_up(k, delta)))
 
 
 def basic_heterogeneous(mechanisms: Sequence[EpsDelta]) -> EpsDelta:
@@ -105,10 +124,10 @@ def basic_heterogeneous(mechanisms: Sequence[EpsDelta]) -> EpsDelta:
         mechanisms: a non-empty sequence of (ε_i, δ_i) pairs, ε_i ≥ 0, δ_i ∈ [0, 1].
 
     Returns:
-        ``(Σ ε_i, min(1, Σ δ_i))`` with the sums taken by ``math.fsum`` (correctly rounded).
+        ``(Σ ε_i, min(1, Σ δ_i))`` with the sums rounded up (``math.fsum``, then one step up unless exact).
     """
     items = _check_mechanisms(mechanisms)
-    return (_fsum(e for e, _ in items), min(1.0, math.fsum(d for _, d in items)))
+    return (_sum_up(e for e, _ in items), min(1.0, _sum_up(d for _, d in items)))
 
 
 def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDelta:
@@ -132,7 +151,7 @@ def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> Ep
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack))
-    return (eps, min(1.0, k * delta + delta_slack))
+    return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
 
 
 def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDelta:
@@ -153,7 +172,7 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon)
-    return (eps, min(1.0, k * delta + delta_slack))
+    return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
 
 
 def _heterogeneous_advanced(
