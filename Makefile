@@ -27,6 +27,8 @@ $(VENV)/.bench: $(VENV)/.base pyproject.toml
 demo: $(VENV)/.demo
 	$(PY) examples/demo.py
 	$(PY) examples/dpsgd.py
+	$(VENV)/bin/optcomp plan examples/census_plan.toml
+	@echo "The planner as a local web page: $(VENV)/bin/optcomp serve  (http://127.0.0.1:8000)"
 
 test: lint
 	$(PY) -m pytest -n 2 -m "not slow" tests
