@@ -47,7 +47,7 @@ def main() -> None:
     console.print(
         "basic = KOV Thm III.1; advanced (DRV) = KOV Thm III.2; advanced (notes) = Smith–Ullman Thm 1.1; "
         "KOV bound = KOV Thm III.4/III.5;\noptimal = MV Thm 1.4/1.5, a certified bracket (exact up to float64 "
-        "for the homogeneous rows; ε_i rounded up/down to a lattice for the heterogeneous row)."
+        "for the homogeneous rows; the split engine's certified bracket for the heterogeneous row)."
     )
 
 
