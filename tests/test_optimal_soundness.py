@@ -63,10 +63,13 @@ def mp_big_d(losses: list[mpmath.mpf], probs: list[mpmath.mpf], eps_g: mpmath.mp
 
 
 def mp_r(deltas: list[float], delta_g: float) -> mpmath.mpf:
-    surv = mpmath.mpf(1)
-    for d in deltas:
-        surv *= 1 - mpmath.mpf(d)
-    return 1 - (1 - mpmath.mpf(delta_g)) / surv
+    """r = 1 − (1 − δ_g)/Π(1 − δ_i) = (δ_g − floor)/Π(1 − δ_i), floor = 1 − Π(1 − δ_i) = −expm1(Σ log1p(−δ_i)).
+
+    Written without 1 − δ_g: at 50 digits that form loses every digit of a δ_g below 1e-50 (a slow hunt
+    found the reference 2e-14 relative off at δ_g = 1e-42)."""
+    log_surv = mpmath.fsum(mpmath.log1p(-mpmath.mpf(d)) for d in deltas)
+    floor = -mpmath.expm1(log_surv)
+    return (mpmath.mpf(delta_g) - floor) * mpmath.exp(-log_surv)
 
 
 def mp_opt_epsilon(losses: list[mpmath.mpf], probs: list[mpmath.mpf], r: mpmath.mpf) -> mpmath.mpf:
