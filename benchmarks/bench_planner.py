@@ -67,12 +67,14 @@ def main() -> None:
     lines = [
         "# Budget planner: re-planning time (issue 10)",
         "",
-        f"One run, wall-clock seconds on {platform.machine()} / Python {platform.python_version()}, "
+        (f"One run, wall-clock seconds on {platform.machine()} / Python {platform.python_version()}, "
         f"numpy {numpy.__version__}{' (--quick)' if quick else ''}. ε = 1, δ = 1e-6. Each row is one "
         "`allocate(plan, mode)` from scratch; evaluations = accounting calls made by the scale search; "
         "certified ε = the mode's certified upper ε of the plan at δ (≤ 1 in every row). A `mechanism_aware` "
-        "row includes the `optimal` allocation it starts from. The black-box times are dominated by "
-        "`optcomp.optimal.epsilon` (2–7 calls), the mechanism-aware ones by `optcomp.compose` (PLD).",
+        "row counts its PLD engine calls (`optcomp.compose` on a fixed grid step, placed by a GDP model of "
+        "the plan) plus one `optcomp.optimal.epsilon` check at the found scale; it runs without the "
+        "`optimal` allocation (`plan_all` passes it as a floor). The black-box times are dominated by "
+        "`optcomp.optimal.epsilon` (2–10 calls), the mechanism-aware ones by `optcomp.compose` (PLD)."),
         "",
         "| plan | mode | time (s) | evaluations | common scale | certified ε | target |",
         "|---|---|---|---|---|---|---|",

@@ -11,6 +11,7 @@ interval) and its gain over basic composition. Plans are TOML/JSON documents (sc
 from __future__ import annotations
 
 from optcomp.planner._allocate import (
+    MECHANISM_AWARE_RTOL,
     MODES,
     PLANNER_PLD_RELATIVE_WIDTH,
     SCALE_RTOL,
@@ -36,6 +37,7 @@ from optcomp.planner._schema import (
 )
 
 __all__ = [
+    "MECHANISM_AWARE_RTOL",
     "MODES",
     "PLANNER_PLD_RELATIVE_WIDTH",
     "SCALE_RTOL",

@@ -9,7 +9,8 @@ noisy sum and a noisy count). A component receives a nominal budget ε_c (a shar
   (Dwork–Roth Thm 3.6).
 * Discrete Laplace, integer Δ: the same b, P(K = j) ∝ e^{−|j|/b} (Ghosh–Roughgarden–Sundararajan; ε = Δ/b).
 * Gaussian, ℓ₂-sensitivity Δ: σ = Δ/μ with μ the largest value for which μ-GDP implies (ε_c, δ_c)-DP
-  (Dong–Roth–Su Cor 2.13, :func:`optcomp.fdp.gdp_mu_for`, rounded to the safe side).
+  (Dong–Roth–Su Cor 2.13, as :func:`optcomp.fdp.gdp_mu_for` computes it, rounded to the safe side;
+  vectorised and memoised here: :func:`gaussian_mus`).
 
 Accuracy is the half-width α of the (1 − β) interval ``release ± α`` of the noise (exact formulas):
 
@@ -28,13 +29,16 @@ Accuracy is the half-width α of the (1 − β) interval ``release ± α`` of th
 
 from __future__ import annotations
 
-import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 from scipy.special import ndtri
 
-from optcomp.fdp import gdp_mu_for
+from optcomp._numerics import EPSILON_XTOL
+from optcomp.fdp._gdp import _log_delta_core
 from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace, Mechanism
 from optcomp.planner._schema import Plan, Statistic
 
@@ -106,9 +110,64 @@ def components(plan: Plan, stat: Statistic) -> tuple[Component, ...]:
 _EXACT_INTEGER_LIMIT = 2**52
 
 
-@functools.lru_cache(maxsize=65536)
+#: μ of every (ε_c, δ_c) calibrated so far: one value per pair for the whole process, so a statistic's
+#: noise is the same wherever it is computed (search, locks, report). Cleared when it grows past this.
+_MU_MEMO: dict[tuple[float, float], float] = {}
+_MU_MEMO_LIMIT = 1 << 17
+#: Bisection steps on μ within a bracket [m, 2m] (float64 has 52 fraction bits).
+_MU_BISECTIONS = 60
+
+
+def _log_delta_gap(mu: npt.NDArray[np.float64], eps: npt.NDArray[np.float64], log_delta: float) -> npt.NDArray[np.float64]:
+    """log δ_μ(ε) − log δ, elementwise (DRS Cor. 2.13 in log space, :mod:`optcomp.fdp._gdp`)."""
+    return np.asarray(_log_delta_core(mu, eps), dtype=np.float64) - log_delta  # type: ignore[arg-type]
+
+
+def gaussian_mus(epsilons: Sequence[float], delta: float) -> list[float]:
+    """For each ε > 0, the largest μ (to ~10⁻¹² relative, on the safe side) with δ_μ(ε) ≤ δ.
+
+    Vectorised :func:`optcomp.fdp.gdp_mu_for` (the same log δ_μ(ε) closed form, bracketing, bisection to
+    the last bits and the same safe rounding: μ is moved down by ``EPSILON_XTOL`` relative and checked,
+    so δ_μ(ε) ≤ δ as computed). Values are memoised per (ε, δ): every caller gets the same μ for a pair.
+    """
+    todo = sorted({e for e in epsilons if (e, delta) not in _MU_MEMO})
+    if todo:
+        if len(_MU_MEMO) + len(todo) > _MU_MEMO_LIMIT:
+            _MU_MEMO.clear()
+        eps = np.asarray(todo, dtype=np.float64)
+        ld = math.log(delta)
+        hi = np.ones_like(eps)
+        for _ in range(2100):  # grow the bracket's upper end until δ_μ(ε) > δ there
+            up = _log_delta_gap(hi, eps, ld) < 0.0
+            if not np.any(up):
+                break
+            hi = np.where(up, 2.0 * hi, hi)
+        lo = 0.5 * hi
+        for _ in range(2100):  # and its lower end down until δ_μ(ε) ≤ δ there
+            down = _log_delta_gap(lo, eps, ld) > 0.0
+            if not np.any(down):
+                break
+            hi = np.where(down, lo, hi)
+            lo = np.where(down, 0.5 * lo, lo)
+        width = hi - lo
+        for _ in range(_MU_BISECTIONS):  # g(lo) ≤ 0 < g(hi) throughout
+            mid = lo + 0.5 * (hi - lo)
+            ok = _log_delta_gap(mid, eps, ld) <= 0.0
+            lo = np.where(ok, mid, lo)
+            hi = np.where(ok, hi, mid)
+        safe = np.maximum(lo - EPSILON_XTOL * np.maximum(lo, 0.5 * width), 0.0)
+        for _ in range(64):
+            bad = (safe > 0.0) & (_log_delta_gap(np.where(safe > 0.0, safe, 1.0), eps, ld) > 0.0)
+            if not np.any(bad):
+                break
+            safe = np.where(bad, np.maximum(safe - EPSILON_XTOL * lo, 0.0), safe)
+        for e, m in zip(todo, safe.tolist()):
+            _MU_MEMO[(e, delta)] = m if m >= EPSILON_XTOL else 0.0  # as gdp_mu_for: negligible μ is 0
+    return [_MU_MEMO[(e, delta)] for e in epsilons]
+
+
 def _gaussian_mu(epsilon: float, delta: float) -> float:
-    return gdp_mu_for(epsilon, delta)
+    return gaussian_mus([epsilon], delta)[0]
 
 
 def noise_scale(c: Component, epsilon: float, gaussian_delta: float) -> float:
