@@ -10,13 +10,14 @@ two directions of the neighbouring relation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
+from optcomp import optimal
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
     EPSILON_XTOL,
@@ -55,20 +56,20 @@ _SCAN_START = 1e-7
 _ASYMPTOTIC = 0.05
 #: Refinement passes of the automatic grid step.
 _MAX_PASSES = 7
+#: Largest ratio of one refinement's step to the previous one (a near miss refines by less than 2×:
+#: every pass costs ∝ 1/Δ, and the width model's prediction is what is trusted, with a 0.85 margin).
+_MAX_STEP_RATIO = 0.7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
 _FLOOR_WIDTH = 1e-300
 
 
 def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw, int]]:
-    out: list[tuple[PrivacyLossLaw, int]] = []
+    """Counts of the same law object added (order of first appearance kept)."""
+    out: dict[int, tuple[PrivacyLossLaw, int]] = {}
     for law, k in parts:
-        for i, (other, kk) in enumerate(out):
-            if other is law:
-                out[i] = (law, kk + k)
-                break
-        else:
-            out.append((law, k))
-    return out
+        kk = out[id(law)][1] if id(law) in out else 0
+        out[id(law)] = (law, kk + k)
+    return list(out.values())
 
 
 @dataclass
@@ -82,8 +83,17 @@ class _Vectors:
     p_inf_lo: float
 
 
+#: Per-law vectors of one grid step, shared by the two directions (a symmetric mechanism's law is the
+#: same object in both): key (id(law), span).
+_Memo = dict[tuple[int, tuple[float, float]], tuple[Split, Quantised]]
+
+
 def _vectors(
-    laws: list[tuple[PrivacyLossLaw, int]], step: float, acc: Accuracy, spans: list[tuple[float, float]]
+    laws: list[tuple[PrivacyLossLaw, int]],
+    step: float,
+    acc: Accuracy,
+    spans: list[tuple[float, float]],
+    memo: _Memo | None = None,
 ) -> _Vectors:
     max_cells = acc.memory_cap // BYTES_PER_CELL
     needed = sum(math.floor(b / step) - math.floor(a / step) + 3 for a, b in spans)
@@ -95,9 +105,13 @@ def _vectors(
         )
     splits, quants = [], []
     log_hi = log_lo = 0.0
+    memo = {} if memo is None else memo
     for (law, k), span in zip(laws, spans, strict=True):
-        c = cells(law, step, span, max_cells)
-        sp, qu = split(c), quantise(c)
+        key = (id(law), span)
+        if key not in memo:
+            c = cells(law, step, span, max_cells)
+            memo[key] = (split(c), quantise(c))
+        sp, qu = memo[key]
         splits.append((sp, k))
         quants.append((qu, k))
         log_hi += k * (math.log1p(-sp.p_inf) if sp.p_inf < 1 else -math.inf)
@@ -120,7 +134,8 @@ class _Direction:
 
     laws: list[tuple[PrivacyLossLaw, int]]
     bulk: _Vectors
-    full_spans: list[tuple[float, float]]
+    full_spans: Callable[[], list[tuple[float, float]]]
+    memo: _Memo
     acc: Accuracy
     step: float
     log_tau: float
@@ -138,12 +153,13 @@ class _Direction:
         step: float,
         acc: Accuracy,
         spans: list[tuple[float, float]],
-        full_spans: list[tuple[float, float]],
+        full_spans: Callable[[], list[tuple[float, float]]],
+        memo: _Memo,
     ) -> _Direction:
-        bulk = _vectors(laws, step, acc, spans)
+        bulk = _vectors(laws, step, acc, spans, memo)
         count = sum(k for _, k in laws)
         max_len = acc.memory_cap // (BYTES_PER_POINT + _KEPT_PER_POINT)
-        return cls(laws, bulk, full_spans, acc, step, math.log(acc.tail_mass / 4), max_len, count)
+        return cls(laws, bulk, full_spans, memo, acc, step, math.log(acc.tail_mass / 4), max_len, count)
 
     @property
     def p_inf_hi(self) -> float:
@@ -166,7 +182,7 @@ class _Direction:
 
     def full(self) -> _Vectors:
         if self._full is None:
-            self._full = _vectors(self.laws, self.step, self.acc, self.full_spans)
+            self._full = _vectors(self.laws, self.step, self.acc, self.full_spans(), self.memo)
         return self._full
 
     def vectors(self, ti: int) -> _Vectors:
@@ -413,6 +429,10 @@ class PrivacyLossDistribution:
     Both ends are off the truth by O(k·Δ²) for smooth laws. Small δ are read through exponentially
     tilted compositions (relative accuracy down to δ = 1e-300). δ(ε) is the maximum over the remove
     and add directions; ε(δ) is found by bisection on the certified values of each end.
+
+    A PLD made only of (ε, δ) black boxes (:meth:`from_epsilon_delta`, which :func:`optcomp.compose`
+    uses for ``EpsilonDelta`` and ``RandomizedResponse``) answers with the automatic accuracy from
+    :mod:`optcomp.optimal` instead: the same quantity, bracketed exactly for one distinct ε.
     """
 
     def __init__(
@@ -420,10 +440,18 @@ class PrivacyLossDistribution:
         parts: tuple[tuple[PrivacyLossLaw, PrivacyLossLaw | None, int], ...],
         accuracy: Accuracy,
         neighbouring: Neighbouring | None = None,
+        *,
+        black_boxes: tuple[tuple[float, float] | None, ...] | None = None,
     ) -> None:
         self._parts = parts
         self._accuracy = accuracy
         self._neighbouring = check_neighbouring("neighbouring", neighbouring)
+        if black_boxes is None:
+            black_boxes = (None,) * len(parts)
+        if len(black_boxes) != len(parts):
+            raise ValueError(f"black_boxes must have one entry per part ({len(parts)}), got {len(black_boxes)}")
+        #: per part, (ε, δ) when its laws are exactly the KOV canonical pair of an (ε, δ) black box
+        self._boxes = black_boxes
         self._realised: dict[float, tuple[_Direction, ...]] = {}
         self._spans: dict[tuple[int, int], tuple[float, float]] = {}
 
@@ -452,6 +480,28 @@ class PrivacyLossDistribution:
         if not isinstance(accuracy, Accuracy):
             raise TypeError(f"accuracy must be an Accuracy, got {accuracy!r}")
         return cls(((remove, None if add is remove else add, 1),), accuracy, neighbouring)
+
+    @classmethod
+    def from_epsilon_delta(
+        cls,
+        epsilon: float,
+        delta: float,
+        law: PrivacyLossLaw,
+        *,
+        accuracy: Accuracy = DEFAULT_ACCURACY,
+        neighbouring: Neighbouring | None = None,
+    ) -> PrivacyLossDistribution:
+        """The PLD of one (ε, δ)-DP black box whose (symmetric) law ``law`` is the KOV canonical pair
+        (``optcomp.mechanisms.EpsilonDelta``; ``RandomizedResponse`` is the case δ = 0).
+
+        A composition made only of such parts answers ε and δ queries with the automatic accuracy from
+        :mod:`optcomp.optimal` instead of the grid (:meth:`epsilon`): the δ(ε) of a product of
+        canonical pairs *is* the optimal black-box composition 1 − Π(1 − δᵢ)(1 − D(ε)) (KOV Thm III.3,
+        Murtagh–Vadhan Thm 1.5), which that engine brackets exactly for one distinct εᵢ or ≤ 16 items,
+        and to a requested width otherwise. The caller vouches that ``law`` is that pair.
+        """
+        pld = cls.from_laws(law, accuracy=accuracy, neighbouring=neighbouring)
+        return cls(pld._parts, accuracy, pld._neighbouring, black_boxes=((float(epsilon), float(delta)),))
 
     @property
     def accuracy(self) -> Accuracy:
@@ -483,36 +533,69 @@ class PrivacyLossDistribution:
                 f"cannot compose PLDs of different accuracy: {self._accuracy} and {other._accuracy}"
             )
         relation = combined_relation(self._neighbouring, other._neighbouring, what="the two PLDs")
-        return PrivacyLossDistribution(self._parts + other._parts, self._accuracy, relation)
+        return PrivacyLossDistribution(
+            self._parts + other._parts, self._accuracy, relation, black_boxes=self._boxes + other._boxes
+        )
 
     def self_compose(self, k: int) -> PrivacyLossDistribution:
         """The k-fold composition; its cost does not grow with k beyond the width of the grid."""
         k = check_int("k", k, minimum=1)
         return PrivacyLossDistribution(
-            tuple((r, a, c * k) for r, a, c in self._parts), self._accuracy, self._neighbouring
+            tuple((r, a, c * k) for r, a, c in self._parts),
+            self._accuracy,
+            self._neighbouring,
+            black_boxes=self._boxes,
         )
 
     # -- realisation ------------------------------------------------------------------------------
+    def _black_box_items(self) -> Sequence[tuple[float, float]] | None:
+        """The (ε, δ) pairs, with multiplicity, when every part is a canonical black box and the
+        accuracy is automatic (an explicit ``grid_step`` keeps the grid engine); else ``None``."""
+        if self._accuracy.grid_step is not None or any(b is None for b in self._boxes):
+            return None
+        pairs: dict[tuple[float, float], int] = {}
+        for box, (_, _, k) in zip(self._boxes, self._parts, strict=True):
+            assert box is not None
+            pairs[box] = pairs.get(box, 0) + k
+        if len(pairs) == 1:
+            ((eps, dlt), k), = pairs.items()
+            return optimal.homogeneous(eps, dlt, k)
+        if sum(pairs.values()) > _BLACK_BOX_MAX_ITEMS:
+            return None  # the optimal engine takes a list of pairs: too long to materialise
+        out: list[tuple[float, float]] = []
+        for pair, k in pairs.items():
+            out.extend([pair] * k)  # one tuple object repeated: pooled by identity there
+        return out
+
     def _laws(self) -> list[list[tuple[PrivacyLossLaw, int]]]:
         remove = _merge([(r, k) for r, _, k in self._parts])
         if self.symmetric:
             return [remove]
         return [remove, _merge([(r if a is None else a, k) for r, a, k in self._parts])]
 
+    def _span(self, law: PrivacyLossLaw, key: int) -> tuple[float, float]:
+        """The loss interval one law's grid covers: bulk (key 0) or full (key 1) windows, cached."""
+        if (id(law), key) not in self._spans:
+            if key == 0:
+                lt = math.log(self._accuracy.tail_mass) - math.log(8.0 * self.count)
+            else:
+                lt = math.log(PLD_LAW_TAIL) - math.log(4.0 * self.count)
+            self._spans[(id(law), key)] = window(law, lt)
+        return self._spans[(id(law), key)]
+
     def _directions(self, step: float) -> tuple[_Direction, ...]:
         if step not in self._realised:
-            log_full = math.log(PLD_LAW_TAIL) - math.log(4.0 * self.count)
-            log_bulk = math.log(self._accuracy.tail_mass) - math.log(8.0 * self.count)
+            # per-law vectors are shared by both directions; full windows (deep-tail tilts) are only
+            # searched for when a query needs them
+            memo: _Memo = {}
             dirs = []
             for laws in self._laws():
-                spans: list[tuple[float, float]] = []
-                full: list[tuple[float, float]] = []
-                for law, _ in laws:
-                    for key, lt, out in ((0, log_bulk, spans), (1, log_full, full)):
-                        if (id(law), key) not in self._spans:
-                            self._spans[(id(law), key)] = window(law, lt)
-                        out.append(self._spans[(id(law), key)])
-                dirs.append(_Direction.build(laws, step, self._accuracy, spans, full))
+                spans = [self._span(law, 0) for law, _ in laws]
+
+                def full(laws: list[tuple[PrivacyLossLaw, int]] = laws) -> list[tuple[float, float]]:
+                    return [self._span(law, 1) for law, _ in laws]
+
+                dirs.append(_Direction.build(laws, step, self._accuracy, spans, full, memo))
             # keep only the finest realisation (and this one): memory stays bounded by one grid
             for old in [s for s in self._realised if s != step]:
                 del self._realised[old]
@@ -558,7 +641,7 @@ class PrivacyLossDistribution:
                 (s0, w0), (s1, w1) = history[-2], history[-1]
                 if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
                     order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
-            step = step * min(0.5, 0.85 * (target / w) ** (1.0 / order))
+            step = step * min(_MAX_STEP_RATIO, 0.85 * (target / w) ** (1.0 / order))
         if best is None:
             raise GridTooLargeError(
                 "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms"
@@ -579,6 +662,9 @@ class PrivacyLossDistribution:
             epsilon: ε ≥ 0.
         """
         eps = check_nonnegative("epsilon", epsilon)
+        boxes = self._black_box_items()
+        if boxes is not None:
+            return _black_box_delta(boxes, eps, self._accuracy.relative_width)
         return self._refine(_DeltaMeasure(np.array([eps])), strict=False)
 
     def delta_curve(self, epsilons: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -587,6 +673,13 @@ class PrivacyLossDistribution:
         if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
             bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
             raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
+        boxes = self._black_box_items()
+        if boxes is not None:
+            bounds = [_black_box_delta(boxes, float(e), self._accuracy.relative_width) for e in eps]
+            return (
+                np.array([b.lower for b in bounds], dtype=np.float64),
+                np.array([b.upper for b in bounds], dtype=np.float64),
+            )
         m = _DeltaMeasure(eps)
         self._refine(m, strict=False)
         assert m.last is not None
@@ -605,6 +698,9 @@ class PrivacyLossDistribution:
             delta: δ in [0, 1].
         """
         delta = check_probability("delta", delta)
+        boxes = self._black_box_items()
+        if boxes is not None:
+            return _black_box_epsilon(boxes, delta, self._accuracy.relative_width, delta >= PLD_DEEP_DELTA)
         return self._refine(_EpsilonMeasure(delta), strict=delta >= PLD_DEEP_DELTA)
 
     def epsilon_estimate(self, delta: float) -> float:
@@ -652,6 +748,10 @@ class _EpsilonMeasure(_Measure):
         return Bound(min(lower, upper), upper)
 
     def width(self, b: Bound) -> float:
+        return self.width_of(b)
+
+    @staticmethod
+    def width_of(b: Bound) -> float:
         if b.upper == b.lower:
             return 0.0
         return (b.upper - b.lower) / max(b.upper, 0.01)
@@ -690,3 +790,48 @@ class _DeltaMeasure(_Measure):
 
     def refinable(self, b: Bound) -> bool:
         return True
+
+
+#: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
+#: many references is built; above it the grid engine answers).
+_BLACK_BOX_MAX_ITEMS = 1 << 22
+#: Refinements of the optimal engine's tolerance towards the requested relative width.
+_BLACK_BOX_PASSES = 4
+
+
+def _black_box_epsilon(
+    items: Sequence[tuple[float, float]], delta: float, target: float, strict: bool
+) -> Bound:
+    """ε(δ) of a composition of canonical (ε, δ) black boxes from :func:`optcomp.optimal.epsilon`
+    (certified at both ends), its tolerance (a width in ε) refined until the relative width
+    (upper − lower)/max(upper, 0.01) meets ``target``; ``GridTooLargeError`` if it cannot (``strict``)."""
+    tol = optimal.DEFAULT_TOLERANCE
+    b = optimal.epsilon(items, delta, tolerance=tol)
+    for _ in range(_BLACK_BOX_PASSES):
+        w = _EpsilonMeasure.width_of(b)
+        if w <= target or not math.isfinite(b.upper):
+            return b
+        tol = min(tol / 2, 0.5 * target * max(b.upper, 0.01))
+        b = optimal.epsilon(items, delta, tolerance=tol)
+    if strict and _EpsilonMeasure.width_of(b) > target:
+        raise GridTooLargeError(
+            f"the requested relative width {target:g} is not reached by the optimal black-box engine "
+            f"(bracket [{b.lower!r}, {b.upper!r}]); ask for a larger Accuracy.relative_width, or query "
+            "optcomp.optimal.epsilon with a larger max_points"
+        )
+    return b
+
+
+def _black_box_delta(items: Sequence[tuple[float, float]], epsilon: float, target: float) -> Bound:
+    """δ(ε) of a composition of canonical (ε, δ) black boxes from :func:`optcomp.optimal.delta`
+    (certified at both ends), refined towards the relative width (upper − lower)/upper ≤ ``target``
+    (the narrowest bracket reached is returned, as for the grid engine's δ queries)."""
+    tol = optimal.DEFAULT_TOLERANCE
+    b = optimal.delta(items, epsilon, tolerance=tol)
+    for _ in range(_BLACK_BOX_PASSES):
+        if b.upper <= _FLOOR_WIDTH or (b.upper - b.lower) / b.upper <= target:
+            break
+        # the split engine's δ error is second order in its step, i.e. ∝ tolerance
+        tol = tol * max(1e-3, min(0.5, 0.5 * target * b.upper / (b.upper - b.lower)))
+        b = optimal.delta(items, epsilon, tolerance=tol)
+    return b

@@ -199,29 +199,40 @@ class LowerEnd:
 
     def root(self, eps: float, target: float) -> float:
         """Largest ε' found by iterating T ← T(ε'), ε' ← the root of G_T(ε') = target, from an ε with
-        G_{T(ε)}(ε) > target. G_T decreases in ε, so each root (rounded down) has G_T > target; an
-        iterate is kept only if the test set chosen at it, T(ε'), also certifies G > target, so that
-        :meth:`delta` at the returned ε agrees (a lower end that re-queries above ``target``)."""
+        G_{T(ε)}(ε) > target. G_T decreases in ε; each candidate root is solved with the slack that
+        :meth:`bound` charges and then *checked* with :meth:`bound` (backing off towards the current
+        point until G_T > target), and an iterate is kept only if the test set chosen at it, T(ε'),
+        also certifies G > target, so that :meth:`delta` at the returned ε agrees (a lower end that
+        re-queries above ``target``)."""
         best = eps
         cur = eps
+        th = self.theta
         for _ in range(40):
             t = self.test_set(cur)
             if t is None:
                 break
             m, sp, sa, rp, ra = t
-            th = self.theta
             p_part = sp - rp - self.err_p
             a_part = sa + ra + self.err_a
             if not p_part > 0 or a_part <= 0:
                 break
             lp = self.log_p - th * m
-            if lp >= 700:
+            # bound()'s slack at |ε| ≤ |cur| + 2 (larger ε are rejected by the check below anyway)
+            slack = (
+                8 * _U * (abs(lp) + abs(self.log_a) + 2 * (abs(cur) + 2) + (2 * th + 1) * abs(m) + 1)
+                + self.log_slack
+            )
+            if lp - slack >= 700:
                 break
-            room = math.exp(lp) * p_part * (1 - 64 * _U) - target
+            room = math.exp(lp - slack) * p_part * (1 - 16 * _U) - target * (1 + 16 * _U)
             if not room > 0:
                 break
-            cand = math.log(room) - (self.log_a - (th + 1.0) * m) - math.log(a_part)
-            cand -= 64 * _U * (abs(cand) + abs(lp) + abs(self.log_a) + (th + 1.0) * abs(m) + 1)
+            root = math.log(room) - math.log(a_part) - self.log_a + (th + 1.0) * m - slack
+            back = 16 * _U * (abs(root) + abs(lp) + abs(self.log_a) + (th + 1.0) * abs(m) + 1)
+            cand = root - back
+            while cand > cur and self.bound(cand, t) <= target and back < 1e-3 * (cand - cur + back):
+                back *= 8.0
+                cand = root - back
             if not cand > cur or self.bound(cand, t) <= target:
                 break
             moved = cand - cur
