@@ -168,6 +168,8 @@ def _optcomp(
         accuracy, note = optcomp.DEFAULT_ACCURACY, "relative_width=1e-4 (default)"
     pld = optcomp.compose(*[(mech(kind, p), n) for kind, p, n in items], accuracy=accuracy)
     b = pld.epsilon(delta)
+    if grid_step is None and all(kind == "epsdelta" for kind, _, _ in items):
+        note += "; all items (ε,δ) black boxes: answered by optcomp.optimal"
     return b.upper, b.lower, b.upper, note
 
 

@@ -61,7 +61,7 @@ class _Cumulant:
     """θ ↦ Σ_i k_i·log Σ_j x_ij e^{θ j} over all parts at once (one pass over their concatenation),
     each part's log-sum-exp rounded up by (4n_i + 8)u(1 + |value|): a sum of n non-negative terms has
     relative error ≤ (n − 1)u whatever the order of summation, and exp, log and the shift by the
-    maximum add a few u each; the weighted total is rounded up once more."""
+    maximum add a few u each; the weighted total is rounded up by its own rounding."""
 
     def __init__(self, parts: list[tuple[FloatArray, int]]) -> None:
         sizes = np.array([x.size for x, _ in parts], dtype=np.int64)
@@ -79,7 +79,10 @@ class _Cumulant:
         sums = np.add.reduceat(np.exp(v - np.repeat(top, self.sizes)), self.starts)
         val = top + np.log(sums)
         val = val + self.slack * (1 + np.abs(val))
-        return math.fsum((self.k * val).tolist()) * (1 + 4 * _U) + 4 * _U
+        terms = (self.k * val).tolist()
+        total = math.fsum(terms)
+        # each product k·val within u of itself, the correctly rounded sum within u|total|: round up
+        return total + _U * abs(total) + 2 * _U * math.fsum(abs(t) for t in terms) + _TINY
 
 
 def window(parts: list[tuple[FloatArray, int]], log_tau: float, max_len: int) -> tuple[int, int, float]:
@@ -173,9 +176,10 @@ def premultiply(
     relative to it, whatever the summation order (no cancellation); an input that is itself within
     γ_a relative carries through, and (1 + γ_a)(1 + γ_b) ≤ 1 + γ_{a+b}. Hence each product vector is
     entrywise within γ_M of the exact product of its members, M the sum of the (m + 1) over all its
-    steps, and ``rel`` = γ_M for the largest M. Below the normal range a rounding is only accurate to
-    2⁻¹⁰⁷⁴ absolutely: ``absolute`` counts (2⁻¹⁰⁷⁴ each) every rounding performed. By the triangle
-    inequality over the products (telescoping), any [0, 1]-weighted sum of the composed vector moves
+    steps, and ``rel`` = Σ γ_M over the products. Below the normal range a rounding is only accurate
+    to 2⁻¹⁰⁷⁴ absolutely: ``absolute`` counts (2⁻¹⁰⁷⁴ each) every rounding performed. Telescoping over
+    the products (replace one exact product by its computed one at a time; each computed product's
+    mass is within (1 + rel) of the exact one's), any [0, 1]-weighted sum of the composed vector moves
     by at most (rel + absolute)·(1 + rel)^{#products}·Π_i max(1, mass_i)^{k_i}.
     """
     out: list[tuple[FloatArray, int]] = []
@@ -185,7 +189,6 @@ def premultiply(
     group: FloatArray | None = None
     group_m = 0
     ops = 0
-    worst = 0
     for x, k in parts:
         if k != 1:
             out.append((x, k))
@@ -222,11 +225,11 @@ def premultiply(
         groups.append((group, group_m))
     if sparse is not None:
         groups.append((sparse, sparse_m))
+    rel = 0.0
     for g, m in groups:
         out.append((g, 1))
-        worst = max(worst, m)
-    rel = worst * _U / (1 - worst * _U) if worst else 0.0
-    return out, rel, ops * _TINY
+        rel += m * _U / (1 - m * _U) if m else 0.0
+    return out, rel * (1 + 4 * _U), ops * _TINY
 
 
 def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) -> Composed:

@@ -343,7 +343,7 @@ class _Direction:
         if base is None:
             return math.inf
         ends = [base]
-        if base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * delta:
+        if base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * (delta - self.p_law):
             t = self.upper(self.theta_for_delta(delta))
             if t is not None:
                 ends.append(t)
@@ -371,7 +371,7 @@ class _Direction:
         if base is None:
             return 0.0
         ends = [base]
-        if (base.err_p + math.e * base.err_a + self.cut) > _TILT_TRIGGER * delta:
+        if (base.err_p + math.e * base.err_a + self.cut) > _TILT_TRIGGER * (delta - self.p_inf_lo):
             t = self.lower(self.theta_for_delta(delta))
             if t is not None:
                 ends.append(t)
@@ -452,6 +452,7 @@ class PrivacyLossDistribution:
             raise ValueError(f"black_boxes must have one entry per part ({len(parts)}), got {len(black_boxes)}")
         #: per part, (ε, δ) when its laws are exactly the KOV canonical pair of an (ε, δ) black box
         self._boxes = black_boxes
+        self._count = sum(k for _, _, k in parts)
         self._realised: dict[float, tuple[_Direction, ...]] = {}
         self._spans: dict[tuple[int, int], tuple[float, float]] = {}
 
@@ -517,7 +518,7 @@ class PrivacyLossDistribution:
     @property
     def count(self) -> int:
         """The number of mechanisms composed."""
-        return sum(k for _, _, k in self._parts)
+        return self._count
 
     @property
     def symmetric(self) -> bool:
