@@ -148,3 +148,18 @@ def test_grid_engine_reads_the_finite_part_when_the_infinite_mass_nearly_fills_d
     # mixed with another mechanism (grid engine): a certified bracket, no GridTooLargeError
     mixed = compose((EpsilonDelta(0.01, delta=1e-9), 10_000), Laplace(100.0)).epsilon(1e-5)
     assert mixed.upper >= MV_TRUTH and (mixed.upper - mixed.lower) / mixed.upper <= Accuracy().relative_width
+
+
+@pytest.mark.parametrize(
+    ("eps", "dl", "k", "finite"),
+    [(0.1, 1e-7, 500, 1e-8), (0.5, 0.0, 200, 1e-6), (0.05, 1e-6, 2000, 1e-9), (0.2, 1e-9, 1000, 1e-10)],
+)
+def test_grid_engine_canonical_vs_optimal(eps: float, dl: float, k: int, finite: float) -> None:
+    """The grid engine itself (``from_laws``: no routing to optcomp.optimal) on k-fold canonical (ε, δ),
+    with δ_g just above the floor 1 − (1 − δ)^k (a finite part ``finite``)."""
+    delta_g = -math.expm1(k * math.log1p(-dl)) + finite
+    law = privacy_loss_laws(EpsilonDelta(eps, delta=dl))[0]
+    b = PrivacyLossDistribution.from_laws(law).self_compose(k).epsilon(delta_g)
+    exact = optimal.epsilon(optimal.homogeneous(eps, dl, k), delta_g)
+    assert b.lower <= exact.upper and exact.lower <= b.upper, (b, exact)
+    assert (b.upper - b.lower) / b.upper <= Accuracy().relative_width
