@@ -501,8 +501,10 @@ class PrivacyLossDistribution:
         Murtagh–Vadhan Thm 1.5), which that engine brackets exactly for one distinct εᵢ or ≤ 16 items,
         and to a requested width otherwise. The caller vouches that ``law`` is that pair.
         """
+        eps = check_nonnegative("epsilon", epsilon)
+        dlt = check_probability("delta", delta)
         pld = cls.from_laws(law, accuracy=accuracy, neighbouring=neighbouring)
-        return cls(pld._parts, accuracy, pld._neighbouring, black_boxes=((float(epsilon), float(delta)),))
+        return cls(pld._parts, accuracy, pld._neighbouring, black_boxes=((eps, dlt),))
 
     @property
     def accuracy(self) -> Accuracy:
