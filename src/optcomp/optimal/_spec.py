@@ -168,6 +168,9 @@ def _distinct(mechanisms: list[object], n: int) -> dict[int, object]:
     return out
 
 
+_PLAIN_REAL_TYPES: frozenset[type] = frozenset({float, int, np.float64, np.float32, np.int64, np.int32})
+
+
 def spec(mechanisms: Sequence[EpsDelta]) -> Spec:
     """Validate and pool ``mechanisms`` (a sequence of pairs or a :class:`Homogeneous`)."""
     if isinstance(mechanisms, Homogeneous):
@@ -201,12 +204,18 @@ def spec(mechanisms: Sequence[EpsDelta]) -> Spec:
     # cheap for long lists of repeated pairs).
     if not isinstance(mechanisms, np.ndarray):
         seen: set[int] = set()
+        plain = _PLAIN_REAL_TYPES
         for pair in mechanisms:
-            if id(pair) in seen:
+            pid = id(pair)
+            if pid in seen:
                 continue
-            seen.add(id(pair))
-            if any(isinstance(x, bool) or not isinstance(x, numbers.Real) for x in pair):
-                raise ValueError(f"mechanisms must hold real (epsilon, delta) numbers (not bool or str), got {shown}")
+            seen.add(pid)
+            for x in pair:
+                # exact-type fast path (type(True) is bool, so bools take the full check)
+                if type(x) not in plain and (isinstance(x, bool) or not isinstance(x, numbers.Real)):
+                    raise ValueError(
+                        f"mechanisms must hold real (epsilon, delta) numbers (not bool or str), got {shown}"
+                    )
     elif arr.dtype == np.bool_:
         raise ValueError(f"mechanisms must hold real (epsilon, delta) numbers (not bool or str), got {shown}")
     eps, dlt = arr[:, 0], arr[:, 1]

@@ -12,7 +12,9 @@ of "run RR_a with probability λ, else RR_b, and reveal which", where
 Rounding λ *down* keeps the domination (RR_a is a post-processing of RR_b). The mixture's loss is
 ±AΔ or ±(A + 1)Δ, so the composed loss lives on Δ·ℤ exactly. Items of one cell (same A) are composed
 in closed form: a Poisson-binomial over how many chose b, then two binomial walks (a ``bincount`` over
-the triples (m, j_a, j_b)); cells are combined by the certified tree of :mod:`._tree`.
+the triples (m, j_a, j_b)); cells are combined by the certified tree of :mod:`._tree`. The default
+path (:func:`envelopes`) composes the same per-item laws in the frequency domain instead
+(:mod:`._freq`: k·(#alive bins) work plus one inverse FFT, no leaves), and keeps the tree as fallback.
 
 **Lower end — a dominated quantised pair.** The index C_i·sign of each outcome, C_i = round(ε_i/Δ), is
 a deterministic function of the output, and so is J = Σ ±C_i: the pair (P_J, Q_J) is a post-processing
@@ -37,7 +39,7 @@ import numpy as np
 from scipy import special
 
 from optcomp._numerics import UNIT_ROUNDOFF, FloatArray
-from optcomp.optimal import _tree
+from optcomp.optimal import _freq, _tree
 from optcomp.optimal._solve import Weights
 
 _U = UNIT_ROUNDOFF
@@ -145,15 +147,20 @@ def _moments(index: np.ndarray, logw: FloatArray) -> tuple[float, float]:
     return mean, float(np.sum((index - mean) ** 2 * w))
 
 
-def _tilted_leaf(index: np.ndarray, logw: FloatArray, theta: float) -> tuple[int, FloatArray, float, float]:
-    """(offset, tilted normalised vector, log normaliser, η) from log-weights at integer indices."""
+def _tilted_leaf(
+    index: np.ndarray, logw: FloatArray, theta: float, span: tuple[int, int] | None = None
+) -> tuple[int, FloatArray, float, float]:
+    """(offset, tilted normalised vector, log normaliser, η) from log-weights at integer indices.
+
+    ``span`` (lo, hi) fixes the vector's index range (it must contain every index of non-zero weight).
+    """
     lt = logw + theta * index
     keep = lt > -math.inf
     index, lt = index[keep], lt[keep]
     mx = float(np.max(lt))
     log_m = mx + math.log(float(np.sum(np.exp(lt - mx))))
-    lo = int(np.min(index))
-    arr = np.bincount(index - lo, weights=np.exp(lt - log_m), minlength=int(np.max(index)) - lo + 1)
+    lo, hi = (int(np.min(index)), int(np.max(index))) if span is None else span
+    arr = np.bincount(index - lo, weights=np.exp(lt - log_m), minlength=hi - lo + 1)
     eta = 16.0 * _U * (index.size + 8.0 + abs(theta) * float(np.max(np.abs(index))) + abs(log_m) + mx - float(np.min(lt)))
     return lo, np.asarray(arr, dtype=np.float64), log_m, eta
 
@@ -188,8 +195,12 @@ def lower_leaf(big_c: int, eps: FloatArray, step: float, theta: float) -> tuple[
     s = np.arange(n + 1)
     index = (big_c * (2 * s - n)).astype(np.int64)
     with np.errstate(divide="ignore"):
-        o1, a1, m1, e1 = _tilted_leaf(index, np.log(fp), theta)
-        o2, a2, m2, e2 = _tilted_leaf(index, np.log(fq), theta)
+        lfp, lfq = np.log(fp), np.log(fq)
+        # a common index range (an entry may underflow to 0 in one of the two vectors only)
+        nz = (lfp > -math.inf) | (lfq > -math.inf)
+        span = (int(np.min(index[nz])), int(np.max(index[nz])))
+        o1, a1, m1, e1 = _tilted_leaf(index, lfp, theta, span)
+        o2, a2, m2, e2 = _tilted_leaf(index, lfq, theta, span)
     assert o1 == o2 and a1.size == a2.size
     eta = max(e1, e2) + 8.0 * _U * n * (4.0 + abs(cd) + float(np.max(sp_pos)))
     with np.errstate(divide="ignore"):
@@ -308,7 +319,52 @@ def eps_guess(eps: FloatArray, counts: np.ndarray, log_r: float) -> float:
     return min(mu + sigma * z, float(np.sum(cf * eps)))
 
 
+def upper_law(eps: FloatArray, counts: np.ndarray, step: float, theta: float) -> _freq.Law:
+    """The dominating mixture of every item as a four-point law (±A w.p. λ, ±(A+1) w.p. 1 − λ), tilted."""
+    a, gap = cells(eps, step)
+    lam = mixture_lambda(eps, a, gap, step)
+    av = a.astype(np.float64) * step
+    bv = (a + 1).astype(np.float64) * step
+    lpa, lqa = -np.logaddexp(0.0, -av), -np.logaddexp(0.0, av)
+    lpb, lqb = -np.logaddexp(0.0, -bv), -np.logaddexp(0.0, bv)
+    with np.errstate(divide="ignore"):
+        ll, l1 = np.log(lam), np.log1p(-lam)
+    logp = np.stack([ll + lpa, ll + lqa, l1 + lpb, l1 + lqb], axis=1)
+    fin_ll = np.where(np.isfinite(ll), np.abs(ll), 0.0)
+    fin_l1 = np.where(np.isfinite(l1), np.abs(l1), 0.0)
+    err = 4.0 * _U * (fin_ll + fin_l1 + np.abs(lpa) + np.abs(lqa) + np.abs(lpb) + np.abs(lqb) + av + bv + 4.0)
+    return _freq.make_law(a, logp, err, counts.astype(np.float64), theta)
+
+
+def lower_laws(eps: FloatArray, counts: np.ndarray, step: float, theta: float) -> tuple[_freq.Law, _freq.Law] | None:
+    """P and tilted Q̂ (Q̂(j) = Q(j)·e^{jΔ}) of every item quantised to ±C, C = round(ε/Δ) > 0, tilted."""
+    c = np.rint(eps / step).astype(np.int64)
+    keep = c > 0
+    if not keep.any():
+        return None
+    c, e, cnt = c[keep], eps[keep], counts[keep].astype(np.float64)
+    sp_pos, sp_neg = np.logaddexp(0.0, e), np.logaddexp(0.0, -e)
+    cd = c.astype(np.float64) * step
+    none = np.full(c.size, -math.inf)
+    err = 4.0 * _U * (sp_pos + sp_neg + cd + 4.0)
+    lp = _freq.make_law(c, np.stack([-sp_neg, -sp_pos, none, none], axis=1), err, cnt, theta)
+    lq = _freq.make_law(c, np.stack([cd - sp_pos, -sp_neg - cd, none, none], axis=1), err, cnt, theta)
+    return lp, lq
+
+
 def envelopes(eps: FloatArray, counts: np.ndarray, step: float, eps_target: float) -> tuple[Weights, Weights]:
-    """Both envelopes at grid step Δ = ``step``, tilted towards ``eps_target``."""
+    """Both envelopes at grid step Δ = ``step``, tilted towards ``eps_target``.
+
+    The frequency-domain path (:mod:`._freq`) is used where it applies, else the tree (:mod:`._tree`).
+    """
     theta = tilt_lambda(eps, counts, eps_target) * step
-    return upper_envelope(eps, counts, step, theta), lower_envelope(eps, counts, step, theta)
+    up = _freq.upper_weights(upper_law(eps, counts, step, theta), theta, step)
+    if up is None:
+        up = upper_envelope(eps, counts, step, theta)
+    laws = lower_laws(eps, counts, step, theta)
+    if laws is None:
+        return up, Weights(np.zeros(0), np.zeros(0), 0.0)
+    lo = _freq.lower_weights(laws[0], laws[1], theta, step)
+    if lo is None:
+        lo = lower_envelope(eps, counts, step, theta)
+    return up, lo
