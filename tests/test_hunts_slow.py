@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from optcomp import compose, fdp, optimal
+from optcomp import Accuracy, compose, fdp, optimal
 from optcomp.mechanisms import DiscretePair, EpsilonDelta, Gaussian, PoissonSubsampled
 from tests._references import epsilon_delta_composition_delta, gdp_epsilon, subsampled_gaussian_delta
 from tests.test_optimal_soundness import (
@@ -115,17 +115,18 @@ def test_hunt_pld_gaussian_any_delta(sigma: float, k: int, log10_delta: float) -
 )
 def test_hunt_pld_two_point_pairs(p: float, q: float, k: int, eps: float) -> None:
     b = compose((DiscretePair((p, 1 - p), (q, 1 - q)), k)).delta(eps)
-    truth = pair_delta(p, q, k, eps)
+    truth = min(pair_delta(p, q, k, eps), mpmath.mpf(1))  # the 50-digit sum may land a hair above 1
     assert b.lower <= truth <= b.upper, (b, truth)
 
 
 @settings(max_examples=30, deadline=None)
-@given(eps=st.floats(0.01, 1.5), dl=_DELTA_I, k=st.integers(1, 300), target=st.floats(-14.0, -1.0))
+@given(eps=st.floats(0.01, 1.5), dl=_DELTA_I, k=st.integers(1, 60), target=st.floats(-14.0, -1.0))
 def test_hunt_pld_canonical_vs_optimal(eps: float, dl: float, k: int, target: float) -> None:
     delta_g = -math.expm1(k * math.log1p(-dl)) + 10.0**target
     if delta_g >= 1.0:
         return
-    b = compose((EpsilonDelta(eps, delta=dl), k)).epsilon(delta_g)
+    # An explicit grid step keeps the grid engine (automatic accuracy routes (ε, δ) boxes to optimal).
+    b = compose((EpsilonDelta(eps, delta=dl), k), accuracy=Accuracy(grid_step=2e-3)).epsilon(delta_g)
     exact = optimal.epsilon(optimal.homogeneous(eps, dl, k), delta_g)
     assert b.lower <= exact.upper and exact.lower <= b.upper, (b, exact)
 

@@ -122,7 +122,13 @@ def _split_huge(s: Spec) -> tuple[FloatArray, np.ndarray, float, float, int]:
 
 
 def _envelopes(
-    eps: FloatArray, counts: np.ndarray, method: Method, max_points: int, step: float | None, centre: float, depth: float
+    eps: FloatArray,
+    counts: np.ndarray,
+    method: Method,
+    max_points: int,
+    step: float | None,
+    centre: float,
+    depth: float,
 ) -> tuple[Weights, Weights, bool]:
     """(upper, lower, exact?) for the non-huge part; ``step`` None = exact engines or lattice only."""
     n = int(np.sum(counts))
@@ -154,7 +160,13 @@ def _with_extra(w: Weights, extra: float) -> Weights:
 
 
 def _epsilon_rest(
-    eps: FloatArray, counts: np.ndarray, target: Target, method: Method, tolerance: float, max_points: int, extra: float
+    eps: FloatArray,
+    counts: np.ndarray,
+    target: Target,
+    method: Method,
+    tolerance: float,
+    max_points: int,
+    extra: float,
 ) -> Bound:
     if eps.size == 0:
         up = _with_extra(EMPTY, extra)
@@ -268,7 +280,9 @@ def delta(
     eps_g = check_nonnegative("epsilon", epsilon, allow_inf=True)
     s = spec(mechanisms)
     if method == "mv":
-        raise ValueError("method='mv' (MV Thm 1.7) computes epsilon only; use method='auto', 'exact' or 'grid'")
+        raise ValueError(
+            "method='mv' (MV Thm 1.7) computes epsilon only; use method='auto', 'exact' or 'grid'"
+        )
     ls = s.log_survive()
     if ls[2] == -math.inf:
         return Bound(1.0, 1.0)

@@ -63,8 +63,9 @@ _U = UNIT_ROUNDOFF
 WINDOW_SDS = 10.0
 #: Bins whose certified |Φ| bound is below e^{_LOG_DEAD} are not computed.
 _LOG_DEAD = -70.0
-#: Most (alive bins) × (items) evaluated before the tree is preferred.
-_MAX_WORK = 4e8
+#: Most (alive bins) × (items) evaluated; beyond it the call is refused (ValueError) rather than handed
+#: to the tree, whose windows can lose underflowed mass under the huge tilts such inputs need.
+_MAX_WORK = 2e10
 #: At most this many items (and items × window ≤ _DIRECT_WORK), with the window on the whole support,
 #: are composed directly (:func:`direct`): few nearly deterministic items have |Φ| ≈ 1 at every bin,
 #: and the transform's absolute per-entry errors would add up over the window.
@@ -100,7 +101,9 @@ def _points(base: np.ndarray) -> np.ndarray:
     return np.concatenate([b, -b, b + 1, -(b + 1)], axis=1)
 
 
-def make_law(base: np.ndarray, logp: FloatArray, logp_err: FloatArray, counts: FloatArray, theta: float) -> Law:
+def make_law(
+    base: np.ndarray, logp: FloatArray, logp_err: FloatArray, counts: FloatArray, theta: float
+) -> Law:
     """Tilt and normalise per item. ``logp`` (k, 4): log masses (−inf allowed); ``logp_err``: their error."""
     x = _points(base).astype(np.float64)
     with np.errstate(invalid="ignore"):
@@ -195,12 +198,17 @@ def _alive_values(laws: list[Law], freqs: np.ndarray, n: int, lo: int) -> list[t
     for law in laws:
         s = np.sum(law.m, axis=1) * (1.0 + 4.0 * _U)
         m = law.m
-        prep.append((
-            law.c[:, None], float(np.sum(law.c)),
-            (m[:, 0] + m[:, 1])[:, None], (m[:, 1] - m[:, 0])[:, None],
-            (m[:, 2] + m[:, 3])[:, None], (m[:, 3] - m[:, 2])[:, None],
-            (_PHI_ERR * s)[:, None],
-        ))
+        prep.append(
+            (
+                law.c[:, None],
+                float(np.sum(law.c)),
+                (m[:, 0] + m[:, 1])[:, None],
+                (m[:, 1] - m[:, 0])[:, None],
+                (m[:, 2] + m[:, 3])[:, None],
+                (m[:, 3] - m[:, 2])[:, None],
+                (_PHI_ERR * s)[:, None],
+            )
+        )
     step = max(1, _BLOCK // max(k, 1))
     w = _TWO_PI / n
     for i0 in range(0, freqs.size, step):
@@ -337,8 +345,12 @@ def transform(laws: list[Law], win: Window) -> list[tuple[FloatArray, FloatArray
         return None
     log_bs = [_dead_bound(law, n) for law in laws]
     alive = np.flatnonzero(np.max(np.stack(log_bs), axis=0) > _LOG_DEAD)
-    if alive.size * float(max(base.size, 1)) * len(laws) > _MAX_WORK:
-        return None
+    work = alive.size * float(max(base.size, 1)) * len(laws)
+    if work > _MAX_WORK:
+        raise ValueError(
+            f"this composition needs about {work:.2g} characteristic-function evaluations (limit {_MAX_WORK:.2g}): "
+            "ask for a larger tolerance, or pool equal epsilons"
+        )
     wf = np.full(log_bs[0].size, 2.0)
     wf[0] = 1.0
     wf[-1] = 1.0  # n even: the Nyquist bin is its own conjugate

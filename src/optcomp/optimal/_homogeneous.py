@@ -80,8 +80,11 @@ def homogeneous_weights(eps: float, k: int, depth: float = DEFAULT_DEPTH) -> tup
     mode = min(max(math.floor((k + 1) * p), l0), l1)
     with mpmath.workdps(60):
         anchor = float(
-            mpmath.loggamma(k + 1) - mpmath.loggamma(mode + 1) - mpmath.loggamma(k - mode + 1)
-            + mode * mpmath.mpf(log_p) + (k - mode) * mpmath.mpf(log_q)
+            mpmath.loggamma(k + 1)
+            - mpmath.loggamma(mode + 1)
+            - mpmath.loggamma(k - mode + 1)
+            + mode * mpmath.mpf(log_p)
+            + (k - mode) * mpmath.mpf(log_q)
         )
     # The floats log_p, log_q differ from the exact logs by ≤ 2u each (logaddexp): an error
     # ≤ 2u·(mode·|log p| + (k − mode)|log q|) in the anchor, plus its rounding to float64.

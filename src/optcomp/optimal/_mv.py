@@ -69,7 +69,15 @@ def _dyer(a: list[int], pi: list[float], budget: int) -> float:
     return float(f[budget])
 
 
-def _test(a: list[int], p_plus: list[float], p_minus: list[float], eps0: float, a_star: int, log_r: float, upper: bool) -> bool:
+def _test(
+    a: list[int],
+    p_plus: list[float],
+    p_minus: list[float],
+    eps0: float,
+    a_star: int,
+    log_r: float,
+    upper: bool,
+) -> bool:
     """Lemma 5.2: True if OptComp(ε', δ_g) ≤ a*·ε0 is certain (upper) / not certainly false (lower)."""
     n = sum(a)
     if a_star >= n:
@@ -81,18 +89,30 @@ def _test(a: list[int], p_plus: list[float], p_minus: list[float], eps0: float, 
     slack = len(a) * _TINY
     if upper:
         lta = math.log(fm * (1.0 + gamma) + slack) if fm * (1.0 + gamma) + slack > 0 else -math.inf
-        ltb = a_star * eps0 * (1.0 - 4.0 * _U) + (math.log(max(fp * (1.0 - gamma) - slack, 0.0)) if fp * (1.0 - gamma) > slack else -math.inf)
+        ltb = a_star * eps0 * (1.0 - 4.0 * _U) + (
+            math.log(max(fp * (1.0 - gamma) - slack, 0.0)) if fp * (1.0 - gamma) > slack else -math.inf
+        )
     else:
         lta = math.log(max(fm * (1.0 - gamma) - slack, 0.0)) if fm * (1.0 - gamma) > slack else -math.inf
         ltb = a_star * eps0 * (1.0 + 4.0 * _U) + math.log(fp * (1.0 + gamma) + slack)
     if ltb >= lta:
         return True
     log_lhs = lta + log1mexp_scalar(ltb - lta)
-    return log_lhs <= log_r - 8.0 * _U * (abs(log_lhs) + 1.0) if upper else log_lhs <= log_r + 8.0 * _U * (abs(log_lhs) + 1.0)
+    return (
+        log_lhs <= log_r - 8.0 * _U * (abs(log_lhs) + 1.0)
+        if upper
+        else log_lhs <= log_r + 8.0 * _U * (abs(log_lhs) + 1.0)
+    )
 
 
 def _search(
-    a: list[int], p_plus: list[float], p_minus: list[float], eps0: float, log_r: float, upper: bool, tick: Callable[[], None]
+    a: list[int],
+    p_plus: list[float],
+    p_minus: list[float],
+    eps0: float,
+    log_r: float,
+    upper: bool,
+    tick: Callable[[], None],
 ) -> int:
     lo, hi = 0, sum(a)
     while lo < hi:

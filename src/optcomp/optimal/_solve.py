@@ -120,7 +120,11 @@ def root(w: Weights, log_r: float) -> tuple[float, float]:
     sums' relative error); the weights' own errors are the caller's envelopes.
     """
     log_inf = math.log(w.inf_mass) if w.inf_mass > 0 else -math.inf
-    if log_inf > log_r or log_r == -math.inf and (log_inf > -math.inf or w.loss.size and w.loss[-1] == math.inf):
+    if (
+        log_inf > log_r
+        or log_r == -math.inf
+        and (log_inf > -math.inf or w.loss.size and w.loss[-1] == math.inf)
+    ):
         return (math.inf, 0.0)
     n = w.loss.size
     if n == 0:
@@ -177,7 +181,9 @@ def epsilon_from_envelopes(upper: Weights, lower: Weights, target: Target) -> Bo
     return Bound(min(lo, hi), hi)
 
 
-def delta_from_envelopes(upper: Weights, lower: Weights, eps_g: float, log_survive: tuple[float, float, float]) -> Bound:
+def delta_from_envelopes(
+    upper: Weights, lower: Weights, eps_g: float, log_survive: tuple[float, float, float]
+) -> Bound:
     """δ_g = 1 − S(1 − D(ε_g)), S = Π(1 − δ_i), with D and log S bracketed."""
     _, ls_lo, ls_hi = log_survive
     if ls_hi == -math.inf:

@@ -268,7 +268,9 @@ def log_r_bracket(delta_g: float, s: Spec) -> Target:
 def _log_r_mp(delta_g: float, s: Spec) -> Target:
     """r at 256 bits: the floats δ_g, δ_j are exact rationals; log1p is accurate to a few ulps of 256 bits."""
     with mpmath.workprec(_MP_PREC):
-        ls = mpmath.fsum(int(c) * mpmath.log1p(-mpmath.mpf(float(d))) for d, c in zip(s.deltas, s.delta_counts) if d > 0)
+        ls = mpmath.fsum(
+            int(c) * mpmath.log1p(-mpmath.mpf(float(d))) for d, c in zip(s.deltas, s.delta_counts) if d > 0
+        )
         x = mpmath.log1p(-mpmath.mpf(delta_g)) - ls
         scale = abs(ls) + abs(mpmath.log1p(-mpmath.mpf(delta_g))) + 1
         err = scale * mpmath.mpf(2) ** (-_MP_PREC + 24)

@@ -161,7 +161,11 @@ def _tilted_leaf(
     log_m = mx + math.log(float(np.sum(np.exp(lt - mx))))
     lo, hi = (int(np.min(index)), int(np.max(index))) if span is None else span
     arr = np.bincount(index - lo, weights=np.exp(lt - log_m), minlength=hi - lo + 1)
-    eta = 16.0 * _U * (index.size + 8.0 + abs(theta) * float(np.max(np.abs(index))) + abs(log_m) + mx - float(np.min(lt)))
+    eta = (
+        16.0
+        * _U
+        * (index.size + 8.0 + abs(theta) * float(np.max(np.abs(index))) + abs(log_m) + mx - float(np.min(lt)))
+    )
     return lo, np.asarray(arr, dtype=np.float64), log_m, eta
 
 
@@ -336,7 +340,9 @@ def upper_law(eps: FloatArray, counts: np.ndarray, step: float, theta: float) ->
     return _freq.make_law(a, logp, err, counts.astype(np.float64), theta)
 
 
-def lower_laws(eps: FloatArray, counts: np.ndarray, step: float, theta: float) -> tuple[_freq.Law, _freq.Law] | None:
+def lower_laws(
+    eps: FloatArray, counts: np.ndarray, step: float, theta: float
+) -> tuple[_freq.Law, _freq.Law] | None:
     """P and tilted Q̂ (Q̂(j) = Q(j)·e^{jΔ}) of every item quantised to ±C, C = round(ε/Δ) > 0, tilted."""
     c = np.rint(eps / step).astype(np.int64)
     keep = c > 0

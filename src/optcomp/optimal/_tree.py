@@ -63,7 +63,9 @@ class Node:
         return int(self.arrs[0].size)
 
 
-def leaf(offset: int, arrs: list[FloatArray], log_m: list[float], mean0: float, var0: float, range2: float) -> Node:
+def leaf(
+    offset: int, arrs: list[FloatArray], log_m: list[float], mean0: float, var0: float, range2: float
+) -> Node:
     """A leaf from exact-up-to-rounding tilted vectors (their rounding is the caller's relative η)."""
     return Node(offset, arrs, [0.0] * len(arrs), log_m, mean0, var0, 0.0, range2)
 
@@ -90,8 +92,15 @@ def merge(x: Node, y: Node, theta: float, side: Side) -> Node:
         errs.append(ex * float(np.sum(ay)) + ey * float(np.sum(ax)) + 2.0 * ex * ey * m + e)
         arrs.append(out)
     node = Node(
-        x.offset + y.offset, arrs, errs, [a + b for a, b in zip(x.log_m, y.log_m)], x.mean0 + y.mean0,
-        x.var0 + y.var0, x.inf_p + y.inf_p, x.range2 + y.range2, x.moved + y.moved,
+        x.offset + y.offset,
+        arrs,
+        errs,
+        [a + b for a, b in zip(x.log_m, y.log_m)],
+        x.mean0 + y.mean0,
+        x.var0 + y.var0,
+        x.inf_p + y.inf_p,
+        x.range2 + y.range2,
+        x.moved + y.moved,
     )
     return window(node, theta, side)
 
@@ -120,7 +129,17 @@ def window(node: Node, theta: float, side: Side) -> Node:
         return node
     if side == "lower":
         arrs = [a[lo : hi + 1].copy() for a in node.arrs]
-        return Node(node.offset + lo, arrs, node.errs, node.log_m, node.mean0, node.var0, node.inf_p, node.range2, node.moved)
+        return Node(
+            node.offset + lo,
+            arrs,
+            node.errs,
+            node.log_m,
+            node.mean0,
+            node.var0,
+            node.inf_p,
+            node.range2,
+            node.moved,
+        )
     err = node.errs[0]
     inf_p = node.inf_p
     new = arr[lo : hi + 1].copy()
@@ -154,7 +173,9 @@ def window(node: Node, theta: float, side: Side) -> Node:
             if t > 0.0 and node.range2 > 0.0:
                 tail = min(tail, math.exp(-2.0 * t * t / node.range2) + moved_total)
             inf_p += tail * (1.0 + _MOVE_SLACK)
-    return Node(node.offset + lo, [new], node.errs, node.log_m, node.mean0, node.var0, inf_p, node.range2, moved_total)
+    return Node(
+        node.offset + lo, [new], node.errs, node.log_m, node.mean0, node.var0, inf_p, node.range2, moved_total
+    )
 
 
 def _logsum(a: FloatArray) -> float:

@@ -220,8 +220,11 @@ class _Direction:
         return self._argmin(lambda i: self.cumulant(i) - float(_THETAS[i]) * eps)
 
     def theta_for_delta(self, delta: float) -> int:
-        """The tilt minimising the Chernoff ε bound (K(θ) − ln δ)/θ for δ."""
-        ld = math.log(delta)
+        """The tilt minimising the Chernoff ε bound (K(θ) − ln δ)/θ for δ (δ = 0: the smallest double).
+
+        The tilt only decides tightness (every tilt gives a certified end), so δ = 0 may pick the
+        deepest one."""
+        ld = math.log(max(delta, math.ulp(0.0)))
         return self._argmin(lambda i: (self.cumulant(i) - ld) / float(_THETAS[i]))
 
     # -- ends -----------------------------------------------------------------------------------------
