@@ -59,6 +59,10 @@ GDP_LOG_ERROR_PER_UNIT: float = 8 * UNIT_ROUNDOFF
 #: Default tolerance for root finding on ε (absolute); the bracket returned always contains the root.
 EPSILON_XTOL: float = 1e-12
 
+#: The PLD tail-window search stops once its bracket is this narrow (absolute + relative): far below any
+#: grid step, and only the window's size depends on it (the mass outside is charged either way).
+PLD_TAIL_XTOL: float = 1e-10
+
 #: Default relative tolerance for root finding, passed to ``scipy.optimize.brentq``.
 ROOT_RTOL: float = 4 * UNIT_ROUNDOFF
 
@@ -475,6 +479,7 @@ __all__ = [
     "PLD_DEEP_DELTA",
     "PLD_FIRST_STEP",
     "PLD_LAW_TAIL",
+    "PLD_TAIL_XTOL",
     "POSITIVE",
     "POSITIVE_OR_INF",
     "PROBABILITY",

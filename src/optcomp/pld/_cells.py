@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optcomp._numerics import LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import LAW_LOG_ERROR, PLD_TAIL_XTOL, UNIT_ROUNDOFF, FloatArray
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 
 __all__ = [
@@ -128,8 +128,6 @@ def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, 
 
 #: Points per round of the vectorised tail search (each round shrinks the bracket by this factor + 1).
 _TAIL_POINTS = 63
-#: The tail search stops once its bracket is this narrow (absolute + relative): far below any grid step.
-_TAIL_XTOL = 1e-10
 
 
 def _tail_point(
@@ -159,7 +157,7 @@ def _tail_point(
         if val(cand) <= target:
             bad, good = x, cand  # fn(good) ≤ target; fn(bad) > target or unknown
             for _ in range(40):
-                if abs(good - bad) <= _TAIL_XTOL * (1.0 + abs(good)):
+                if abs(good - bad) <= PLD_TAIL_XTOL * (1.0 + abs(good)):
                     break
                 pts = bad + (good - bad) * frac
                 hit = np.flatnonzero(np.asarray(fn(pts)) <= target)
