@@ -24,7 +24,7 @@ FFT of size N. v_N is the N-periodic folding of v (v_N(p) = Σ_m v(lo + p + mN))
    log|φ(ω)| ≤ log s − Σ_{a<b} m_a m_b (1 − cos(d_ab ω))/s² (√(1 − y) ≤ e^{−y/2}). Summed over items this
    is log s_tot − h(f), h(f) = Σ_d X_d (1 − cos(2π d f/N)), X_d = Σ c_i m_a m_b/s_i² over pairs with d_ab ≡ d
    (mod N) — evaluated at every f by one real FFT (with :func:`optcomp._numerics.fft_error_bound`, X_d
-   rounded down). So |Φ(f)| ≤ B(f) := exp(log s_tot − h_lo(f)) at *every* bin; bins with B(f) ≤ e^{−80}
+   rounded down). So |Φ(f)| ≤ B(f) := exp(log s_tot − h_lo(f)) at *every* bin; bins with B(f) ≤ e^{−70}
    are not computed (set to 0) and cost (1/N)·Σ_dead w_f B(f) per point (w_f = 2 for a bin and its
    conjugate).
 3. *Alive frequencies.* φ̃_i = Σ m̃ e^{−iωx} from integer phases ((x·f) mod N exactly), |φ̃_i − φ_i| ≤
@@ -43,8 +43,9 @@ FFT of size N. v_N is the N-periodic folding of v (v_N(p) = Σ_m v(lo + p + mN))
    Chernoff, log P(L ≥ h) ≤ η + log M − (t + θ)h + K(t) for t + θ ≥ 0 (≤ h: t + θ ≤ 0). Lower end: both
    vectors are cropped to the window (a post-processing: those outcomes are mapped to a symbol ⊥).
 
-The functions return ``None`` where the frequency path does not pay (too many alive bins, e.g. on
-coarse lattices with few items, or integer phases beyond 2⁶²); the caller then uses the tree.
+The functions return ``None`` only where integer phases would pass 2⁶² (the caller then uses the tree);
+more than ``_MAX_WORK`` (alive bins × items) is refused with a ``ValueError`` naming the cost, never
+handed to the tree (whose windows can lose underflowed mass under the huge tilts such inputs need).
 """
 
 from __future__ import annotations
