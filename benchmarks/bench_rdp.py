@@ -52,7 +52,11 @@ def main() -> None:
         "# RDP comparator vs dp_accounting RdpAccountant",
         "",
         (f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}. "
-        f"δ = {DELTA:g}, improved conversion. Times in seconds (one run each)."),
+        f"δ = {DELTA:g}, improved conversion. Times in seconds (one run each). "
+        "'integer': the integer subset of dp_accounting's default orders (both exact: they must agree to "
+        "rounding); 'default': all its default orders, where optcomp bounds the fractional orders by a "
+        "certified chord between integer orders and dp_accounting evaluates them by a series, so ours may "
+        "be higher (never lower)."),
         "",
         "| σ | q | steps | orders | optcomp ε | dp_accounting ε | rel. diff | optcomp s | dp_acc s | PLD bracket |",
         "|---|---|---|---|---|---|---|---|---|---|",
