@@ -26,9 +26,9 @@ from optcomp.mechanisms import DiscretePair, EpsilonDelta, Gaussian, PoissonSubs
 from tests._references import epsilon_delta_composition_delta, gdp_epsilon, subsampled_gaussian_delta
 from tests.test_optimal_soundness import (
     assert_contains,
+    check_lattice_against_convolution,
     hom_law,
     mp_law_enumerated,
-    mp_law_lattice,
     mp_opt_epsilon,
     mp_r,
 )
@@ -73,13 +73,7 @@ def test_hunt_optimal_real_epsilons(
     target=_TARGET,
 )
 def test_hunt_optimal_lattice(a: list[int], unit: float, dl: float, target: float) -> None:
-    mechs = [(ai * unit, dl) for ai in a]
-    floor = 1 - (1 - mpmath.mpf(dl)) ** len(a)
-    delta_g = min(0.5, float(floor + target))
-    losses, probs = mp_law_lattice(a, unit)
-    truth = mp_opt_epsilon(losses, probs, mp_r([dl] * len(a), delta_g))
-    assert_contains(optimal.epsilon(mechs, delta_g), truth)
-    assert_contains(optimal.epsilon(mechs, delta_g, method="grid", tolerance=0.1), truth)
+    check_lattice_against_convolution(a, unit, dl, target, grid_tolerance=0.1)
 
 
 @settings(max_examples=40, deadline=None)
