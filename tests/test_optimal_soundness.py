@@ -309,3 +309,30 @@ def test_black_box_calibration_is_safe_and_beats_kov(eps: float, dlt: float, k: 
 def test_calibration_rejects_impossible_delta0() -> None:
     with pytest.raises(ValueError, match="delta0"):
         optimal.calibrate(1.0, 1e-6, 100, delta0=1e-7)
+
+
+def test_underflowed_tilted_masses_still_bound_the_window_tails() -> None:
+    """Was [0, 0] (truth 53.6079): after a tilt of θ·B ≈ 6000 the ε = 3 items' − outcomes underflowed to 0
+    in the tilted masses, and the Chernoff bound on the mass below the window lost 62 % of P."""
+    mechs = [(3.0, 0.0)] * 20 + [(0.001, 0.0)] * 2000
+    b = optimal.epsilon(mechs, 0.5)
+    with mpmath.workdps(30):
+        p3 = mpmath.exp(3) / (1 + mpmath.exp(3))
+        p1 = mpmath.exp(mpmath.mpf("0.001")) / (1 + mpmath.exp(mpmath.mpf("0.001")))
+        big = [(3 * (20 - 2 * m), mpmath.binomial(20, m) * (1 - p3) ** m * p3 ** (20 - m)) for m in range(21)]
+        small = [
+            (
+                mpmath.mpf("0.001") * (2000 - 2 * s),
+                mpmath.binomial(2000, s) * (1 - p1) ** s * p1 ** (2000 - s),
+            )
+            for s in range(2001)
+        ]
+
+        def big_d(eps: float) -> mpmath.mpf:
+            e = mpmath.mpf(eps)
+            return mpmath.fsum(
+                pa * pb * (1 - mpmath.exp(e - la - lb)) for la, pa in big for lb, pb in small if la + lb > e
+            )
+
+        assert big_d(b.upper) <= mpmath.mpf("0.5") <= big_d(b.lower)
+    assert b.width <= 1e-3

@@ -94,7 +94,7 @@ class Law(NamedTuple):
     log_m: float  # Σ c_i log M̃_i as computed (its rounding is part of eta)
     eta: float  # relative (log) error of the computed law against the exact one, incl. log_m's sum
     four: bool  # whether the ±(B + 1) columns are used
-    logm: FloatArray  # (k, 4) log m̃ (−inf for 0), for the log-MGF
+    logm: FloatArray  # (k, 4) log of the tilted masses (−inf only for a true 0; no underflow), for the log-MGF
 
 
 def _points(base: np.ndarray) -> np.ndarray:
@@ -121,9 +121,13 @@ def make_law(
     log_m = float(np.sum(terms))
     # products c·log M̃ (u each) and their sum ((k + 2)u, any summation order) are carried in η
     eta = float(np.sum(counts * eta_i)) * (1.0 + 1e-6) + (base.size + 4.0) * _U * float(np.sum(np.abs(terms)))
-    four = bool(np.any(m[:, 2:] > 0.0))
-    with np.errstate(divide="ignore"):
-        logm = np.log(m)
+    # log m̃ straight from the logs, never as log(exp(·)): a tilted mass that underflows to 0 in m can carry
+    # O(1) untilted probability (e^{θ|x|} with θ|x| in the thousands), and the Chernoff bounds of steps 5-6
+    # must see it (found by review: 20 × (3, 0) + 2000 × (0.001, 0) at δ_g = 0.5 returned [0, 0], truth
+    # 53.61). Its rounding is that of lt and log M̃_i, within η_i's terms and log_mgf's magnitude slack.
+    with np.errstate(invalid="ignore"):
+        logm = np.where(np.isfinite(lt), lt - log_mi[:, None], -math.inf)
+    four = bool(np.any(np.isfinite(logm[:, 2:])))
     return Law(base.astype(np.int64), m, counts, log_m, eta, four, logm)
 
 
