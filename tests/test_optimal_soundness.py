@@ -336,3 +336,23 @@ def test_underflowed_tilted_masses_still_bound_the_window_tails() -> None:
 
         assert big_d(b.upper) <= mpmath.mpf("0.5") <= big_d(b.lower)
     assert b.width <= 1e-3
+
+
+@pytest.mark.parametrize(
+    ("mechs", "delta_g", "truth"),
+    [
+        ([(746.0, 0.0)], 0.5, 746 - math.log(2)),  # D(ε) = 1 − e^{ε − 746} below the shift
+        ([(800.0, 0.0)] * 3, 1e-3, 2400 + math.log1p(-1e-3)),
+        ([(1000.0, 0.1)], 0.5, 1000 + math.log(1 - (1 - (1 - 0.5) / 0.9))),
+    ],
+)
+def test_huge_epsilons_answer_below_their_shift(
+    mechs: list[tuple[float, float]], delta_g: float, truth: float
+) -> None:
+    """Was [746, 746] etc.: ε_i > 745 were a shift with the rest's root clamped at 0, so the lower end sat
+    above a truth below the shift (found by review). Truths: the closed form 1 − e^{ε − Σε_i} = r."""
+    b = optimal.epsilon(mechs, delta_g)
+    assert b.lower <= truth <= b.upper
+    assert b.width <= 1e-9 * truth
+    mixed = optimal.epsilon([(1000.0, 0.1), (0.5, 0.0)], 0.5)  # sound (the grid engine is tight here)
+    assert mixed.lower <= 999.4122133351 <= mixed.upper

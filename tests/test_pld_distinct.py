@@ -163,3 +163,22 @@ def test_grid_engine_canonical_vs_optimal(eps: float, dl: float, k: int, finite:
     exact = optimal.epsilon(optimal.homogeneous(eps, dl, k), delta_g)
     assert b.lower <= exact.upper and exact.lower <= b.upper, (b, exact)
     assert (b.upper - b.lower) / b.upper <= Accuracy().relative_width
+
+
+def test_huge_black_boxes_stay_on_the_grid_and_below_their_shift() -> None:
+    """compose() routed ε_i > 745 to optimal, whose lower end then sat above the truth (review)."""
+    b = compose(RandomizedResponse(746.0)).epsilon(0.5)
+    assert b.lower <= 746 - math.log(2) <= b.upper
+    mixed = compose(EpsilonDelta(1000.0, delta=0.1), RandomizedResponse(0.5)).epsilon(0.5)
+    grid = compose(
+        EpsilonDelta(1000.0, delta=0.1), RandomizedResponse(0.5), accuracy=Accuracy(grid_step=1e-3)
+    )
+    g = grid.epsilon(0.5)
+    assert mixed.lower <= g.upper and g.lower <= mixed.upper and mixed.upper < 1000.0
+
+
+def test_premultiplied_product_that_underflows_is_charged_not_a_crash() -> None:
+    """A product of many low-mass once-used parts underflowed to 0 and log(0) raised (review)."""
+    items = [EpsilonDelta(0.1 * (i + 1), delta=0.999) for i in range(110)]
+    b = compose(*items, Laplace(1.0), accuracy=Accuracy(grid_step=0.05)).delta(1.0)
+    assert b.upper == 1.0 and 0.0 <= b.lower <= 1.0

@@ -42,12 +42,14 @@ from typing import Literal
 import numpy as np
 
 from optcomp._numerics import (
+    RELATIVE_SLACK,
     Bound,
     FloatArray,
     check_int,
     check_nonnegative,
     check_positive,
     check_probability,
+    log1mexp,
     round_down,
     round_up,
 )
@@ -249,8 +251,25 @@ def epsilon(
     if not n_huge:
         return b
     hi = round_up(sh_hi + b.upper) if math.isfinite(sh_hi + b.upper) else math.inf
-    lo = round_down(sh_lo + b.lower) if math.isfinite(sh_lo + b.lower) else _FLOAT_MAX
-    return Bound(min(lo, hi, _FLOAT_MAX), hi)
+    # The rest's engine answers max(0, x) for the root x of D'(x) = r, but x may be negative: the true
+    # ε_g = shift + x can lie below the shift. With A = {every huge item outputs +} (P(A) rescaled into
+    # target.log_hi above), D(ε_g) ≥ P(A)·(1 − e^{ε_g − shift}·E_P e^{−L'}) ≥ P(A)·(1 − e^{ε_g − shift}),
+    # so x ≥ log(1 − r/P(A)) always; a positive certified lower end of the rest is kept as is.
+    # (Was: RandomizedResponse(746) at δ_g = 0.5 → [746, 746], truth 746 − ln 2; found by review.)
+    if b.lower > 0.0:
+        low_x = b.lower
+    else:
+        v = log1mexp(min(target.log_hi, 0.0))
+        low_x = round_down(v - RELATIVE_SLACK * abs(v)) if math.isfinite(v) else -math.inf
+    lo = round_down(sh_lo + low_x) if math.isfinite(sh_lo + low_x) else (0.0 if low_x < 0 else _FLOAT_MAX)
+    if rest_eps.size == 0:
+        # Only huge items: L = shift on A, so D(ε_g) ≤ P(Aᶜ) + (1 − e^{ε_g − shift})_+ and the upper end is
+        # shift + log(1 − r⁻), r⁻ = (lower end of r) − P(Aᶜ) (above: shift + max(0, x), loose when x < 0).
+        r_lo = round_down(math.exp(target.log_lo)) - n_huge * _TINY
+        if r_lo > 0.0 and math.isfinite(sh_hi):
+            v = math.log1p(-min(r_lo, 1.0))
+            hi = min(hi, round_up(sh_hi + round_up(v)))
+    return Bound(max(0.0, min(lo, hi, _FLOAT_MAX)), hi)
 
 
 def delta(

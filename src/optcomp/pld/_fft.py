@@ -263,6 +263,10 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
         # premultiply's error on any [0, 1]-weighted sum (its docstring)
         direct = (rel + absolute) * (1 + rel) ** n_parts * math.exp(min(log_all * (1 + 8 * _U), 700.0)) * 1.01
         masses = [float(np.sum(x)) * (1 + 4 * math.log2(x.size + 2) * _U) for x, _ in parts]
+        if any(m <= 0.0 for m in masses):
+            # a product underflowed to 0 entirely: the exact one is within ``direct`` of it on any
+            # [0, 1]-weighted sum (premultiply's bound counts every subnormal rounding)
+            return Composed(np.zeros(1), a_int, direct, wrap)
     excess = [k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True)]
     remaining = math.fsum(excess) * (1 + 8 * _U)
     log_m_sum = np.zeros(nf)
