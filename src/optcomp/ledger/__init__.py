@@ -1,0 +1,71 @@
+"""A persistent privacy ledger: every release from a dataset charged, exactly, before it runs.
+
+One ledger = one dataset + one neighbouring relation + one budget + one mode, fixed at creation
+(``docs/ledger.md``):
+
+* ``mode="plan"``: a fixed list of slots whose certified optimal (or PLD) composition fits the budget;
+  each release is dominated by its slot (:mod:`._plan`).
+* ``mode="filter"``: fully adaptive releases through a valid filter in a currency chosen at creation —
+  ``basic``, ``approx-zcdp``, ``zcdp``, ``rdp`` (a grid fixed at creation) or ``gdp``
+  (:mod:`._currency`). The natural "compose the realised parameters optimally" filter is not valid
+  under adaptivity and is not offered; a whole fixed plan can be one filter step (:class:`BatchRelease`).
+
+Accounting is exact (parameters stored exactly, charges and thresholds as rationals, admission an exact
+comparison); storage is SQLite (default) or PostgreSQL (:mod:`._store`), append-only with a hash chain.
+
+    >>> from optcomp.ledger import Ledger, PureDP
+    >>> led = Ledger.create("census.ledger", dataset="census-2020", relation="add_remove",
+    ...                     epsilon=1, delta="1e-6", currency="zcdp")       # doctest: +SKIP
+    >>> with led.release("q-0001", PureDP("0.01")) as run:                   # doctest: +SKIP
+    ...     run.output = noisy_count(data)
+"""
+
+from optcomp.ledger._currency import CURRENCIES, ChargeError, Currency, best_order, make_currency
+from optcomp.ledger._exact import decode, encode, exact
+from optcomp.ledger._ledger import (
+    BudgetExceeded,
+    Ledger,
+    ReleaseIdConflict,
+    ReleaseRun,
+    Ticket,
+    Verification,
+    bulk_admitted,
+)
+from optcomp.ledger._release import (
+    ApproxDP,
+    BatchRelease,
+    GaussianRelease,
+    PureDP,
+    Release,
+    ZCDPRelease,
+    from_json,
+    from_mechanism,
+)
+from optcomp.ledger._store import StoreError
+
+__all__ = [
+    "CURRENCIES",
+    "ApproxDP",
+    "BatchRelease",
+    "BudgetExceeded",
+    "ChargeError",
+    "Currency",
+    "GaussianRelease",
+    "Ledger",
+    "PureDP",
+    "Release",
+    "ReleaseIdConflict",
+    "ReleaseRun",
+    "StoreError",
+    "Ticket",
+    "Verification",
+    "ZCDPRelease",
+    "best_order",
+    "bulk_admitted",
+    "decode",
+    "encode",
+    "exact",
+    "from_json",
+    "from_mechanism",
+    "make_currency",
+]

@@ -1,0 +1,373 @@
+"""Filter currencies: what a release costs, and the budget it must fit, as exact rationals.
+
+A filter is *valid* for a budget when every fully adaptive analyst (parameters chosen from past
+outputs) whose run it admits has a transcript meeting the budget (Rogers–Roth–Ullman–Vadhan 2016).
+Each currency here is valid; the proofs are in ``docs/ledger.md`` §2:
+
+* ``basic``: charge (ε_i, δ_i); admit while Σε_i ≤ ε and Σδ_i ≤ δ (RRUV Thm 3.6 — basic composition
+  holds for adaptively chosen parameters).
+* ``approx-zcdp``: charge (½ε_i², δ_i) — (ε_i, δ_i)-DP is δ_i-approximately ½ε_i²-zCDP (Bun–Steinke
+  2016, Prop 1.4 and its approximate form); admit while Σ½ε_i² ≤ ρ* and Σδ_i ≤ δ″, with
+  ρ* = (√(L + ε) − √L)², L = ln(1/δ′), δ′ = δ − δ″ (Whitehouse–Ramdas–Rogers–Wu 2023, the approximate
+  zCDP filter; ρ-zCDP ⇒ (ρ + 2√(ρL), δ′)-DP, Bun–Steinke Prop 1.3).
+* ``zcdp``: charge ρ_i; admit while Σρ_i ≤ ρ_T, ρ_T the largest ρ whose zCDP converts to (ε, δ) by the
+  RDP → DP conversion of Canonne–Kamath–Steinke 2020 Prop 12 at one order α* (stored). Valid: at every
+  order α the charges (α, αρ_i) obey the Rényi filter of Feldman–Zrnic 2021 (Thm 3.1) with budget αρ_T.
+* ``rdp``: charge ρ_i(α) on a grid Λ fixed at creation; admit while Σρ_i(α) ≤ B(α) for *every* α ∈ Λ,
+  B(α) = ε − log(1 − 1/α) + (log δ + log α)/(α − 1) (Feldman–Zrnic per order, then CKS Prop 12).
+* ``gdp``: charge μ_i²; admit while Σμ_i² ≤ μ_T², μ_T the largest μ with δ_μ(ε) ≤ δ (Smith–Thakurta
+  2022: GDP filters with the non-adaptive parameters; δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
+  Dong–Roth–Su Cor. 2.13).
+
+Thresholds are computed once, at creation, at 60 digits with mpmath and rounded *down* to rationals
+(charges that are transcendental are rounded *up*), and each threshold is re-checked at that precision
+(the check's value is stored in the certificate). A reopened ledger reads them back; it never
+recomputes them. No natural optimal-composition filter is offered: it is not valid (§1 of the doc).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import mpmath
+
+from optcomp.ledger._exact import DIGITS, decode, down, encode, exact, mpf, up
+from optcomp.ledger._release import ApproxDP, BatchRelease, PureDP, Release
+from optcomp.rdp import DEFAULT_ORDERS, check_orders
+
+Vector = tuple[Fraction, ...]
+
+
+class ChargeError(ValueError):
+    """A release that this currency cannot charge (e.g. a Gaussian in the ``basic`` currency)."""
+
+
+@dataclass(frozen=True)
+class Currency:
+    """One filter currency with its budget: component names, exact thresholds and their certificate.
+
+    Attributes:
+        name: the registry key (``basic``, ``approx-zcdp``, ``zcdp``, ``rdp``, ``gdp``).
+        epsilon, delta: the (ε, δ) budget the filter guarantees for every transcript.
+        components: labels of the charge vector's components.
+        thresholds: exact rationals T_j; a release is admitted iff spent_j + charge_j ≤ T_j for all j.
+        certificate: how each threshold was obtained and checked (JSON-able).
+        options: creation options (``delta_steps`` for approx-zcdp, ``orders`` for rdp).
+    """
+
+    name: str
+    epsilon: Fraction
+    delta: Fraction
+    components: tuple[str, ...]
+    thresholds: Vector
+    certificate: dict[str, Any]
+    options: dict[str, Any]
+
+    def charge(self, release: Release) -> Vector:
+        """The exact charge vector of ``release``; :class:`ChargeError` when this currency has none."""
+        table = _CHARGES[self.name]
+        if release.kind not in table:
+            raise ChargeError(f"the {self.name} currency cannot charge a {release.kind} release "
+                              f"(it charges {', '.join(sorted(table))})")
+        return table[release.kind](self, release)
+
+    def guarantee(self) -> str:
+        """The transcript guarantee every run admitted by this filter has."""
+        e, d = float(self.epsilon), float(self.delta)
+        return {
+            "basic": f"({e:g}, {d:g})-DP by basic composition under full adaptivity (RRUV 2016)",
+            "approx-zcdp": f"({e:g}, {d:g})-DP: δ″-approximate ρ*-zCDP filter (Whitehouse et al. 2023)",
+            "zcdp": f"ρ_T-zCDP, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021; CKS 2020 Prop 12)",
+            "rdp": f"(α, B(α))-RDP for every α in the grid, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021)",
+            "gdp": f"μ_T-GDP, hence ({e:g}, {d:g})-DP (Smith–Thakurta 2022; Dong–Roth–Su Cor. 2.13)",
+        }[self.name]
+
+    def to_config(self) -> dict[str, Any]:
+        """Exact JSON form, read back by :func:`from_config` without recomputation."""
+        return {"name": self.name, "epsilon": encode(self.epsilon), "delta": encode(self.delta),
+                "components": list(self.components), "thresholds": [encode(t) for t in self.thresholds],
+                "certificate": self.certificate, "options": self.options}
+
+
+def from_config(d: dict[str, Any]) -> Currency:
+    """Inverse of :meth:`Currency.to_config`."""
+    return Currency(d["name"], decode(d["epsilon"]), decode(d["delta"]), tuple(d["components"]),
+                    tuple(decode(t) for t in d["thresholds"]), d["certificate"], d["options"])
+
+
+# --- transcendental pieces, at DIGITS digits -----------------------------------------------------
+
+
+def _cks_offset(alpha: mpmath.mpf, delta: mpmath.mpf) -> mpmath.mpf:
+    """log(1 − 1/α) − (log δ + log α)/(α − 1): (α, τ)-RDP ⇒ (τ + offset, δ)-DP (CKS 2020 Prop 12)."""
+    return mpmath.log(1 - 1 / alpha) - (mpmath.log(delta) + mpmath.log(alpha)) / (alpha - 1)
+
+
+def _gdp_delta(mu: mpmath.mpf, eps: mpmath.mpf) -> mpmath.mpf:
+    """δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong–Roth–Su Cor. 2.13)."""
+    return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+
+def _bisect(f: Callable[[mpmath.mpf], bool], lo: mpmath.mpf, hi: mpmath.mpf, steps: int = 220) -> mpmath.mpf:
+    """Largest x in [lo, hi] (to 2^-steps relative) with f(x) true, f monotone true→false, f(lo) true."""
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        if f(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@lru_cache(maxsize=4096)
+def rr_rdp(epsilon: Fraction, alpha: Fraction) -> Fraction:
+    """ρ(α) of randomized response RR(ε), the worst ε-DP mechanism (Mironov 2017 Prop 5), rounded up:
+    (1/(α−1))·log[p^α(1−p)^{1−α} + (1−p)^α p^{1−α}], p = e^ε/(1+e^ε)."""
+    with mpmath.workdps(DIGITS):
+        e, a = mpf(epsilon), mpf(alpha)
+        lp, lq = -mpmath.log1p(mpmath.exp(-e)), -mpmath.log1p(mpmath.exp(e))
+        v = mpmath.log(mpmath.exp(a * lp + (1 - a) * lq) + mpmath.exp(a * lq + (1 - a) * lp)) / (a - 1)
+        return max(up(v), Fraction(0))
+
+
+@lru_cache(maxsize=4096)
+def pure_mu_squared(epsilon: Fraction) -> Fraction:
+    """μ(ε)² rounded up, μ(ε) = 2Φ⁻¹(e^ε/(1+e^ε)): every ε-DP mechanism is μ(ε)-GDP, tightly (the
+    trade-off curves of RR(ε) and G_μ touch at α = 1/(1+e^ε); Dong–Roth–Su Prop 2.5/Cor. 2.13)."""
+    with mpmath.workdps(DIGITS):
+        e = mpf(epsilon)
+        p = 1 / (1 + mpmath.exp(-e))
+        mu = 2 * mpmath.sqrt(2) * mpmath.erfinv(2 * p - 1)
+        return up(mu * mu)
+
+
+# --- construction ---------------------------------------------------------------------------------
+
+
+def _basic(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
+    return Currency("basic", eps, delta, ("epsilon", "delta"), (eps, delta),
+                    {"rule": "sum(epsilon_i) <= epsilon and sum(delta_i) <= delta", "rounding": "exact"}, {})
+
+
+def _approx_zcdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
+    d2 = exact("delta_steps", opts.get("delta_steps", 0))
+    if not 0 <= d2 < delta:
+        raise ValueError(f"delta_steps must be in [0, delta) = [0, {float(delta):g}), got {float(d2):g}")
+    with mpmath.workdps(DIGITS):
+        L = -mpmath.log(mpf(delta - d2))
+        rho = down((mpmath.sqrt(L + mpf(eps)) - mpmath.sqrt(L)) ** 2)
+        r = mpf(rho)
+        check = r + 2 * mpmath.sqrt(r * L)
+        if not check <= mpf(eps):
+            raise ArithmeticError("approx-zcdp threshold failed its 60-digit check")
+    cert = {"rho_star": encode(rho), "delta_prime": encode(delta - d2), "delta_steps": encode(d2),
+            "conversion": "rho-zCDP => (rho + 2 sqrt(rho ln(1/delta')), delta')-DP (Bun-Steinke Prop 1.3)",
+            "check_epsilon_at_threshold": mpmath.nstr(check, 30)}
+    return Currency("approx-zcdp", eps, delta, ("rho", "delta"), (rho, d2), cert, {"delta_steps": encode(d2)})
+
+
+def _zcdp_order(eps: float, delta: float) -> float:
+    """The order α maximising ρ(α) = (ε − offset(α))/α, the largest ρ whose (α, αρ)-RDP converts to
+    (ε, δ) at α (golden-section search on log(α − 1) in floats: any α is valid, this one is good)."""
+
+    def neg_rho(t: float) -> float:
+        a = 1.0 + math.exp(t)
+        return -(eps - (math.log1p(-1.0 / a) - (math.log(delta) + math.log(a)) / (a - 1.0))) / a
+
+    lo, hi, g = -12.0, 12.0, (math.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(120):
+        x, y = hi - g * (hi - lo), lo + g * (hi - lo)
+        lo, hi = (lo, y) if neg_rho(x) < neg_rho(y) else (x, hi)
+    return 1.0 + math.exp((lo + hi) / 2.0)
+
+
+def _zcdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1) for the zcdp currency, got {float(delta):g}")
+    with mpmath.workdps(DIGITS):
+        e, d = mpf(eps), mpf(delta)
+        alpha = Fraction(_zcdp_order(float(eps), float(delta)))  # stored exactly; ρ_T solved there
+        rho = down((e - _cks_offset(mpf(alpha), d)) / mpf(alpha))
+        a = mpf(alpha)
+        check = a * mpf(rho) + _cks_offset(a, d)
+        if not check <= e:
+            raise ArithmeticError("zcdp threshold failed its 60-digit check")
+    cert = {"rho": encode(rho), "alpha": encode(alpha),
+            "conversion": "rho-zCDP => (alpha, alpha rho)-RDP => (epsilon, delta)-DP (CKS 2020 Prop 12)",
+            "check_epsilon_at_threshold": mpmath.nstr(check, 30)}
+    return Currency("zcdp", eps, delta, ("rho",), (rho,), cert, {})
+
+
+def _rdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1) for the rdp currency, got {float(delta):g}")
+    given = "orders" in opts
+    orders = [Fraction(float(a)) for a in check_orders(opts.get("orders", DEFAULT_ORDERS))]
+    if len(set(orders)) != len(orders):
+        raise ValueError("orders must be distinct")
+    kept, budgets = [], []
+    with mpmath.workdps(DIGITS):
+        for a in orders:
+            b = down(mpf(eps) - _cks_offset(mpf(a), mpf(delta)))
+            if b > 0:
+                kept.append(a)
+                budgets.append(b)
+            elif given:
+                raise ValueError(f"orders: α = {float(a):g} leaves no RDP budget at (ε, δ) = "
+                                 f"({float(eps):g}, {float(delta):g}); drop it from the grid")
+    if not kept:
+        raise ValueError(f"orders: no default order leaves an RDP budget at ({float(eps):g}, {float(delta):g})")
+    orders = kept
+    cert = {"orders": [encode(a) for a in orders],
+            "conversion": "(alpha, B(alpha))-RDP => (epsilon, delta)-DP (CKS 2020 Prop 12), each alpha",
+            "rule": "halt when any alpha in the grid would exceed B(alpha)"}
+    return Currency("rdp", eps, delta, tuple(f"alpha={float(a):g}" for a in orders), tuple(budgets), cert,
+                    {"orders": [encode(a) for a in orders]})
+
+
+def _gdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1) for the gdp currency, got {float(delta):g}")
+    with mpmath.workdps(DIGITS):
+        e, d = mpf(eps), mpf(delta)
+        hi = mpmath.mpf(1)
+        while _gdp_delta(hi, e) <= d:
+            hi *= 2
+        def meets(m: mpmath.mpf) -> bool:
+            return bool(_gdp_delta(m, e) <= d)
+
+        mu = _bisect(meets, mpmath.mpf(2) ** -200, hi)
+        mu2 = down(mu * mu)
+        check = _gdp_delta(mpmath.sqrt(mpf(mu2)), e)
+        if not check <= d:
+            raise ArithmeticError("gdp threshold failed its 60-digit check")
+    cert = {"mu_squared": encode(mu2), "mu": mpmath.nstr(mpmath.sqrt(mpf(mu2)), 30),
+            "conversion": "mu-GDP => (epsilon, delta_mu(epsilon))-DP (Dong-Roth-Su Cor. 2.13)",
+            "check_delta_at_threshold": mpmath.nstr(check, 30)}
+    return Currency("gdp", eps, delta, ("mu^2",), (mu2,), cert, {})
+
+
+_FACTORIES: dict[str, Callable[[Fraction, Fraction, dict[str, Any]], Currency]] = {
+    "basic": _basic,
+    "approx-zcdp": _approx_zcdp,
+    "zcdp": _zcdp,
+    "rdp": _rdp,
+    "gdp": _gdp,
+}
+#: The shipped filter currencies (every one valid under full adaptivity; ``docs/ledger.md`` §2).
+CURRENCIES: tuple[str, ...] = tuple(_FACTORIES)
+
+
+def make_currency(name: str, epsilon: object, delta: object, **options: Any) -> Currency:
+    """Build currency ``name`` for the budget (ε, δ), thresholds rounded down and checked.
+
+    Args:
+        name: one of :data:`CURRENCIES`.
+        epsilon: ε > 0 (exact: int, float, Fraction, decimal string).
+        delta: δ ∈ [0, 1) (``zcdp``, ``rdp``, ``gdp``, ``approx-zcdp``: δ > 0).
+        options: ``delta_steps`` (approx-zcdp: δ″, the part of δ kept for Σδ_i, default 0),
+            ``orders`` (rdp: the grid Λ; every given order must leave B(α) > 0; default: the orders of
+            :data:`optcomp.rdp.DEFAULT_ORDERS` that do). The rdp rule is an intersection (halt when
+            *any* order would exceed), so a grid costs the workload's worst order: pick one order for
+            the expected workload with :func:`best_order`.
+    """
+    if name not in _FACTORIES:
+        raise ValueError(f"currency must be one of {', '.join(CURRENCIES)}, got {name!r}")
+    eps, d = exact("epsilon", epsilon), exact("delta", delta)
+    if eps <= 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+    if not 0 <= d < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    if name == "approx-zcdp" and d <= 0:
+        raise ValueError(f"delta must be in (0, 1) for the approx-zcdp currency, got {delta!r}")
+    unknown = set(options) - {"delta_steps", "orders"}
+    if unknown:
+        raise ValueError(f"unknown currency options {sorted(unknown)}; allowed: delta_steps, orders")
+    return _FACTORIES[name](eps, d, options)
+
+
+def best_order(release: Release, epsilon: object, delta: object,
+               orders: Sequence[float] = DEFAULT_ORDERS) -> float:
+    """The order α of ``orders`` at which the most copies of ``release`` fit an rdp filter at (ε, δ)
+    (to fix a one-order grid at creation; the choice uses no data, so it is free)."""
+    best: tuple[int, float] = (-1, float(orders[0]))
+    for a in orders:
+        try:
+            c = make_currency("rdp", epsilon, delta, orders=[a])
+        except ValueError:
+            continue
+        ch = c.charge(release)[0]
+        n = int(c.thresholds[0] // ch) if ch else 2**63
+        if n > best[0]:
+            best = (n, float(a))
+    return best[1]
+
+
+# --- charges ----------------------------------------------------------------------------------------
+
+
+def _sum(vectors: Sequence[Vector]) -> Vector:
+    return tuple(sum(col, Fraction(0)) for col in zip(*vectors, strict=True))
+
+
+def _no_delta(release: ApproxDP, name: str) -> PureDP:
+    """An (ε, 0) black box as the pure release it is; a δ > 0 one has no charge in ``name``."""
+    if release.delta:
+        raise ChargeError(f"the {name} currency charges only δ = 0 black boxes, got δ = {float(release.delta):g}")
+    return PureDP(release.epsilon)
+
+
+def _batch_epsilon(release: BatchRelease) -> Fraction:
+    """Certified upper end of the optimal composition of a batch at its δ (MV Thm 1.5, KOV Thm III.3)."""
+    from optcomp import optimal
+
+    pairs = [(float(i.epsilon), float(getattr(i, "delta", 0))) for i in release.items]
+    if any(Fraction(p[0]) < i.epsilon or Fraction(p[1]) < getattr(i, "delta", 0)
+           for p, i in zip(pairs, release.items, strict=True)):
+        pairs = [(float(up(mpf(i.epsilon))), float(up(mpf(Fraction(getattr(i, "delta", 0))))))
+                 for i in release.items]
+    b = optimal.epsilon(pairs, float(release.delta))
+    return exact("batch epsilon", b.upper)
+
+
+Charge = Callable[[Currency, Any], Vector]
+_CHARGES: dict[str, dict[str, Charge]] = {
+    "basic": {
+        "pure": lambda c, r: (r.epsilon, Fraction(0)),
+        "approx": lambda c, r: (r.epsilon, r.delta),
+        "batch": lambda c, r: (_batch_epsilon(r), r.delta),
+    },
+    "approx-zcdp": {
+        "pure": lambda c, r: (r.epsilon**2 / 2, Fraction(0)),
+        "approx": lambda c, r: (r.epsilon**2 / 2, r.delta),
+        "gaussian": lambda c, r: (r.mu_squared / 2, Fraction(0)),
+        "zcdp": lambda c, r: (r.rho, Fraction(0)),
+        "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
+    },
+    "zcdp": {
+        "pure": lambda c, r: (r.epsilon**2 / 2,),
+        "approx": lambda c, r: c.charge(_no_delta(r, "zcdp")),
+        "gaussian": lambda c, r: (r.mu_squared / 2,),
+        "zcdp": lambda c, r: (r.rho,),
+        "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
+    },
+    "rdp": {
+        "pure": lambda c, r: tuple(rr_rdp(r.epsilon, decode(a)) for a in c.options["orders"]),
+        "approx": lambda c, r: c.charge(_no_delta(r, "rdp")),
+        "gaussian": lambda c, r: tuple(decode(a) * r.mu_squared / 2 for a in c.options["orders"]),
+        "zcdp": lambda c, r: tuple(decode(a) * r.rho for a in c.options["orders"]),
+        "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
+    },
+    "gdp": {
+        "pure": lambda c, r: (pure_mu_squared(r.epsilon),),
+        "approx": lambda c, r: c.charge(_no_delta(r, "gdp")),
+        "gaussian": lambda c, r: (r.mu_squared,),
+        "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
+    },
+}
+

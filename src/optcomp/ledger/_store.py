@@ -1,0 +1,297 @@
+"""Storage behind one interface: SQLite (default, one embedded file) and PostgreSQL (psycopg 3).
+
+Both hold the same four tables; the ledger's protocol (:mod:`._ledger`) sees only :class:`Tx`:
+
+* ``meta``: the ledger's configuration, written once (UPDATE and DELETE refused by triggers);
+* ``events``: the append-only log, one row per charge / released / void, each carrying
+  ``row_hash = sha256(prev_hash ‖ canonical row)`` (UPDATE and DELETE refused by triggers);
+* ``releases``: one row per release id (UNIQUE) — an index over ``events`` whose only mutable column is
+  the status, and only along charged → released and charged → voided (enforced by a trigger);
+* ``state``: the cached sums and the chain head, updated in the same transaction as the event;
+  :meth:`optcomp.ledger.Ledger.verify` recomputes it from ``events``.
+
+Write transactions serialise on the ledger: SQLite ``BEGIN IMMEDIATE`` on a WAL database with
+``synchronous=FULL`` and a busy timeout (a deferred read-then-write transaction could fail with
+``SQLITE_BUSY_SNAPSHOT``, which the timeout does not retry); PostgreSQL ``SELECT … FOR UPDATE`` on the
+``state`` row at READ COMMITTED (every later statement sees every earlier commit). COMMIT is the
+linearisation point of a charge.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+#: SQLite busy timeout (seconds): how long a writer waits for another writer's transaction.
+BUSY_TIMEOUT_S: float = 60.0
+
+_TABLES = """
+CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), config TEXT NOT NULL, genesis TEXT NOT NULL,
+                   created_at TEXT NOT NULL);
+CREATE TABLE events (seq BIGINT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('charge', 'released', 'void')),
+                     release_id TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL,
+                     prev_hash TEXT NOT NULL, row_hash TEXT NOT NULL UNIQUE);
+CREATE TABLE releases (release_id TEXT PRIMARY KEY, charge_seq BIGINT NOT NULL REFERENCES events(seq),
+                       spec TEXT NOT NULL, charge TEXT NOT NULL, slot BIGINT,
+                       status TEXT NOT NULL CHECK (status IN ('charged', 'released', 'voided')));
+CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), spent TEXT NOT NULL, next_seq BIGINT NOT NULL,
+                    head TEXT NOT NULL, next_slot BIGINT NOT NULL);
+"""
+
+_SQLITE_TRIGGERS = """
+CREATE TRIGGER meta_no_update BEFORE UPDATE ON meta BEGIN SELECT RAISE(ABORT, 'append-only: meta is immutable'); END;
+CREATE TRIGGER meta_no_delete BEFORE DELETE ON meta BEGIN SELECT RAISE(ABORT, 'append-only: meta is immutable'); END;
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'append-only: events'); END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'append-only: events'); END;
+CREATE TRIGGER releases_no_delete BEFORE DELETE ON releases BEGIN SELECT RAISE(ABORT, 'append-only: releases'); END;
+CREATE TRIGGER state_no_delete BEFORE DELETE ON state BEGIN SELECT RAISE(ABORT, 'append-only: state'); END;
+CREATE TRIGGER releases_status_only BEFORE UPDATE ON releases
+WHEN NOT (OLD.status = 'charged' AND NEW.status IN ('released', 'voided')
+          AND NEW.release_id = OLD.release_id AND NEW.charge_seq = OLD.charge_seq AND NEW.spec = OLD.spec
+          AND NEW.charge = OLD.charge AND NEW.slot IS OLD.slot)
+BEGIN SELECT RAISE(ABORT, 'append-only: releases allow only charged -> released/voided'); END;
+"""
+
+_PG_TRIGGERS = """
+CREATE FUNCTION forbid() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'append-only: % on % refused', TG_OP, TG_TABLE_NAME; END $$;
+CREATE FUNCTION status_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT (OLD.status = 'charged' AND NEW.status IN ('released', 'voided')
+          AND NEW.release_id = OLD.release_id AND NEW.charge_seq = OLD.charge_seq AND NEW.spec = OLD.spec
+          AND NEW.charge = OLD.charge AND NEW.slot IS NOT DISTINCT FROM OLD.slot) THEN
+    RAISE EXCEPTION 'append-only: releases allow only charged -> released/voided';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER meta_frozen BEFORE UPDATE OR DELETE ON meta FOR EACH ROW EXECUTE FUNCTION forbid();
+CREATE TRIGGER events_frozen BEFORE UPDATE OR DELETE ON events FOR EACH ROW EXECUTE FUNCTION forbid();
+CREATE TRIGGER releases_no_delete BEFORE DELETE ON releases FOR EACH ROW EXECUTE FUNCTION forbid();
+CREATE TRIGGER state_no_delete BEFORE DELETE ON state FOR EACH ROW EXECUTE FUNCTION forbid();
+CREATE TRIGGER releases_status_only BEFORE UPDATE ON releases FOR EACH ROW EXECUTE FUNCTION status_only();
+"""
+
+
+class StoreError(RuntimeError):
+    """The storage refused or failed (not a ledger, not WAL, integrity check failed)."""
+
+
+class Tx:
+    """One transaction's view of a ledger's tables (``?`` placeholders, translated per back end)."""
+
+    def __init__(self, cur: Any, placeholder: str) -> None:
+        self._cur = cur
+        self._ph = placeholder
+
+    def _x(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return self._cur.execute(sql.replace("?", self._ph), params)
+
+    def meta(self) -> tuple[str, str, str]:
+        row = self._x("SELECT config, genesis, created_at FROM meta WHERE id = 1").fetchone()
+        if row is None:
+            raise StoreError("not an optcomp ledger (no meta row)")
+        return str(row[0]), str(row[1]), str(row[2])
+
+    def state(self, *, lock: bool = False) -> tuple[str, int, str, int]:
+        sql = "SELECT spent, next_seq, head, next_slot FROM state WHERE id = 1"
+        row = self._x(sql + (" FOR UPDATE" if lock else "")).fetchone()
+        if row is None:
+            raise StoreError("not an optcomp ledger (no state row)")
+        return str(row[0]), int(row[1]), str(row[2]), int(row[3])
+
+    def release(self, release_id: str) -> tuple[str, str, int | None, str, int] | None:
+        row = self._x("SELECT spec, charge, slot, status, charge_seq FROM releases WHERE release_id = ?",
+                      (release_id,)).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), str(row[1]), None if row[2] is None else int(row[2]), str(row[3]), int(row[4])
+
+    def releases(self) -> list[tuple[str, str, str, int | None, str, int]]:
+        rows = self._x("SELECT release_id, spec, charge, slot, status, charge_seq FROM releases "
+                       "ORDER BY charge_seq").fetchall()
+        return [(str(r[0]), str(r[1]), str(r[2]), None if r[3] is None else int(r[3]), str(r[4]), int(r[5]))
+                for r in rows]
+
+    def events(self) -> list[tuple[int, str, str, str, str, str, str]]:
+        rows = self._x("SELECT seq, kind, release_id, body, created_at, prev_hash, row_hash FROM events "
+                       "ORDER BY seq").fetchall()
+        return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5]), str(r[6])) for r in rows]
+
+    def append(self, seq: int, kind: str, release_id: str, body: str, created_at: str, prev: str, h: str) -> None:
+        self._x("INSERT INTO events (seq, kind, release_id, body, created_at, prev_hash, row_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (seq, kind, release_id, body, created_at, prev, h))
+
+    def insert_release(self, release_id: str, seq: int, spec: str, charge: str, slot: int | None) -> None:
+        self._x("INSERT INTO releases (release_id, charge_seq, spec, charge, slot, status) "
+                "VALUES (?, ?, ?, ?, ?, 'charged')", (release_id, seq, spec, charge, slot))
+
+    def set_status(self, release_id: str, status: str) -> None:
+        self._x("UPDATE releases SET status = ? WHERE release_id = ?", (status, release_id))
+
+    def save_state(self, spent: str, next_seq: int, head: str, next_slot: int) -> None:
+        self._x("UPDATE state SET spent = ?, next_seq = ?, head = ?, next_slot = ? WHERE id = 1",
+                (spent, next_seq, head, next_slot))
+
+    def init(self, config: str, genesis: str, created_at: str, spent: str) -> None:
+        self._x("INSERT INTO meta (id, config, genesis, created_at) VALUES (1, ?, ?, ?)",
+                (config, genesis, created_at))
+        self._x("INSERT INTO state (id, spent, next_seq, head, next_slot) VALUES (1, ?, 1, ?, 0)", (spent, genesis))
+
+
+class Store:
+    """A ledger's storage: ``create`` once, then ``write()`` / ``read()`` transactions."""
+
+    kind: str = ""
+
+    def create(self, config: str, genesis: str, created_at: str, spent: str) -> None:
+        raise NotImplementedError
+
+    def write(self) -> AbstractContextManager[Tx]:
+        """Context manager yielding a :class:`Tx` that holds the ledger's write lock; commits on exit."""
+        raise NotImplementedError
+
+    def read(self) -> AbstractContextManager[Tx]:
+        """Context manager yielding a :class:`Tx` on one consistent snapshot."""
+        raise NotImplementedError
+
+    def integrity(self) -> str:
+        """The back end's own integrity check ("ok" when fine)."""
+        return "ok"
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class SQLiteStore(Store):
+    """One SQLite file: WAL, ``synchronous=FULL``, ``foreign_keys=ON``, busy timeout, autocommit
+    connection with explicit ``BEGIN IMMEDIATE`` for writes. Refuses a file whose journal mode does not
+    come back as ``wal`` (network file systems); local file systems only."""
+
+    kind = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            self._conn.close()
+            raise StoreError(f"ledger {path!r}: journal_mode came back as {mode!r}, not 'wal' "
+                             "(use a local file system)")
+        self._conn.execute("PRAGMA synchronous = FULL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+
+    def create(self, config: str, genesis: str, created_at: str, spent: str) -> None:
+        c = self._conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+                raise StoreError(f"ledger {self.path!r} already exists")
+            for stmt in re.split(r";\s*\n(?=CREATE)", _TABLES + _SQLITE_TRIGGERS):
+                if stmt.strip():
+                    c.execute(stmt)
+            Tx(c, "?").init(config, genesis, created_at, spent)
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def write(self) -> Iterator[Tx]:
+        c = self._conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            yield Tx(c, "?")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        c.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[Tx]:
+        c = self._conn
+        c.execute("BEGIN")
+        try:
+            yield Tx(c, "?")
+        finally:
+            c.execute("COMMIT")
+
+    def integrity(self) -> str:
+        return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class PostgresStore(Store):
+    """A PostgreSQL schema (default ``optcomp_ledger``) reached with psycopg 3; the same tables, with
+    PL/pgSQL triggers, and writes serialised by ``SELECT … FOR UPDATE`` on the state row."""
+
+    kind = "postgres"
+
+    def __init__(self, conninfo: str, schema: str = "optcomp_ledger") -> None:
+        try:
+            import psycopg
+        except ImportError:  # pragma: no cover - depends on the install
+            raise StoreError("PostgreSQL ledgers need psycopg 3: pip install 'optcomp[postgres]'") from None
+        if not schema.replace("_", "").isalnum() or not schema[0].isalpha():
+            raise ValueError(f"schema must be an identifier (letters, digits, _), got {schema!r}")
+        self.schema = schema
+        self._conn = psycopg.connect(conninfo, autocommit=False)
+        self._conn.execute(f"SET search_path TO {schema}")
+        self._conn.commit()
+
+    def create(self, config: str, genesis: str, created_at: str, spent: str) -> None:
+        c = self._conn
+        try:
+            c.execute(f"CREATE SCHEMA {self.schema}")
+            c.execute(f"SET LOCAL search_path TO {self.schema}")
+            for stmt in _TABLES.split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            c.execute(_PG_TRIGGERS)
+            Tx(c.cursor(), "%s").init(config, genesis, created_at, spent)
+            c.commit()
+        except Exception as e:
+            c.rollback()
+            if "already exists" in str(e):
+                raise StoreError(f"ledger schema {self.schema!r} already exists") from None
+            raise
+        c.execute(f"SET search_path TO {self.schema}")
+        c.commit()
+
+    @contextmanager
+    def write(self) -> Iterator[Tx]:
+        c = self._conn
+        try:
+            cur = c.cursor()
+            tx = Tx(cur, "%s")
+            tx.state(lock=True)
+            yield tx
+        except BaseException:
+            c.rollback()
+            raise
+        c.commit()
+
+    @contextmanager
+    def read(self) -> Iterator[Tx]:
+        c = self._conn
+        c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield Tx(c.cursor(), "%s")
+        finally:
+            c.rollback()
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def open_store(location: str, *, schema: str = "optcomp_ledger") -> Store:
+    """A :class:`PostgresStore` for ``postgresql://`` / ``postgres://`` locations (``schema`` names the
+    ledger inside the database), else a :class:`SQLiteStore` on the file ``location``."""
+    if location.startswith(("postgresql://", "postgres://")):
+        return PostgresStore(location, schema)
+    return SQLiteStore(location)
