@@ -10,3 +10,95 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+# --- optcomp.ledger: a real PostgreSQL server for the storage tests (tests/test_ledger*.py) --------------
+import glob  # noqa: E402
+import pwd  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _pg_bindir() -> str | None:
+    for d in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(d, "initdb")) and os.path.exists(os.path.join(d, "pg_ctl")):
+            return d
+    found = shutil.which("initdb")
+    return os.path.dirname(found) if found and shutil.which("pg_ctl") else None
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A conninfo for a PostgreSQL server: $OPTCOMP_TEST_POSTGRES if set, else a throw-away server
+    started here (initdb in a temp dir, unix socket only; as the ``postgres`` user when run as root,
+    since initdb refuses root) and stopped at the end of the session. Skips, saying why, only when no
+    server can be started."""
+    given = os.environ.get("OPTCOMP_TEST_POSTGRES")
+    if given:
+        yield given
+        return
+    bindir = _pg_bindir()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): apt-get install postgresql "
+                    "(.ci/run does) or set OPTCOMP_TEST_POSTGRES")
+    prefix: list[str] = []
+    tmp = tempfile.mkdtemp(prefix="optcomp-pg-")
+    if os.geteuid() == 0:
+        try:
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            pytest.skip("running as root and there is no 'postgres' user to run initdb as")
+        os.chown(tmp, pw.pw_uid, pw.pw_gid)
+        prefix = ["runuser", "-u", "postgres", "--"]
+    data, log = os.path.join(tmp, "data"), os.path.join(tmp, "log")
+    init = subprocess.run([*prefix, f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"],
+                          capture_output=True, text=True, check=False)
+    if init.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        pytest.skip(f"initdb failed: {init.stderr.strip()[-300:]}")
+    opts = f"-k {tmp} -c listen_addresses='' -c max_connections=200 -c shared_buffers=16MB"
+    start = subprocess.run([*prefix, f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-w", "-t", "60", "-l", log, "start"],
+                           capture_output=True, text=True, check=False)
+    if start.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        pytest.skip(f"pg_ctl start failed: {start.stderr.strip()[-300:]}")
+    try:
+        yield f"postgresql:///postgres?host={tmp}&user=postgres"
+    finally:
+        subprocess.run([*prefix, f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"],
+                       capture_output=True, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class LedgerSite:
+    """Where a test's ledger lives: a SQLite file in tmp_path, or a fresh schema on the test server."""
+
+    def __init__(self, kind: str, location: str, schema: str) -> None:
+        self.kind, self.location, self.schema = kind, location, schema
+
+    def create(self, **kwargs: object):  # type: ignore[no-untyped-def]
+        from optcomp.ledger import Ledger
+
+        return Ledger.create(self.location, schema=self.schema, **kwargs)  # type: ignore[arg-type]
+
+    def open(self):  # type: ignore[no-untyped-def]
+        from optcomp.ledger import Ledger
+
+        return Ledger.open(self.location, schema=self.schema)
+
+
+_SCHEMAS = iter(range(10**9))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger_site(request: pytest.FixtureRequest, tmp_path: object) -> LedgerSite:
+    """The same ledger test on both storage back ends."""
+    schema = f"t{os.getpid()}_{next(_SCHEMAS)}"
+    if request.param == "postgres":
+        return LedgerSite("postgres", request.getfixturevalue("postgres_url"), schema)
+    return LedgerSite("sqlite", os.path.join(str(tmp_path), "test.ledger"), schema)

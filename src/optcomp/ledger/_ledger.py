@@ -224,26 +224,55 @@ class Ledger:
             ReleaseIdConflict: ``release_id`` was charged with a different release.
             ValueError: bad ``release_id`` or a release this ledger's currency cannot charge.
         """
-        if not isinstance(release_id, str) or not release_id or len(release_id) > 200:
-            raise ValueError(f"release_id must be a non-empty string of ≤ 200 characters, got {release_id!r}")
-        spec = canonical(release.to_json())
-        if self.currency is not None:
-            self.currency.charge(release)  # a charge this currency cannot make fails before any lock
+        return self.charge_many([(release_id, release, slot)])[0]
+
+    def charge_many(self, items: Sequence[tuple[str, Release] | tuple[str, Release, int | None]]) -> list[Ticket]:
+        """Charge several releases in one transaction, all or nothing, in order (each admitted against
+        the state its predecessors left; retries of already-charged ids are replays). One commit — one
+        fsync — for the lot, so a client with many releases declared up front pays the disk once.
+
+        Raises:
+            BudgetExceeded: some item does not fit (nothing of the batch is recorded).
+            ReleaseIdConflict, ValueError: as :meth:`charge`.
+        """
+        prepared: list[tuple[str, Release, int | None, str]] = []
+        for item in items:
+            rid, release = item[0], item[1]
+            slot = item[2] if len(item) > 2 else None
+            if not isinstance(rid, str) or not rid or len(rid) > 200:
+                raise ValueError(f"release_id must be a non-empty string of ≤ 200 characters, got {rid!r}")
+            if self.currency is not None:
+                self.currency.charge(release)  # a charge this currency cannot make fails before any lock
+            prepared.append((rid, release, slot, canonical(release.to_json())))
+        tickets: list[Ticket] = []
         with self._store.write() as tx:
-            found = tx.release(release_id)
-            if found is not None:
-                return self._replay(release_id, spec, found)
             spent_s, seq, head, next_slot = tx.state()
             spent = _unvec(spent_s)
-            new, used = self._admit(spent, next_slot, release, slot)
-            ch = tuple(n - s for n, s in zip(new, spent, strict=True))
-            body = canonical({"release": json.loads(spec), "charge": [encode(x) for x in ch], "slot": used})
-            created = _now()
-            h = row_hash(head, seq, "charge", release_id, body, created)
-            tx.append(seq, "charge", release_id, body, created, head, h)
-            tx.insert_release(release_id, seq, spec, _vec(ch), used)
-            tx.save_state(_vec(new), seq + 1, h, next_slot if used is None else used + 1)
-        return Ticket(release_id, seq, release, ch, used, "charged")
+            batch: dict[str, Ticket] = {}
+            for rid, release, slot, spec in prepared:
+                found = tx.release(rid)
+                if found is not None:
+                    tickets.append(self._replay(rid, spec, found))
+                    continue
+                if rid in batch:
+                    tickets.append(self._replay(rid, spec, (canonical(batch[rid].release.to_json()),
+                                                            _vec(batch[rid].charge), batch[rid].slot, "charged",
+                                                            batch[rid].seq)))
+                    continue
+                new, used = self._admit(spent, next_slot, release, slot)
+                ch = tuple(n - s for n, s in zip(new, spent, strict=True))
+                body = canonical({"release": json.loads(spec), "charge": [encode(x) for x in ch], "slot": used})
+                created = _now()
+                h = row_hash(head, seq, "charge", rid, body, created)
+                tx.append(seq, "charge", rid, body, created, head, h)
+                tx.insert_release(rid, seq, spec, _vec(ch), used)
+                ticket = Ticket(rid, seq, release, ch, used, "charged")
+                batch[rid] = ticket
+                tickets.append(ticket)
+                spent, seq, head = new, seq + 1, h
+                next_slot = next_slot if used is None else used + 1
+            tx.save_state(_vec(spent), seq, head, next_slot)
+        return tickets
 
     def _replay(self, release_id: str, spec: str, found: tuple[str, str, int | None, str, int]) -> Ticket:
         old_spec, charge, slot, status, seq = found
@@ -500,14 +529,22 @@ def _charges_of(c: Currency) -> set[str]:
 
 
 def bulk_admitted(currency: Currency, release: Release, count: int, spent: Vector | None = None) -> int:
-    """How many of ``count`` successive copies of ``release`` an empty (or ``spent``) filter admits —
-    the same exact comparison as :meth:`Ledger.charge`, without storage (used by tests and benchmarks)."""
+    """How many of ``count`` successive copies of ``release`` a filter admits from ``spent`` (default
+    empty): the ledger's exact rule Σ + charge ≤ T, iterated one charge at a time — on integers scaled
+    by the common denominator, so 10⁶ steps take a fraction of a second (tests and benchmarks)."""
     s = spent if spent is not None else tuple(Fraction(0) for _ in currency.thresholds)
     ch = currency.charge(release)
-    for i in range(count):
-        new = tuple(a + b for a, b in zip(s, ch, strict=True))
-        if any(x > t for x, t in zip(new, currency.thresholds, strict=True)):
-            return i
-        s = new
-    return count
-
+    den = math.lcm(*(x.denominator for x in (*s, *ch, *currency.thresholds)))
+    admitted = count
+    for sj, cj, tj in zip(s, ch, currency.thresholds, strict=True):
+        acc, step, top = int(sj * den), int(cj * den), int(tj * den)
+        if step == 0:
+            if acc > top:
+                return 0
+            continue
+        n = 0
+        while n < admitted and acc + step <= top:
+            acc += step
+            n += 1
+        admitted = n
+    return admitted
