@@ -3,8 +3,15 @@ verdict does not depend on the draw) and randomised on developers' machines (to 
 
 from __future__ import annotations
 
+import glob
 import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -13,14 +20,6 @@ if os.environ.get("CI"):
 
 
 # --- optcomp.ledger: a real PostgreSQL server for the storage tests (tests/test_ledger*.py) --------------
-import glob  # noqa: E402
-import pwd  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
-
-import pytest  # noqa: E402
 
 
 def _pg_bindir() -> str | None:
