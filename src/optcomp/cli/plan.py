@@ -19,16 +19,24 @@ _SHORT = {"basic": "basic", "advanced": "advanced", "kov": "KOV", "optimal": "op
 @click.option("--json", "as_json", is_flag=True, help="Print the allocation as JSON.")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(MODES),
               help="Accounting mode(s) to show (default: all).")
-def plan_command(file: Path, as_json: bool, modes: tuple[str, ...]) -> None:
+@click.option("--ledger", "ledger_path", default=None,
+              help="Also create a plan ledger at this path from the optimal allocation (docs/ledger.md).")
+def plan_command(file: Path, as_json: bool, modes: tuple[str, ...], ledger_path: str | None) -> None:
     """Split a plan's (ε, δ) budget across its statistics (TOML or JSON plan FILE; see docs/planner.md)."""
     plan = load_plan(file)
     wanted = modes or MODES
+    if ledger_path is not None and "optimal" not in wanted:
+        wanted = (*wanted, "optimal")
 
     def progress(line: str) -> None:
         if not as_json:
             click.echo(f"mechanism-aware: {line}", err=True)
 
     results = plan_all(plan, wanted, progress=progress if len(plan.statistics) > 100 else None)
+    if ledger_path is not None:
+        from optcomp.cli.ledger import create_plan_ledger
+
+        create_plan_ledger(ledger_path, plan, results["optimal"], dataset=file.stem)
     if as_json:
         emit_json(result_to_dict(results))
         return

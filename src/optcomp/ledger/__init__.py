@@ -31,6 +31,7 @@ from optcomp.ledger._ledger import (
     Verification,
     bulk_admitted,
 )
+from optcomp.ledger._plan import slots_from_planner
 from optcomp.ledger._release import (
     ApproxDP,
     BatchRelease,
@@ -68,4 +69,5 @@ __all__ = [
     "from_json",
     "from_mechanism",
     "make_currency",
+    "slots_from_planner",
 ]

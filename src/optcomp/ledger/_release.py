@@ -14,7 +14,7 @@ from fractions import Fraction
 from functools import singledispatch
 from typing import Any, ClassVar
 
-from optcomp.ledger._exact import Number, decode, encode, exact
+from optcomp.ledger._exact import Number, encode, exact
 from optcomp.mechanisms import EpsilonDelta, Gaussian, Laplace, Mechanism, RandomizedResponse
 
 
@@ -138,14 +138,14 @@ class BatchRelease(Release):
 
 def _batch_from_json(d: dict[str, Any]) -> BatchRelease:
     items = [from_json(i) for i in d["items"]]
-    return BatchRelease([i for i in items if isinstance(i, (PureDP, ApproxDP))], decode(d["delta"]))
+    return BatchRelease([i for i in items if isinstance(i, (PureDP, ApproxDP))], d["delta"])
 
 
 _DECODERS: dict[str, Any] = {
-    "pure": lambda d: PureDP(decode(d["epsilon"])),
-    "approx": lambda d: ApproxDP(decode(d["epsilon"]), decode(d["delta"])),
-    "gaussian": lambda d: GaussianRelease(decode(d["sigma"]), decode(d["sensitivity"])),
-    "zcdp": lambda d: ZCDPRelease(decode(d["rho"])),
+    "pure": lambda d: PureDP(d["epsilon"]),
+    "approx": lambda d: ApproxDP(d["epsilon"], d["delta"]),
+    "gaussian": lambda d: GaussianRelease(d["sigma"], d["sensitivity"]),
+    "zcdp": lambda d: ZCDPRelease(d["rho"]),
     "batch": _batch_from_json,
 }
 

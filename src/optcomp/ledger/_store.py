@@ -240,7 +240,10 @@ class PostgresStore(Store):
         if not schema.replace("_", "").isalnum() or not schema[0].isalpha():
             raise ValueError(f"schema must be an identifier (letters, digits, _), got {schema!r}")
         self.schema = schema
-        self._conn = psycopg.connect(conninfo, autocommit=False)
+        try:
+            self._conn = psycopg.connect(conninfo, autocommit=False)
+        except psycopg.Error as e:
+            raise StoreError(f"cannot connect to PostgreSQL: {' '.join(str(e).split())}") from None
         self._conn.execute(f"SET search_path TO {schema}")
         self._conn.commit()
 
