@@ -1,4 +1,5 @@
-"""Routes: ``/`` (the page), ``/static/*``, ``POST /api/plan``, ``POST /api/export``, ``POST /api/import``."""
+"""Routes: ``/`` (the page), ``/static/*``, ``POST /api/plan``, ``POST /api/export``, ``POST /api/import``;
+``GET /ledger`` and ``GET /api/ledger`` (read-only ledger view, :mod:`optcomp.web.ledger`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from optcomp.planner import (
     plan_to_toml,
     result_to_dict,
 )
+from optcomp.web.ledger import ledger_routes
 
 _STATIC = resources.files("optcomp.web") / "static"
 _WHERE = re.compile(r"statistic (?:'.*?' )?\(?#(\d+)\)?")
@@ -96,14 +98,16 @@ async def api_import(request: Request) -> Response:
     return JSONResponse({"ok": True, "plan": plan_to_dict(plan)})
 
 
-def create_app() -> Starlette:
-    """The planner web application (mount it in any ASGI server; ``optcomp serve`` uses uvicorn)."""
+def create_app(ledger: str | None = None) -> Starlette:
+    """The planner web application (mount it in any ASGI server; ``optcomp serve`` uses uvicorn), plus
+    the read-only ledger view of ``ledger`` (default ``$OPTCOMP_LEDGER``) at ``/ledger``."""
     return Starlette(
         routes=[
             Route("/", index),
             Route("/api/plan", api_plan, methods=["POST"]),
             Route("/api/export", api_export, methods=["POST"]),
             Route("/api/import", api_import, methods=["POST"]),
+            *ledger_routes(ledger),
             Mount("/static", app=StaticFiles(directory=str(_STATIC)), name="static"),
         ]
     )
