@@ -4,20 +4,20 @@ A filter is *valid* for a budget when every fully adaptive analyst (parameters c
 outputs) whose run it admits has a transcript meeting the budget (Rogers–Roth–Ullman–Vadhan 2016).
 Each currency here is valid; the proofs are in ``docs/ledger.md`` §2:
 
-* ``basic``: charge (ε_i, δ_i); admit while Σε_i ≤ ε and Σδ_i ≤ δ (RRUV Thm 3.6 — basic composition
-  holds for adaptively chosen parameters).
+* ``basic``: charge (ε_i, δ_i); admit while Σε_i ≤ ε and Σδ_i ≤ δ (Rogers–Roth–Ullman–Vadhan 2016:
+  basic composition is a valid filter for adaptively chosen parameters; proof in the doc).
 * ``approx-zcdp``: charge (½ε_i², δ_i) — (ε_i, δ_i)-DP is δ_i-approximately ½ε_i²-zCDP (Bun–Steinke
   2016, Prop 1.4 and its approximate form); admit while Σ½ε_i² ≤ ρ* and Σδ_i ≤ δ″, with
   ρ* = (√(L + ε) − √L)², L = ln(1/δ′), δ′ = δ − δ″ (Whitehouse–Ramdas–Rogers–Wu 2023, the approximate
   zCDP filter; ρ-zCDP ⇒ (ρ + 2√(ρL), δ′)-DP, Bun–Steinke Prop 1.3).
 * ``zcdp``: charge ρ_i; admit while Σρ_i ≤ ρ_T, ρ_T the largest ρ whose zCDP converts to (ε, δ) by the
   RDP → DP conversion of Canonne–Kamath–Steinke 2020 Prop 12 at one order α* (stored). Valid: at every
-  order α the charges (α, αρ_i) obey the Rényi filter of Feldman–Zrnic 2021 (Thm 3.1) with budget αρ_T.
+  order α the charges (α, αρ_i) obey the Rényi filter of Feldman–Zrnic 2021 (their Rényi filter) with budget αρ_T.
 * ``rdp``: charge ρ_i(α) on a grid Λ fixed at creation; admit while Σρ_i(α) ≤ B(α) for *every* α ∈ Λ,
   B(α) = ε − log(1 − 1/α) + (log δ + log α)/(α − 1) (Feldman–Zrnic per order, then CKS Prop 12).
 * ``gdp``: charge μ_i²; admit while Σμ_i² ≤ μ_T², μ_T the largest μ with δ_μ(ε) ≤ δ (Smith–Thakurta
   2022: GDP filters with the non-adaptive parameters; δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
-  Dong–Roth–Su Cor. 2.13).
+  Dong–Roth–Su Cor. "GDP to DP", §2.4).
 
 Thresholds are computed once, at creation, at 60 digits with mpmath and rounded *down* to rationals
 (charges that are transcendental are rounded *up*), and each threshold is re-checked at that precision
@@ -84,7 +84,7 @@ class Currency:
             "approx-zcdp": f"({e:g}, {d:g})-DP: δ″-approximate ρ*-zCDP filter (Whitehouse et al. 2023)",
             "zcdp": f"ρ_T-zCDP, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021; CKS 2020 Prop 12)",
             "rdp": f"(α, B(α))-RDP for every α in the grid, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021)",
-            "gdp": f"μ_T-GDP, hence ({e:g}, {d:g})-DP (Smith–Thakurta 2022; Dong–Roth–Su Cor. 2.13)",
+            "gdp": f"μ_T-GDP, hence ({e:g}, {d:g})-DP (Smith–Thakurta 2022; Dong–Roth–Su §2.4)",
         }[self.name]
 
     def to_config(self) -> dict[str, Any]:
@@ -109,7 +109,7 @@ def _cks_offset(alpha: mpmath.mpf, delta: mpmath.mpf) -> mpmath.mpf:
 
 
 def _gdp_delta(mu: mpmath.mpf, eps: mpmath.mpf) -> mpmath.mpf:
-    """δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong–Roth–Su Cor. 2.13)."""
+    """δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong–Roth–Su Cor. "GDP to DP", §2.4)."""
     return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
 
 
@@ -138,7 +138,7 @@ def rr_rdp(epsilon: Fraction, alpha: Fraction) -> Fraction:
 @lru_cache(maxsize=4096)
 def pure_mu_squared(epsilon: Fraction) -> Fraction:
     """μ(ε)² rounded up, μ(ε) = 2Φ⁻¹(e^ε/(1+e^ε)): every ε-DP mechanism is μ(ε)-GDP, tightly (the
-    trade-off curves of RR(ε) and G_μ touch at α = 1/(1+e^ε); Dong–Roth–Su Prop 2.5/Cor. 2.13)."""
+    trade-off curves of RR(ε) and G_μ touch at α = 1/(1+e^ε); Dong–Roth–Su §2.4)."""
     with mpmath.workdps(DIGITS):
         e = mpf(epsilon)
         p = 1 / (1 + mpmath.exp(-e))
@@ -247,7 +247,7 @@ def _gdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
         if not check <= d:
             raise ArithmeticError("gdp threshold failed its 60-digit check")
     cert = {"mu_squared": encode(mu2), "mu": mpmath.nstr(mpmath.sqrt(mpf(mu2)), 30),
-            "conversion": "mu-GDP => (epsilon, delta_mu(epsilon))-DP (Dong-Roth-Su Cor. 2.13)",
+            "conversion": "mu-GDP => (epsilon, delta_mu(epsilon))-DP (Dong-Roth-Su Cor. GDP to DP, Sec. 2.4)",
             "check_delta_at_threshold": mpmath.nstr(check, 30)}
     return Currency("gdp", eps, delta, ("mu^2",), (mu2,), cert, {})
 

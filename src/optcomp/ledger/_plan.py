@@ -9,7 +9,7 @@ is allowed: running fewer mechanisms post-processes the plan) and must be domina
 * ``pure``/``approx`` slot (ε, δ): a ``pure`` or ``approx`` release with ε′ ≤ ε and δ′ ≤ δ (an
   (ε′, δ′)-DP mechanism is (ε, δ)-DP);
 * ``gaussian`` slot (σ, Δ): a Gaussian with Δ′/σ′ ≤ Δ/σ (its privacy-loss law is then a post-processing
-  of the slot's: Gaussian pairs are ordered by μ = Δ/σ, Dong–Roth–Su Prop 2.8 / Thm 2.7);
+  of the slot's: Gaussian pairs are ordered by μ = Δ/σ: G_μ ≥ G_μ′ for μ ≤ μ′, DRS Thm 2.5 and their Thm 2.7 (Blackwell));
 * ``zcdp``/``batch`` slots are refused (not a fixed mechanism to compose optimally).
 
 The plan is part of the ledger's immutable configuration: it cannot change after creation.

@@ -82,7 +82,7 @@ class ApproxDP(Release):
 
 @dataclass(frozen=True, slots=True)
 class GaussianRelease(Release):
-    """The Gaussian mechanism N(0, σ²) on a Δ-sensitive query: Δ/σ-GDP (Dong–Roth–Su Thm 2.7),
+    """The Gaussian mechanism N(0, σ²) on a Δ-sensitive query: Δ/σ-GDP (Dong–Roth–Su Thm 2.5),
     Δ²/(2σ²)-zCDP (Bun–Steinke Prop 1.6), (α, αΔ²/(2σ²))-RDP (Mironov Prop 7)."""
 
     kind: ClassVar[str] = "gaussian"
