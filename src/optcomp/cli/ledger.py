@@ -102,7 +102,7 @@ def ledger_group() -> None:
 @ledger_group.command("init")
 @_path
 @click.option("--dataset", required=True, help="What the budget protects.")
-@click.option("--relation", required=True, help="The neighbouring relation (add_remove, substitution, …).")
+@click.option("--relation", required=True, help="The neighbouring relation (add_remove, substitution, ...).")
 @click.option("--epsilon", required=True, help="Budget ε (exact decimal).")
 @click.option("--delta", required=True, help="Budget δ (exact decimal).")
 @click.option("--mode", type=click.Choice(["filter", "plan"]), default="filter", show_default=True)
@@ -111,7 +111,7 @@ def ledger_group() -> None:
 @click.option("--delta-steps", default=None, help="approx-zcdp: the part δ″ of δ kept for Σδ_i (default 0).")
 @click.option("--order", "orders", multiple=True, type=float, help="rdp: an order α of the grid (repeatable).")
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Plan mode: JSON list of releases ([{\"kind\": \"pure\", \"epsilon\": \"0.1\"}, …]).")
+              help="Plan mode: JSON list of releases ([{\"kind\": \"pure\", \"epsilon\": \"0.1\"}, ...]).")
 @_schema
 @_json
 def init_command(path: str, dataset: str, relation: str, epsilon: str, delta: str, mode: str, currency: str,

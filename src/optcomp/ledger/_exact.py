@@ -39,7 +39,7 @@ def exact(name: str, value: object) -> Fraction:
     Args:
         name: the parameter's name, for the error message.
         value: ``int``, ``float`` (its exact binary value), ``Fraction``, or a string: decimal
-            (``"0.01"``, ``"1e-17"``), a ratio ``"p/q"`` or a ``float.hex`` string.
+            (``"0.01"``, ``"2e-5"``), a ratio ``"p/q"`` or a ``float.hex`` string.
     """
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a finite number, got {value!r}")  # noqa: TRY004 (STYLE: ValueError)
