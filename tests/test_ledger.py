@@ -125,21 +125,33 @@ def test_charge_many_is_all_or_nothing(ledger_site: Site) -> None:
     led.close()
 
 
-def test_append_only_triggers_sqlite(tmp_path: Any) -> None:
-    path = str(tmp_path / "l.ledger")
-    led = Ledger.create(path, dataset="d", relation="r", epsilon=5, delta=0, currency="basic")
+FORBIDDEN = ["DELETE FROM events", "UPDATE events SET body = 'x'", "DELETE FROM releases",
+             "UPDATE releases SET status = 'charged' WHERE release_id = 'b'",
+             "UPDATE releases SET charge = '[]' WHERE release_id = 'a'", "UPDATE meta SET config = '{}'",
+             "DELETE FROM state"]
+
+
+def test_append_only_triggers(ledger_site: Site) -> None:
+    led = basic(ledger_site)
     led.charge("a", PureDP(1))
     led.charge("b", PureDP(1))
     led.released("b")
     led.close()
-    conn = sqlite3.connect(path)
-    for sql in ["DELETE FROM events", "UPDATE events SET body = 'x'", "DELETE FROM releases",
-                "UPDATE releases SET status = 'charged' WHERE release_id = 'b'",
-                "UPDATE releases SET charge = '[]' WHERE release_id = 'a'", "UPDATE meta SET config = '{}'",
-                "DELETE FROM state"]:
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-            conn.execute(sql)
-    conn.close()
+    if ledger_site.kind == "sqlite":
+        conn = sqlite3.connect(ledger_site.location)
+        for sql in FORBIDDEN:
+            with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+                conn.execute(sql)
+        conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(ledger_site.location, autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {ledger_site.schema}")
+        for sql in FORBIDDEN:
+            with pytest.raises(psycopg.Error, match="append-only"):
+                conn.execute(sql)
+    assert ledger_site.open().verify().ok
 
 
 def test_tampering_is_detected_by_verify(tmp_path: Any) -> None:
@@ -294,6 +306,18 @@ def test_batch_is_charged_at_its_optimal_composition() -> None:
     eps, d = b.charge(batch)
     assert d == Fraction(1, 10**6)
     assert float(eps) == optimal.epsilon([(0.1, 0.0)] * 100, 1e-6).upper < 10  # basic would charge 10
+
+
+@pytest.mark.parametrize("epsilon", ["0.01", "0.5", "3"])
+def test_rdp_charge_agrees_with_optcomp_rdp(epsilon: str) -> None:
+    """The ledger's directed 60-digit RR curve and optcomp.rdp's float curve are the same function."""
+    from optcomp import rdp
+
+    orders = [1.5, 2.0, 23.0, 256.0]
+    cur = make_currency("rdp", 100, "1e-6", orders=orders)
+    ours = [float(x) for x in cur.charge(PureDP(epsilon))]
+    ref = rdp.randomized_response(float(epsilon), orders=orders)
+    assert ours == pytest.approx(list(ref), rel=EXACT_RTOL)
 
 
 def test_from_mechanism() -> None:
