@@ -171,15 +171,15 @@ def _approx_zcdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Curren
     return Currency("approx-zcdp", eps, delta, ("rho", "delta"), (rho, d2), cert, {"delta_steps": encode(d2)})
 
 
-def _zcdp_order(eps: float, delta: float) -> float:
+def _zcdp_order(eps: float, log_delta: float) -> float:
     """The order α maximising ρ(α) = (ε − offset(α))/α, the largest ρ whose (α, αρ)-RDP converts to
     (ε, δ) at α (golden-section search on log(α − 1) in floats: any α is valid, this one is good)."""
 
     def neg_rho(t: float) -> float:
         a = 1.0 + math.exp(t)
-        return -(eps - (math.log1p(-1.0 / a) - (math.log(delta) + math.log(a)) / (a - 1.0))) / a
+        return -(eps - (math.log1p(-1.0 / a) - (log_delta + math.log(a)) / (a - 1.0))) / a
 
-    lo, hi, g = -12.0, 12.0, (math.sqrt(5.0) - 1.0) / 2.0
+    lo, hi, g = -12.0, 40.0, (math.sqrt(5.0) - 1.0) / 2.0
     for _ in range(120):
         x, y = hi - g * (hi - lo), lo + g * (hi - lo)
         lo, hi = (lo, y) if neg_rho(x) < neg_rho(y) else (x, hi)
@@ -191,8 +191,10 @@ def _zcdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
         raise ValueError(f"delta must be in (0, 1) for the zcdp currency, got {float(delta):g}")
     with mpmath.workdps(DIGITS):
         e, d = mpf(eps), mpf(delta)
-        alpha = Fraction(_zcdp_order(float(eps), float(delta)))  # stored exactly; ρ_T solved there
+        alpha = Fraction(_zcdp_order(float(eps), float(mpmath.log(d))))  # stored exactly; ρ_T solved there
         rho = down((e - _cks_offset(mpf(alpha), d)) / mpf(alpha))
+        if rho <= 0:
+            raise ValueError(f"epsilon = {float(eps):g} is too small for a zcdp budget at delta = {float(delta):g}")
         a = mpf(alpha)
         check = a * mpf(rho) + _cks_offset(a, d)
         if not check <= e:
