@@ -378,3 +378,31 @@ def test_bad_creation_arguments(tmp_path: Any) -> None:
         Ledger.create(p, dataset="d", relation="r", epsilon=1, delta=0, mode="odometer")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="release_id"):
         Ledger.create(p, dataset="d", relation="r", epsilon=1, delta=0, currency="basic").charge("", PureDP(1))
+
+
+@pytest.mark.parametrize("name", CURRENCIES)
+def test_user_units_are_tight_in_every_currency(name: str, tmp_path: Any) -> None:
+    """The reported σ fits and the float below it does not; the reported ε fits and the float above it
+    does not (rounded up / down to the float grid, decided by the ledger's own exact rule)."""
+    import math
+
+    led = Ledger.create(str(tmp_path / "u"), dataset="d", relation="r", epsilon=1, delta="1e-6", currency=name,
+                        **({"orders": [22.0, 64.0]} if name == "rdp" else {}))
+    led.charge("first", PureDP("0.05"))
+    rep = led.report()
+    sigma, eps = rep["smallest_sigma"], rep["largest_pure_epsilon"]
+    if name == "basic":
+        assert sigma is None
+    else:
+        assert led.fits(GaussianRelease(sigma)) >= 1 and led.fits(GaussianRelease(math.nextafter(sigma, 0))) == 0
+    assert led.fits(PureDP(eps)) >= 1 and led.fits(PureDP(math.nextafter(eps, math.inf))) == 0
+    led.close()
+
+
+def test_batch_release_through_a_ledger(tmp_path: Any) -> None:
+    led = Ledger.create(str(tmp_path / "b"), dataset="d", relation="r", epsilon=5, delta="1e-5", currency="basic")
+    t = led.charge("batch-1", BatchRelease([PureDP("0.1")] * 100, "1e-6"))
+    assert t.charge[0] < 10 and t.charge[1] == Fraction(1, 10**6)
+    assert led.charge("batch-1", BatchRelease([PureDP("0.1")] * 100, "1e-6")).replay
+    assert led.verify().ok  # the recomputed charge (optimal composition again) equals the stored one
+    led.close()
