@@ -15,6 +15,7 @@ from optcomp.mechanisms import (
     Gaussian,
     KaryRandomizedResponse,
     Laplace,
+    MixtureOfGaussians,
     PoissonSubsampled,
     PrivacyLossLaw,
     RandomizedResponse,
@@ -22,6 +23,7 @@ from optcomp.mechanisms import (
     Staircase,
     SubsampledWithoutReplacement,
     TruncatedLaplace,
+    TruncatedPoissonGaussian,
     privacy_loss_laws,
 )
 from tests.test_mechanisms import law_delta, law_total_masses
@@ -52,6 +54,10 @@ MECHANISMS = [
     Staircase(2.0, gamma=0.8, sensitivity=3.0),
     Staircase(0.5),
     PoissonSubsampled(Staircase(1.5, gamma=0.0), sampling_rate=0.1),
+    MixtureOfGaussians(1.0, sensitivities=(0.0, 1.0, 2.0), probabilities=(0.5, 0.3, 0.2)),
+    MixtureOfGaussians(0.3, sensitivities=(0.5, 3.0), probabilities=(0.9, 0.1)),
+    MixtureOfGaussians(5.0, sensitivities=tuple(float(j) for j in range(9)), probabilities=(0.2,) + (0.1,) * 8),
+    TruncatedPoissonGaussian(1.1, dataset_size=1000, sampling_rate=0.05, max_batch_size=55),
 ]
 
 

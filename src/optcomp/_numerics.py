@@ -427,6 +427,12 @@ PLD_DEEP_DELTA: float = 1e-15
 #: First grid step of the automatic refinement (a coarse pass whose width calibrates the width model).
 PLD_FIRST_STEP: float = 1e-2
 
+#: Shuffled batches (``optcomp.mechanisms.shuffle``): the binned maximum of one epoch's lower-bound
+#: pair covers values from its CDF = SHUFFLE_LOW_CDF up to one coordinate's survival SHUFFLE_HIGH_SF/T
+#: (the end bins take the rest: coarser bins only weaken a lower bound, never invalidate it).
+SHUFFLE_LOW_CDF: float = 1e-12
+SHUFFLE_HIGH_SF: float = 1e-18
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accuracy:

@@ -35,7 +35,14 @@ import math
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-from optcomp._numerics import FloatArray, check_int, check_positive, check_sampling_rate
+from optcomp._numerics import (
+    SHUFFLE_HIGH_SF,
+    SHUFFLE_LOW_CDF,
+    FloatArray,
+    check_int,
+    check_positive,
+    check_sampling_rate,
+)
 from optcomp.mechanisms.discrete import DiscretePair
 from optcomp.mechanisms.gaussian import Gaussian
 
@@ -43,10 +50,6 @@ from optcomp.mechanisms.gaussian import Gaussian
 INTEGER_BATCHES_RTOL = 1e-9
 #: Number of bins of the maximum statistic of one epoch in the lower-bound pair.
 SHUFFLE_BINS = 2000
-#: The bins cover the maximum's range down to this CDF value (the first bin takes the rest).
-_LOW_CDF = 1e-12
-#: ... and up to this survival value of a single N(2, σ²) coordinate (the last bin takes the rest).
-_HIGH_SF = 1e-18
 
 
 def batches_per_epoch(sampling_rate: float) -> tuple[int, bool]:
@@ -95,8 +98,8 @@ def shuffle_lower_pair(sigma: float, sampling_rate: float) -> DiscretePair | Non
     t, exact = batches_per_epoch(sampling_rate)
     if not exact:
         return None
-    low = min(0.0, s * float(ndtri(_LOW_CDF ** (1.0 / t))))
-    high = 2.0 + s * float(-ndtri(_HIGH_SF / t))
+    low = min(0.0, s * float(ndtri(SHUFFLE_LOW_CDF ** (1.0 / t))))
+    high = 2.0 + s * float(-ndtri(SHUFFLE_HIGH_SF / t))
     edges = np.linspace(low, high, SHUFFLE_BINS - 1)
     p = _bin_masses(_log_cdf(edges, 2.0, s, t))
     q = _bin_masses(_log_cdf(edges, 1.0, s, t))
