@@ -128,3 +128,6 @@ def mixture_gaussian_delta(
 DP_ACCOUNTING_MOG_EPSILON = 3.5339979859709816
 #: ... and of ``SelfComposedDpEvent(TruncatedSubsampledGaussianDpEvent(60000, 256/60000, 300, 1.1), 3516)``.
 DP_ACCOUNTING_TRUNCATED_EPSILON = 2.395486972345338
+#: PLD_accounting 2.0 (Feldman–Shenfeld), ``gaussian_allocation_epsilon_range(delta=1e-6, sigma=3.0,
+#: num_steps=100, num_selected=10, num_epochs=1)``, run on 2026-11-24: its (lower, upper) ε.
+PLD_ACCOUNTING_ALLOCATION_EPSILON = (1.4575104425149317, 1.5257305409041644)

@@ -20,11 +20,13 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
     TruncatedPoissonGaussian,
 )
+from optcomp.mechanisms.allocation import allocation_lower_pair, allocation_upper_mechanism
 from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs, shuffle_lower_pair
 from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
 from tests._references import (
     DP_ACCOUNTING_MOG_EPSILON,
     DP_ACCOUNTING_TRUNCATED_EPSILON,
+    PLD_ACCOUNTING_ALLOCATION_EPSILON,
     gdp_epsilon,
     mixture_gaussian_delta,
 )
@@ -304,3 +306,32 @@ def test_interop_reads_the_sampler_events() -> None:
     assert from_dp_event({**truncated, "noise_multiplier": 0.0}).epsilon(DELTA).upper == math.inf
     assert from_dp_event({**truncated, "truncated_batch_size": 0}).engine == "none"
 
+
+
+# --- balls-in-bins / random allocation ---------------------------------------------------------------
+
+
+def test_allocation_bracket_contains_pld_accounting_readme_example() -> None:
+    """σ = 3, t = 100, k = 10 of them, one epoch, δ = 1e-6: PLD_accounting's (lower, upper) lies inside our
+    certified (lower, upper): our lower end is the exact pair's binned maximum, our upper end uses no
+    amplification."""
+    lower = compose(allocation_lower_pair(3.0, 100, selected=10)).epsilon(1e-6)
+    upper = compose(allocation_upper_mechanism(3.0, selected=10)).epsilon(1e-6)
+    peer_lower, peer_upper = PLD_ACCOUNTING_ALLOCATION_EPSILON
+    assert lower.lower <= peer_lower <= peer_upper <= upper.upper
+
+
+def test_allocation_with_one_step_per_epoch_is_the_gaussian() -> None:
+    """t = k = 1: the maximum is the whole output, so the binned lower pair is the Gaussian up to binning."""
+    truth = float(gdp_epsilon(1.0, DELTA))
+    bound = dpsgd.epsilon(1.0, 1.0, 1, DELTA, sampling="balls_in_bins")
+    assert bound.lower <= truth <= bound.upper
+    assert bound.lower >= truth * (1 - SHUFFLE_BIN_RTOL)
+
+
+def test_balls_in_bins_in_dpsgd() -> None:
+    bound = dpsgd.epsilon(1.0, 1 / 1000, 10_000, DELTA, sampling="balls_in_bins", accuracy=COARSE)
+    assert 0.0 < bound.lower < bound.upper
+    assert bound.upper >= float(gdp_epsilon(math.sqrt(10.0), DELTA))
+    with pytest.raises(ValueError, match="sampling_rate"):
+        dpsgd.epsilon(1.0, 0.0011, 100, DELTA, sampling="balls_in_bins")

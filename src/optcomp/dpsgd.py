@@ -47,10 +47,10 @@ if TYPE_CHECKING:
     from optcomp.mechanisms import Mechanism, MixtureOfGaussians
     from optcomp.pld import PrivacyLossDistribution
 
-Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle"]
+Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
 
 #: Sampling schemes :mod:`optcomp.dpsgd` accounts for (``docs/samplers.md``).
-SUPPORTED_SAMPLING: tuple[str, ...] = ("poisson", "fixed_size", "truncated_poisson", "shuffle")
+SUPPORTED_SAMPLING: tuple[str, ...] = ("poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins")
 
 #: The neighbouring relation each sampling scheme's number is stated for (``docs/samplers.md``).
 SAMPLING_RELATION: dict[str, str] = {
@@ -58,6 +58,7 @@ SAMPLING_RELATION: dict[str, str] = {
     "fixed_size": "substitution",
     "truncated_poisson": "add_remove",
     "shuffle": "zero_out",
+    "balls_in_bins": "add_remove",
 }
 
 
@@ -102,6 +103,8 @@ class Run:
         max_batch_size: object = None,
     ) -> Run:
         """Validate every parameter (``ValueError`` naming it) and their combination."""
+        from optcomp.mechanisms.shuffle import batches_per_epoch
+
         s, rate, t = _validate(sigma, q, steps)
         name = _check_sampling(sampling)
         k = check_int("examples_per_user", examples_per_user, minimum=1)
@@ -118,7 +121,12 @@ class Run:
                 )
             n = check_int("dataset_size", dataset_size, minimum=1)
             b = check_int("max_batch_size", max_batch_size, minimum=1)
-        elif dataset_size is not None or max_batch_size is not None:
+        elif name == "balls_in_bins" and not batches_per_epoch(rate)[1]:
+            raise ValueError(
+                "sampling='balls_in_bins' needs sampling_rate = 1/t for an integer number t of steps per "
+                f"epoch, got sampling_rate={rate!r}"
+            )
+        if name != "truncated_poisson" and (dataset_size is not None or max_batch_size is not None):
             raise ValueError(
                 "dataset_size and max_batch_size apply to sampling='truncated_poisson' only, "
                 f"got sampling={name!r}"
@@ -133,12 +141,18 @@ class Run:
         """A dominated composition whose lower end bounds the run's ε from below, where it differs
         from :meth:`items` (shuffle: Chua et al.'s pair). ``None``: the bracket of :meth:`items` is
         the answer; ``[]``: no lower pair is offered (lower end 0)."""
-        if self.sampling != "shuffle":
+        if self.sampling not in ("shuffle", "balls_in_bins"):
             return None
+        from optcomp.mechanisms.allocation import allocation_lower_pair
         from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_lower_pair
 
-        pair = shuffle_lower_pair(self.sigma, self.q)
-        full_epochs = self.steps // batches_per_epoch(self.q)[0]
+        per_epoch, _ = batches_per_epoch(self.q)
+        pair: Mechanism | None
+        if self.sampling == "shuffle":
+            pair = shuffle_lower_pair(self.sigma, self.q)
+        else:
+            pair = allocation_lower_pair(self.sigma, per_epoch)
+        full_epochs = self.steps // per_epoch
         return [(pair, full_epochs)] if pair is not None and full_epochs >= 1 else []
 
     def bound(self, query: Callable[[PrivacyLossDistribution], Bound], accuracy: Accuracy) -> Bound:
@@ -188,12 +202,20 @@ def _shuffle(run: Run) -> list[tuple[Mechanism, int]]:
     return [(shuffle_upper_mechanism(run.sigma, run.steps, run.q), 1)]
 
 
+def _balls_in_bins(run: Run) -> list[tuple[Mechanism, int]]:
+    from optcomp.mechanisms.allocation import allocation_upper_mechanism
+    from optcomp.mechanisms.shuffle import shuffle_epochs
+
+    return [(allocation_upper_mechanism(run.sigma, epochs=shuffle_epochs(run.steps, run.q)), 1)]
+
+
 #: sampling scheme → the dominating composition of a run (one small function each).
 _SAMPLERS: dict[str, Callable[[Run], list[tuple[Mechanism, int]]]] = {
     "poisson": _poisson,
     "fixed_size": _fixed_size,
     "truncated_poisson": _truncated_poisson,
     "shuffle": _shuffle,
+    "balls_in_bins": _balls_in_bins,
 }
 
 
@@ -256,13 +278,17 @@ def epsilon(
     * ``"shuffle"``: reshuffled epochs of 1/q batches: upper end from ``Gaussian(σ/√E)`` (no
       amplification), lower end from Chua et al.'s explicit pair (:mod:`optcomp.mechanisms.shuffle`);
       zero-out relation. Both ends bound the run's ε.
+    * ``"balls_in_bins"``: each example in one uniformly random step of each epoch of t = 1/q steps
+      (:mod:`optcomp.mechanisms.allocation`), add/remove: lower end from the exact pair's binned
+      maximum (certified), upper end without amplification (certified, not tight).
 
     Args:
         noise_multiplier: σ, the noise standard deviation over the clipping norm; > 0.
         sampling_rate: q, the Poisson sampling probability of each record; in (0, 1].
         steps: number of steps; an integer ≥ 1.
         delta: target δ in (0, 1).
-        sampling: ``"poisson"`` (default), ``"fixed_size"``, ``"truncated_poisson"`` or ``"shuffle"``.
+        sampling: ``"poisson"`` (default), ``"fixed_size"``, ``"truncated_poisson"``, ``"shuffle"`` or
+            ``"balls_in_bins"``.
         examples_per_user: k ≥ 1 examples per privacy unit (k > 1 with Poisson only).
         dataset_size: n ≥ 1 (``"truncated_poisson"`` only, required there).
         max_batch_size: the cap B ≥ 1 (``"truncated_poisson"`` only, required there).

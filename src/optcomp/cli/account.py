@@ -346,8 +346,8 @@ def account(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--statement", is_flag=True, help="Also print a short certified privacy statement of the run.")
 @click.option("--sampling", default="poisson", show_default=True,
-              type=click.Choice(["poisson", "fixed_size", "truncated_poisson", "shuffle"]),
-              help="Batch sampler (docs/samplers.md); --q is m/n for fixed_size, 1/(batches per epoch) for shuffle.")
+              type=click.Choice(["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]),
+              help="Batch sampler (docs/samplers.md); --q: m/n (fixed_size), 1/(steps per epoch) (shuffle, balls_in_bins).")
 @click.option("--examples-per-user", "examples_per_user", type=int, default=1, show_default=True,
               help="Examples per privacy unit (user-level DP-SGD; poisson only).")
 @click.option("--dataset-size", "dataset_size", type=int, default=None, help="n (truncated_poisson).")

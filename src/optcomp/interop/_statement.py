@@ -47,6 +47,13 @@ _SAMPLERS: dict[str, tuple[str, str]] = {
         ),
         "the add/remove-one-record neighbouring relation",
     ),
+    "balls_in_bins": (
+        (
+            "every epoch of 1/q steps (q = {q}) put each record into one uniformly random step "
+            "(balls-in-bins)"
+        ),
+        "the add/remove-one-record neighbouring relation",
+    ),
     "shuffle": (
         (
             "the data were reshuffled every epoch and cut into 1/q batches (q = {q}), each record used "
@@ -122,6 +129,13 @@ def dpsgd_statement(
             f"that pair, the upper end is the guarantee, and the truth lies between them. A number computed as if batches were Poisson-sampled "
             f"is not a guarantee for this run."
         ),
+        "balls_in_bins": (
+            f"This ε is a certified upper bound that uses no amplification (each epoch counted as one "
+            f"Gaussian release); the run's true ε is at least {lower}, certified from an explicit pair of "
+            f"datasets. Neither end is tight: amplified upper bounds (Feldman–Shenfeld's random "
+            f"allocation) can be far below this upper end and are not implemented in optcomp. A number computed "
+            f"as if batches were Poisson-sampled is not a guarantee for this run."
+        ),
         "truncated_poisson": (
             f"This ε is a certified upper bound from a dominating pair that reveals whether the batch was "
             f"truncated; optcomp's bracket [{lower}, {upper}] is that pair's ε (the run's ε may be smaller)."
@@ -146,7 +160,7 @@ def dpsgd_statement(
         "not covered). Idealised: the noise sampler is treated as exact real-valued Gaussian noise."
     )
     parts = [claim, assumed]
-    if q < 1.0 and sampling != "shuffle":
+    if q < 1.0 and sampling not in ("shuffle", "balls_in_bins"):
         name = {"poisson": "Poisson sampling", "fixed_size": "independent fixed-size sampling"}.get(
             sampling, "truncated Poisson sampling"
         )

@@ -79,7 +79,7 @@ def _log_cdf(c: FloatArray, shift: float, sigma: float, t: int) -> FloatArray:
     return np.asarray(log_ndtr((c - shift) / sigma) + (t - 1) * log_ndtr(c / sigma), dtype=np.float64)
 
 
-def _bin_masses(log_cdf: FloatArray) -> FloatArray:
+def bin_masses(log_cdf: FloatArray) -> FloatArray:
     """Masses of (−∞, c₀], (c₀, c₁], …, (c_{N−1}, ∞) from log F at the edges c₀ < … < c_{N−1}."""
     first = np.exp(log_cdf[:1])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -101,6 +101,6 @@ def shuffle_lower_pair(sigma: float, sampling_rate: float) -> DiscretePair | Non
     low = min(0.0, s * float(ndtri(SHUFFLE_LOW_CDF ** (1.0 / t))))
     high = 2.0 + s * float(-ndtri(SHUFFLE_HIGH_SF / t))
     edges = np.linspace(low, high, SHUFFLE_BINS - 1)
-    p = _bin_masses(_log_cdf(edges, 2.0, s, t))
-    q = _bin_masses(_log_cdf(edges, 1.0, s, t))
+    p = bin_masses(_log_cdf(edges, 2.0, s, t))
+    q = bin_masses(_log_cdf(edges, 1.0, s, t))
     return DiscretePair(tuple(p.tolist()), tuple(q.tolist()))
