@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -335,3 +336,19 @@ def test_balls_in_bins_in_dpsgd() -> None:
     assert bound.upper >= float(gdp_epsilon(math.sqrt(10.0), DELTA))
     with pytest.raises(ValueError, match="sampling_rate"):
         dpsgd.epsilon(1.0, 0.0011, 100, DELTA, sampling="balls_in_bins")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"sampling": "shuffle"},
+        {"sampling": "balls_in_bins"},
+        {"sampling": "truncated_poisson", "dataset_size": 10_000, "max_batch_size": 15},
+        {"examples_per_user": 3},
+    ],
+)
+def test_calibration_meets_the_target_for_every_sampler(kwargs: dict[str, Any]) -> None:
+    sigma = dpsgd.noise_multiplier(3.0, 0.001, 2000, DELTA, accuracy=COARSE, **kwargs)
+    assert dpsgd.epsilon(sigma, 0.001, 2000, DELTA, accuracy=COARSE, **kwargs).upper <= 3.0
+    steps = dpsgd.steps(3.0, sigma, 0.001, DELTA, accuracy=COARSE, **kwargs)
+    assert dpsgd.epsilon(sigma, 0.001, steps, DELTA, accuracy=COARSE, **kwargs).upper <= 3.0

@@ -155,16 +155,19 @@ class Run:
         full_epochs = self.steps // per_epoch
         return [(pair, full_epochs)] if pair is not None and full_epochs >= 1 else []
 
-    def bound(self, query: Callable[[PrivacyLossDistribution], Bound], accuracy: Accuracy) -> Bound:
-        """``query`` on the dominating composition; lower end from the dominated pair where there is one."""
+    def bound(
+        self, query: Callable[[PrivacyLossDistribution], Bound], accuracy: Accuracy, *, lower: bool = True
+    ) -> Bound:
+        """``query`` on the dominating composition; lower end from the dominated pair where there is one
+        (``lower=False``: the dominating composition's bracket only, for searches on the upper end)."""
         from optcomp import compose
 
         upper = query(compose(*self.items(), accuracy=accuracy))
-        lower_items = self.lower_items()
+        lower_items = self.lower_items() if lower else None
         if lower_items is None:
             return upper
-        lower = query(compose(*lower_items, accuracy=accuracy)).lower if lower_items else 0.0
-        return Bound(min(lower, upper.upper), upper.upper)
+        low = query(compose(*lower_items, accuracy=accuracy)).lower if lower_items else 0.0
+        return Bound(min(low, upper.upper), upper.upper)
 
 
 def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
@@ -395,7 +398,7 @@ def noise_multiplier(
     coarse, ratios = level_accuracies(accuracy)
 
     def at(acc: Accuracy) -> Callable[[float], Bound]:
-        return lambda sigma: epsilon(sigma, q, k, d, accuracy=acc, **opts)
+        return lambda sigma: _upper_epsilon(sigma, q, k, d, acc, opts)
 
     return smallest_passing_noise(
         at(accuracy),
@@ -406,6 +409,13 @@ def noise_multiplier(
         coarse=[at(a) for a in coarse],
         ratios=ratios,
     )
+
+
+def _upper_epsilon(sigma: float, q: float, steps: int, delta: float, accuracy: Accuracy, opts: dict[str, Any]) -> Bound:
+    """ε bracket of the dominating composition only: the searches test its certified upper end."""
+    run = Run.checked(sigma, q, steps, opts["sampling"], opts["examples_per_user"], opts["dataset_size"],
+                      opts["max_batch_size"])
+    return run.bound(lambda pld: pld.epsilon(delta), accuracy, lower=False)
 
 
 def _sampler_options(run: Run) -> dict[str, Any]:
@@ -481,7 +491,7 @@ def steps(
     coarse, ratios = level_accuracies(accuracy)
 
     def probe(acc: Accuracy) -> Probe:
-        return Probe(lambda t: epsilon(sigma, q, int(t), d, accuracy=acc, **opts))
+        return Probe(lambda t: _upper_epsilon(sigma, q, int(t), d, acc, opts))
 
     guess = min(max((target * sigma / q) ** 2 / (2.0 * math.log(1.0 / d)), 1.0), float(limit))
     probes = [probe(a) for a in [*coarse, accuracy]]
