@@ -352,3 +352,19 @@ def test_calibration_meets_the_target_for_every_sampler(kwargs: dict[str, Any]) 
     assert dpsgd.epsilon(sigma, 0.001, 2000, DELTA, accuracy=COARSE, **kwargs).upper <= 3.0
     steps = dpsgd.steps(3.0, sigma, 0.001, DELTA, accuracy=COARSE, **kwargs)
     assert dpsgd.epsilon(sigma, 0.001, steps, DELTA, accuracy=COARSE, **kwargs).upper <= 3.0
+
+
+def test_opacus_style_accountant_with_a_sampler() -> None:
+    from optcomp.interop import Accountant
+
+    accountant = Accountant(sampling="fixed_size", accuracy=COARSE)
+    for _ in range(50):
+        accountant.step(noise_multiplier=1.0, sample_rate=0.01)
+    assert accountant.get_epsilon(DELTA) == dpsgd.epsilon(1.0, 0.01, 50, DELTA, sampling="fixed_size", accuracy=COARSE)
+    users = Accountant(examples_per_user=4, accuracy=COARSE)
+    users.step(noise_multiplier=1.0, sample_rate=0.01)
+    assert users.get_epsilon(DELTA) == dpsgd.epsilon(1.0, 0.01, 1, DELTA, examples_per_user=4, accuracy=COARSE)
+    with pytest.raises(ValueError, match="whole run"):
+        Accountant(sampling="shuffle")
+    with pytest.raises(ValueError, match="dataset_size"):
+        Accountant(sampling="truncated_poisson")
