@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from optcomp import DEFAULT_ACCURACY, Accuracy, compose, dpsgd
@@ -108,6 +110,7 @@ def test_mixture_delta_brackets_the_mpmath_truth(
         ({"sensitivities": (0.0, 1.0), "probabilities": (1.0,)}, "probabilities"),
         ({"sensitivities": (0.0, 1.0), "probabilities": (1.0, 0.0)}, "sensitivities"),
         ({"sensitivities": (), "probabilities": ()}, "sensitivities"),
+        ({"sensitivities": (0.0, 1e200), "probabilities": (0.5, 0.5)}, "sensitivities / sigma"),
     ],
 )
 def test_mixture_validation_names_the_parameter(kwargs: dict[str, object], match: str) -> None:
@@ -368,3 +371,34 @@ def test_opacus_style_accountant_with_a_sampler() -> None:
         Accountant(sampling="shuffle")
     with pytest.raises(ValueError, match="dataset_size"):
         Accountant(sampling="truncated_poisson")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_mixture_with_a_subnormal_shift_stays_sound() -> None:
+    """Regression (found by the property test): a shift of 2.2e-309 made Newton's start overflow. Shifts
+    are now rounded up to 2⁻⁵⁰⁰ (conservative); the engine's answer may be trivial but never unsound."""
+    shifts, probs = [2.225073858507203e-309, 1.0], [0.5, 0.5]
+    truth = max(mixture_gaussian_delta(1.0, shifts, probs, 0.0), mixture_gaussian_delta(1.0, shifts, probs, 0.0, add=True))
+    bound = compose(MixtureOfGaussians(1.0, sensitivities=shifts, probabilities=probs), accuracy=COARSE).delta(0.0)
+    assert bound.lower <= float(truth) * (1 + EXACT_RTOL) and float(truth) <= bound.upper * (1 + EXACT_RTOL)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    sigma=st.floats(0.3, 5.0),
+    shifts=st.lists(st.one_of(st.just(0.0), st.floats(0.01, 3.0)), min_size=1, max_size=4),
+    weights=st.lists(st.floats(0.05, 1.0), min_size=4, max_size=4),
+    epsilon=st.floats(0.0, 2.0),
+)
+def test_mixture_delta_property(sigma: float, shifts: list[float], weights: list[float], epsilon: float) -> None:
+    """Random mixtures: the certified δ bracket holds the mpmath truth (max of both directions)."""
+    shifts = [*shifts, 1.0]  # at least one positive shift
+    w = weights[: len(shifts)] + [0.5] * (len(shifts) - len(weights))
+    probs = [x / math.fsum(w) for x in w]
+    probs[-1] = 1.0 - math.fsum(probs[:-1])
+    truth = max(
+        mixture_gaussian_delta(sigma, shifts, probs, epsilon),
+        mixture_gaussian_delta(sigma, shifts, probs, epsilon, add=True),
+    )
+    bound = compose(MixtureOfGaussians(sigma, sensitivities=shifts, probabilities=probs), accuracy=COARSE).delta(epsilon)
+    assert bound.lower <= float(truth) * (1 + EXACT_RTOL) and float(truth) <= bound.upper * (1 + EXACT_RTOL)

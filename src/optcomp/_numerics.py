@@ -433,6 +433,12 @@ PLD_FIRST_STEP: float = 1e-2
 SHUFFLE_LOW_CDF: float = 1e-12
 SHUFFLE_HIGH_SF: float = 1e-18
 
+#: Mixture of Gaussians (``optcomp.mechanisms.mixture``): shifts μ = c/σ below MIXTURE_MIN_MU are
+#: rounded *up* to it (a larger shift only increases both hockey-stick curves, so the law stays an
+#: upper bound; it keeps Newton's start and μ·z finite); μ above MIXTURE_MAX_MU is refused (μ² overflows).
+MIXTURE_MIN_MU: float = 2.0**-500
+MIXTURE_MAX_MU: float = 2.0**500
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accuracy:

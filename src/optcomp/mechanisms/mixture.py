@@ -39,6 +39,8 @@ from scipy.special import log_ndtr
 
 from optcomp._numerics import (
     FEW_ULPS,
+    MIXTURE_MAX_MU,
+    MIXTURE_MIN_MU,
     POSITIVE,
     Domain,
     FloatArray,
@@ -107,6 +109,11 @@ class MixtureOfGaussians:
             raise ValueError(
                 "sensitivities must include a shift > 0 of positive probability (else P = Q: ε = 0), "
                 f"got sensitivities={shifts.tolist()!r}, probabilities={probs.tolist()!r}"
+            )
+        if float(np.max(shifts)) / self.sigma > MIXTURE_MAX_MU:
+            raise ValueError(
+                f"sensitivities / sigma must be at most {MIXTURE_MAX_MU:g}, got "
+                f"{float(np.max(shifts))!r} / {self.sigma!r}"
             )
         object.__setattr__(self, "sensitivities", tuple(shifts.tolist()))
         object.__setattr__(self, "probabilities", tuple(probs.tolist()))
@@ -208,14 +215,19 @@ class MixtureGaussianLoss:
 def mixture_gaussian_law(
     sigma: float, sensitivities: Sequence[float], probabilities: Sequence[float]
 ) -> PrivacyLossLaw:
-    """The remove-direction law of ``MixtureOfGaussians(sigma, ...)`` (inputs assumed validated)."""
+    """The remove-direction law of ``MixtureOfGaussians(sigma, ...)`` (inputs assumed validated).
+
+    Shifts μ = c/σ below ``MIXTURE_MIN_MU`` (2⁻⁵⁰⁰) are rounded up to it: for a pair with a monotone
+    loss the optimal sets of both hockey-stick divergences are half-lines, on each of which
+    Σ pᵢ Φ(cᵢ − x) grows and Σ pᵢ Φ(x − cᵢ) shrinks with every cᵢ, so both curves only grow.
+    """
     shifts = np.asarray(sensitivities, dtype=np.float64)
     probs = np.asarray(probabilities, dtype=np.float64)
     positive = (shifts > 0) & (probs > 0)
     p0 = math.fsum(probs[(shifts == 0) & (probs > 0)].tolist())
     with np.errstate(divide="ignore"):
         loss = MixtureGaussianLoss(
-            mus=tuple((shifts[positive] / sigma).tolist()),
+            mus=tuple(np.maximum(shifts[positive] / sigma, MIXTURE_MIN_MU).tolist()),
             log_weights=tuple(np.log(probs[positive]).tolist()),
             log_p0=math.log(p0) if p0 > 0 else -math.inf,
         )
