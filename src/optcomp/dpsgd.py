@@ -1,4 +1,10 @@
-"""DP-SGD accounting: ε and δ of noisy SGD with Poisson subsampling, and the two inverse problems.
+"""DP-SGD accounting: ε and δ of noisy SGD under a batch sampler, and the two inverse problems.
+
+The default sampler is Poisson subsampling (below); ``sampling=`` selects fixed-size, truncated
+Poisson, shuffled or balls-in-bins batches and ``examples_per_user`` user-level DP-SGD. Each sampler
+is one small function in ``_SAMPLERS`` giving the dominating composition of a run (and, for shuffling
+and balls-in-bins, a dominated one for the lower end); ``docs/samplers.md`` has the pairs, relations
+and proofs.
 
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
 Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
