@@ -83,3 +83,51 @@ def subsampled_gaussian_delta(mu: float, sampling_rate: float, epsilon: float) -
             x2 = (mpmath.log((mpmath.exp(-e) - 1 + p) / p) + m * m / 2) / m
             d2 = mpmath.ncdf(x2) - mpmath.exp(e) * ((1 - p) * mpmath.ncdf(x2) + p * mpmath.ncdf(x2 - m))
         return max(d1, d2, mpmath.mpf(0))
+
+
+def mixture_gaussian_delta(
+    sigma: float, sensitivities: list[float], probabilities: list[float], epsilon: float, *, add: bool = False
+) -> mpmath.mpf:
+    """δ(ε) of the pair P = Σ pᵢ N(cᵢ, σ²), Q = N(0, σ²) (remove) or of (Q, P) (``add``), cᵢ ≥ 0.
+
+    L(x) = ln Σ pᵢ exp((cᵢx − cᵢ²/2)/σ²) is increasing, so with x* the root of L(x*) = ±ε (mpmath's
+    bisection at MPMATH_DPS digits): remove: H = P(X > x*) − e^ε Q(X > x*), L(x*) = ε; add:
+    H = Q(X < x*) − e^ε P(X < x*), L(x*) = −ε (0 when −ε is below L's infimum ln p₀).
+    """
+    with mpmath.workdps(MPMATH_DPS):
+        s = mpmath.mpf(sigma)
+        cs = [mpmath.mpf(c) for c in sensitivities]
+        ps = [mpmath.mpf(p) for p in probabilities]
+        e = mpmath.mpf(epsilon)
+
+        def loss(x: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.log(mpmath.fsum(p * mpmath.exp((c * x - c * c / 2) / s**2) for c, p in zip(cs, ps)))
+
+        target = -e if add else e
+        p0 = mpmath.fsum(p for c, p in zip(cs, ps) if c == 0)
+        if add and p0 > 0 and target <= mpmath.log(p0):
+            return mpmath.mpf(0)
+        lo, hi = mpmath.mpf(-10), mpmath.mpf(10)
+        while loss(lo) > target:
+            lo *= 2
+        while loss(hi) < target:
+            hi *= 2
+        for _ in range(4 * MPMATH_DPS):  # bisection: L is increasing; 4 bits per digit is ample
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if loss(mid) < target else (lo, mid)
+        x = (lo + hi) / 2
+        p_sf = mpmath.fsum(p * mpmath.ncdf((c - x) / s) for c, p in zip(cs, ps))
+        q_sf = mpmath.ncdf(-x / s)
+        if add:
+            return max(mpmath.mpf(0), (1 - q_sf) - mpmath.exp(e) * (1 - p_sf))
+        return max(mpmath.mpf(0), p_sf - mpmath.exp(e) * q_sf)
+
+
+#: dp_accounting 0.6.0, ``PLDAccountant`` (default discretisation 1e-4, pessimistic), run on
+#: 2026-11-24: ε at δ = 1e-5 of ``MixtureOfGaussiansDpEvent(1.0, [0, 1], [0.5, 0.5])``.
+DP_ACCOUNTING_MOG_EPSILON = 3.5339979859709816
+#: ... and of ``SelfComposedDpEvent(TruncatedSubsampledGaussianDpEvent(60000, 256/60000, 300, 1.1), 3516)``.
+DP_ACCOUNTING_TRUNCATED_EPSILON = 2.395486972345338
+#: PLD_accounting 2.0 (Feldman–Shenfeld), ``gaussian_allocation_epsilon_range(delta=1e-6, sigma=3.0,
+#: num_steps=100, num_selected=10, num_epochs=1)``, run on 2026-11-24: its (lower, upper) ε.
+PLD_ACCOUNTING_ALLOCATION_EPSILON = (1.4575104425149317, 1.5257305409041644)

@@ -153,7 +153,7 @@ def test_steps_unreachable_target_raises() -> None:
         ({"delta": 0.0}, "delta"),
         ({"delta": 1.0}, "delta"),
         ({"delta": math.nan}, "delta"),
-        ({"sampling": "shuffle"}, "sampling"),
+        ({"sampling": "with_replacement"}, "sampling"),
     ],
 )
 def test_epsilon_validation(kwargs: dict[str, object], name: str) -> None:

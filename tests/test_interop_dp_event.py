@@ -323,14 +323,19 @@ def test_export_refuses_what_has_no_event() -> None:
             "RepeatAndSelectDpEvent at root",
         ),
         (
-            E.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0], [0.5, 0.5]),
+            E.MixtureOfGaussiansDpEvent(1.0, [-1.0, 1.0], [0.5, 0.5]),
             "add_remove",
-            "MixtureOfGaussiansDpEvent at root",
+            r"root\.sensitivities must be >= 0",
+        ),
+        (
+            E.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0], [0.5, 0.6]),
+            "add_remove",
+            "root: probabilities must sum to 1",
         ),
         (
             E.TruncatedSubsampledGaussianDpEvent(100, 0.1, 20, 1.0),
-            "add_remove",
-            "TruncatedSubsampledGaussianDpEvent at root",
+            "substitution",
+            "TruncatedSubsampledGaussianDpEvent at root is supported under add/remove only",
         ),
         (
             E.RandomizedResponseDpEvent(0.5, 3),

@@ -15,6 +15,7 @@ from optcomp.mechanisms import (
     Gaussian,
     KaryRandomizedResponse,
     Laplace,
+    MixtureOfGaussians,
     PoissonSubsampled,
     PrivacyLossLaw,
     RandomizedResponse,
@@ -22,6 +23,7 @@ from optcomp.mechanisms import (
     Staircase,
     SubsampledWithoutReplacement,
     TruncatedLaplace,
+    TruncatedPoissonGaussian,
     privacy_loss_laws,
 )
 from tests.test_mechanisms import law_delta, law_total_masses
@@ -52,6 +54,15 @@ MECHANISMS = [
     Staircase(2.0, gamma=0.8, sensitivity=3.0),
     Staircase(0.5),
     PoissonSubsampled(Staircase(1.5, gamma=0.0), sampling_rate=0.1),
+    MixtureOfGaussians(1.0, sensitivities=(0.0, 1.0, 2.0), probabilities=(0.5, 0.3, 0.2)),
+    MixtureOfGaussians(0.3, sensitivities=(0.5, 3.0), probabilities=(0.9, 0.1)),
+    MixtureOfGaussians(5.0, sensitivities=tuple(float(j) for j in range(9)), probabilities=(0.2,) + (0.1,) * 8),
+]
+
+#: Mechanisms that fix a relation other than the subsampling wrappers (issue 17): same invariants.
+RELATION_FIXING = [
+    TruncatedPoissonGaussian(1.1, dataset_size=1000, sampling_rate=0.05, max_batch_size=55),
+    TruncatedPoissonGaussian(0.7, dataset_size=40, sampling_rate=0.5, max_batch_size=12),
 ]
 
 
@@ -90,7 +101,7 @@ def check_cellwise(law: PrivacyLossLaw) -> None:
     np.testing.assert_allclose(np.exp(c.q_logcdf(x)) + np.exp(c.q_logsf(x)), total_q, rtol=EXACT_RTOL)
 
 
-@pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
+@pytest.mark.parametrize("mechanism", MECHANISMS + RELATION_FIXING, ids=repr)
 def test_law_consistency(mechanism: object) -> None:
     remove, add = privacy_loss_laws(mechanism)
     for law in (remove, add):

@@ -45,3 +45,7 @@ RDP_PEER_RTOL = 1e-3
 DP_ACCOUNTING_FINE_STEP = 1e-5
 #: Optimal composition on a common lattice (split engine, FFT error certified): relative width of its "exact" bracket.
 OPTIMAL_LATTICE_RTOL = 1e-6
+#: Samplers (issue 17): relative resolution of the shuffle lower pair's 2000 bins against a single cube
+#: threshold, and the absolute error allowed to mpmath quadrature of a hockey-stick integral.
+SHUFFLE_BIN_RTOL = 1e-3
+QUADRATURE_ATOL = 1e-12

@@ -427,6 +427,18 @@ PLD_DEEP_DELTA: float = 1e-15
 #: First grid step of the automatic refinement (a coarse pass whose width calibrates the width model).
 PLD_FIRST_STEP: float = 1e-2
 
+#: Shuffled batches (``optcomp.mechanisms.shuffle``): the binned maximum of one epoch's lower-bound
+#: pair covers values from its CDF = SHUFFLE_LOW_CDF up to one coordinate's survival SHUFFLE_HIGH_SF/T
+#: (the end bins take the rest: coarser bins only weaken a lower bound, never invalidate it).
+SHUFFLE_LOW_CDF: float = 1e-12
+SHUFFLE_HIGH_SF: float = 1e-18
+
+#: Mixture of Gaussians (``optcomp.mechanisms.mixture``): shifts μ = c/σ below MIXTURE_MIN_MU are
+#: rounded *up* to it (a larger shift only increases both hockey-stick curves, so the law stays an
+#: upper bound; it keeps Newton's start and μ·z finite); μ above MIXTURE_MAX_MU is refused (μ² overflows).
+MIXTURE_MIN_MU: float = 2.0**-500
+MIXTURE_MAX_MU: float = 2.0**500
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accuracy:

@@ -1,4 +1,10 @@
-"""DP-SGD accounting: ε and δ of noisy SGD with Poisson subsampling, and the two inverse problems.
+"""DP-SGD accounting: ε and δ of noisy SGD under a batch sampler, and the two inverse problems.
+
+The default sampler is Poisson subsampling (below); ``sampling=`` selects fixed-size, truncated
+Poisson, shuffled or balls-in-bins batches and ``examples_per_user`` user-level DP-SGD. Each sampler
+is one small function in ``_SAMPLERS`` giving the dominating composition of a run (and, for shuffling
+and balls-in-bins, a dominated one for the lower end); ``docs/samplers.md`` has the pairs, relations
+and proofs.
 
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
 Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
@@ -25,7 +31,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
 
 from optcomp._numerics import (
     CALIBRATION_RTOL,
@@ -41,12 +50,22 @@ from optcomp._numerics import (
 from optcomp.calibrate import Probe, level_accuracies, multilevel_search, smallest_passing_noise
 
 if TYPE_CHECKING:
+    from optcomp.mechanisms import Mechanism, MixtureOfGaussians
     from optcomp.pld import PrivacyLossDistribution
 
-Sampling = Literal["poisson"]
+Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
 
-#: Sampling schemes :mod:`optcomp.dpsgd` accounts for.
-SUPPORTED_SAMPLING: tuple[str, ...] = ("poisson",)
+#: Sampling schemes :mod:`optcomp.dpsgd` accounts for (``docs/samplers.md``).
+SUPPORTED_SAMPLING: tuple[str, ...] = ("poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins")
+
+#: The neighbouring relation each sampling scheme's number is stated for (``docs/samplers.md``).
+SAMPLING_RELATION: dict[str, str] = {
+    "poisson": "add_remove",
+    "fixed_size": "substitution",
+    "truncated_poisson": "add_remove",
+    "shuffle": "zero_out",
+    "balls_in_bins": "add_remove",
+}
 
 
 def _check_sampling(sampling: object) -> str:
@@ -55,18 +74,179 @@ def _check_sampling(sampling: object) -> str:
     return str(sampling)
 
 
-def _composition(
-    noise_multiplier: float, sampling_rate: float, steps: int, accuracy: Accuracy
-) -> PrivacyLossDistribution:
-    """The PLD of ``steps`` DP-SGD steps (``optcomp.compose`` of the subsampled Gaussian)."""
-    from optcomp import compose
+@dataclass(frozen=True)
+class Run:
+    """A validated DP-SGD run: the parameters every query of this module shares.
+
+    Attributes:
+        sigma: noise multiplier σ > 0.
+        q: sampling rate (Poisson, truncated Poisson), batch fraction m/n (fixed size) or
+            1/(batches per epoch) (shuffle), in (0, 1].
+        steps: number of steps ≥ 1.
+        sampling: one of :data:`SUPPORTED_SAMPLING`.
+        examples_per_user: k ≥ 1 examples per privacy unit (k > 1: Poisson only).
+        dataset_size: n (truncated Poisson only).
+        max_batch_size: B (truncated Poisson only).
+    """
+
+    sigma: float
+    q: float
+    steps: int
+    sampling: str = "poisson"
+    examples_per_user: int = 1
+    dataset_size: int | None = None
+    max_batch_size: int | None = None
+
+    @classmethod
+    def checked(
+        cls,
+        sigma: object,
+        q: object,
+        steps: object,
+        sampling: object,
+        examples_per_user: object = 1,
+        dataset_size: object = None,
+        max_batch_size: object = None,
+    ) -> Run:
+        """Validate every parameter (``ValueError`` naming it) and their combination."""
+        from optcomp.mechanisms.shuffle import batches_per_epoch
+
+        s, rate, t = _validate(sigma, q, steps)
+        name = _check_sampling(sampling)
+        k = check_int("examples_per_user", examples_per_user, minimum=1)
+        if k > 1 and name != "poisson":
+            raise ValueError(
+                "examples_per_user > 1 is supported with sampling='poisson' only (no sound user-level "
+                f"law is implemented for {name!r}), got examples_per_user={k}"
+            )
+        n = b = None
+        if name == "truncated_poisson":
+            if dataset_size is None or max_batch_size is None:
+                raise ValueError(
+                    "sampling='truncated_poisson' needs dataset_size and max_batch_size (integers >= 1)"
+                )
+            n = check_int("dataset_size", dataset_size, minimum=1)
+            b = check_int("max_batch_size", max_batch_size, minimum=1)
+        elif name == "balls_in_bins" and not batches_per_epoch(rate)[1]:
+            raise ValueError(
+                "sampling='balls_in_bins' needs sampling_rate = 1/t for an integer number t of steps per "
+                f"epoch, got sampling_rate={rate!r}"
+            )
+        if name != "truncated_poisson" and (dataset_size is not None or max_batch_size is not None):
+            raise ValueError(
+                "dataset_size and max_batch_size apply to sampling='truncated_poisson' only, "
+                f"got sampling={name!r}"
+            )
+        return cls(s, rate, t, name, k, n, b)
+
+    def items(self) -> list[tuple[Mechanism, int]]:
+        """The dominating composition (upper end) as ``(mechanism, count)`` items."""
+        return _SAMPLERS[self.sampling](self)
+
+    def lower_items(self) -> list[tuple[Mechanism, int]] | None:
+        """A dominated composition whose lower end bounds the run's ε from below, where it differs
+        from :meth:`items` (shuffle: Chua et al.'s pair). ``None``: the bracket of :meth:`items` is
+        the answer; ``[]``: no lower pair is offered (lower end 0)."""
+        if self.sampling not in ("shuffle", "balls_in_bins"):
+            return None
+        from optcomp.mechanisms.allocation import allocation_lower_pair
+        from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_lower_pair
+
+        per_epoch, _ = batches_per_epoch(self.q)
+        pair: Mechanism | None
+        if self.sampling == "shuffle":
+            pair = shuffle_lower_pair(self.sigma, self.q)
+        else:
+            pair = allocation_lower_pair(self.sigma, per_epoch)
+        full_epochs = self.steps // per_epoch
+        return [(pair, full_epochs)] if pair is not None and full_epochs >= 1 else []
+
+    def bound(
+        self, query: Callable[[PrivacyLossDistribution], Bound], accuracy: Accuracy, *, lower: bool = True
+    ) -> Bound:
+        """``query`` on the dominating composition; lower end from the dominated pair where there is one
+        (``lower=False``: the dominating composition's bracket only, for searches on the upper end)."""
+        from optcomp import compose
+
+        upper = query(compose(*self.items(), accuracy=accuracy))
+        lower_items = self.lower_items() if lower else None
+        if lower_items is None:
+            return upper
+        low = query(compose(*lower_items, accuracy=accuracy)).lower if lower_items else 0.0
+        return Bound(min(low, upper.upper), upper.upper)
+
+
+def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
-    if sampling_rate == 1.0:
+    if run.examples_per_user > 1:
+        return [(user_level_mixture(run.sigma, run.q, run.examples_per_user), run.steps)]
+    if run.q == 1.0:
         # k Gaussians with noise σ are one Gaussian with noise σ/√k (GDP μ's add in quadrature).
-        return compose(Gaussian(sigma=noise_multiplier / math.sqrt(steps)), accuracy=accuracy)
-    step = PoissonSubsampled(Gaussian(sigma=noise_multiplier), sampling_rate=sampling_rate)
-    return compose((step, steps), accuracy=accuracy)
+        return [(Gaussian(sigma=run.sigma / math.sqrt(run.steps)), 1)]
+    return [(PoissonSubsampled(Gaussian(sigma=run.sigma), sampling_rate=run.q), run.steps)]
+
+
+def _fixed_size(run: Run) -> list[tuple[Mechanism, int]]:
+    from optcomp.mechanisms import Gaussian, SubsampledWithoutReplacement
+
+    # Replacing one record moves a sum of gradients clipped to norm 1 by at most 2.
+    step = SubsampledWithoutReplacement(Gaussian(sigma=run.sigma, sensitivity=2.0), sampling_rate=run.q)
+    return [(step, run.steps)]
+
+
+def _truncated_poisson(run: Run) -> list[tuple[Mechanism, int]]:
+    from optcomp.mechanisms import TruncatedPoissonGaussian
+
+    n, b = run.dataset_size, run.max_batch_size
+    if n is None or b is None:  # pragma: no cover - Run.checked() guarantees both
+        raise ValueError("sampling='truncated_poisson' needs dataset_size and max_batch_size")
+    step = TruncatedPoissonGaussian(run.sigma, dataset_size=n, sampling_rate=run.q, max_batch_size=b)
+    return [(step, run.steps)]
+
+
+def _shuffle(run: Run) -> list[tuple[Mechanism, int]]:
+    from optcomp.mechanisms.shuffle import shuffle_upper_mechanism
+
+    return [(shuffle_upper_mechanism(run.sigma, run.steps, run.q), 1)]
+
+
+def _balls_in_bins(run: Run) -> list[tuple[Mechanism, int]]:
+    from optcomp.mechanisms.allocation import allocation_upper_mechanism
+    from optcomp.mechanisms.shuffle import shuffle_epochs
+
+    return [(allocation_upper_mechanism(run.sigma, epochs=shuffle_epochs(run.steps, run.q)), 1)]
+
+
+#: sampling scheme → the dominating composition of a run (one small function each).
+_SAMPLERS: dict[str, Callable[[Run], list[tuple[Mechanism, int]]]] = {
+    "poisson": _poisson,
+    "fixed_size": _fixed_size,
+    "truncated_poisson": _truncated_poisson,
+    "shuffle": _shuffle,
+    "balls_in_bins": _balls_in_bins,
+}
+
+
+def user_level_mixture(sigma: float, sampling_rate: float, examples_per_user: int) -> MixtureOfGaussians:
+    """One Poisson DP-SGD step for a user with k examples: Σⱼ Bin(k, q)(j)·N(j, σ²) vs N(0, σ²).
+
+    Each of the user's k examples enters the batch independently with probability q, so J ~ Bin(k, q)
+    of them do, and their clipped gradients move the sum by a vector of norm ≤ J; the worst case (all
+    aligned) is the mixture of Gaussians with shifts 0..k (Ganesh, arXiv 2401.10294). Relation:
+    add/remove of one user with at most k examples. Probabilities: scipy's binomial pmf, divided by
+    their exact sum.
+    """
+    from scipy import stats
+
+    from optcomp.mechanisms import MixtureOfGaussians
+
+    j = np.arange(examples_per_user + 1)
+    pmf = np.asarray(stats.binom.pmf(j, examples_per_user, sampling_rate), dtype=np.float64)
+    pmf = pmf / math.fsum(pmf.tolist())
+    return MixtureOfGaussians(
+        sigma, sensitivities=tuple(j.astype(float).tolist()), probabilities=tuple(pmf.tolist())
+    )
 
 
 def _validate(noise_multiplier: object, sampling_rate: object, steps: object) -> tuple[float, float, int]:
@@ -84,19 +264,43 @@ def epsilon(
     delta: float,
     *,
     sampling: Sampling = "poisson",
+    examples_per_user: int = 1,
+    dataset_size: int | None = None,
+    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
 ) -> Bound:
-    """Certified ε of DP-SGD at a given δ (add/remove-one relation).
+    """Certified ε of DP-SGD at a given δ, for the batch sampler ``sampling`` (``docs/samplers.md``).
 
-    The privacy-loss distribution of one Poisson-subsampled Gaussian step is composed ``steps`` times
-    and queried for ε(δ) = inf{ε : δ_{P‖Q}(ε) ≤ δ and δ_{Q‖P}(ε) ≤ δ} (``shared/MATH.md``).
+    The privacy-loss distribution of one step's dominating pair is composed ``steps`` times and
+    queried for ε(δ) = inf{ε : δ_{P‖Q}(ε) ≤ δ and δ_{Q‖P}(ε) ≤ δ} (``shared/MATH.md``). Per sampler
+    (relation in :data:`SAMPLING_RELATION`):
+
+    * ``"poisson"``: ``PoissonSubsampled(Gaussian(σ), q)``, add/remove (tight); with
+      ``examples_per_user`` = k > 1 the user-level step :func:`user_level_mixture` (add/remove of a
+      user with at most k examples);
+    * ``"fixed_size"``: uniform batches of m = q·n records, independent across steps:
+      ``SubsampledWithoutReplacement(Gaussian(σ, sensitivity=2), q)``, substitution (tight; the
+      result equals ``compose((that, steps)).epsilon(δ)`` exactly);
+    * ``"truncated_poisson"``: Poisson then capped at ``max_batch_size`` out of ``dataset_size``
+      records: :class:`~optcomp.mechanisms.TruncatedPoissonGaussian`, add/remove (a dominating
+      pair: the bracket is on that pair's ε, whose upper end is certified for the run);
+    * ``"shuffle"``: reshuffled epochs of 1/q batches: upper end from ``Gaussian(σ/√E)`` (no
+      amplification), lower end from Chua et al.'s explicit pair (:mod:`optcomp.mechanisms.shuffle`);
+      zero-out relation. Both ends bound the run's ε.
+    * ``"balls_in_bins"``: each example in one uniformly random step of each epoch of t = 1/q steps
+      (:mod:`optcomp.mechanisms.allocation`), add/remove: lower end from the exact pair's binned
+      maximum (certified), upper end without amplification (certified, not tight).
 
     Args:
         noise_multiplier: σ, the noise standard deviation over the clipping norm; > 0.
         sampling_rate: q, the Poisson sampling probability of each record; in (0, 1].
         steps: number of steps; an integer ≥ 1.
         delta: target δ in (0, 1).
-        sampling: only ``"poisson"`` is supported; anything else raises ``ValueError``.
+        sampling: ``"poisson"`` (default), ``"fixed_size"``, ``"truncated_poisson"``, ``"shuffle"`` or
+            ``"balls_in_bins"``.
+        examples_per_user: k ≥ 1 examples per privacy unit (k > 1 with Poisson only).
+        dataset_size: n ≥ 1 (``"truncated_poisson"`` only, required there).
+        max_batch_size: the cap B ≥ 1 (``"truncated_poisson"`` only, required there).
         accuracy: discretisation of the PLD engine (see :class:`optcomp.Accuracy`).
 
     Returns:
@@ -106,11 +310,11 @@ def epsilon(
     Raises:
         ValueError: a parameter is outside its range (the message names it).
     """
-    sigma, q, k = _validate(noise_multiplier, sampling_rate, steps)
+    run = Run.checked(
+        noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
+    )
     d = check_open_probability("delta", delta)
-    _check_sampling(sampling)
-    pld = _composition(sigma, q, k, accuracy)
-    return pld.epsilon(d)
+    return run.bound(lambda pld: pld.epsilon(d), accuracy)
 
 
 def delta(
@@ -120,6 +324,9 @@ def delta(
     epsilon: float,
     *,
     sampling: Sampling = "poisson",
+    examples_per_user: int = 1,
+    dataset_size: int | None = None,
+    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
 ) -> Bound:
     """Certified δ(ε) of DP-SGD: max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) of the composed PLD (``shared/MATH.md``).
@@ -129,7 +336,7 @@ def delta(
         sampling_rate: q in (0, 1].
         steps: integer ≥ 1.
         epsilon: ε ≥ 0 (finite).
-        sampling: only ``"poisson"``.
+        sampling, examples_per_user, dataset_size, max_batch_size: as in :func:`epsilon`.
         accuracy: discretisation of the PLD engine.
 
     Returns:
@@ -138,11 +345,11 @@ def delta(
     Raises:
         ValueError: a parameter is outside its range.
     """
-    sigma, q, k = _validate(noise_multiplier, sampling_rate, steps)
+    run = Run.checked(
+        noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
+    )
     e = check_nonnegative("epsilon", epsilon)
-    _check_sampling(sampling)
-    pld = _composition(sigma, q, k, accuracy)
-    return pld.delta(e)
+    return run.bound(lambda pld: pld.delta(e), accuracy)
 
 
 def noise_multiplier(
@@ -152,6 +359,9 @@ def noise_multiplier(
     delta: float,
     *,
     sampling: Sampling = "poisson",
+    examples_per_user: int = 1,
+    dataset_size: int | None = None,
+    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
     rtol: float = CALIBRATION_RTOL,
 ) -> float:
@@ -172,7 +382,7 @@ def noise_multiplier(
         sampling_rate: q in (0, 1].
         steps: integer ≥ 1.
         delta: δ in (0, 1).
-        sampling: only ``"poisson"``.
+        sampling, examples_per_user, dataset_size, max_batch_size: as in :func:`epsilon`.
         accuracy: discretisation of the PLD engine.
         rtol: relative tolerance of the returned σ, in (0, 1).
 
@@ -188,12 +398,13 @@ def noise_multiplier(
     k = check_int("steps", steps, minimum=1)
     d = check_open_probability("delta", delta)
     tol = check_open_probability("rtol", rtol)
-    _check_sampling(sampling)
+    run = Run.checked(1.0, q, k, sampling, examples_per_user, dataset_size, max_batch_size)
+    opts = _sampler_options(run)
 
     coarse, ratios = level_accuracies(accuracy)
 
     def at(acc: Accuracy) -> Callable[[float], Bound]:
-        return lambda sigma: epsilon(sigma, q, k, d, accuracy=acc)
+        return lambda sigma: _upper_epsilon(sigma, q, k, d, acc, opts)
 
     return smallest_passing_noise(
         at(accuracy),
@@ -204,6 +415,23 @@ def noise_multiplier(
         coarse=[at(a) for a in coarse],
         ratios=ratios,
     )
+
+
+def _upper_epsilon(sigma: float, q: float, steps: int, delta: float, accuracy: Accuracy, opts: dict[str, Any]) -> Bound:
+    """ε bracket of the dominating composition only: the searches test its certified upper end."""
+    run = Run.checked(sigma, q, steps, opts["sampling"], opts["examples_per_user"], opts["dataset_size"],
+                      opts["max_batch_size"])
+    return run.bound(lambda pld: pld.epsilon(delta), accuracy, lower=False)
+
+
+def _sampler_options(run: Run) -> dict[str, Any]:
+    """The sampler keywords of :func:`epsilon` for a validated run (passed on by the searches)."""
+    return {
+        "sampling": run.sampling,
+        "examples_per_user": run.examples_per_user,
+        "dataset_size": run.dataset_size,
+        "max_batch_size": run.max_batch_size,
+    }
 
 
 def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
@@ -224,6 +452,9 @@ def steps(
     delta: float,
     *,
     sampling: Sampling = "poisson",
+    examples_per_user: int = 1,
+    dataset_size: int | None = None,
+    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
     max_steps: int = 10**7,
     rtol: float = CALIBRATION_RTOL,
@@ -243,7 +474,7 @@ def steps(
         noise_multiplier: σ > 0.
         sampling_rate: q in (0, 1].
         delta: δ in (0, 1).
-        sampling: only ``"poisson"``.
+        sampling, examples_per_user, dataset_size, max_batch_size: as in :func:`epsilon`.
         accuracy: discretisation of the PLD engine.
         max_steps: search limit, an integer ≥ 1.
         rtol: relative tolerance of the returned T, in (0, 1) (adjacent integers below 1/rtol steps).
@@ -261,11 +492,12 @@ def steps(
     d = check_open_probability("delta", delta)
     limit = check_int("max_steps", max_steps, minimum=1)
     tol = check_open_probability("rtol", rtol)
-    _check_sampling(sampling)
+    run = Run.checked(sigma, q, 1, sampling, examples_per_user, dataset_size, max_batch_size)
+    opts = _sampler_options(run)
     coarse, ratios = level_accuracies(accuracy)
 
     def probe(acc: Accuracy) -> Probe:
-        return Probe(lambda t: epsilon(sigma, q, int(t), d, accuracy=acc))
+        return Probe(lambda t: _upper_epsilon(sigma, q, int(t), d, acc, opts))
 
     guess = min(max((target * sigma / q) ** 2 / (2.0 * math.log(1.0 / d)), 1.0), float(limit))
     probes = [probe(a) for a in [*coarse, accuracy]]
@@ -279,4 +511,13 @@ def steps(
     return int(good)
 
 
-__all__ = ["SUPPORTED_SAMPLING", "delta", "epsilon", "noise_multiplier", "steps"]
+__all__ = [
+    "SAMPLING_RELATION",
+    "SUPPORTED_SAMPLING",
+    "Run",
+    "delta",
+    "epsilon",
+    "noise_multiplier",
+    "steps",
+    "user_level_mixture",
+]

@@ -345,39 +345,56 @@ def account(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--statement", is_flag=True, help="Also print a short certified privacy statement of the run.")
+@click.option("--sampling", default="poisson", show_default=True,
+              type=click.Choice(["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]),
+              help="Batch sampler (docs/samplers.md); --q: m/n (fixed_size), 1/(steps per epoch) (shuffle, balls_in_bins).")
+@click.option("--examples-per-user", "examples_per_user", type=int, default=1, show_default=True,
+              help="Examples per privacy unit (user-level DP-SGD; poisson only).")
+@click.option("--dataset-size", "dataset_size", type=int, default=None, help="n (truncated_poisson).")
+@click.option("--max-batch-size", "max_batch_size", type=int, default=None, help="Batch cap B (truncated_poisson).")
 def dpsgd_command(
     noise_multiplier: float, sampling_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool,
-    statement: bool = False,
+    statement: bool = False, sampling: str = "poisson", examples_per_user: int = 1,
+    dataset_size: int | None = None, max_batch_size: int | None = None,
 ) -> None:
-    """Certified ε bracket of DP-SGD (Poisson subsampling, add/remove relation)."""
+    """Certified ε bracket of DP-SGD (default: Poisson subsampling, add/remove relation)."""
     from optcomp import dpsgd
     from optcomp._numerics import check_int, check_positive, check_sampling_rate
 
     check_positive("--sigma", noise_multiplier)  # the library's checks, under the options' names
     check_sampling_rate("--q", sampling_rate)
     check_int("--steps", steps)
+    check_int("--examples-per-user", examples_per_user)
+    sampler = {"sampling": sampling, "examples_per_user": examples_per_user, "dataset_size": dataset_size,
+               "max_batch_size": max_batch_size}
     acc = parse_accuracy(accuracy)
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)
-        bound = dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc)
-    params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta}
+        bound = dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc, **sampler)  # type: ignore[arg-type]
+    relation = dpsgd.SAMPLING_RELATION[sampling] if examples_per_user == 1 else "add_remove_user"
+    params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta, "sampling": sampling,
+              "relation": relation, **{k: v for k, v in sampler.items() if k != "sampling" and v not in (None, 1)}}
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
-    rdp_payload = _rdp_compare.comparison([(PoissonSubsampled(Gaussian(noise_multiplier), sampling_rate=sampling_rate), steps)], [delta])
+    rdp_items = [(PoissonSubsampled(Gaussian(noise_multiplier), sampling_rate=sampling_rate), steps)]
+    plain = sampling == "poisson" and examples_per_user == 1
+    rdp_payload = _rdp_compare.comparison(rdp_items, [delta]) if plain else None
     text = None
     if statement:  # the paragraph is written by optcomp.interop.dpsgd_statement
         from optcomp.interop import dpsgd_statement
 
         text = dpsgd_statement(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, steps=steps,
-                               delta=delta, epsilon=bound)
+                               delta=delta, epsilon=bound, **sampler)  # type: ignore[arg-type]
     if as_json:
-        emit_json({**params, "epsilon": bound, "rdp_comparison": rdp_payload, **({"statement": text} if text else {})})
+        emit_json({**params, "epsilon": bound, **({"rdp_comparison": rdp_payload} if rdp_payload else {}),
+                   **({"statement": text} if text else {})})
         return
     emit_table(
         "DP-SGD: " + ", ".join(f"{k}={fmt(v)}" for k, v in params.items()),
         ["quantity", "lower", "upper (certified)"],
         [("epsilon", fmt_directed(bound.lower, up=False), fmt_directed(bound.upper, up=True))],
     )
-    _rdp_compare.print_comparison(rdp_payload)
+    if rdp_payload:
+        _rdp_compare.print_comparison(rdp_payload)
     if text:
         click.echo("\n" + text)

@@ -20,6 +20,8 @@ event                               add/remove one record                 substi
 ``EpsilonDeltaDpEvent(ε, δ)``       ``EpsilonDelta(ε, δ)``                ``EpsilonDelta(ε, δ)``
 ``PoissonSampledDpEvent(q, e)``     ``PoissonSubsampled(M(e), q)``        refused (no tight law implemented)
 ``SampledWithoutReplacement(n,m,e)``refused (dataset size changes)        ``SubsampledWithoutReplacement``
+``MixtureOfGaussiansDpEvent``       ``MixtureOfGaussians``                 same (the event states the pair)
+``TruncatedSubsampledGaussian...``  ``TruncatedPoissonGaussian``           refused (law is for add/remove)
 ``SelfComposed`` / ``Composed``     counts multiply / lists concatenate   same
 ``NoOpDpEvent``                     nothing                               nothing
 ``NonPrivateDpEvent``               fully distinguishing pair: ε = ∞      same
@@ -44,6 +46,7 @@ from typing import Any, Literal, cast
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
 from optcomp.interop._relation import Neighbouring, check_neighbouring, compose_items
+from optcomp.interop._sampler_events import SAMPLER_EVENTS
 from optcomp.mechanisms import (
     DiscreteLaplace,
     EpsilonDelta,
@@ -74,6 +77,7 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
     "ComposedDpEvent": ("events",),
     "PoissonSampledDpEvent": ("sampling_probability", "event"),
     "SampledWithoutReplacementDpEvent": ("source_dataset_size", "sample_size", "event"),
+    **{name: fields for name, (fields, _) in SAMPLER_EVENTS.items()},
 }
 
 #: dp_accounting events optcomp refuses, with the reason given in the error.
@@ -82,9 +86,7 @@ UNSUPPORTED: dict[str, str] = {
     "SampledWithReplacementDpEvent": "no exact law of sampling with replacement is implemented",
     "SingleEpochTreeAggregationDpEvent": "no exact law of tree aggregation is implemented",
     "RepeatAndSelectDpEvent": "no exact law of repeat-and-select is implemented",
-    "MixtureOfGaussiansDpEvent": "no exact law of the mixture-of-Gaussians mechanism is implemented",
     "ZCDpEvent": "a zCDP guarantee is not a privacy-loss law (only RDP-style bounds follow from it)",
-    "TruncatedSubsampledGaussianDpEvent": "no exact law of truncated Poisson sampling is implemented",
     "DiscreteGaussianDpEvent": "no exact law of the discrete Gaussian mechanism is implemented",
 }
 
@@ -291,6 +293,11 @@ class _Walk:
             return None
         if name == "NonPrivateDpEvent":
             return NON_PRIVATE
+        if name in SAMPLER_EVENTS:  # docs/samplers.md: MixtureOfGaussians, TruncatedPoissonGaussian
+            found = SAMPLER_EVENTS[name][1](fields, path, self.neighbouring)
+            if found == NON_PRIVATE:
+                self.non_private.append(path)
+            return found
         if name in ("GaussianDpEvent", "LaplaceDpEvent"):
             z = _real(f"{path}.noise_multiplier", fields["noise_multiplier"], low=0.0)
             if z == 0.0:  # the exact sum is released (dp_accounting: non-private as well)

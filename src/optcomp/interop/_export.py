@@ -35,9 +35,11 @@ from optcomp.mechanisms import (
     Gaussian,
     KaryRandomizedResponse,
     Laplace,
+    MixtureOfGaussians,
     PoissonSubsampled,
     RandomizedResponse,
     SubsampledWithoutReplacement,
+    TruncatedPoissonGaussian,
 )
 
 #: Largest denominator tried first when writing a sampling rate q as sample_size/source_dataset_size.
@@ -111,6 +113,21 @@ def _event(mechanism: object, substitution: bool) -> dict[str, Any]:
             "source_dataset_size": n,
             "sample_size": m,
             "event": _event(mechanism.mechanism, substitution),
+        }
+    if isinstance(mechanism, MixtureOfGaussians):
+        return {
+            "class_name": "MixtureOfGaussiansDpEvent",
+            "standard_deviation": mechanism.sigma,
+            "sensitivities": list(mechanism.sensitivities),
+            "sampling_probs": list(mechanism.probabilities),
+        }
+    if isinstance(mechanism, TruncatedPoissonGaussian) and not substitution:
+        return {
+            "class_name": "TruncatedSubsampledGaussianDpEvent",
+            "dataset_size": mechanism.dataset_size,
+            "sampling_probability": mechanism.sampling_rate,
+            "truncated_batch_size": mechanism.max_batch_size,
+            "noise_multiplier": mechanism.sigma,
         }
     raise ValueError(f"{name} has no DpEvent (mechanism {mechanism!r} cannot be exported)")
 

@@ -15,6 +15,7 @@ fixed-size batches are a different mechanism and no amplification is claimed for
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -103,12 +104,39 @@ class Accountant:
     ``history`` is Opacus' list of ``(noise_multiplier, sample_rate, num_steps)``; consecutive steps with
     the same parameters are pooled into one entry, as Opacus does, so ``state_dict()`` can be loaded by
     an Opacus accountant and vice versa.
+
+    ``sampling`` names the batch sampler every step used (``docs/samplers.md``): ``"poisson"`` (Opacus'
+    default; with ``examples_per_user`` = k > 1, user-level), ``"fixed_size"`` (``sample_rate`` = m/n,
+    substitution relation) or ``"truncated_poisson"`` (with ``dataset_size`` and ``max_batch_size``).
+    Shuffled epochs and balls-in-bins are properties of a whole run, not of a step: use
+    :func:`optcomp.dpsgd.epsilon` with ``sampling="shuffle"``/``"balls_in_bins"``.
     """
 
-    def __init__(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> None:
+    def __init__(
+        self,
+        *,
+        accuracy: Accuracy = DEFAULT_ACCURACY,
+        sampling: str = "poisson",
+        examples_per_user: int = 1,
+        dataset_size: int | None = None,
+        max_batch_size: int | None = None,
+    ) -> None:
+        from optcomp.dpsgd import Run
+
         if not isinstance(accuracy, Accuracy):
             raise TypeError(f"accuracy must be an optcomp.Accuracy, got {accuracy!r}")
+        if sampling in ("shuffle", "balls_in_bins"):
+            raise ValueError(
+                f"sampling={sampling!r} is a property of a whole run, not of a step: account for it with "
+                "optcomp.dpsgd.epsilon(..., sampling=...)"
+            )
+        # validates the sampler options once (σ, q, steps are placeholders)
+        Run.checked(1.0, 0.5, 1, sampling, examples_per_user, dataset_size, max_batch_size)
         self.accuracy = accuracy
+        self.sampling = sampling
+        self.examples_per_user = examples_per_user
+        self.dataset_size = dataset_size
+        self.max_batch_size = max_batch_size
         self.history: list[HistoryEntry] = []
 
     @classmethod
@@ -135,7 +163,24 @@ class Accountant:
 
     def get_epsilon(self, delta: float) -> Bound:
         """Certified bracket on ε at ``delta`` of the steps so far (``Bound(0, 0)`` before any step)."""
-        return self.composition().epsilon(delta, accuracy=self.accuracy)
+        if self.sampling == "poisson" and self.examples_per_user == 1:
+            return self.composition().epsilon(delta, accuracy=self.accuracy)
+        from optcomp import compose
+        from optcomp._numerics import check_open_probability
+        from optcomp.dpsgd import Run
+
+        d = check_open_probability("delta", delta)
+        items = []
+        for sigma, q, steps in self.history:
+            if q == 0.0:
+                continue
+            if sigma == 0.0:
+                return Bound(math.inf, math.inf)
+            run = Run.checked(
+                sigma, q, steps, self.sampling, self.examples_per_user, self.dataset_size, self.max_batch_size
+            )
+            items.extend(run.items())
+        return compose(*items, accuracy=self.accuracy).epsilon(d) if items else Bound.exact(0.0)
 
     def state_dict(self) -> dict[str, Any]:
         """``{"history": [...], "mechanism": "optcomp"}``, Opacus' format."""

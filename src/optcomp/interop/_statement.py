@@ -23,8 +23,61 @@ def _rounded(x: float, rounding: str) -> str:
     return f"{value.normalize():f}" if -7 < exponent < 10 else f"{value.normalize():E}"
 
 
+#: Per sampler: (how the batches were formed, the relation in words). ``{q}`` is
+#: the rate, ``{n}``/``{b}`` dataset size and cap (``docs/samplers.md``).
+_SAMPLERS: dict[str, tuple[str, str]] = {
+    "poisson": (
+        (
+            "each step used a Poisson-sampled batch: every record was included independently with "
+            "probability q = {q}"
+        ),
+        "the add/remove-one-record neighbouring relation",
+    ),
+    "fixed_size": (
+        (
+            "each step used a batch of fixed size m = q·n drawn uniformly without replacement, "
+            "independently of the other steps (q = m/n = {q})"
+        ),
+        "the substitution (replace-one-record) neighbouring relation, with sensitivity 2C",
+    ),
+    "truncated_poisson": (
+        (
+            "each step drew a Poisson sample (rate q = {q}) from n = {n} records and, if it held more "
+            "than B = {b} records, kept a uniformly random B of them"
+        ),
+        "the add/remove-one-record neighbouring relation",
+    ),
+    "balls_in_bins": (
+        (
+            "every epoch of 1/q steps (q = {q}) put each record into one uniformly random step "
+            "(balls-in-bins)"
+        ),
+        "the add/remove-one-record neighbouring relation",
+    ),
+    "shuffle": (
+        (
+            "the data were reshuffled every epoch and cut into 1/q batches (q = {q}), each record used "
+            "once per epoch"
+        ),
+        (
+            "the zero-out relation (one record replaced by a null record with zero gradient; the "
+            "relation under which Poisson's add/remove numbers compare)"
+        ),
+    ),
+}
+
+
 def dpsgd_statement(
-    *, noise_multiplier: float, sampling_rate: float, steps: int, delta: float, epsilon: Bound
+    *,
+    noise_multiplier: float,
+    sampling_rate: float,
+    steps: int,
+    delta: float,
+    epsilon: Bound,
+    sampling: str = "poisson",
+    examples_per_user: int = 1,
+    dataset_size: int | None = None,
+    max_batch_size: int | None = None,
 ) -> str:
     """The privacy statement of ``steps`` DP-SGD steps whose certified ε bracket at ``delta`` is ``epsilon``.
 
@@ -40,6 +93,9 @@ def dpsgd_statement(
         steps: integer ≥ 1.
         delta: δ in (0, 1).
         epsilon: the certified bracket from :func:`optcomp.dpsgd.epsilon` for these parameters.
+        sampling, examples_per_user, dataset_size, max_batch_size: the sampler, as in
+            :func:`optcomp.dpsgd.epsilon`; the statement names the relation and, for ``"shuffle"``
+            and ``"truncated_poisson"``, which end of the bracket is tight.
 
     Returns:
         Two or three wrapped paragraphs of plain text.
@@ -52,23 +108,50 @@ def dpsgd_statement(
     d = check_open_probability("delta", delta)
     if not isinstance(epsilon, Bound):
         raise TypeError(f"epsilon must be an optcomp.Bound, got {epsilon!r}")
-    if q < 1.0:
-        batches = (
-            f"each step used a Poisson-sampled batch: every record was included independently with "
-            f"probability q = {q:g}"
-        )
-    else:
+    if sampling not in _SAMPLERS:
+        raise ValueError(f"sampling must be one of {tuple(_SAMPLERS)}, got {sampling!r}")
+    how, relation = _SAMPLERS[sampling]
+    batches = how.format(q=f"{q:g}", n=dataset_size, b=max_batch_size)
+    if q == 1.0 and sampling == "poisson":
         batches = "each step used the whole dataset (q = 1: no sampling, so no amplification is used)"
+    if examples_per_user > 1:
+        relation = (
+            f"the add/remove-one-user neighbouring relation (a user holds at most {examples_per_user} "
+            "examples, each clipped separately)"
+        )
     upper = _rounded(epsilon.upper, ROUND_CEILING)  # quoted numbers keep the safe side
+    lower = _rounded(epsilon.lower, ROUND_FLOOR)
+    bracket = {
+        "shuffle": (
+            f"This ε is a certified upper bound that uses no amplification (each epoch counted as one "
+            f"Gaussian release); the run's true ε is at least {lower}, certified from an explicit pair of "
+            f"datasets (Chua et al., ICML 2024). Neither end is proven tight: the lower end is attained by "
+            f"that pair, the upper end is the guarantee, and the truth lies between them. A number computed as if batches were Poisson-sampled "
+            f"is not a guarantee for this run."
+        ),
+        "balls_in_bins": (
+            f"This ε is a certified upper bound that uses no amplification (each epoch counted as one "
+            f"Gaussian release); the run's true ε is at least {lower}, certified from an explicit pair of "
+            f"datasets. Neither end is tight: amplified upper bounds (Feldman–Shenfeld's random "
+            f"allocation) can be far below this upper end and are not implemented in optcomp. A number computed "
+            f"as if batches were Poisson-sampled is not a guarantee for this run."
+        ),
+        "truncated_poisson": (
+            f"This ε is a certified upper bound from a dominating pair that reveals whether the batch was "
+            f"truncated; optcomp's bracket [{lower}, {upper}] is that pair's ε (the run's ε may be smaller)."
+        ),
+    }.get(
+        sampling,
+        f"This ε is a certified upper bound: optcomp's privacy-loss-distribution bracket [{lower}, {upper}] "
+        f"contains the optimal ε of this mechanism, and its upper end accounts for discretisation, "
+        f"truncated tails and floating-point error (quoted numbers are rounded outwards).",
+    )
     claim = (
         f"Privacy statement. This model was trained with {k} steps of DP-SGD: per-example gradients clipped "
         f"to norm C, Gaussian noise of standard deviation {sigma:g}·C added to their sum, and {batches}. "
-        f"Under the add/remove-one-record neighbouring relation, the final model and every intermediate "
+        f"Under {relation}, the final model and every intermediate "
         f"model together satisfy (ε, δ)-differential privacy with ε = {upper} at "
-        f"δ = {d:g}. This ε is a certified upper bound: optcomp's privacy-loss-distribution bracket "
-        f"[{_rounded(epsilon.lower, ROUND_FLOOR)}, {upper}] contains the optimal ε of this mechanism, and its "
-        f"upper end accounts for discretisation, truncated tails and floating-point error (quoted numbers "
-        f"are rounded outwards)."
+        f"δ = {d:g}. {bracket}"
     )
     assumed = (
         "Assumed: the batches were formed exactly as stated; every per-example gradient was clipped "
@@ -77,10 +160,13 @@ def dpsgd_statement(
         "not covered). Idealised: the noise sampler is treated as exact real-valued Gaussian noise."
     )
     parts = [claim, assumed]
-    if q < 1.0:
+    if q < 1.0 and sampling not in ("shuffle", "balls_in_bins"):
+        name = {"poisson": "Poisson sampling", "fixed_size": "independent fixed-size sampling"}.get(
+            sampling, "truncated Poisson sampling"
+        )
         parts.append(
             "Not covered: shuffling the data once per epoch and cutting it into fixed-size batches is not "
-            "Poisson sampling. This statement does not apply to such a run, and no amplification by "
-            "sampling is claimed for it."
+            f"{name}. This statement does not apply to such a run (optcomp dpsgd --sampling shuffle "
+            "accounts for it), and no amplification by sampling is claimed for it."
         )
     return "\n\n".join(textwrap.fill(p, STATEMENT_WIDTH) for p in parts)

@@ -25,6 +25,11 @@ Specifications, with the pair (P, Q) of the remove direction and the kind of law
   exact transform.
 * ``SubsampledWithoutReplacement(mechanism, *, sampling_rate)``: symmetrized Poisson law;
   substitution; exact, tight.
+* ``MixtureOfGaussians(sigma, *, sensitivities, probabilities)``: Σ pᵢ N(cᵢ, σ²), N(0, σ²) (add:
+  swap); continuous.
+* ``TruncatedPoissonGaussian(sigma, *, dataset_size, sampling_rate, max_batch_size)``: Poisson
+  sampling capped at B; (1 − t)·Poisson(q, Δ=1) ⊕ t·Poisson(q̄, Δ=2), the event {t} shown; add/remove;
+  dominating (not claimed tight).
 * ``Staircase(epsilon, *, gamma=None, sensitivity=1.0)``: Δ + staircase noise, staircase noise
   (Geng–Viswanath); atoms ±ε, 0.
 """
@@ -43,8 +48,10 @@ from optcomp.mechanisms.discrete import (
 )
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace
+from optcomp.mechanisms.mixture import MixtureOfGaussians
 from optcomp.mechanisms.staircase import Staircase, optimal_gamma
 from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
+from optcomp.mechanisms.truncated import TruncatedPoissonGaussian
 
 __all__ = [
     "NEIGHBOURING_RELATIONS",
@@ -57,6 +64,7 @@ __all__ = [
     "Laplace",
     "LawPair",
     "Mechanism",
+    "MixtureOfGaussians",
     "Neighbouring",
     "PoissonSubsampled",
     "PrivacyLossLaw",
@@ -65,6 +73,7 @@ __all__ = [
     "Staircase",
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
+    "TruncatedPoissonGaussian",
     "optimal_gamma",
     "privacy_loss_laws",
 ]

@@ -1,0 +1,404 @@
+"""Batch samplers of DP-SGD (issue 17, ``docs/samplers.md``): fixed size, user-level Poisson (mixture of
+Gaussians), truncated Poisson, shuffling — against closed forms, mpmath, exact enumeration of small
+datasets, dp_accounting's published numbers and Chua et al.'s cube bound."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+from optcomp import DEFAULT_ACCURACY, Accuracy, compose, dpsgd
+from optcomp.interop import from_dp_event
+from optcomp.mechanisms import (
+    Gaussian,
+    MixtureOfGaussians,
+    PoissonSubsampled,
+    SubsampledWithoutReplacement,
+    TruncatedPoissonGaussian,
+)
+from optcomp.mechanisms.allocation import allocation_lower_pair, allocation_upper_mechanism
+from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs, shuffle_lower_pair
+from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
+from tests._references import (
+    DP_ACCOUNTING_MOG_EPSILON,
+    DP_ACCOUNTING_TRUNCATED_EPSILON,
+    PLD_ACCOUNTING_ALLOCATION_EPSILON,
+    gdp_epsilon,
+    mixture_gaussian_delta,
+)
+from tests.tolerances import COARSE_GRID_STEP, EXACT_RTOL, QUADRATURE_ATOL, SHUFFLE_BIN_RTOL
+
+COARSE = Accuracy(grid_step=COARSE_GRID_STEP)
+DELTA = 1e-5
+
+
+# --- fixed size ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sigma", "q", "steps"), [(1.0, 0.01, 100), (0.8, 0.25, 7), (2.0, 1.0, 3)])
+def test_fixed_size_is_the_without_replacement_composition_to_the_last_digit(
+    sigma: float, q: float, steps: int
+) -> None:
+    step = SubsampledWithoutReplacement(Gaussian(sigma, sensitivity=2.0), sampling_rate=q)
+    pld = compose((step, steps), accuracy=COARSE)
+    assert pld.neighbouring == "substitution"
+    assert dpsgd.epsilon(sigma, q, steps, DELTA, sampling="fixed_size", accuracy=COARSE) == pld.epsilon(DELTA)
+    assert dpsgd.delta(sigma, q, steps, 1.0, sampling="fixed_size", accuracy=COARSE) == pld.delta(1.0)
+
+
+def test_fixed_size_without_sampling_is_the_gaussian_of_sensitivity_two() -> None:
+    """q = 1: every step sees every record; T steps of Δ = 2 are μ = 2√T/σ GDP."""
+    bound = dpsgd.epsilon(2.0, 1.0, 9, DELTA, sampling="fixed_size")
+    assert bound.lower <= float(gdp_epsilon(2.0 * 3.0 / 2.0, DELTA)) <= bound.upper
+
+
+def test_fixed_size_calibration_lands_on_the_safe_side() -> None:
+    sigma = dpsgd.noise_multiplier(3.0, 0.01, 200, DELTA, sampling="fixed_size", accuracy=COARSE)
+    assert dpsgd.epsilon(sigma, 0.01, 200, DELTA, sampling="fixed_size", accuracy=COARSE).upper <= 3.0
+    # the substitution relation with Δ = 2 costs more noise than Poisson under add/remove
+    assert sigma > dpsgd.noise_multiplier(3.0, 0.01, 200, DELTA, accuracy=COARSE)
+
+
+# --- mixture of Gaussians, user-level DP-SGD -------------------------------------------------------
+
+
+def test_mixture_matches_dp_accounting_published_value() -> None:
+    """σ = 1, c = (0, 1), p = (½, ½), δ = 1e-5: dp_accounting 0.6 (pessimistic PLD) reports 3.5339980; our
+    certified bracket contains it (its discretisation error is below our bracket width here)."""
+    bound = compose(MixtureOfGaussians(1.0, sensitivities=(0.0, 1.0), probabilities=(0.5, 0.5))).epsilon(DELTA)
+    assert bound.lower <= DP_ACCOUNTING_MOG_EPSILON <= bound.upper
+
+
+@pytest.mark.parametrize("q", [0.5, 0.01])
+def test_two_point_mixture_is_the_poisson_subsampled_gaussian(q: float) -> None:
+    mixture = compose((MixtureOfGaussians(1.3, sensitivities=(0.0, 2.0), probabilities=(1 - q, q)), 20))
+    poisson = compose((PoissonSubsampled(Gaussian(1.3, sensitivity=2.0), sampling_rate=q), 20))
+    for a, b in ((mixture.epsilon(DELTA), poisson.epsilon(DELTA)), (mixture.delta(0.5), poisson.delta(0.5))):
+        assert a.lower <= b.upper and b.lower <= a.upper  # two certified brackets of one truth
+        assert a.upper == pytest.approx(b.upper, rel=DEFAULT_ACCURACY.relative_width)
+
+
+@pytest.mark.parametrize(
+    ("sigma", "shifts", "probs"),
+    [(1.0, [0.0, 1.0, 2.0], [0.5, 0.3, 0.2]), (0.7, [0.5, 1.5], [0.25, 0.75]), (3.0, [0.0, 4.0], [0.9, 0.1])],
+)
+@pytest.mark.parametrize("epsilon", [0.0, 0.3, 1.2])
+def test_mixture_delta_brackets_the_mpmath_truth(
+    sigma: float, shifts: list[float], probs: list[float], epsilon: float
+) -> None:
+    truth = max(
+        mixture_gaussian_delta(sigma, shifts, probs, epsilon),
+        mixture_gaussian_delta(sigma, shifts, probs, epsilon, add=True),
+    )
+    bound = compose(MixtureOfGaussians(sigma, sensitivities=shifts, probabilities=probs)).delta(epsilon)
+    assert bound.lower <= float(truth) * (1 + EXACT_RTOL) and float(truth) <= bound.upper * (1 + EXACT_RTOL)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"sensitivities": (-1.0, 1.0), "probabilities": (0.5, 0.5)}, "sensitivities"),
+        ({"sensitivities": (0.0, math.nan), "probabilities": (0.5, 0.5)}, "sensitivities"),
+        ({"sensitivities": (0.0, 1.0), "probabilities": (0.5, 0.6)}, "probabilities"),
+        ({"sensitivities": (0.0, 1.0), "probabilities": (1.0,)}, "probabilities"),
+        ({"sensitivities": (0.0, 1.0), "probabilities": (1.0, 0.0)}, "sensitivities"),
+        ({"sensitivities": (), "probabilities": ()}, "sensitivities"),
+        ({"sensitivities": (0.0, 1e200), "probabilities": (0.5, 0.5)}, "sensitivities / sigma"),
+    ],
+)
+def test_mixture_validation_names_the_parameter(kwargs: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        MixtureOfGaussians(1.0, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="sigma"):
+        MixtureOfGaussians(0.0, sensitivities=(1.0,), probabilities=(1.0,))
+
+
+def test_user_level_reduces_to_example_level_and_grows_with_k() -> None:
+    one = dpsgd.epsilon(1.0, 0.01, 100, DELTA, accuracy=COARSE)
+    assert dpsgd.epsilon(1.0, 0.01, 100, DELTA, examples_per_user=1, accuracy=COARSE) == one
+    two = dpsgd.epsilon(1.0, 0.01, 100, DELTA, examples_per_user=2, accuracy=COARSE)
+    eight = dpsgd.epsilon(1.0, 0.01, 100, DELTA, examples_per_user=8, accuracy=COARSE)
+    assert one.upper < two.lower and two.upper < eight.lower
+
+
+def test_user_level_without_sampling_is_a_gaussian_of_sensitivity_k() -> None:
+    """q = 1: all k examples are in every batch, T steps of Δ = k are μ = k√T/σ GDP."""
+    bound = dpsgd.epsilon(4.0, 1.0, 4, DELTA, examples_per_user=3)
+    assert bound.lower <= float(gdp_epsilon(3.0 * 2.0 / 4.0, DELTA)) <= bound.upper
+
+
+def test_user_level_mixture_probabilities_are_binomial() -> None:
+    mech = dpsgd.user_level_mixture(1.0, 0.1, 5)
+    assert mech.sensitivities == (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
+    np.testing.assert_allclose(mech.probabilities, stats.binom.pmf(np.arange(6), 5, 0.1), rtol=EXACT_RTOL)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"examples_per_user": 0}, "examples_per_user"),
+        ({"examples_per_user": 2, "sampling": "fixed_size"}, "examples_per_user"),
+        ({"sampling": "truncated_poisson"}, "dataset_size"),
+        ({"sampling": "truncated_poisson", "dataset_size": 100, "max_batch_size": 0}, "max_batch_size"),
+        ({"dataset_size": 100}, "truncated_poisson"),
+    ],
+)
+def test_sampler_options_are_validated(kwargs: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        dpsgd.epsilon(1.0, 0.1, 10, DELTA, **kwargs)  # type: ignore[arg-type]
+
+
+# --- truncated Poisson ------------------------------------------------------------------------------
+
+
+def test_truncated_poisson_at_the_dp_accounting_row() -> None:
+    """n = 60,000, q = 256/60,000, B = 300, σ = 1.1, T = 3,516, δ = 1e-5: a bracket ≤ 1e-4 relative
+    wide, below dp_accounting 0.6's 2.3955 (which accounts the truncated branch with the symmetrized
+    REPLACE_ONE law, pointwise above the Poisson pair with Δ = 2 that dominates it), and above the
+    explicit pair's lower end (all other gradients 0)."""
+    q = 256 / 60_000
+    kwargs = {"sampling": "truncated_poisson", "dataset_size": 60_000, "max_batch_size": 300}
+    bound = dpsgd.epsilon(1.1, q, 3516, DELTA, **kwargs)  # type: ignore[arg-type]
+    assert bound.upper - bound.lower <= DEFAULT_ACCURACY.relative_width * bound.upper
+    assert bound.upper < DP_ACCOUNTING_TRUNCATED_EPSILON
+    step = TruncatedPoissonGaussian(1.1, dataset_size=60_000, sampling_rate=q, max_batch_size=300)
+    explicit = compose((truncated_poisson_lower_pair(step), 3516)).epsilon(DELTA)
+    assert explicit.upper < bound.lower
+    # the cap can only help the explicit pair, never hurt it: its rate is below q
+    assert explicit.upper <= dpsgd.epsilon(1.1, q, 3516, DELTA).upper
+
+
+def test_truncated_poisson_without_truncation_is_poisson() -> None:
+    kwargs = {"sampling": "truncated_poisson", "dataset_size": 50, "max_batch_size": 50}
+    assert dpsgd.epsilon(1.0, 0.1, 20, DELTA, **kwargs) == dpsgd.epsilon(1.0, 0.1, 20, DELTA)  # type: ignore[arg-type]
+
+
+def _batch_sum_mixture(
+    gradients: list[float], sampling_rate: float, cap: int
+) -> dict[float, float]:
+    """Exact law of the truncated Poisson batch sum of a 1-d dataset: mean → probability."""
+    law: dict[float, float] = {}
+    n = len(gradients)
+    for mask in itertools.product((0, 1), repeat=n):
+        kept = [g for g, m in zip(gradients, mask) if m]
+        weight = sampling_rate ** len(kept) * (1 - sampling_rate) ** (n - len(kept))
+        subsets = list(itertools.combinations(kept, cap)) if len(kept) > cap else [tuple(kept)]
+        for sub in subsets:
+            key = round(sum(sub), 12)
+            law[key] = law.get(key, 0.0) + weight / len(subsets)
+    return law
+
+
+def _hockey_stick(p: dict[float, float], q: dict[float, float], sigma: float, epsilon: float) -> float:
+    """∫ (p(y) − e^ε q(y))₊ dy for two finite Gaussian mixtures (adaptive quadrature, split at the means)."""
+    pm, pw = np.array(list(p)), np.array(list(p.values()))
+    qm, qw = np.array(list(q)), np.array(list(q.values()))
+
+    def gap(y: float) -> float:
+        return max(0.0, float(pw @ stats.norm.pdf(y, pm, sigma) - math.exp(epsilon) * (qw @ stats.norm.pdf(y, qm, sigma))))
+
+    lo, hi = min(pm.min(), qm.min()) - 14 * sigma, max(pm.max(), qm.max()) + 14 * sigma
+    edges = np.linspace(lo, hi, 80)
+    return math.fsum(
+        integrate.quad(gap, a, b, epsabs=QUADRATURE_ATOL / 400, epsrel=EXACT_RTOL, limit=200)[0]
+        for a, b in itertools.pairwise(edges)
+    )
+
+
+@pytest.mark.parametrize(
+    ("others", "x", "cap"),
+    [([-1.0, -1.0, -1.0, -1.0], 1.0, 2), ([0.0, 0.0, 0.0], 1.0, 1), ([0.5, -1.0, 1.0, -0.3], -1.0, 2)],
+)
+def test_truncated_poisson_dominates_every_enumerated_small_dataset(
+    others: list[float], x: float, cap: int
+) -> None:
+    """n ≤ 5 records, one step: the exact pair of the pipeline (all subsets, all truncations) has δ(ε) at
+    most the dominating pair's certified upper δ, in both directions."""
+    sigma, q = 0.8, 0.4
+    with_x = _batch_sum_mixture([*others, x], q, cap)
+    without = _batch_sum_mixture(others, q, cap)
+    kwargs = {"sampling": "truncated_poisson", "dataset_size": len(others) + 1, "max_batch_size": cap}
+    for epsilon in (0.0, 0.5, 1.5):
+        exact = max(_hockey_stick(with_x, without, sigma, epsilon), _hockey_stick(without, with_x, sigma, epsilon))
+        bound = dpsgd.delta(sigma, q, 1, epsilon, **kwargs)  # type: ignore[arg-type]
+        assert exact <= bound.upper * (1 + EXACT_RTOL) + QUADRATURE_ATOL
+
+
+def test_truncated_poisson_explicit_pair_is_attained() -> None:
+    """All other gradients 0: the enumerated run is exactly the Poisson pair at the effective rate."""
+    sigma, q, cap = 0.8, 0.4, 1
+    others = [0.0, 0.0, 0.0]
+    step = TruncatedPoissonGaussian(sigma, dataset_size=4, sampling_rate=q, max_batch_size=cap)
+    with_x = _batch_sum_mixture([*others, 1.0], q, cap)
+    assert with_x[1.0] == pytest.approx(step.effective_rate, rel=EXACT_RTOL)
+
+
+# --- shuffling ---------------------------------------------------------------------------------------
+
+#: One epoch of 1,000 batches (q = 1/1000), σ = 1, δ = 1e-6: the setting of Chua et al. (ICML 2024)'s
+#: comparison of ABLQ with shuffled and Poisson batches (one epoch, T = 1000 steps, δ = 1e-6).
+CHUA_ROW = {"sigma": 1.0, "steps": 1000, "delta": 1e-6}
+
+
+def test_shuffle_lower_end_exceeds_the_poisson_upper_end() -> None:
+    sigma, steps, delta = CHUA_ROW["sigma"], int(CHUA_ROW["steps"]), CHUA_ROW["delta"]
+    shuffle = dpsgd.epsilon(sigma, 1 / steps, steps, delta, sampling="shuffle")
+    poisson = dpsgd.epsilon(sigma, 1 / steps, steps, delta)
+    assert shuffle.lower > poisson.upper
+    # the upper end is the Gaussian without amplification: μ = √E/σ
+    assert shuffle.upper >= float(gdp_epsilon(1.0 / sigma, delta))
+
+
+def test_shuffle_lower_pair_beats_chua_cube_bound() -> None:
+    """Chua et al.'s cube sets {max_t x_t > C} are coarsenings of our binned maximum: our certified lower δ
+    is at least their best cube value (up to the bins' resolution)."""
+    sigma, t, epsilon = 0.8, 50, 1.0
+    caps = np.linspace(0.0, 8.0, 801)
+
+    def out(mean: float) -> np.ndarray:
+        return -np.expm1(stats.norm.logcdf((caps - mean) / sigma) + (t - 1) * stats.norm.logcdf(caps / sigma))
+
+    cube = float(np.max(out(2.0) - math.exp(epsilon) * out(1.0)))
+    bound = dpsgd.delta(sigma, 1 / t, t, epsilon, sampling="shuffle")
+    assert cube * (1 - SHUFFLE_BIN_RTOL) <= bound.lower <= bound.upper
+
+
+def test_shuffle_epochs_and_batches() -> None:
+    assert batches_per_epoch(1 / 1000) == (1000, True)
+    assert batches_per_epoch(256 / 60_000) == (234, False)
+    assert shuffle_epochs(1000, 1 / 1000) == 1 and shuffle_epochs(1001, 1 / 1000) == 2
+    assert shuffle_lower_pair(1.0, 256 / 60_000) is None  # a partial epoch: no lower pair offered
+    assert dpsgd.epsilon(1.0, 256 / 60_000, 500, DELTA, sampling="shuffle", accuracy=COARSE).lower == 0.0
+
+
+def test_shuffle_upper_end_is_the_composed_gaussian() -> None:
+    bound = dpsgd.epsilon(2.0, 0.1, 40, DELTA, sampling="shuffle")  # 4 epochs: μ = 2/2 = 1
+    assert bound.lower <= float(gdp_epsilon(1.0, DELTA)) <= bound.upper
+
+
+# --- interop -----------------------------------------------------------------------------------------
+
+
+def test_interop_reads_the_sampler_events() -> None:
+    mog = {
+        "class_name": "MixtureOfGaussiansDpEvent",
+        "standard_deviation": 1.0,
+        "sensitivities": [0, 1],
+        "sampling_probs": [0.5, 0.5],
+    }
+    composition = from_dp_event({"class_name": "SelfComposedDpEvent", "event": mog, "count": 3})
+    assert composition.items == ((MixtureOfGaussians(1.0, sensitivities=(0, 1), probabilities=(0.5, 0.5)), 3),)
+    assert composition.to_dp_event_json()["event"] == {**mog, "sensitivities": [0.0, 1.0]}
+    truncated = {
+        "class_name": "TruncatedSubsampledGaussianDpEvent",
+        "dataset_size": 1000,
+        "sampling_probability": 0.01,
+        "truncated_batch_size": 15,
+        "noise_multiplier": 1.0,
+    }
+    composition = from_dp_event(truncated)
+    step = TruncatedPoissonGaussian(1.0, dataset_size=1000, sampling_rate=0.01, max_batch_size=15)
+    assert composition.items == ((step, 1),)
+    assert composition.to_dp_event_json() == truncated
+    assert from_dp_event({**truncated, "noise_multiplier": 0.0}).epsilon(DELTA).upper == math.inf
+    assert from_dp_event({**truncated, "truncated_batch_size": 0}).engine == "none"
+
+
+
+# --- balls-in-bins / random allocation ---------------------------------------------------------------
+
+
+def test_allocation_bracket_contains_pld_accounting_readme_example() -> None:
+    """σ = 3, t = 100, k = 10 of them, one epoch, δ = 1e-6: PLD_accounting's (lower, upper) lies inside our
+    certified (lower, upper): our lower end is the exact pair's binned maximum, our upper end uses no
+    amplification."""
+    lower = compose(allocation_lower_pair(3.0, 100, selected=10)).epsilon(1e-6)
+    upper = compose(allocation_upper_mechanism(3.0, selected=10)).epsilon(1e-6)
+    peer_lower, peer_upper = PLD_ACCOUNTING_ALLOCATION_EPSILON
+    assert lower.lower <= peer_lower <= peer_upper <= upper.upper
+
+
+def test_allocation_with_one_step_per_epoch_is_the_gaussian() -> None:
+    """t = k = 1: the maximum is the whole output, so the binned lower pair is the Gaussian up to binning."""
+    truth = float(gdp_epsilon(1.0, DELTA))
+    bound = dpsgd.epsilon(1.0, 1.0, 1, DELTA, sampling="balls_in_bins")
+    assert bound.lower <= truth <= bound.upper
+    assert bound.lower >= truth * (1 - SHUFFLE_BIN_RTOL)
+
+
+def test_balls_in_bins_in_dpsgd() -> None:
+    bound = dpsgd.epsilon(1.0, 1 / 1000, 10_000, DELTA, sampling="balls_in_bins", accuracy=COARSE)
+    assert 0.0 < bound.lower < bound.upper
+    assert bound.upper >= float(gdp_epsilon(math.sqrt(10.0), DELTA))
+    with pytest.raises(ValueError, match="sampling_rate"):
+        dpsgd.epsilon(1.0, 0.0011, 100, DELTA, sampling="balls_in_bins")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"sampling": "shuffle"},
+        {"sampling": "balls_in_bins"},
+        {"sampling": "truncated_poisson", "dataset_size": 10_000, "max_batch_size": 15},
+        {"examples_per_user": 3},
+    ],
+)
+def test_calibration_meets_the_target_for_every_sampler(kwargs: dict[str, Any]) -> None:
+    sigma = dpsgd.noise_multiplier(3.0, 0.001, 2000, DELTA, accuracy=COARSE, **kwargs)
+    assert dpsgd.epsilon(sigma, 0.001, 2000, DELTA, accuracy=COARSE, **kwargs).upper <= 3.0
+    steps = dpsgd.steps(3.0, sigma, 0.001, DELTA, accuracy=COARSE, **kwargs)
+    assert dpsgd.epsilon(sigma, 0.001, steps, DELTA, accuracy=COARSE, **kwargs).upper <= 3.0
+
+
+def test_opacus_style_accountant_with_a_sampler() -> None:
+    from optcomp.interop import Accountant
+
+    accountant = Accountant(sampling="fixed_size", accuracy=COARSE)
+    for _ in range(50):
+        accountant.step(noise_multiplier=1.0, sample_rate=0.01)
+    assert accountant.get_epsilon(DELTA) == dpsgd.epsilon(1.0, 0.01, 50, DELTA, sampling="fixed_size", accuracy=COARSE)
+    users = Accountant(examples_per_user=4, accuracy=COARSE)
+    users.step(noise_multiplier=1.0, sample_rate=0.01)
+    assert users.get_epsilon(DELTA) == dpsgd.epsilon(1.0, 0.01, 1, DELTA, examples_per_user=4, accuracy=COARSE)
+    with pytest.raises(ValueError, match="whole run"):
+        Accountant(sampling="shuffle")
+    with pytest.raises(ValueError, match="dataset_size"):
+        Accountant(sampling="truncated_poisson")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_mixture_with_a_subnormal_shift_stays_sound() -> None:
+    """Regression (found by the property test): a shift of 2.2e-309 made Newton's start overflow. Shifts
+    are now rounded up to 2⁻⁵⁰⁰ (conservative); the engine's answer may be trivial but never unsound."""
+    shifts, probs = [2.225073858507203e-309, 1.0], [0.5, 0.5]
+    truth = max(mixture_gaussian_delta(1.0, shifts, probs, 0.0), mixture_gaussian_delta(1.0, shifts, probs, 0.0, add=True))
+    bound = compose(MixtureOfGaussians(1.0, sensitivities=shifts, probabilities=probs), accuracy=COARSE).delta(0.0)
+    assert bound.lower <= float(truth) * (1 + EXACT_RTOL) and float(truth) <= bound.upper * (1 + EXACT_RTOL)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    sigma=st.floats(0.3, 5.0),
+    shifts=st.lists(st.one_of(st.just(0.0), st.floats(0.01, 3.0)), min_size=1, max_size=4),
+    weights=st.lists(st.floats(0.05, 1.0), min_size=4, max_size=4),
+    epsilon=st.floats(0.0, 2.0),
+)
+def test_mixture_delta_property(sigma: float, shifts: list[float], weights: list[float], epsilon: float) -> None:
+    """Random mixtures: the certified δ bracket holds the mpmath truth (max of both directions)."""
+    shifts = [*shifts, 1.0]  # at least one positive shift
+    w = weights[: len(shifts)] + [0.5] * (len(shifts) - len(weights))
+    probs = [x / math.fsum(w) for x in w]
+    probs[-1] = 1.0 - math.fsum(probs[:-1])
+    truth = max(
+        mixture_gaussian_delta(sigma, shifts, probs, epsilon),
+        mixture_gaussian_delta(sigma, shifts, probs, epsilon, add=True),
+    )
+    bound = compose(MixtureOfGaussians(sigma, sensitivities=shifts, probabilities=probs), accuracy=COARSE).delta(epsilon)
+    assert bound.lower <= float(truth) * (1 + EXACT_RTOL) and float(truth) <= bound.upper * (1 + EXACT_RTOL)

@@ -1,0 +1,71 @@
+"""``optcomp dpsgd --sampling …``: the number, the relation in ``--json`` and ``--statement``, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optcomp import Accuracy, dpsgd
+from optcomp.cli import main
+from tests.tolerances import COARSE_GRID_STEP
+
+ACCURACY = f"grid_step={COARSE_GRID_STEP}"
+BASE = ("dpsgd", "--sigma", "1.0", "--q", "0.01", "--steps", "100", "--delta", "1e-5", "--accuracy", ACCURACY)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("extra", "kwargs", "relation"),
+    [
+        (("--sampling", "fixed_size"), {"sampling": "fixed_size"}, "substitution"),
+        (("--examples-per-user", "3"), {"examples_per_user": 3}, "add_remove_user"),
+        (
+            ("--sampling", "truncated_poisson", "--dataset-size", "10000", "--max-batch-size", "110"),
+            {"sampling": "truncated_poisson", "dataset_size": 10_000, "max_batch_size": 110},
+            "add_remove",
+        ),
+        (("--sampling", "shuffle"), {"sampling": "shuffle"}, "zero_out"),
+        (("--sampling", "balls_in_bins"), {"sampling": "balls_in_bins"}, "add_remove"),
+    ],
+)
+def test_json_carries_sampler_relation_and_library_bound(
+    capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], kwargs: dict[str, object], relation: str
+) -> None:
+    code, out, err = run(capsys, *BASE, *extra, "--json", "--statement")
+    assert code == 0, err
+    data = json.loads(out)
+    bound = dpsgd.epsilon(1.0, 0.01, 100, 1e-5, accuracy=Accuracy(grid_step=COARSE_GRID_STEP), **kwargs)  # type: ignore[arg-type]
+    assert data["relation"] == relation and data["epsilon"] == {"lower": bound.lower, "upper": bound.upper}
+    assert "rdp_comparison" not in data  # the RDP comparator is for plain Poisson runs only
+    text = " ".join(data["statement"].split())
+    words = {"substitution": "substitution", "add_remove_user": "add/remove-one-user", "zero_out": "zero-out"}
+    assert words.get(relation, "add/remove-one-record") in text
+
+
+def test_shuffle_statement_names_both_ends(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *BASE, "--sampling", "shuffle", "--statement")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "no amplification" in text and "at least" in text and "is not a guarantee for this run" in text
+
+
+@pytest.mark.parametrize(
+    ("extra", "name"),
+    [
+        (("--sampling", "truncated_poisson"), "dataset_size"),
+        (("--sampling", "shuffle", "--examples-per-user", "2"), "examples_per_user"),
+        (("--examples-per-user", "0"), "--examples-per-user"),
+        (("--dataset-size", "10"), "truncated_poisson"),
+    ],
+)
+def test_bad_sampler_input_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], extra: tuple[str, ...], name: str
+) -> None:
+    code, _, err = run(capsys, *BASE, *extra)
+    assert code == 2 and name in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
