@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -277,7 +278,7 @@ def tradeoff(
                        f"{fmt_number(tpr)}")
             return
         if output is None:
-            write_curve(click.get_text_stream("stdout"), fmt, head, columns, chunks)
+            write_curve(sys.stdout, fmt, head, columns, chunks)
             return
         with output.open("w", encoding="utf-8") as out:
             written = write_curve(out, fmt, head, columns, chunks)
