@@ -145,10 +145,10 @@ def test_grid_too_large_names_the_accuracy_option_once(capsys: pytest.CaptureFix
 @pytest.mark.parametrize(
     "message",
     [
-        "the requested relative width 0.0001 is not reached before the memory cap (1073741824 bytes): at grid "
+        ("the requested relative width 0.0001 is not reached before the memory cap (1073741824 bytes): at grid "
         "step 0.08 the width is 0.00655; ask for a larger Accuracy.relative_width or raise Accuracy.memory_cap "
         "(the composed privacy loss spans 36152369 grid points (the memory cap allows 5592405); ask for a larger "
-        "Accuracy.relative_width or grid_step, raise Accuracy.memory_cap, or compose fewer mechanisms)",
+        "Accuracy.relative_width or grid_step, raise Accuracy.memory_cap, or compose fewer mechanisms)"),
         "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms",
     ],
 )

@@ -368,7 +368,7 @@ def dpsgd_command(
     acc = parse_accuracy(accuracy)
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)
-        bound = dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc)
+        bound = informative(dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc), "epsilon", _FEWER)
     params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta}
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 

@@ -41,6 +41,7 @@ from optcomp.cli._common import (
     emit_json,
     emit_table,
     fmt,
+    informative,
     memory_limit_bytes,
     parse_json,
     progress_bar,
@@ -236,7 +237,8 @@ def compose_command(
     if target_delta is not None:
         classic = bounds.compare_epsilon(mechs, target_delta)
         with progress_bar(f"optimal composition of {len(mechs)} mechanisms") if spinner else _nothing():
-            opt = optimal.epsilon(mechs, target_delta, method=method, tolerance=tolerance)  # type: ignore[arg-type]
+            opt = informative(optimal.epsilon(mechs, target_delta, method=method, tolerance=tolerance),  # type: ignore[arg-type]
+                              "the optimal epsilon", "use fewer mechanisms or a larger --tolerance")
         quantity, target_name, target = "epsilon", "target_delta", target_delta
     else:
         assert target_eps is not None
