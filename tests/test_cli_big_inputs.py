@@ -119,7 +119,7 @@ def test_region_long_list_uses_fewer_eps_points_and_says_so(
     path.write_text("".join(f"{0.05 + i * 1e-4!r},0\n" for i in range(20)), encoding="utf-8")
     rc, out, err = _run(["region", "--file", str(path), "--json", "--points", "5"], capsys)
     assert rc == 0
-    assert err.startswith("optcomp: note: 20 pairs") and err.count("\n") == 1 and "--eps-points 3" in err
+    assert err.startswith("optcomp: note: 20 distinct pairs") and err.count("\n") == 1 and "--eps-points 3" in err
     assert len(json.loads(out)["constraints"]) <= 3 + 1
     rc, out, err = _run(["region", "--file", str(path), "--json", "--points", "5", "--eps-points", "4"], capsys)
     assert rc == 0 and err == ""  # an explicit choice is kept

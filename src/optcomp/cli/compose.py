@@ -77,13 +77,13 @@ _REGION_DEFAULT_S = 30.0
 
 
 def _default_eps_points(pairs: int) -> int:
-    """:data:`_EPS_POINTS`, or fewer (at least 3) when that many optimal δ's of ``pairs`` pairs would
+    """:data:`_EPS_POINTS`, or fewer (at least 3) when that many optimal δ's of ``pairs`` distinct pairs would
     take longer than :data:`_REGION_DEFAULT_S`; a note on stderr names the reduction."""
     fits = int(_REGION_DEFAULT_S / (_OPTIMAL_DELTA_S_PER_PAIR * max(pairs, 1)))
     if fits >= _EPS_POINTS:
         return _EPS_POINTS
     chosen = max(3, fits)
-    click.echo(f"optcomp: note: {pairs} pairs: the region is bounded at --eps-points {chosen} values of ε_g "
+    click.echo(f"optcomp: note: {pairs} distinct pairs: the region is bounded at --eps-points {chosen} values of ε_g "
                f"(not {_EPS_POINTS}: each costs about {_OPTIMAL_DELTA_S_PER_PAIR * pairs:.1g} s); give "
                "--eps-points to choose", err=True)
     return chosen
@@ -313,13 +313,13 @@ def region_command(
         fmt_ = "json"
     homogeneous = isinstance(mechs, optimal.Homogeneous)
     if eps_points is None:
-        eps_points = _default_eps_points(len(mechs)) if not homogeneous else _EPS_POINTS
+        eps_points = _default_eps_points(len(set(mechs))) if not homogeneous else _EPS_POINTS
     # Up front: the constraints (KOV Thm III.3: ⌊k/2⌋ + 1) and the boundary (points + 3 kinks each).
     n_constraints = size(mechs.k // 2 + 1) if isinstance(mechs, optimal.Homogeneous) else float(eps_points)
     rows = float(points) + 3.0 * n_constraints
     seconds = _BOUNDARY_S_PER_CELL * rows * n_constraints
     if not isinstance(mechs, optimal.Homogeneous):
-        seconds += eps_points * _OPTIMAL_DELTA_S_PER_PAIR * len(mechs)
+        seconds += eps_points * _OPTIMAL_DELTA_S_PER_PAIR * len(set(mechs))  # repeated pairs are pooled
     if isinstance(mechs, optimal.Homogeneous):
         seconds += _REGION_S_PER_K2 * squared(mechs.k)
     check_feasible(
