@@ -7,7 +7,8 @@ r = 524,288 rounds of the Vuvuzela conversation protocol (van den Hooff, Lazar, 
 noise Vuvuzela recommends (means 150k and 450k dummy messages per round) and for Gaussian noise
 (means 150k/450k "with the same variance and mean", and 10× cheaper means 15k/45k).
 
-Model (every parameter below is an ASSUMPTION where the excerpt we had is silent; docs/vuvuzela.md):
+Model and parameters: ``optcomp.reproduce.vuvuzela``, shared with ``optcomp reproduce buckets-fig3``
+(sources and derivation in docs/vuvuzela.md):
 
 * Each round every server adds n₁ = max(0, ⌈Y₁⌉) single dummy accesses and n₂ = max(0, ⌈Y₂⌉) dummy
   pairs, Y₁ ~ Lap(µ, b), Y₂ ~ Lap(µ/2, b/2); one user's conversation changes the single count by at
@@ -53,14 +54,14 @@ import numpy as np
 from scipy.special import log_ndtr
 
 import optcomp
-from optcomp.mechanisms import DiscretePair, Gaussian, ShiftedTruncatedLaplace
+from optcomp.mechanisms import DiscretePair, Gaussian
+from optcomp.reproduce import vuvuzela
 
-#: The privacy target the privacy-buckets paper checks: e^ε ≤ 2 and δ ≤ 1e-4.
-TARGET_EXP_EPSILON, TARGET_DELTA = 2.0, 1e-4
-#: (r, Laplace (µ, b), Gaussian means) of the two panels of Figure 3.
-PANELS = [(65_536, (150_000, 7_300.0), (15_000, 150_000)), (524_288, (450_000, 20_000.0), (45_000, 450_000))]
-#: Sensitivities of the single-access and pair-access counts (messages per conversation change).
-DELTA_SINGLE, DELTA_PAIR = 2, 1
+# The one parameter set and model, shared with ``optcomp reproduce buckets-fig3`` (docs/vuvuzela.md):
+# the two panels (r, Laplace mean µ and scale b, Gaussian means), the counts' sensitivities, the target.
+PANELS = vuvuzela.PANELS
+DELTA_SINGLE, DELTA_PAIR = vuvuzela.DELTA_SINGLE, vuvuzela.DELTA_PAIR
+TARGET_EXP_EPSILON, TARGET_DELTA = vuvuzela.TARGET_EXP_EPSILON, vuvuzela.TARGET_DELTA
 
 
 @dataclass(frozen=True)
@@ -94,21 +95,12 @@ def bracket(
     return np.maximum(np.maximum(lo - slack, 0.0), floor), np.minimum(hi + slack, 1.0)
 
 
-def laplace_curve(rounds: int, mu: float, b: float, exp_eps: np.ndarray, coupled: bool) -> Curve:
+def laplace_curve(panel: vuvuzela.Panel, exp_eps: np.ndarray, coupled: bool) -> Curve:
     start = time.perf_counter()
-    floor = -math.expm1(
-        rounds
-        * (
-            math.log1p(-0.5 * math.exp(-(mu - DELTA_SINGLE + 1) / b))
-            + math.log1p(-0.5 * math.exp(-(mu / 2 - DELTA_PAIR + 1) / (b / 2)))
-        )
-    )
+    rounds, mu, b = panel.rounds, panel.mean, panel.scale
+    floor = vuvuzela.clamp_floor(panel)
     if not coupled:
-        pld = optcomp.compose(
-            (ShiftedTruncatedLaplace(b, mean=mu, sensitivity=DELTA_SINGLE), rounds),
-            (ShiftedTruncatedLaplace(b / 2, mean=mu / 2, sensitivity=DELTA_PAIR), rounds),
-        )
-        lo, hi = bracket(pld, exp_eps, 0.0, floor)
+        lo, hi = bracket(vuvuzela.clamped(panel), exp_eps, 0.0, floor)
     else:
         taus = [0.5 * math.exp(-(mu + 1) / b), 0.5 * math.exp(-(mu / 2 + 1) / (b / 2))]
         pld = optcomp.compose(
@@ -156,10 +148,11 @@ def main() -> None:
     panels = PANELS[:1] if args.quick else PANELS
     total = time.perf_counter()
     results: list[tuple[int, list[Curve]]] = []
-    for rounds, (mu, b), gauss_means in panels:
-        sigma = args.gauss_sigma if args.gauss_sigma is not None else math.sqrt(2.0) * b
-        curves = [laplace_curve(rounds, mu, b, exp_eps, args.coupled)]
-        curves += [gaussian_curve(rounds, m, sigma, exp_eps, not args.no_clamp) for m in gauss_means]
+    for panel in panels:
+        rounds = panel.rounds
+        sigma = args.gauss_sigma if args.gauss_sigma is not None else math.sqrt(2.0) * panel.scale
+        curves = [laplace_curve(panel, exp_eps, args.coupled)]
+        curves += [gaussian_curve(rounds, m, sigma, exp_eps, not args.no_clamp) for m in panel.gaussian_means]
         results.append((rounds, curves))
         print(f"r = {rounds:,} observations: δ(ε) bracket [lower, upper] (certified upper)")
         for c in curves:

@@ -13,6 +13,11 @@ k up to 10³⁰, malformed ``--mech`` specs and files). For each one:
 
 Valid inputs are kept tiny (k ≤ 50) so that every answer is fast; huge sizes go through the up-front
 refusal paths. Generation is seeded (random.Random), so a failure names a reproducible command line.
+
+A second, fixed family (:func:`test_fuzz_big_and_hostile_inputs`) feeds every reader large files (10⁴-10⁵
+lines or entries), JSON/TOML nested 10⁵ deep, huge counts, and subnormal or huge ε and δ. Every call runs
+under a generous wall-clock bound (:data:`CALL_TIME_BOUND_S`), so a hang fails the test instead of stalling
+the suite, and no answer may print [0, inf] (no information is no answer).
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import json
 import math
 import random
 import re
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +44,17 @@ SEED = 20261122
 
 #: Numbers a user might type: invalid (NaN, ±inf, negative, not a number) and valid extremes.
 INVALID_NUMBERS = ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e400", "-1", "-1e-300", "abc", "", "1,2", "0x10", "--"]
-EXTREME_NUMBERS = ["0", "-0", "-0.0", "5e-324", "1e-300", "1e-16", "1e-6", "0.001", "0.1", "0.5", "1", "2", "709", "710",
+EXTREME_NUMBERS = ["0", "-0", "-0.0", "5e-324", "1e-320", "2.2250738585072014e-308", "1e-300", "1e-16", "1e-6", "0.001", "0.1", "0.5", "1", "2", "709", "710",
                    "1e15", "1e300", "1e308", "1.7976931348623157e308"]
-PROBABILITIES = ["0", "-0.0", "5e-324", "1e-300", "1e-12", "1e-6", "0.001", "0.05", "0.5", "1", "1.0000001", "2"]
+PROBABILITIES = ["0", "-0.0", "5e-324", "1e-320", "1e-300", "1e-12", "1e-6", "0.001", "0.05", "0.5", "1", "1.0000001", "2"]
 SMALL_K = ["1", "2", "3", "7", "50"]
 HUGE_K = ["100000000000", "1000000000000", "1" + "0" * 30, "9" * 400]
 BAD_K = ["0", "-1", "2.5", "1e3", "abc", ""]
 
+ZERO_TO_INF = re.compile(r"\[0, inf\]|│ 0\s+│ inf\s+│")
+#: Wall-clock bound of one in-process call: generous (the slowest legitimate call here takes ~10 s on a
+#: loaded 2-core machine); it exists so that a hang fails instead of stalling the suite.
+CALL_TIME_BOUND_S = 120
 NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0(?:\.0*)?(?![\w.])")
 NAN = re.compile(r"\bnan\b", re.IGNORECASE)
 
@@ -399,6 +410,7 @@ def _check_bracket_rows(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         lo, hi = _num(r["lower"]), _num(r["upper"])
         assert 0.0 <= lo <= hi, r
+        assert not (lo == 0.0 and math.isinf(hi)), f"[0, inf] printed as an answer: {r}"
         if r.get("query") == "delta":
             assert hi <= 1.0, r
 
@@ -411,8 +423,10 @@ def check_invocation(args: list[str], rc: int, out: str, err: str, files: Files)
         assert err.startswith("optcomp: error: ") and err.endswith("\n") and err.count("\n") == 1, f"{where}: {err!r}"
         assert out == "", f"{where}: refused but printed {out[:200]!r}"
         return
-    assert err == "", f"{where}: answered with stderr {err!r}"
-    assert not NAN.search(out), f"{where}: NaN in {out[:400]!r}"
+    notes = err.splitlines()
+    assert all(line.startswith("optcomp: note: ") for line in notes), f"{where}: answered with stderr {err!r}"
+    assert not NAN.search(out + err), f"{where}: NaN in {out[:400]!r}"
+    assert not ZERO_TO_INF.search(out), f"{where}: printed a [0, inf] bracket: {out[:400]!r}"
     assert not NEGATIVE_ZERO.search(out), f"{where}: -0 in {out[:400]!r}"
     command = args[0]
     wants_json = "--json" in args or ("--format" in args and args[args.index("--format") + 1] == "json")
@@ -430,6 +444,36 @@ def check_invocation(args: list[str], rc: int, out: str, err: str, files: Files)
         _check_bracket_rows([_strict_json(out)["epsilon"]])
     elif command == "plot":
         assert out.startswith("wrote "), f"{where}: {out!r}"
+
+
+class Hang(BaseException):
+    """An in-process call ran past :data:`CALL_TIME_BOUND_S`."""
+
+
+@contextmanager
+def time_bound(seconds: float, where: str) -> Iterator[None]:
+    """Raise :class:`Hang` in the main thread if the block runs longer than ``seconds`` (SIGALRM; where
+    signals are unavailable the block runs unbounded)."""
+    if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
+        yield
+        return
+
+    def fire(signum: int, frame: object) -> None:
+        raise Hang(f"{where} ran past {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def bounded_main(args: list[str]) -> int:
+    """``main(args)`` under :func:`time_bound` (a hang is a failure naming the command line)."""
+    with time_bound(CALL_TIME_BOUND_S, "optcomp " + " ".join(args)):
+        return main(args)
 
 
 def _invocations(files: Files) -> list[list[str]]:
@@ -456,7 +500,7 @@ def test_fuzz_every_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert len(calls) >= 500
     outcomes = {0: 0, 2: 0}
     for args in calls:
-        rc = main(args)
+        rc = bounded_main(args)
         captured = capsys.readouterr()
         check_invocation(args, rc, captured.out, captured.err, files)
         outcomes[rc] += 1
@@ -476,3 +520,97 @@ def test_every_command_has_readable_help_and_refuses_unknown_options(capsys: pyt
         assert main([*path, "--no-such-option-xyz"]) == 2
         err = capsys.readouterr().err
         assert err.startswith("optcomp: error: ") and err.count("\n") == 1 and "--no-such-option-xyz" in err, path
+
+
+# ---------------------------------------------------------------------------------------------
+# Big and hostile inputs (issues 15 and 19): large files, deep nesting, huge counts, extreme ε/δ.
+# ---------------------------------------------------------------------------------------------
+
+DEEP = 100_000
+
+
+def _big_files(root: Path) -> dict[str, Path]:
+    """Large and deeply nested input files, written once."""
+    rng = random.Random(SEED)
+    texts = {
+        "pairs_1e5_same.txt": "0.01,0\n" * 100_000,
+        "pairs_1e4.txt": "".join(f"{rng.uniform(0.001, 0.01)!r},0\n" for _ in range(10_000)),
+        "pairs_1e5.json": json.dumps([[0.01 + (i % 7) * 1e-3, 0.0] for i in range(100_000)]),
+        "conf_1e4.json": json.dumps({"delta": 1e-5, "mechanisms": [
+            {"kind": "gaussian", "sigma": rng.uniform(50.0, 100.0)} for _ in range(10_000)]}),
+        "conf_1e5_same.toml": "delta = 1e-5\n" + '[[mechanisms]]\nkind = "laplace"\nscale = 1000.0\n' * 100_000,
+        "opacus_1e4.json": json.dumps([[1.0, 0.01, 100]] * 10_000),
+        "event_count.json": json.dumps({"class_name": "SelfComposedDpEvent", "count": 10**15,
+                                        "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}),
+        "event_many.json": json.dumps({"class_name": "ComposedDpEvent", "events": [
+            {"class_name": "GaussianDpEvent", "noise_multiplier": 5.0 + i * 1e-3} for i in range(1000)]}),
+        "deep_list.json": "[" * DEEP + "]" * DEEP,
+        "deep_object.json": '{"a":' * DEEP + "1" + "}" * DEEP,
+        "deep.toml": "a = " + "[" * DEEP + "]" * DEEP,
+        "deep_event.json": '{"class_name":"ComposedDpEvent","events":[' * DEEP
+        + '{"class_name":"GaussianDpEvent","noise_multiplier":1.0}' + "]}" * DEEP,
+        "deep_plan.json": '{"statistics":' * DEEP + "1" + "}" * DEEP,
+    }
+    paths = {}
+    for name, text in texts.items():
+        paths[name] = root / name
+        paths[name].write_text(text, encoding="utf-8")
+    return paths
+
+
+def big_and_hostile(files: dict[str, Path]) -> list[list[str]]:
+    """The fixed family: each reader on large/deep files, huge counts, subnormal and huge ε and δ."""
+    f = {name: str(path) for name, path in files.items()}
+    calls: list[list[str]] = []
+    for name in ("deep_list.json", "deep_object.json"):
+        calls += [["compose", "--file", f[name], "--target-delta", "1e-5"], ["region", "--file", f[name]],
+                  ["account", "--config", f[name], "--delta", "1e-5"],
+                  ["account", "--dp-event", f[name], "--delta", "1e-5"],
+                  ["account", "--opacus-history", f[name], "--epsilon", "1"], ["plan", f[name]]]
+    calls += [["account", "--config", f["deep.toml"], "--delta", "1e-5"], ["plan", f["deep.toml"]],
+              ["account", "--dp-event", f["deep_event.json"], "--delta", "1e-5"], ["plan", f["deep_plan.json"]]]
+    calls += [
+        ["compose", "--file", f["pairs_1e5_same.txt"], "--target-delta", "1e-6", "--json"],
+        ["compose", "--file", f["pairs_1e4.txt"], "--target-eps", "1", "--json"],
+        ["compose", "--file", f["pairs_1e5.json"], "--target-delta", "1e-5", "--json"],
+        ["region", "--file", f["pairs_1e4.txt"], "--eps-points", "2", "--points", "5", "--json"],
+        ["region", "--file", f["pairs_1e5_same.txt"], "--points", "5"],
+        ["account", "--config", f["conf_1e4.json"], "--json"],
+        ["account", "--config", f["conf_1e5_same.toml"], "--json"],
+        ["account", "--opacus-history", f["opacus_1e4.json"], "--delta", "1e-5", "--json"],
+        ["account", "--dp-event", f["event_count.json"], "--delta", "1e-5", "--json"],
+        ["account", "--dp-event", f["event_many.json"], "--epsilon", "1", "--json"],
+        ["account", "--mech", "gaussian:sigma=1,q=1e-6,count=10000000000000", "--delta", "1e-5"],
+        ["account", "--mech", "gaussian:sigma=1,count=1000000000000000", "--delta", "1e-5", "--json"],
+        ["account", "--mech", "laplace:scale=1,count=1" + "0" * 30, "--delta", "1e-5"],
+        ["account", "--mech", "gaussian:sigma=1", "--accuracy", "relative_width=1e-9,memory_cap=100000000000000",
+         "--delta", "1e-5"],
+        ["tradeoff", "--gdp", "1", "--points", "10000000000", "--format", "csv"],
+        ["tradeoff", "--eps", "1e-320", "--group", "1000000000", "--json"],
+        ["tradeoff", "--eps", "1e-320", "--group", "100", "--json"],
+        ["dpsgd", "--sigma", "1", "--q", "0.01", "--steps", "10000000000000", "--delta", "1e-5", "--json"],
+    ]
+    for eps in ("5e-324", "1e-320", "2.2250738585072014e-308", "1e300", "1e308", "1.7976931348623157e308"):
+        calls += [["account", "--mech", "gaussian:sigma=1", "--epsilon", eps, "--json"],
+                  ["account", "--mech", "laplace:scale=1,count=3", "--epsilon", eps, "--json"],
+                  ["compose", "--eps", eps, "--delta", "0", "-k", "3", "--target-delta", "1e-6", "--json"],
+                  ["tradeoff", "--eps", eps, "--points", "3", "--json"]]
+    for delta in ("5e-324", "1e-320", "1e-310", "1e-300"):
+        calls += [["account", "--mech", "gaussian:sigma=1,count=10", "--delta", delta, "--json"],
+                  ["compose", "--eps", "0.1", "--delta", delta, "-k", "10", "--target-eps", "1", "--json"],
+                  ["dpsgd", "--sigma", "1", "--q", "0.01", "--steps", "100", "--delta", delta, "--json"]]
+    return calls
+
+
+@pytest.mark.filterwarnings("error")
+def test_fuzz_big_and_hostile_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = Files(tmp_path)
+    calls = big_and_hostile(_big_files(tmp_path))
+    assert len(calls) >= 60
+    outcomes = {0: 0, 2: 0}
+    for args in calls:
+        rc = bounded_main(args)
+        captured = capsys.readouterr()
+        check_invocation(args, rc, captured.out, captured.err, files)
+        outcomes[rc] += 1
+    assert outcomes[0] >= 25 and outcomes[2] >= 20, outcomes

@@ -241,6 +241,7 @@ def check_lattice_against_convolution(
     assert_contains(optimal.epsilon(mechs, delta_g, method="grid", tolerance=grid_tolerance), truth)
 
 
+@pytest.mark.slow  # 200 real ε_i, 8 draws, two exact lattice compositions each: about two minutes on 2 cores
 @settings(max_examples=8, deadline=None)
 @given(
     seed=st.integers(0, 2**31 - 1),

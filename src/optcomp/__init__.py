@@ -9,14 +9,16 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
 * :mod:`optcomp.fdp` — f-DP and Gaussian DP (Dong–Roth–Su).
 * :mod:`optcomp.calibrate`, :mod:`optcomp.dpsgd` — noise calibration and DP-SGD accounting.
 
-Submodules load on first attribute access (``import optcomp; optcomp.dpsgd.epsilon(...)`` works
+Every public submodule and subpackage (the list is read from the package directory) loads on first
+attribute access (``import optcomp; optcomp.dpsgd.epsilon(...)`` works
 without importing :mod:`optcomp.dpsgd` first).
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+import pkgutil
+from typing import Any
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
 from optcomp.composition import compose
@@ -36,16 +38,21 @@ from optcomp.mechanisms import (
     TruncatedLaplace,
     privacy_loss_laws,
 )
+from optcomp.pld import GridTooLargeError  # the engines' refusal of a too-fine grid, at the root
 
 __version__ = "0.1.0"
 
+def _submodule_names() -> frozenset[str]:
+    """Every public submodule and subpackage of optcomp (names not starting with "_"), read from the
+    package directory: nothing to keep in sync by hand when a module is added."""
+    return frozenset(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
 #: Submodules reachable as attributes of the package, imported on first access (PEP 562).
-_SUBMODULES = frozenset(
-    {"bounds", "calibrate", "cli", "composition", "dpsgd", "fdp", "mechanisms", "optimal", "pld", "plot", "region"}
-)
+_SUBMODULES = _submodule_names()
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"optcomp.{name}")
     raise AttributeError(f"module 'optcomp' has no attribute {name!r}")
@@ -63,6 +70,7 @@ __all__ = [
     "DiscretePair",
     "EpsilonDelta",
     "Gaussian",
+    "GridTooLargeError",
     "KaryRandomizedResponse",
     "Laplace",
     "Mechanism",

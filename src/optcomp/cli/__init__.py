@@ -21,7 +21,8 @@ from collections.abc import Sequence
 import click
 import numpy as np
 
-from optcomp.cli._common import cli
+from optcomp.cli._common import MAX_JSON_DEPTH, accuracy_advice, cli
+from optcomp.pld import GridTooLargeError
 
 
 def _register() -> None:
@@ -51,8 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except click.ClickException as exc:
         return _error(exc.format_message())
+    except GridTooLargeError as exc:  # the library names Accuracy's fields: name the --accuracy option
+        return _error(accuracy_advice(str(exc)))
     except ValueError as exc:
         return _error(str(exc))
+    except RecursionError:  # a nested input that a reader walked recursively (files are checked up front)
+        return _error(f"an input is nested too deeply (at most {MAX_JSON_DEPTH} levels of lists/objects)")
     except OSError as exc:  # an input file that cannot be read or an output file that cannot be written
         where = f": {exc.filename}" if exc.filename is not None else ""
         return _error(f"{exc.strerror or exc}{where}")

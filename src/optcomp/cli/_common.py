@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -146,6 +147,56 @@ def check_feasible(what: str, seconds: float, memory: float, hint: str) -> None:
         )
 
 
+def accuracy_advice(message: str) -> str:
+    """A library ``GridTooLargeError`` message rewritten for the command line: the facts it states, then
+    one piece of advice naming the ``--accuracy`` option (never ``Accuracy.<field>``, never twice).
+
+    A width the engine reached ("the width is W") becomes the suggestion ``--accuracy relative_width=W``
+    rounded up to two digits; the largest ``memory_cap`` is the machine's cap (:func:`memory_limit_bytes`).
+    """
+    facts = message.split("; ask for", 1)[0].split("; raise", 1)[0].strip().rstrip(";.")
+    facts = re.sub(r"\bAccuracy\.(\w+)", r"--accuracy \1", facts)
+    reached = re.search(r"the width is ([0-9.]+(?:e[-+]?[0-9]+)?)", facts)
+    cap = memory_limit_bytes()
+    raise_cap = f"raise --accuracy memory_cap=… (this machine: at most {cap:.3g})" if math.isfinite(cap) else (
+        "raise --accuracy memory_cap=…")
+    if reached is not None and 0.0 < float(reached.group(1)) < 1.0:
+        width = float(reached.group(1))
+        digits = 10.0 ** (math.floor(math.log10(width)) - 1)
+        suggestion = f"{math.ceil(width / digits) * digits:.2g}"
+        return f"{facts}; use --accuracy relative_width={suggestion} (or larger), or {raise_cap}"
+    return f"{facts}; use a larger --accuracy relative_width=… or grid_step=…, or {raise_cap}"
+
+
+#: ε from which a δ query the engine cannot evaluate (it leaves the float range) is answered through
+#: monotonicity instead: δ(ε) is non-increasing in ε, so δ(ε) ≤ δ(HUGE_EPSILON) for every ε ≥ HUGE_EPSILON.
+HUGE_EPSILON = 1000.0
+
+
+def delta_query(query: Callable[[float], Bound], epsilon: float) -> Bound:
+    """``query(epsilon)`` (a certified δ(ε) bracket from the library).
+
+    For ε ≥ :data:`HUGE_EPSILON` where the engine overflows (``OverflowError``, or a NaN under the CLI's
+    ``errstate``), the answer is ``Bound(0, δ(HUGE_EPSILON).upper)``: certified, because δ is
+    non-increasing in ε (δ(ε) ≤ δ(HUGE_EPSILON) ≤ its upper end) and non-negative. For a Gaussian the
+    upper end is the engine's floor (about 1e-306), i.e. δ = 0 to print precision.
+    """
+    try:
+        return query(epsilon)
+    except (OverflowError, FloatingPointError):
+        if not epsilon >= HUGE_EPSILON:
+            raise
+        return Bound(0.0, query(HUGE_EPSILON).upper)
+
+
+def informative(bound: Bound, what: str, hint: str) -> Bound:
+    """``bound`` unless it is [0, inf] (it says nothing: never printed as an answer); a ValueError otherwise."""
+    if bound.lower == 0.0 and math.isinf(bound.upper):
+        raise ValueError(f"the engines cannot bracket {what} here: their certified bracket is [0, inf], which is "
+                         f"no answer; {hint}")
+    return bound
+
+
 def read_text(path: Path, what: str) -> str:
     """The UTF-8 text of ``path``; an unreadable or undecodable file is a ValueError naming ``what``."""
     try:
@@ -156,12 +207,65 @@ def read_text(path: Path, what: str) -> str:
         raise ValueError(f"{what} {path} must be UTF-8 text, got an undecodable byte at {exc.start}") from exc
 
 
+#: Deepest nesting of lists/objects accepted in an input file. Every file the CLI reads (pairs, configs,
+#: plans, DpEvent trees, Opacus histories) is a few levels deep; a deeper one is refused before any reader
+#: recurses into it (Python's json parser and recursive walks stop near depth 1000 with a RecursionError).
+MAX_JSON_DEPTH = 100
+
+
+def nesting_depth(data: Any) -> int:
+    """Deepest list/dict nesting of parsed ``data`` (a scalar is 0), walked without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def check_depth(data: Any, path: Path, what: str) -> Any:
+    """``data`` if it nests at most :data:`MAX_JSON_DEPTH` levels; a ValueError naming ``what`` otherwise."""
+    if nesting_depth(data) > MAX_JSON_DEPTH:
+        raise ValueError(f"{what} {path} must nest at most {MAX_JSON_DEPTH} levels of lists/objects")
+    return data
+
+
 def parse_json(text: str, path: Path, what: str) -> Any:
-    """``json.loads(text)``; invalid JSON is a ValueError naming ``what`` and ``path``."""
+    """``json.loads(text)``; invalid JSON, or JSON nested deeper than :data:`MAX_JSON_DEPTH` (at any
+    depth: the parser's own RecursionError is turned into the same error), is a ValueError naming
+    ``what`` and ``path``."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} {path} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise ValueError(f"{what} {path} must nest at most {MAX_JSON_DEPTH} levels of lists/objects") from None
+    return check_depth(data, path, what)
+
+
+def load_structured(path: Path, what: str) -> Any:
+    """The parsed JSON (``.json``) or TOML (any other suffix) document in ``path``: unreadable, invalid or
+    nested deeper than :data:`MAX_JSON_DEPTH` is a ValueError naming ``what`` and ``path``."""
+    text = read_text(path, what)
+    if path.suffix.lower() == ".json":
+        return parse_json(text, path, what)
+    import tomllib
+
+    try:
+        return check_depth(tomllib.loads(text), path, what)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{what} {path} is not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise ValueError(f"{what} {path} must nest at most {MAX_JSON_DEPTH} levels of tables/arrays") from None
 
 
 def _jsonable(value: Any) -> Any:
@@ -220,6 +324,13 @@ def fmt_directed(value: float, *, up: bool) -> str:
         unit = 10.0 ** (math.floor(math.log10(abs(value))) - 5)  # one unit in the 6th significant digit
         text = f"{shown + (unit if up else -unit):.6g}"
     return text
+
+
+def fmt_spec(value: float, spec: str = "g") -> str:
+    """``format(value, spec)`` for display: −0.0 prints as 0, NaN is refused (ArithmeticError)."""
+    if math.isnan(value):
+        raise ArithmeticError("internal error: a computed value is NaN; please report the command line")
+    return format(value + 0.0, spec)
 
 
 def fmt(value: Any) -> str:

@@ -19,7 +19,16 @@ from typing import Any
 import click
 
 from optcomp._numerics import Bound
-from optcomp.cli._common import emit_json, emit_table, fmt_directed, parse_json, read_text
+from optcomp.cli._common import (
+    delta_query,
+    emit_json,
+    emit_table,
+    fmt_directed,
+    informative,
+    parse_json,
+    progress_bar,
+    read_text,
+)
 
 
 def _reference_module() -> tuple[Any, Any, str] | None:
@@ -74,15 +83,67 @@ def _position(value: float, bound: Bound) -> str:
     return "inside our certified bracket"
 
 
+#: The reference runs by default only on trees it answers in seconds (measured with dp_accounting 0.4 on
+#: one core: each composed event costs about 0.4-0.6 s, a self-composition count up to 10⁵ under 1 s; a
+#: count of 10¹⁵ took over 15 minutes). Larger trees skip it, saying why, unless ``--reference`` is given.
+REFERENCE_MAX_EVENTS = 20
+REFERENCE_MAX_COUNT = 10**6
+_REFERENCE_S_PER_EVENT = 0.5
+
+
+def reference_cost(event_json: Any) -> tuple[int, int]:
+    """(events dp_accounting composes one by one, largest product of self-composition counts on a path) of
+    a DpEvent JSON tree, walked without recursion (the tree's depth is bounded by the file check)."""
+    events, largest = 0, 1
+    stack: list[tuple[Any, int]] = [(event_json, 1)]
+    while stack:
+        node, count = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        name = node.get("class_name")
+        if name == "ComposedDpEvent" and isinstance(node.get("events"), list):
+            stack.extend((child, count) for child in node["events"])
+            continue
+        if name == "SelfComposedDpEvent":
+            c = node.get("count", 1)
+            count *= c if isinstance(c, int) and not isinstance(c, bool) and c > 0 else 1
+        largest = max(largest, count)
+        inner = node.get("event")
+        if isinstance(inner, dict):
+            stack.append((inner, count))
+        elif name != "SelfComposedDpEvent":
+            events += 1
+    return events, largest
+
+
+def _reference_skipped(event_json: Any) -> str | None:
+    """Why the default run skips the reference (its estimated cost), or None when it is cheap."""
+    events, count = reference_cost(event_json)
+    if events > REFERENCE_MAX_EVENTS:
+        return (f"skipped: {events} composed events would take dp_accounting about "
+                f"{_REFERENCE_S_PER_EVENT * events:.0f} s (pass --reference to run it)")
+    if count > REFERENCE_MAX_COUNT:
+        return (f"skipped: a composition count of {count:.3g} (more than {REFERENCE_MAX_COUNT:.0e}) would take "
+                "dp_accounting minutes to hours (pass --reference to run it)")
+    return None
+
+
 def _reference(
-    event_json: dict[str, Any], neighbouring: str, deltas: Sequence[float], epsilons: Sequence[float]
+    event_json: dict[str, Any], neighbouring: str, deltas: Sequence[float], epsilons: Sequence[float],
+    run: bool | None = None,
 ) -> tuple[str, list[float] | None]:
-    """(label or reason, dp_accounting's answers to the queries in order, or None)."""
+    """(label or reason, dp_accounting's answers to the queries in order, or None). ``run``: True always
+    runs it, False never, None (default) only when :func:`reference_cost` is small."""
+    if run is False:
+        return "dp_accounting reference not run (--no-reference)", None
     found = _reference_module()
     if found is None:
         return "dp_accounting not installed", None
     events, pld, ver = found
     label = f"dp_accounting {ver} PLDAccountant"
+    skipped = None if run else _reference_skipped(event_json)
+    if skipped is not None:
+        return f"{label}: {skipped}", None
     event = _to_events(event_json, events)
     if event is None:
         return f"{label}: has no event class for part of this tree", None
@@ -110,6 +171,7 @@ def account_interop(
     epsilons: Sequence[float],
     accuracy: Any,
     as_json: bool,
+    reference: bool | None = None,
 ) -> None:
     """Run ``optcomp account`` on a DpEvent JSON file or an Opacus history JSON file (module docstring)."""
     from optcomp import interop
@@ -134,10 +196,14 @@ def account_interop(
         source = "opacus_history"
     else:  # unreachable: exactly one was given (checked above)
         raise ValueError("give exactly one of --dp-event FILE and --opacus-history FILE")
-    bounds = [composition.epsilon(d, accuracy=accuracy) for d in deltas]
-    bounds += [composition.delta(e, accuracy=accuracy) for e in epsilons]
+    with progress_bar(f"accounting the {source.replace('_', ' ')}") as _:
+        bounds = [informative(composition.epsilon(d, accuracy=accuracy), f"epsilon at delta={d:g}",
+                              "use fewer compositions") for d in deltas]
+        bounds += [delta_query(lambda x: composition.delta(x, accuracy=accuracy), e) for e in epsilons]
     queries = [("epsilon", "delta", d) for d in deltas] + [("delta", "epsilon", e) for e in epsilons]
-    label, answers = _reference(event_json, composition.neighbouring, deltas, epsilons)
+    with progress_bar("dp_accounting's reference answer") as _:
+        label, answers = _reference(event_json, composition.neighbouring, deltas, epsilons,
+                                    reference)
     rows = []
     for i, ((query, at_name, at), bound) in enumerate(zip(queries, bounds)):
         ref = None if answers is None else answers[i]

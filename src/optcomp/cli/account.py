@@ -40,13 +40,18 @@ from optcomp.cli._common import (
     _progress_setting,
     _show_progress,
     cli,
+    delta_query,
     emit_json,
     emit_table,
     fmt,
     fmt_directed,
-    parse_json,
-    read_text,
+    informative,
+    load_structured,
+    memory_limit_bytes,
 )
+
+#: What to change when the engines return no information ([0, inf]).
+_FEWER = "use fewer compositions (a smaller count) or a larger sampling rate or noise"
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
 KINDS: dict[str, str] = {
@@ -92,16 +97,7 @@ def parse_mech(spec: str) -> dict[str, Any]:
 
 def load_config(path: Path) -> dict[str, Any]:
     """Read a JSON (``.json``) or TOML (other suffixes) composition file."""
-    text = read_text(path, "config")
-    if path.suffix.lower() == ".json":
-        data = parse_json(text, path, "config")
-    else:
-        import tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"config {path} is not valid TOML: {exc}") from exc
+    data = load_structured(path, "config")
     if not isinstance(data, dict):
         raise ValueError(f"config {path} must be a table/object, got {type(data).__name__}")  # noqa: TRY004 (STYLE: bad input is ValueError)
     return data
@@ -164,7 +160,14 @@ def parse_accuracy(text: str | None, table: dict[str, Any] | None = None) -> Any
         changes = dict(table)
     if not changes:
         return DEFAULT_ACCURACY
-    return dataclasses.replace(DEFAULT_ACCURACY, **changes)
+    acc = dataclasses.replace(DEFAULT_ACCURACY, **changes)
+    cap = memory_limit_bytes()
+    if acc.memory_cap > cap:  # checked before any grid is built: the engine trusts memory_cap
+        raise ValueError(
+            f"--accuracy memory_cap must be <= {cap:.4g} bytes (half of this machine's physical memory), "
+            f"got {acc.memory_cap:g}"
+        )
+    return acc
 
 
 def _progress(description: str) -> Progress:
@@ -250,6 +253,9 @@ Example:
 @click.option("--opacus-history", type=click.Path(path_type=Path, dir_okay=False), help="Opacus history JSON file.")
 @click.option("--neighbouring", type=click.Choice(["add_remove", "substitution"]), default="add_remove",
               help="Relation a --dp-event tree is read under (dp_accounting: ADD_OR_REMOVE_ONE / REPLACE_ONE).")
+@click.option("--reference/--no-reference", "reference", default=None,
+              help="With --dp-event/--opacus-history: run dp_accounting's answer beside ours always / never. "
+              "Default: only for trees it answers in seconds (at most 20 composed events, counts up to 1e6).")
 def account(
     mechs: Sequence[str],
     config: Path | None,
@@ -260,6 +266,7 @@ def account(
     dp_event: Path | None = None,
     opacus_history: Path | None = None,
     neighbouring: str = "add_remove",
+    reference: bool | None = None,
 ) -> None:
     """Certified ε(δ) or δ(ε) bracket of a composition of mechanisms."""
     from optcomp import compose
@@ -271,7 +278,8 @@ def account(
             raise click.UsageError("--dp-event/--opacus-history cannot be combined with --mech or --config")
         acc = parse_accuracy(accuracy)
         account_interop(dp_event=dp_event, opacus_history=opacus_history, neighbouring=neighbouring,
-                        deltas=deltas, epsilons=epsilons, accuracy=acc, as_json=as_json)
+                        deltas=deltas, epsilons=epsilons, accuracy=acc, as_json=as_json,
+                        reference=reference)
         return
     entries = [parse_mech(m) for m in mechs]
     deltas, epsilons = list(deltas), list(epsilons)
@@ -302,9 +310,10 @@ def account(
         pld = compose(*items, accuracy=acc)
         progress.update(task, description="querying")
         for d in deltas:
-            rows.append({"query": "epsilon", "at": {"delta": d}, "bound": pld.epsilon(d)})
+            rows.append({"query": "epsilon", "at": {"delta": d},
+                         "bound": informative(pld.epsilon(d), f"epsilon at delta={d:g}", _FEWER)})
         for e in epsilons:
-            rows.append({"query": "delta", "at": {"epsilon": e}, "bound": pld.delta(e)})
+            rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(pld.delta, e)})
     rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
     if as_json:
         emit_json(
@@ -370,7 +379,9 @@ def dpsgd_command(
     acc = parse_accuracy(accuracy)
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)
-        bound = dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc, **sampler)  # type: ignore[arg-type]
+        bound = informative(
+            dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc, **sampler),  # type: ignore[arg-type]
+            "epsilon", _FEWER)
     relation = dpsgd.SAMPLING_RELATION[sampling] if examples_per_user == 1 else "add_remove_user"
     params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta, "sampling": sampling,
               "relation": relation, **{k: v for k, v in sampler.items() if k != "sampling" and v not in (None, 1)}}

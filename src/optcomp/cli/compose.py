@@ -41,6 +41,7 @@ from optcomp.cli._common import (
     emit_json,
     emit_table,
     fmt,
+    informative,
     memory_limit_bytes,
     parse_json,
     progress_bar,
@@ -64,6 +65,28 @@ _BOUNDARY_S_PER_CELL = 1.0e-7
 _BOUNDARY_BYTES_PER_ROW = 128.0
 #: k from which compose shows a progress spinner (the optimal engine has no progress hook).
 _SPINNER_K = 200_000
+
+
+#: ``region --mech/--file``: ε_g values by default, and the cost of one optimal δ per listed pair
+#: (10⁵ distinct pairs: 2.3-4.4 s per ε_g on the reference machine). A long list gets fewer ε_g by
+#: default so that the region stays within _REGION_DEFAULT_S; an explicit --eps-points is kept (and
+#: refused only past the time limit).
+_EPS_POINTS = 33
+_OPTIMAL_DELTA_S_PER_PAIR = 4.0e-5
+_REGION_DEFAULT_S = 30.0
+
+
+def _default_eps_points(pairs: int) -> int:
+    """:data:`_EPS_POINTS`, or fewer (at least 3) when that many optimal δ's of ``pairs`` distinct pairs would
+    take longer than :data:`_REGION_DEFAULT_S`; a note on stderr names the reduction."""
+    fits = int(_REGION_DEFAULT_S / (_OPTIMAL_DELTA_S_PER_PAIR * max(pairs, 1)))
+    if fits >= _EPS_POINTS:
+        return _EPS_POINTS
+    chosen = max(3, fits)
+    click.echo(f"optcomp: note: {pairs} distinct pairs: the region is bounded at --eps-points {chosen} values of ε_g "
+               f"(not {_EPS_POINTS}: each costs about {_OPTIMAL_DELTA_S_PER_PAIR * pairs:.1g} s); give "
+               "--eps-points to choose", err=True)
+    return chosen
 
 
 def _largest_k(seconds_per: float, power: int) -> int:
@@ -214,7 +237,8 @@ def compose_command(
     if target_delta is not None:
         classic = bounds.compare_epsilon(mechs, target_delta)
         with progress_bar(f"optimal composition of {len(mechs)} mechanisms") if spinner else _nothing():
-            opt = optimal.epsilon(mechs, target_delta, method=method, tolerance=tolerance)  # type: ignore[arg-type]
+            opt = informative(optimal.epsilon(mechs, target_delta, method=method, tolerance=tolerance),  # type: ignore[arg-type]
+                              "the optimal epsilon", "use fewer mechanisms or a larger --tolerance")
         quantity, target_name, target = "epsilon", "target_delta", target_delta
     else:
         assert target_eps is not None
@@ -257,8 +281,10 @@ def compose_command(
     help="Number of points of the uniform α grid; every kink of the boundary is added to them (so the "
     "export has up to --points + 3·(constraints) rows and linear interpolation of it is exact).",
 )
-@click.option("--eps-points", type=click.IntRange(min=1), default=33, show_default=True,
-              help="With --mech/--file: number of ε_g in [0, Σε_i] whose optimal δ bounds the region.")
+@click.option("--eps-points", type=click.IntRange(min=1), default=None,
+              help="With --mech/--file: number of ε_g in [0, Σε_i] whose optimal δ bounds the region "
+              "(default 33, fewer for long lists so that the region takes about 30 s at most; a note on "
+              "stderr says so).")
 @click.option("--tolerance", type=float, default=optimal.DEFAULT_TOLERANCE, show_default=True,
               help="With --mech/--file: grid tolerance (in ε) of each optimal δ.")
 @click.option("--format", "fmt_", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
@@ -271,7 +297,7 @@ def region_command(
     mech: tuple[str, ...],
     file: str | None,
     points: int,
-    eps_points: int,
+    eps_points: int | None,
     tolerance: float,
     fmt_: str,
     as_json: bool,
@@ -286,10 +312,14 @@ def region_command(
     if as_json:
         fmt_ = "json"
     homogeneous = isinstance(mechs, optimal.Homogeneous)
+    if eps_points is None:
+        eps_points = _default_eps_points(len(set(mechs))) if not homogeneous else _EPS_POINTS
     # Up front: the constraints (KOV Thm III.3: ⌊k/2⌋ + 1) and the boundary (points + 3 kinks each).
     n_constraints = size(mechs.k // 2 + 1) if isinstance(mechs, optimal.Homogeneous) else float(eps_points)
     rows = float(points) + 3.0 * n_constraints
     seconds = _BOUNDARY_S_PER_CELL * rows * n_constraints
+    if not isinstance(mechs, optimal.Homogeneous):
+        seconds += eps_points * _OPTIMAL_DELTA_S_PER_PAIR * len(set(mechs))  # repeated pairs are pooled
     if isinstance(mechs, optimal.Homogeneous):
         seconds += _REGION_S_PER_K2 * squared(mechs.k)
     check_feasible(

@@ -19,13 +19,14 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from optcomp.cli._common import cli
+from optcomp.cli._common import _progress_setting, _show_progress, cli
 
 
 def _progress_bar() -> Progress:
-    console = Console(stderr=True)
+    """A spinner per target on stderr, following ``--progress/--no-progress`` (default: a terminal only)."""
+    console = Console(stderr=True, force_terminal=True if _progress_setting[0] else None)
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                    transient=True, disable=not console.is_terminal)
+                    transient=True, disable=not _show_progress(console))
 
 
 @cli.command("reproduce")

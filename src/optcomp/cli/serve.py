@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 import click
 
@@ -19,6 +20,30 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse (ValueError, one line) a ``--host``/``--port`` that cannot be bound, before announcing the URL.
+
+    The check binds a socket to the address and closes it at once (``SO_REUSEADDR`` as uvicorn sets it, so
+    a port in TIME_WAIT is not refused); port 0 asks the system for a free port and is always accepted.
+    """
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ValueError(f"--host {host} cannot be resolved ({exc.strerror})") from exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ValueError(
+                f"--port {port} on {host} cannot be bound ({exc.strerror}); another program is using it: "
+                "choose another --port"
+            ) from exc
 
 
 @cli.command("serve")
@@ -39,5 +64,6 @@ def serve_command(port: int, host: str, allow_remote: bool) -> None:
         from optcomp.web import create_app
     except ImportError as exc:  # the web extra is not installed
         raise NotImplementedError(f"optcomp serve needs the web extra (pip install 'optcomp[web]'): {exc}") from exc
+    check_port_free(host, port)
     click.echo(f"optcomp planner on http://{host}:{port}/ (Ctrl-C to stop)", err=True)
     uvicorn.run(create_app(), host=host, port=port, log_level="warning")

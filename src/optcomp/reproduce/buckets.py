@@ -11,7 +11,8 @@ import numpy as np
 
 from optcomp import Accuracy, compose, optimal
 from optcomp.fdp import gdp_delta, gdp_epsilon
-from optcomp.mechanisms import Gaussian, Laplace
+from optcomp.mechanisms import Gaussian
+from optcomp.reproduce import vuvuzela
 from optcomp.reproduce._core import Check, Context, Result, fmt, pyplot
 
 # --- Figure 2 ------------------------------------------------------------------------------------------
@@ -70,78 +71,84 @@ def fig2(ctx: Context) -> Result:
 
 
 # --- Figure 3: Vuvuzela ----------------------------------------------------------------------------------
-
-#: (label, Laplace scale b, observations r): Vuvuzela's conversation-protocol noise as we reconstruct it.
-VUVUZELA = (("LP-150k", 7300.0, 65536), ("LP-450k", 13800.0, 524288))
-#: The privacy target of the figure (and of Vuvuzela): e^ε = 2, δ = 1e-4.
-TARGET_EXP_EPSILON, TARGET_DELTA = 2.0, 1e-4
+# One parameter set and model for this target and examples/vuvuzela.py: optcomp.reproduce.vuvuzela.
 
 
-def vuvuzela_curves(scale: float, rounds: int, exp_epsilons: np.ndarray, *, fast: bool = False) -> dict[str, np.ndarray]:
-    """δ(ε) of Vuvuzela's conversation protocol after ``rounds`` rounds, Laplace and same-variance Gaussian.
+def vuvuzela_curves(panel: vuvuzela.Panel, exp_epsilons: np.ndarray, *, fast: bool = False) -> dict[str, np.ndarray]:
+    """δ(ε) of Vuvuzela's conversation protocol after ``panel.rounds`` rounds (:mod:`.vuvuzela`):
 
-    Each round the adversary sees two noisy counts, m₁ (sensitivity 2) and m₂ (sensitivity 1), each with
-    independent noise of scale b. We account the *continuous* noise before Vuvuzela rounds it up (a
-    post-processing: c + ⌈Y⌉ = ⌈c + Y⌉). The clamp of the noise at 0 is *not* a post-processing of the
-    released count (c + max(0, ⌈Y⌉) = max(c, ⌈c + Y⌉) depends on c), so these δ's are those of the
-    unclamped noise; the clamped law is composed exactly in ``examples/vuvuzela.py``.
-    Laplace: certified PLD bracket of r·(Lap(b, Δ=2) ⊗ Lap(b, Δ=1)); Gaussian with the same variance
-    (σ = √2·b): exact GDP, μ = √(5r)/σ.
+    * ``clamped_lower``/``clamped_upper`` — certified bracket for the noise as drawn (rounded, clamped at 0);
+    * ``unclamped_lower``/``unclamped_upper`` — certified bracket for the continuous Laplace noise alone;
+    * ``gaussian`` — exact GDP δ of unclamped Gaussian noise with the same variances (DRS Cor. 2.13).
     """
-    acc = Accuracy(grid_step=1e-4 if fast else 2e-5)
-    pld = compose((Laplace(scale, sensitivity=2.0), rounds), (Laplace(scale, sensitivity=1.0), rounds), accuracy=acc)
     eps = np.log(exp_epsilons)
-    lo, hi = pld.delta_curve(eps)
-    mu = math.sqrt(5.0 * rounds) / (math.sqrt(2.0) * scale)
+    c_lo, c_hi = vuvuzela.clamped(panel).delta_curve(eps)
+    c_lo = np.maximum(c_lo, vuvuzela.clamp_floor(panel))
+    u_lo, u_hi = vuvuzela.unclamped(panel, accuracy=Accuracy(grid_step=1e-4 if fast else 2e-5)).delta_curve(eps)
+    mu = vuvuzela.gaussian_same_variance_mu(panel)
     gauss = np.array([gdp_delta(mu, float(e)) for e in eps])
-    return {"laplace_lower": lo, "laplace_upper": hi, "gaussian": gauss}
+    return {"clamped_lower": c_lo, "clamped_upper": c_hi, "unclamped_lower": u_lo, "unclamped_upper": u_hi,
+            "gaussian": gauss}
+
+
+def _orders(delta: float) -> float:
+    """log₁₀(1e-4 / δ): orders of magnitude below Vuvuzela's δ = 1e-4."""
+    return math.log10(vuvuzela.TARGET_DELTA / delta) if delta > 0 else math.inf
 
 
 def fig3(ctx: Context) -> Result:
-    """Fig. 3: δ vs e^ε for Vuvuzela's Laplace noise and Gaussian noise of the same variance."""
-    grid = np.linspace(1.05, 3.5, 15 if ctx.fast else 50)
-    grid = np.unique(np.concatenate([grid, [TARGET_EXP_EPSILON]]))
+    """Fig. 3: δ vs e^ε for Vuvuzela's Laplace noise (clamped as drawn, and unclamped) and Gaussian noise
+    of the same variance."""
+    target_x = vuvuzela.TARGET_EXP_EPSILON
+    # Fast: three values of e^ε (each costs the exact clamped law a deep-tail query of ~1-2 s per panel).
+    grid = np.array([1.5, 3.0]) if ctx.fast else np.linspace(1.05, 3.5, 50)
+    grid = np.unique(np.concatenate([grid, [target_x]]))
     rows: list[dict[str, Any]] = []
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.8), sharey=True)
     checks: list[Check] = []
-    for ax, (label, b, r) in zip(axes, VUVUZELA, strict=True):
+    for ax, panel in zip(axes, vuvuzela.PANELS, strict=True):
+        label, b, r = panel.label, panel.scale, panel.rounds
         ctx.progress(f"{label}, r = {r}")
-        cur = vuvuzela_curves(b, r, grid, fast=ctx.fast)
+        cur = vuvuzela_curves(panel, grid, fast=ctx.fast)
         for j, x in enumerate(grid):
-            rows.append({"config": label, "scale": b, "rounds": r, "exp_epsilon": float(x),
-                         "laplace_lower": float(cur["laplace_lower"][j]), "laplace_upper": float(cur["laplace_upper"][j]),
-                         "gaussian_same_variance": float(cur["gaussian"][j])})
-        at = int(np.argmin(np.abs(grid - TARGET_EXP_EPSILON)))
-        lap, gau = float(cur["laplace_upper"][at]), float(cur["gaussian"][at])
-        orders_lap = math.log10(TARGET_DELTA / lap) if lap > 0 else math.inf
-        orders_gau = math.log10(TARGET_DELTA / gau) if gau > 0 else math.inf
-        checks.append(Check(f"{label}, r = {r}: δ at e^ε = 2 meets Vuvuzela's target δ ≤ 1e-4", "yes (tight analysis)",
-                            fmt(lap), lap <= TARGET_DELTA))
+            rows.append({"config": label, "mean": panel.mean, "scale": b, "rounds": r, "exp_epsilon": float(x),
+                         **{key: float(v[j]) for key, v in cur.items()}})
+        at = int(np.argmin(np.abs(grid - target_x)))
+        lap, free, gau = (float(cur[key][at]) for key in ("clamped_upper", "unclamped_upper", "gaussian"))
+        checks.append(Check(f"{label}, r = {r}: δ at e^ε = 2 meets Vuvuzela's target δ ≤ 1e-4 (noise as drawn)",
+                            "yes (tight analysis)", fmt(lap), lap <= vuvuzela.TARGET_DELTA))
         if label == "LP-450k":
-            checks.append(Check(f"{label}: orders of magnitude below the original δ = 1e-4", "'almost 4'",
-                                f"{orders_lap:.1f}", 3.0 <= orders_lap <= 5.5))
+            checks.append(Check(
+                f"{label}: orders of magnitude below the original δ = 1e-4", "'almost 4'",
+                f"{_orders(lap):.2f} clamped as drawn (floor {fmt(vuvuzela.clamp_floor(panel))}); "
+                f"{_orders(free):.1f} unclamped", 3.0 <= _orders(lap) <= 4.5 or 3.0 <= _orders(free) <= 4.5))
             checks.append(Check("Gaussian of the same variance: orders below 1e-4", "'more than 6'",
-                                f"{orders_gau:.1f}", orders_gau > 6.0))
+                                f"{_orders(gau):.1f}", _orders(gau) > 6.0))
         else:
-            checks.append(Check(f"{label}: Gaussian of the same variance beats Laplace at e^ε = 2", "Fig. 3 (GS below LP)",
-                                f"{fmt(gau)} < {fmt(lap)}", gau < lap))
-        ax.semilogy(grid, np.maximum(cur["laplace_upper"], 1e-300), "C3-", label=f"{label} Laplace (upper)")
-        ax.semilogy(grid, np.maximum(cur["laplace_lower"], 1e-300), "C3:", lw=1, label="Laplace (lower)")
+            checks.append(Check(f"{label}: Gaussian of the same variance beats Laplace at e^ε = 2",
+                                "Fig. 3 (GS below LP)", f"{fmt(gau)} < {fmt(lap)}", gau < lap))
+        ax.semilogy(grid, np.maximum(cur["clamped_upper"], 1e-300), "C3-", label=f"{label} as drawn (upper)")
+        ax.semilogy(grid, np.maximum(cur["clamped_lower"], 1e-300), "C3:", lw=1, label="as drawn (lower)")
+        ax.semilogy(grid, np.maximum(cur["unclamped_upper"], 1e-300), "C1--", label="Laplace unclamped (upper)")
         ax.semilogy(grid, np.maximum(cur["gaussian"], 1e-300), "C0-", label="Gaussian, same variance")
-        ax.plot([TARGET_EXP_EPSILON], [TARGET_DELTA], "k*", label="privacy target")
+        ax.plot([target_x], [vuvuzela.TARGET_DELTA], "k*", label="privacy target")
         ax.set(xlabel="e^ε", ylim=(1e-30, 1.0), title=f"r = {r:,} observations (b = {b:g})")
         ax.legend(fontsize=7)
     axes[0].set_ylabel("δ")
-    checks.append(Check("GS-15k / GS-45k curves", "in the paper", "not reproduced: their σ is not in our copy", None))
-    fig.suptitle("Privacy buckets Fig. 3: Vuvuzela conversation protocol (reconstructed parameters)")
+    checks.append(Check("GS-15k / GS-45k curves", "in the paper",
+                        "not reproduced here: their σ is not in our copy (examples/vuvuzela.py, docs/vuvuzela.md)", None))
+    fig.suptitle("Privacy buckets Fig. 3: Vuvuzela conversation protocol (parameters: docs/vuvuzela.md)")
     return Result("buckets-fig3", "Privacy buckets Figure 3: Vuvuzela", checks, rows,
-                  params={"configs": [list(c) for c in VUVUZELA], "target": [TARGET_EXP_EPSILON, TARGET_DELTA]},
+                  params={"panels": [[p.label, p.rounds, p.mean, p.scale] for p in vuvuzela.PANELS],
+                          "sensitivities": [vuvuzela.DELTA_SINGLE, vuvuzela.DELTA_PAIR],
+                          "target": [target_x, vuvuzela.TARGET_DELTA]},
                   figure=fig,
-                  assumptions=[("RECONSTRUCTED: Laplace scales b = 7,300 (150k) and 13,800 (450k) are Vuvuzela's as we "
-                               "recall them, not stated in our copy of the excerpt; the means do not enter the bound."),
-                               "Per round: counts m₁ (sensitivity 2) and m₂ (sensitivity 1), independent noise each.",
-                               ("Continuous, unclamped noise is accounted (rounding up is post-processing; the clamp of "
-                                "the noise at 0 is not, it depends on the true count)."),
-                               ("examples/vuvuzela.py composes the clamped noise exactly (docs/vuvuzela.md): there the "
-                                "clamp dominates, δ(ln 2) = 7.8e-5 at r = 65,536.")])
+                  assumptions=[("Parameters: optcomp.reproduce.vuvuzela (shared with examples/vuvuzela.py; sources in "
+                               "docs/vuvuzela.md): Lap(µ, b) single accesses (Δ = 2) and Lap(µ/2, b/2) pairs (Δ = 1) "
+                               "per round, b = 7,300 (µ = 150k) and b = 20,000 (µ = 450k)."),
+                               ("'As drawn': rounded up and clamped at 0 (ShiftedTruncatedLaplace), the protocol's "
+                                "noise; the clamp is not a post-processing and its floor 1 − Π(1 − q_i) bounds δ "
+                                "below at every ε."),
+                               "'Unclamped': the continuous Laplace noise alone (the clamp dropped).",
+                               "Gaussian of the same variance: unclamped, exact GDP."])
