@@ -88,7 +88,11 @@ class UpperEnd:
             j = j + up.astype(np.int64) - down.astype(np.int64)
 
     def finite(self, eps: FloatArray) -> FloatArray:
-        """Certified upper bound on the finite part Σ_{s_j > ε} y_j (1 − e^{ε − s_j})."""
+        """Certified upper bound on the finite part Σ_{s_j > ε} y_j (1 − e^{ε − s_j}).
+
+        ε beyond the last grid loss s_max is read at s_max: δ is non-increasing in ε, so that value
+        bounds δ(ε) too, and θε stays finite (ε up to the largest double, e.g. 1e308)."""
+        eps = np.minimum(np.asarray(eps, dtype=np.float64), self.s_max())
         j = self.index(eps)
         valid = j < self.n
         jj = np.minimum(j, self.n - 1)
@@ -150,15 +154,20 @@ class LowerEnd:
         """
         th = self.theta
         lo_s = eps - 1.0 / (1.0 + th)
-        j0 = max(0, math.floor((lo_s - self.s0) / self.step) - 1)
+        first = (lo_s - self.s0) / self.step
+        if not first < self.n + 1:  # every grid loss is below ε − τ (also ε = 1e308): T is empty
+            return None
+        j0 = max(0, math.floor(first) - 1)
         if j0 >= self.n:
             return None
         j = np.arange(j0, self.n)
         s = self.s(j)
         keep = s >= lo_s
         shift = self.log_a - self.log_p
+        a_j = self.a.values[j]
         with np.errstate(over="ignore"):
-            d = self.p.values[j] - np.exp(shift + eps - s) * self.a.values[j]
+            # e^{…} may overflow to inf where the Q-mass is 0: that bin's Q-term is 0, not inf·0 = nan
+            d = self.p.values[j] - np.where(a_j > 0, np.exp(shift + eps - s) * np.where(a_j > 0, a_j, 1.0), 0.0)
         pos = keep & (d > 0)
         if not np.any(pos):
             return None
