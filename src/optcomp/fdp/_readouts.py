@@ -36,6 +36,7 @@ from optcomp.fdp._tradeoff import (
     TradeOffBracket,
     alpha_grid,
     from_epsilon_delta_family,
+    upper_envelope,
 )
 
 __all__ = ["advantage", "attack_tpr", "delta_at", "epsilon_at", "from_delta_curve", "from_pld"]
@@ -43,8 +44,6 @@ __all__ = ["advantage", "attack_tpr", "delta_at", "epsilon_at", "from_delta_curv
 #: Grid of y = −e^{−t}, t ∈ [0, _SYM_T_MAX], on which the symmetric part of the upper curve is bounded.
 _SYM_T_MAX: float = 40.0
 _SYM_POINTS: int = 4001
-#: α values evaluated at once by the conjugate upper curve.
-_CHUNK: int = 256
 
 
 class _DeltaCurve(Protocol):
@@ -58,21 +57,32 @@ class _DeltaCurve(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _ConjugateUpper(TradeOff):
-    """min{1 − α, max_y (yα − g(y))} for a piecewise lower bound g of f* (see :func:`from_delta_curve`)."""
+def _conjugate_upper(ys: FloatArray, gs: FloatArray) -> PiecewiseLinearTradeOff:
+    """min{1 − α, max_j (y_j α − g_j) + CURVE_ABSOLUTE_SLACK} on [0, 1], clipped to [0, 1], as exact knots.
 
-    ys: FloatArray
-    gs: FloatArray
-
-    def _evaluate(self, alpha: FloatArray) -> FloatArray:
-        vals = np.empty_like(alpha)
-        for start in range(0, alpha.size, _CHUNK):  # bounded memory: chunk × candidates
-            a = alpha[start : start + _CHUNK]
-            vals[start : start + _CHUNK] = np.max(self.ys[None, :] * a[:, None] - self.gs[None, :], axis=1)
-        vals = vals + CURVE_ABSOLUTE_SLACK
-        return np.asarray(np.clip(np.minimum(vals, 1.0 - alpha), 0.0, 1.0), dtype=np.float64)
-
+    The max of lines is their upper envelope (:func:`~optcomp.fdp._tradeoff.upper_envelope`, knots
+    exact up to rounding, which the slack covers); the min with 1 − α adds the crossings. β is made
+    non-increasing by a running max from the right (raising values only: the safe side of an upper
+    curve). Not convex in general; a piecewise-linear upper bound, read exactly over its knots.
+    """
+    xs, vs = upper_envelope(-gs, ys)
+    vs = vs + CURVE_ABSOLUTE_SLACK
+    diag = 1.0 - xs
+    d = vs - diag
+    cross = np.flatnonzero(d[:-1] * d[1:] < 0.0)
+    if cross.size:
+        t = d[cross] / (d[cross] - d[cross + 1])
+        cx = xs[cross] + t * (xs[cross + 1] - xs[cross])
+        cv = np.interp(cx, xs, vs)
+        xs, vs = np.concatenate([xs, cx]), np.concatenate([vs, cv])
+        order = np.argsort(xs, kind="stable")
+        xs, vs = xs[order], vs[order]
+    beta = np.clip(np.minimum(vs, 1.0 - xs), 0.0, 1.0)
+    good = np.r_[True, np.diff(xs) > 0.0]
+    xs, beta = xs[good], beta[good]
+    xs[0], xs[-1] = 0.0, 1.0
+    beta = np.maximum.accumulate(beta[::-1])[::-1]
+    return PiecewiseLinearTradeOff(xs, beta)
 
 
 def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_upper: npt.ArrayLike) -> TradeOffBracket:
@@ -139,21 +149,28 @@ def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_
     gg[-1] = 0.0
     ys = np.concatenate([np.array(cand_y), yy[1:], [0.0]])
     gs = np.concatenate([np.array(cand_g), gg[:-1], [0.0]])
-    upper = _ConjugateUpper(ys, gs)
-    return TradeOffBracket(lower=lower, upper=upper)
+    return TradeOffBracket(lower=lower, upper=_conjugate_upper(ys, gs))
 
 
 def from_pld(pld: _DeltaCurve, epsilons: npt.ArrayLike | None = None) -> TradeOffBracket:
     """Trade-off bracket of a mechanism from its privacy loss distribution (via :func:`from_delta_curve`).
 
-    Uses ``pld.delta_curve(epsilons) -> (lower, upper)`` (certified δ bracket of
-    :class:`optcomp.pld.PrivacyLossDistribution`). The δ curve must be the two-sided δ(ε) of a
-    symmetric trade-off function (the symmetrized mechanism); the lower curve is valid regardless.
+    A :class:`optcomp.pld.PrivacyLossDistribution` is read with its one-pass
+    ``hockey_stick_curve`` (every point from one realisation of the composed vectors; without
+    ``epsilons`` the points are placed where the curve bends, up to the ε where δ falls below
+    ``optcomp.pld._curve.CURVE_DELTA_SCALE``; tilted deep-tail compositions only for points whose
+    width is set by the FFT floor). Any other object is read with ``delta_curve(epsilons) -> (lower,
+    upper)`` on ``epsilons`` (default 0 … 20 in 400 steps). The δ curve must be the two-sided δ(ε) of
+    a symmetric trade-off function (the symmetrized mechanism); the lower curve is valid regardless.
 
     Args:
-        pld: an object with ``delta_curve``.
-        epsilons: ε grid starting at 0 (default: 0 … 20 in 400 steps).
+        pld: a PLD, or any object with ``delta_curve``.
+        epsilons: ε grid starting at 0 (default: automatic for a PLD, else 0 … 20 in 400 steps).
     """
+    curve = getattr(pld, "hockey_stick_curve", None)
+    if curve is not None:
+        c = curve(epsilons)
+        return from_delta_curve(c.epsilons, np.clip(c.lower, 0.0, 1.0), np.clip(c.upper, 0.0, 1.0))
     eps = np.linspace(0.0, 20.0, 401) if epsilons is None else np.asarray(epsilons, dtype=np.float64)
     lo, hi = pld.delta_curve(eps)
     return from_delta_curve(eps, np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0))
@@ -260,10 +277,13 @@ def epsilon_at(f: Readable, delta: float, *, epsilon_max: float = 50.0) -> Bound
     ε ≤ ``epsilon_max`` qualifies. ``lower``: an ε at which even the certified lower δ exceeds ``delta``
     (so the true ε is above it, δ_f being non-increasing); when that holds at ``epsilon_max`` itself the
     true ε exceeds the search range and the answer is ``Bound(epsilon_max, inf)`` — never ``inf`` as a
-    lower end.
+    lower end. A PLD is queried directly (its certified ``epsilon``, not limited by ``epsilon_max``).
     """
     d = check_probability("delta", delta)
     emax = check_positive("epsilon_max", epsilon_max)
+    if not isinstance(f, (TradeOff, TradeOffBracket)) and hasattr(f, "epsilon"):
+        result: Bound = f.epsilon(d)  # a PLD answers ε(δ) itself (certified, no bisection here)
+        return result
 
     def solve(side: str) -> float:
         def val(e: float) -> float:

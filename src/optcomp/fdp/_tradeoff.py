@@ -49,6 +49,7 @@ __all__ = [
     "from_distributions",
     "from_epsilon_delta_family",
     "gaussian_tradeoff",
+    "upper_envelope",
 ]
 
 #: Number of uniform points in the default α grid used by comparisons and numerical operators.
@@ -438,7 +439,7 @@ def from_distributions(p: npt.ArrayLike, q: npt.ArrayLike) -> PiecewiseLinearTra
     return PiecewiseLinearTradeOff(ua, beta[last])
 
 
-def _upper_envelope(intercepts: FloatArray, slopes: FloatArray) -> tuple[FloatArray, FloatArray]:
+def upper_envelope(intercepts: FloatArray, slopes: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Knots (x, y) on [0, 1] of max_i (a_i + b_i x), the upper envelope of lines (convex hull trick).
 
     Lines sorted by slope (ties: largest intercept); a middle line is dropped when its neighbours cross
@@ -490,7 +491,7 @@ def from_epsilon_delta_family(epsilons: npt.ArrayLike, deltas: npt.ArrayLike) ->
     grow, shrink = np.exp(e_f), np.exp(-e_f)
     intercepts = np.concatenate([[0.0], keep, shrink * keep])
     slopes = np.concatenate([[0.0], -grow, -shrink])
-    xs, ys = _upper_envelope(intercepts, slopes)
+    xs, ys = upper_envelope(intercepts, slopes)
     ys = np.minimum.accumulate(np.clip(ys, 0.0, 1.0))
     good = np.r_[True, np.diff(xs) > 0.0]
     return PiecewiseLinearTradeOff(xs[good], ys[good], is_symmetric=True)
