@@ -13,7 +13,8 @@ point of the curve off one realisation of the PLD, per direction of the neighbou
   sup_i f_{ε_i, δ_i} misses f by at most (s_{i+1} − s_i)(α(s_i) − α(s_{i+1}))/4 between two points
   (the height of the triangle between two tangents of a convex function). Points are chosen from a
   dense probe of the (cheap, vectorised) upper curve so that this is ≤ ``CURVE_PLACEMENT_RTOL``·α,
-  up to the ε where δ falls below ``CURVE_DELTA_SCALE``.
+  up to the ε where the upper δ reaches its floor (so group privacy and low-FPR readouts, which read
+  the curve at small δ, find their points).
 
 The grid step is refined (as for every query, :meth:`PrivacyLossDistribution._refine`) until every
 point's width (upper − lower)/max(upper, ``CURVE_DELTA_SCALE``) meets ``accuracy.relative_width``.
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CURVE_DELTA_SCALE", "CURVE_PLACEMENT_RTOL", "HockeyStickCurve", "hockey_stick_curve"]
 
-#: δ level below which curve points are asked for in absolute terms (width ≤ relative_width × this),
-#: and beyond whose ε the placed points stop (the trade-off curve is read to absolute accuracy).
+#: δ level below which curve points are asked for in absolute terms (width ≤ relative_width × this):
+#: the trade-off curve is read to absolute accuracy; deeper points keep their certified brackets.
 CURVE_DELTA_SCALE: float = 1e-6
 #: Relative (to α) bound on the gap between the lower trade-off curve and the truth that the
 #: placement of the ε points aims at (see the module docstring).
@@ -46,6 +47,10 @@ CURVE_PLACEMENT_RTOL: float = 2e-4
 #: A point too wide for the request is read through a tilted composition when the untilted floor is
 #: at least this share of its width (otherwise the grid refinement narrows it).
 _FLOOR_SHARE: float = 0.25
+#: Smallest α the placement resolves relatively (below it, absolutely).
+_ALPHA_FLOOR: float = CURVE_DELTA_SCALE
+#: The untilted lower end is read only where the upper δ exceeds this multiple of the floor.
+_FLOOR_READ: float = 4.0
 #: Points of the dense probe of the upper curve used to place the ε points.
 _PROBE_POINTS: int = 8193
 #: Largest ε placed automatically: e^ε must stay a finite double (slopes −e^ε of the trade-off lines).
@@ -82,9 +87,11 @@ def place(eps: FloatArray, delta: FloatArray, scale: float, rtol: float) -> Floa
 
     Greedy: from the current point a, the next point is the farthest probe point b with
     (s_b − s_a)(α_a − α_b) ≤ 4·rtol·max(α_b, scale), α estimated by chord slopes of δ in s = e^ε
-    (non-increasing, clipped at 0); the last point is the first probe point with δ ≤ ``scale``.
+    (non-increasing, clipped at 0); the last point is the first probe point where δ has come down to
+    within 2× of its smallest probed value (the FFT floor of the untilted upper end, or 0).
     """
-    end = int(np.argmax(delta <= scale)) if np.any(delta <= scale) else eps.size - 1
+    low = delta <= 2.0 * float(np.min(delta))
+    end = int(np.argmax(low))
     e = eps[: end + 1]
     if e.size <= 2:
         return np.asarray(e, dtype=np.float64)
@@ -138,7 +145,7 @@ class _CurveMeasure:
                 top = max(top, base.s_max())
         probe = np.linspace(0.0, min(top, _EPS_CAP), _PROBE_POINTS)
         hi = np.max([_upper0(d, probe) for d in dirs], axis=0)
-        return place(probe, hi, CURVE_DELTA_SCALE, CURVE_PLACEMENT_RTOL)
+        return place(probe, hi, _ALPHA_FLOOR, CURVE_PLACEMENT_RTOL)
 
     def _bad(self, lo: FloatArray, hi: FloatArray) -> npt.NDArray[np.bool_]:
         return np.asarray(hi - lo > self.rw * np.maximum(hi, CURVE_DELTA_SCALE), dtype=np.bool_)
@@ -149,8 +156,10 @@ class _CurveMeasure:
         hi = np.max(ups, axis=0)
         lo = np.zeros(eps.size)
         for d, up in zip(dirs, ups, strict=True):
-            if np.any(up > lo):
-                lo = np.maximum(lo, _lower0(d, eps))
+            # the untilted lower end cannot certify much below its own floor: 0 is its answer there
+            read = up > _FLOOR_READ * _floor(d)
+            if np.any(read & (up > lo)):
+                lo[read] = np.maximum(lo[read], _lower0(d, eps[read]))
         # tilted (deep-tail) compositions only where the untilted FFT floor is what keeps a point wide
         # (elsewhere a finer grid is the remedy, which the refinement provides)
         floor = max(_floor(d) for d in dirs)
