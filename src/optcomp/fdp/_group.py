@@ -8,7 +8,8 @@ Thm 2.14; tight in general, DRS §2.5). :func:`group_privacy` dispatches on the 
 * a piecewise-linear f (f_{ε,δ}, Neyman–Pearson curves, sup_i f_{ε_i,δ_i}, the exact k-fold (ε, δ)
   composition, both curves of :func:`~optcomp.fdp.from_pld`) ↦ the exact piecewise-linear
   1 − h^{∘k}, h = 1 − f: h is non-decreasing and piecewise linear, so h ∘ H is piecewise linear with
-  knots at the knots of H and at the preimages under H of the knots of h. For f = f_{ε,δ} the result
+  knots at the knots of H and at the preimages under H of the knots of h. Errors grow by h's local
+  slope per application; each knot carries its bound in ``knot_error`` and the readouts widen by it. For f = f_{ε,δ} the result
   has δ(kε) = δ(1 + e^ε + … + e^{(k−1)ε}) exactly (the group (ε, δ) statement; the curve itself is
   tighter than f_{kε, δ(1+…+e^{(k−1)ε})} away from that ε) — the readouts are exact over its knots;
 * a :class:`~optcomp.fdp.TradeOffBracket` ↦ the bracket of the two images: f ↦ 1 − (1 − f)^{∘k} is
@@ -26,7 +27,7 @@ from typing import overload
 
 import numpy as np
 
-from optcomp._numerics import FloatArray, check_int
+from optcomp._numerics import CURVE_ABSOLUTE_SLACK, UNIT_ROUNDOFF, FloatArray, check_int
 from optcomp.fdp._compose import MAX_PRODUCT_ATOMS
 from optcomp.fdp._tradeoff import GaussianTradeOff, PiecewiseLinearTradeOff, TradeOff, TradeOffBracket
 
@@ -63,17 +64,41 @@ def _preimages(xs: FloatArray, ys: FloatArray, values: FloatArray) -> FloatArray
     return np.concatenate(out)
 
 
-def _group_pl(f: PiecewiseLinearTradeOff, k: int) -> PiecewiseLinearTradeOff:
-    """The exact knots of 1 − h^{∘k}, h = 1 − f (see the module docstring); up to rounding of the knots."""
+def _group_pl(f: PiecewiseLinearTradeOff, k: int) -> PiecewiseLinearTradeOff | None:
+    """The knots of 1 − h^{∘k}, h = 1 − f (see the module docstring), with a per-knot error bound.
+
+    The error of each knot value is tracked through the iteration: h's knot values carry an absolute
+    error e_h = CURVE_ABSOLUTE_SLACK + f's ``knot_error`` (f's knots represent the intended curve up to
+    that); evaluating h at a value v known to ±e costs L(v ± e)·e + e_h + 4u·h(v), L the steepest slope of h
+    on [v − e, v + e] (h is only steep near 0, where its values are small, so errors stay small where
+    the curve is read). A kink of the exact curve missed by the knot position error moves the chord by
+    at most as much again: the final bound is doubled. ``None`` when the bound is not finite.
+    """
     hx, hy = f.alpha, 1.0 - f.beta  # h non-decreasing, knots strictly increasing in x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = np.maximum(np.diff(hy) / np.diff(hx), 0.0)
+    e_h = CURVE_ABSOLUTE_SLACK + float(np.max(f.knot_error))
     xs, ys = hx, hy
+    es = np.full(xs.size, e_h)
+    last = slopes.size - 1
     for _ in range(k - 1):
         new = np.unique(np.concatenate([xs, _preimages(xs, ys, hx)]))
         inner = np.interp(new, xs, ys)
+        inner_err = np.interp(new, xs, es) + 4.0 * UNIT_ROUNDOFF * inner
+        j_lo = np.clip(np.searchsorted(hx, inner - inner_err, side="right") - 1, 0, last)
+        j_hi = np.clip(np.searchsorted(hx, inner + inner_err, side="right") - 1, 0, last)
+        lip = np.maximum(slopes[j_lo], slopes[j_hi])
+        for i in np.flatnonzero(j_hi > j_lo + 1):  # rare: the error interval spans several pieces
+            lip[i] = max(lip[i], float(np.max(slopes[j_lo[i] : j_hi[i] + 1])))
         xs, ys = new, np.interp(inner, hx, hy)
+        es = lip * inner_err + e_h + 4.0 * UNIT_ROUNDOFF * ys
         ys = np.maximum.accumulate(np.clip(ys, 0.0, 1.0))
+    es = 2.0 * es
+    if not np.all(np.isfinite(es)):
+        return None
     beta = np.minimum.accumulate(1.0 - ys)
-    return PiecewiseLinearTradeOff(xs, np.clip(beta, 0.0, 1.0))
+    # f symmetric (h ∘ (1 − ·) ∘ h = 1 − ·) ⇒ h^k ∘ (1 − ·) ∘ h^k = 1 − ·: the group curve is symmetric too
+    return PiecewiseLinearTradeOff(xs, np.clip(beta, 0.0, 1.0), is_symmetric=f.symmetric, knot_error=es)
 
 
 @singledispatch
@@ -90,8 +115,8 @@ def _(f: GaussianTradeOff, k: int) -> TradeOff:
 
 @_group.register
 def _(f: PiecewiseLinearTradeOff, k: int) -> TradeOff:
-    if f.alpha.size * k > MAX_PRODUCT_ATOMS:  # the exact curve would be too long: evaluate pointwise
-        return _GroupTradeOff(f, k)
+    out = None if f.alpha.size * k > MAX_PRODUCT_ATOMS else _group_pl(f, k)
+    return _GroupTradeOff(f, k) if out is None else out  # too many knots or an unbounded error: pointwise
     return _group_pl(f, k)
 
 

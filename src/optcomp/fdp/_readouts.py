@@ -190,19 +190,26 @@ def _piecewise_gap(curve: PiecewiseLinearTradeOff, epsilon: float, *, side: str)
     Exact in exact arithmetic (a convex piecewise-linear f attains the conjugate's sup at a knot). Each
     value is a sum of three terms, so its absolute error is at most 4u(1 + β_k + e^ε α_k); knots that are
     cumulative sums of the m masses of a discrete pair (:func:`from_distributions`, :func:`tensor`) carry
-    up to m·u more. The bracket is widened by (CURVE_ABSOLUTE_SLACK + m·u)(1 + e^ε α_k) per knot — an
+    up to m·u more; a curve with a ``knot_error`` E (β_k off by ≤ E, α_k by ≤ E·α_k) adds E(1 + e^ε α_k)
+    (E(1 + e^ε) through the inverse). The bracket is widened by (CURVE_ABSOLUTE_SLACK + m·u)(1 + e^ε α_k) per knot — an
     absolute, not relative, error: δ below
     ~10⁻¹⁵ read off knots is only known to that absolute accuracy (a curve that knows its source, such as
     :class:`~optcomp.fdp.EpsilonDeltaComposition`, is read in log space instead).
     """
     slope = math.exp(epsilon) if epsilon < _LOG_FLOAT_MAX else math.inf
     best = -math.inf
-    for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
+    for side_i, c in enumerate((curve,) if curve.symmetric else (curve, curve.inverse())):
         with np.errstate(invalid="ignore", over="ignore"):
             sx = np.where(c.alpha == 0.0, 0.0, slope * c.alpha)
         fin = np.isfinite(sx)  # e^ε α = ∞: that knot contributes −∞
         vals = 1.0 - c.beta[fin] - sx[fin]
         err = (CURVE_ABSOLUTE_SLACK + c.alpha.size * UNIT_ROUNDOFF) * (1.0 + sx[fin])
+        e_k = np.broadcast_to(np.asarray(c.knot_error, dtype=np.float64), c.alpha.shape)[fin]
+        if np.any(e_k > 0.0):
+            # |β_k error| ≤ E_k and |α_k error| ≤ E_k·α_k: the value is off by ≤ E_k(1 + e^ε α_k); read
+            # through the inverse, α and β swap roles and the bound is E(1 + e^ε) (E at the knot α = 0)
+            s_e = sx[fin] if side_i == 0 else np.where(c.alpha[fin] > 0.0, slope, 0.0)
+            err = err + e_k * (1.0 + s_e)
         cand = vals + err if side == "upper" else vals - err
         best = max(best, float(np.max(cand)))  # the knot α = 0 is always finite
     return min(1.0, max(0.0, best))
@@ -227,7 +234,7 @@ def _line_gap(curve: TradeOff, epsilon: float, *, side: str) -> float:
     slope = math.exp(epsilon) if epsilon < _LOG_FLOAT_MAX else math.inf
     x = np.unique(np.concatenate([alpha_grid(), curve.breakpoints()]))
     vals: list[float] = []
-    for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
+    for side_i, c in enumerate((curve,) if curve.symmetric else (curve, curve.inverse())):
         fx = np.asarray(c(x), dtype=np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
             sx = np.where(x == 0.0, 0.0, slope * x)  # slope may be inf (ε beyond e^ε's float range)
