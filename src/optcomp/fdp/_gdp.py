@@ -36,6 +36,11 @@ from optcomp._numerics import (
 
 _SQRT2: float = math.sqrt(2.0)
 
+#: |a| beyond which a² overflows (then δ_μ(ε) ≤ Φ(a) underflows every double).
+_A_FAR: float = 1e150
+#: The smallest positive double (the upper end of a δ that is positive but below every double).
+_TINY: float = math.ulp(0.0)
+
 #: Relative error of exp on a log value, and of the product by (1 ± it): a few ulps.
 _EXP_SLACK: float = 4.0 * float(np.finfo(np.float64).eps)
 
@@ -100,10 +105,19 @@ def _log_delta_with_error(mu: float, eps: FloatArray) -> tuple[FloatArray, Float
     return out, err
 
 
+def _far(mu: float, eps: FloatArray) -> npt.NDArray[np.bool_]:
+    """Where a = −ε/μ + μ/2 < −_A_FAR: a² overflows, and δ ≤ Φ(a) < φ(a)/|a| is below every double."""
+    return np.asarray(-eps / mu + mu / 2.0 < -_A_FAR, dtype=np.bool_)
+
+
 def _log_delta_upper(mu: float, eps: FloatArray) -> FloatArray:
-    """A certified upper bound on log δ_μ(ε) (the estimate plus its error bound), μ > 0, finite ε ≥ 0."""
-    log_d, err = _log_delta_with_error(mu, eps)
-    out = np.where(np.isfinite(err), log_d + err, 0.0)  # unknown error: the trivial log δ ≤ 0
+    """A certified upper bound on log δ_μ(ε) (the estimate plus its error bound), μ > 0, finite ε ≥ 0;
+    −(largest double) where log δ < −a²/2 is below every double (still above the truth there)."""
+    far = _far(mu, eps)
+    out = np.full(eps.shape, -float(np.finfo(np.float64).max))
+    if np.any(~far):
+        log_d, err = _log_delta_with_error(mu, eps[~far])
+        out[~far] = np.where(np.isfinite(err), log_d + err, 0.0)  # unknown error: the trivial log δ ≤ 0
     return np.asarray(np.minimum(out, 0.0), dtype=np.float64)
 
 
@@ -116,7 +130,9 @@ def _delta_bracket(mu: float, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
     hi = np.zeros(eps.shape)
     if mu == 0.0:
         return lo, hi
-    fin = np.isfinite(eps)
+    far = np.isfinite(eps) & _far(mu, eps)
+    hi[far] = _TINY  # 0 < δ < φ(a)/|a| < the smallest double
+    fin = np.isfinite(eps) & ~far
     if np.any(fin):
         log_d, err = _log_delta_with_error(mu, eps[fin])
         ok = np.isfinite(err)
