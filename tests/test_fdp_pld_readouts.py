@@ -132,3 +132,17 @@ def test_hockey_stick_curve_explicit_grid_rejects_bad_epsilons() -> None:
         pld.hockey_stick_curve([0.0, -1.0])
     with pytest.raises(ValueError, match="epsilons"):
         pld.hockey_stick_curve([0.0, float("nan")])
+
+
+@pytest.mark.parametrize(("sigma", "k"), [(4.0, 10), (1.0, 3), (0.5, 1)])
+def test_from_pld_bracket_contains_gaussian_curve_everywhere(sigma: float, k: int) -> None:
+    """Both curves on the whole α grid (incl. 2^-40 … 1 − 2^-40) against G_μ, and the bracket is tight."""
+    from optcomp.fdp import alpha_grid
+
+    pld = optcomp.compose((Gaussian(sigma), k))
+    b = bounded(lambda: from_pld(pld))
+    a = alpha_grid()
+    truth = np.asarray(gaussian_tradeoff(math.sqrt(k) / sigma)(a))
+    lo, hi = (np.asarray(v) for v in b(a))
+    assert np.all(lo <= truth) and np.all(truth <= hi)
+    assert float(np.max(hi - lo)) < 1e-3

@@ -40,9 +40,6 @@ from optcomp.fdp._tradeoff import (
 
 __all__ = ["advantage", "attack_tpr", "delta_at", "epsilon_at", "from_delta_curve", "from_pld"]
 
-#: Grid of y = −e^{−t}, t ∈ [0, _SYM_T_MAX], on which the symmetric part of the upper curve is bounded.
-_SYM_T_MAX: float = 40.0
-_SYM_POINTS: int = 4001
 
 
 class _DeltaCurve(Protocol):
@@ -84,17 +81,92 @@ def _conjugate_upper(ys: FloatArray, gs: FloatArray) -> PiecewiseLinearTradeOff:
     return PiecewiseLinearTradeOff(xs, beta)
 
 
+def _support_lower(z: FloatArray, lo: FloatArray, hi: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """A piecewise-linear g ≤ f* on (−∞, −1] from lo_j ≤ f*(z_j) ≤ hi_j at z_0 < … < z_{n−1} = −1.
+
+    f* is convex, non-decreasing, with slope ≤ 1 and f* ≥ −1 (DRS §2.4: f*(y) = sup_α (yα − f(α))). On
+    [z_j, z_{j+1}], g is the max of the lines: lo_j (monotone); lo_{j+1} − (z_{j+1} − y) (slope ≤ 1); the
+    secant through (z_{j−1}, hi_{j−1}) and (z_j, lo_j) extended to the right, and the one through
+    (z_{j+1}, lo_{j+1}) and (z_{j+2}, hi_{j+2}) extended to the left (convexity: a secant's extension
+    lies below a convex function, and raising the far end to hi, lowering the near end to lo, keeps it
+    below). Left of z_0: −1, lo_0 − (z_0 − y), and the left secant through (z_0, lo_0), (z_1, hi_1).
+    The secants make g second-order close to f* (the monotone/slope lines alone are first order).
+
+    Returns the kinks and end points (y_c, g(y_c)) — the candidates of sup_y (yα − g(y)), which a PL g
+    attains at one of them. Lines are taken in local coordinates t = y − z_{j+1}; each
+    g value is lowered by 8u(2 + |g| + |t|(1 + max|slope|)), which covers the rounding of the kinks'
+    positions and values (a kink missed by Δt changes yα − g by at most |Δt|(1 + max|slope|)).
+    """
+    n = z.size
+    u8 = 8.0 * UNIT_ROUNDOFF
+    if n == 1:
+        lines_v = np.array([[lo[0], lo[0], -1.0]])
+        lines_s = np.array([[0.0, 1.0, 0.0]])
+        anchors = np.array([z[0]])
+        widths = np.array([np.inf])
+    else:
+        h = np.diff(z)
+        m = n - 1  # intervals [z_j, z_{j+1}], plus the left tail (index m)
+        v = np.full((m + 1, 4), -np.inf)
+        sl = np.zeros((m + 1, 4))
+        v[:m, 0] = lo[:-1]
+        v[:m, 1], sl[:m, 1] = lo[1:], 1.0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            right = (lo[1:-1] - hi[:-2]) / h[:-1]  # secant slopes into z_j, j = 1 … n − 2
+            left = (hi[2:] - lo[1:-1]) / h[1:]  # secant slopes out of z_{j+1}, j = 0 … n − 3
+        # right extension on interval j (j ≥ 1): lo_j + σ(y − z_j) = lo_j + σ(t + h_j)
+        v[1:m, 2] = lo[1:-1] + right * h[1:]
+        sl[1:m, 2] = right
+        # left extension on interval j (j ≤ n − 3): lo_{j+1} + τ t
+        v[: m - 1, 3] = lo[1:-1]
+        sl[: m - 1, 3] = left
+        # the left tail, anchored at z_0: −1, slope-1 line, left secant through (z_0, lo_0), (z_1, hi_1)
+        v[m] = [-1.0, lo[0], lo[0] + 0.0, -np.inf]
+        sl[m] = [0.0, 1.0, (hi[1] - lo[0]) / h[0], 0.0]
+        bad = ~np.isfinite(v) | ~np.isfinite(sl)
+        v[bad], sl[bad] = -np.inf, 0.0
+        lines_v, lines_s = v, sl
+        anchors = np.concatenate([z[1:], [z[0]]])
+        widths = np.concatenate([h, [np.inf]])
+
+    def g_local(j: np.ndarray, t: FloatArray) -> FloatArray:
+        vals = lines_v[j] + lines_s[j] * t[:, None]
+        g = np.max(vals, axis=1)
+        smax = np.max(np.abs(lines_s[j]), axis=1)
+        return np.asarray(g - u8 * (2.0 + np.abs(g) + np.abs(t) * (1.0 + smax)), dtype=np.float64)
+
+    # candidates: both ends of every interval and every pairwise crossing inside it
+    cy: list[FloatArray] = []
+    cg: list[FloatArray] = []
+    k = lines_v.shape[0]
+    idx = np.arange(k)
+    ends = [np.zeros(k), np.where(np.isfinite(widths), -widths, np.nan)]
+    for a in range(lines_v.shape[1]):
+        for b in range(a + 1, lines_v.shape[1]):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ends.append((lines_v[:, b] - lines_v[:, a]) / (lines_s[:, a] - lines_s[:, b]))
+    for t in ends:
+        ok = np.isfinite(t) & (t <= 0.0) & (t >= -widths)
+        ok &= np.isfinite(lines_v[idx, 0]) | np.isfinite(lines_v[idx, 1])
+        if np.any(ok):
+            cy.append(anchors[ok] + t[ok])
+            cg.append(g_local(idx[ok], t[ok]))
+    cand_y = np.concatenate(cy)
+    cand_g = np.concatenate(cg)
+
+    return cand_y, cand_g
+
+
 def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_upper: npt.ArrayLike) -> TradeOffBracket:
     """Certified bracket of a symmetric trade-off f from bracketed δ(ε) = 1 + f*(−e^ε) on an ε grid.
 
     * lower = sup_i f_{ε_i, δ_upper(ε_i)}: valid for any mechanism that is (ε_i, δ_upper(ε_i))-DP
       (DRS Prop. 2.8, dual → primal); exact piecewise linear.
-    * upper: with y_i = −e^{ε_i} and c_i = δ_lower(ε_i) − 1 ≤ f*(y_i), and f* non-decreasing with slope
-      in [0, 1] (its subgradients are the α's where the sup is attained), f* ≥ g where on [y_{i+1}, y_i]
-      g(y) = max{c_{i+1}, c_i − (y_i − y)}, on [−1, 0] g(y) = max{c_0, y}, and left of the grid
-      g(y) = max{−1, c_last − (y_last − y)}. Then f = f** ≤ g*, and g* is a max over the end points and
-      kinks of these pieces. On (−1, 0], symmetry gives f*(y) = −y f*(1/y), so f* ≥ max{c_0, y, −y g(1/y)}
-      there, and a fine grid of y with f* non-decreasing bounds the sup on each grid cell. Needs f symmetric (δ_lower must bound 1 + f*(−e^ε) from below) and ε_0 = 0.
+    * upper: with y_i = −e^{ε_i} and δ_lower(ε_i) − 1 ≤ f*(y_i) ≤ δ_upper(ε_i) − 1, f* convex and
+      non-decreasing with slope in [0, 1] (its subgradients are the α's where the sup is attained),
+      f* ≥ g for the piecewise-linear g of :func:`_support_lower` (monotone, slope and convex-secant
+      lines). Then f = f** ≤ g*, and g* is a max over the end points and kinks of g. On (−1, 0], symmetry
+      gives f*(y) = −y f*(1/y), so f* ≥ max{c_0, −y g(1/y)} there, again piecewise linear with known kinks. Needs f symmetric (δ_lower must bound 1 + f*(−e^ε) from below) and ε_0 = 0.
 
     Args:
         epsilons: strictly increasing ε grid starting at 0.
@@ -116,38 +188,24 @@ def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_
     lower = from_epsilon_delta_family(eps, dhi)
     y = -np.exp(eps)
     c = dlo - 1.0
-    # y ≤ −1: exact maximisation of yα − g(y) over the end points and kinks of each piece of g.
-    cand_y: list[float] = [-1.0]
-    cand_g: list[float] = [float(c[0])]
-    for i in range(eps.size):
-        cand_y.append(float(y[i]))
-        cand_g.append(float(c[i]))
-        if i + 1 < eps.size:
-            k = float(c[i + 1] - c[i] + y[i])
-            if y[i + 1] <= k <= y[i]:
-                cand_y.append(k)
-                cand_g.append(float(c[i + 1]))
-    k_tail = float(y[-1] - c[-1] - 1.0)
-    if k_tail <= y[-1]:
-        cand_y.append(k_tail)
-        cand_g.append(-1.0)
-
-    def g_left(z: FloatArray) -> FloatArray:
-        """The lower bound g(z) ≤ f*(z) for z ≤ −1 described above."""
-        i = np.clip(np.searchsorted(-y, -z, side="right") - 1, 0, eps.size - 1)
-        nxt = np.minimum(i + 1, eps.size - 1)
-        inner = np.maximum(c[nxt], c[i] - (y[i] - z))
-        tail = np.maximum(-1.0, c[-1] - (y[-1] - z))
-        return np.where(z < y[-1], tail, inner)
-
-    # −1 < y ≤ 0: f* is non-decreasing, so on [y_j, y_{j+1}] yα − f*(y) ≤ y_{j+1}α − G(y_j) with
-    # G = max{c_0, y, −y g(1/y)} ≤ f* (slope ≤ 1 from f*(0) = 0; symmetry f*(y) = −y f*(1/y)).
-    t = np.linspace(0.0, _SYM_T_MAX, _SYM_POINTS)
-    yy = np.concatenate([-np.exp(-t), [0.0]])
-    gg = np.maximum.reduce([np.full(yy.size, c[0]), yy, -yy * g_left(np.minimum(1.0 / np.where(yy < 0, yy, -1.0), -1.0))])
-    gg[-1] = 0.0
-    ys = np.concatenate([np.array(cand_y), yy[1:], [0.0]])
-    gs = np.concatenate([np.array(cand_g), gg[:-1], [0.0]])
+    cand_y, cand_g = _support_lower(y[::-1].copy(), c[::-1].copy(), dhi[::-1] - 1.0)
+    # −1 < y ≤ 0: symmetry gives f*(y) = −y f*(1/y) ≥ P(y) = −y g(1/y), the perspective of g — linear
+    # between the images 1/y_c of g's kinks — and monotonicity f*(y) ≥ f*(−1) ≥ c_0. G = max{c_0, P} is
+    # piecewise linear with kinks at the 1/y_c and where P crosses c_0: those are its candidates.
+    inv_y = 1.0 / cand_y
+    order = np.argsort(inv_y)
+    py = inv_y[order]
+    pg = -cand_g[order] / cand_y[order]
+    pg = pg - 8.0 * UNIT_ROUNDOFF * (1.0 + np.abs(pg))
+    cross_y: list[float] = []
+    for i in np.flatnonzero((pg[:-1] - c[0]) * (pg[1:] - c[0]) < 0.0):
+        frac = (c[0] - pg[i]) / (pg[i + 1] - pg[i])
+        cross_y.append(float(py[i] + frac * (py[i + 1] - py[i])))
+    inner = (py > -1.0) & (py < 0.0)
+    ys = np.concatenate([cand_y, py[inner], np.array(cross_y), [-1.0, 0.0]])
+    gs = np.concatenate(
+        [cand_g, np.maximum(pg[inner], c[0]), np.full(len(cross_y), float(c[0])), [float(c[0]), 0.0]]
+    )
     return TradeOffBracket(lower=lower, upper=_conjugate_upper(ys, gs))
 
 

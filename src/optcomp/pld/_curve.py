@@ -12,7 +12,8 @@ point of the curve off one realisation of the PLD, per direction of the neighbou
   in s with slope −α(s) (α the type I error of the supporting test), and the lower trade-off curve
   sup_i f_{ε_i, δ_i} misses f by at most (s_{i+1} − s_i)(α(s_i) − α(s_{i+1}))/4 between two points
   (the height of the triangle between two tangents of a convex function). Points are chosen from a
-  dense probe of the (cheap, vectorised) upper curve so that this is ≤ ``CURVE_PLACEMENT_RTOL``·α,
+  dense probe of the (cheap, vectorised) upper curve so that this is ≤ ``CURVE_PLACEMENT_RTOL`` times
+  the attack's TPR 1 − f(α) = δ + e^ε α there,
   up to the ε where the upper δ reaches its floor (so group privacy and low-FPR readouts, which read
   the curve at small δ, find their points).
 
@@ -79,14 +80,15 @@ def _lower0(d: _Direction, eps: FloatArray) -> FloatArray:
     base = d.lower(0)
     if base is None:
         return np.full(eps.size, d.p_inf_lo)
-    return base.delta(eps)
+    return base.delta_suffix(eps)
 
 
 def place(eps: FloatArray, delta: FloatArray, scale: float, rtol: float) -> FloatArray:
     """A subset of the probe points ``eps`` (δ estimates ``delta``) where the curve bends.
 
     Greedy: from the current point a, the next point is the farthest probe point b with
-    (s_b − s_a)(α_a − α_b) ≤ 4·rtol·max(α_b, scale), α estimated by chord slopes of δ in s = e^ε
+    (s_b − s_a)(α_a − α_b) ≤ 4·rtol·max(δ_b + s_b α_b, scale), i.e. the gap relative to the attack's
+    TPR 1 − β = δ + e^ε α at the tangent point, α estimated by chord slopes of δ in s = e^ε
     (non-increasing, clipped at 0); the last point is the first probe point where δ has come down to
     within 2× of its smallest probed value (the FFT floor of the untilted upper end, or 0).
     """
@@ -107,7 +109,7 @@ def place(eps: FloatArray, delta: FloatArray, scale: float, rtol: float) -> Floa
         b = a + 1
         while b + 1 < e.size:
             right = alpha[min(b, m - 1)]
-            if (s[b + 1] - s[a]) * (left - right) > 4.0 * rtol * max(right, scale):
+            if (s[b + 1] - s[a]) * (left - right) > 4.0 * rtol * max(d[b + 1] + s[b + 1] * right, scale):
                 break
             b += 1
         keep.append(b)
