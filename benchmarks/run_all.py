@@ -1,6 +1,6 @@
 """Run every benchmark and gather the results into ``benchmarks/RESULTS.md``.
 
-Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py`` and ``bench_rdp.py``, each in its own
+Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py``, ``bench_rdp.py`` and ``bench_fdp.py``, each in its own
 interpreter, then concatenates their ``RESULTS_*.md`` (those that exist) into ``RESULTS.md``.
 Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``), except ``--skip-optimal``, which
 reuses the existing ``RESULTS_optimal.md`` instead of re-running ``bench_optimal.py``.
@@ -19,6 +19,7 @@ BENCHMARKS = [
     ("bench_pld.py", "RESULTS_pld.md"),
     ("bench_planner.py", "RESULTS_planner.md"),
     ("bench_rdp.py", "RESULTS_rdp.md"),
+    ("bench_fdp.py", "RESULTS_fdp.md"),
 ]
 
 

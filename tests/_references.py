@@ -12,6 +12,7 @@ import mpmath
 from tests.tolerances import MPMATH_DPS
 
 __all__ = [
+    "classic_closed_forms",
     "epsilon_delta_composition_delta",
     "gdp_delta",
     "gdp_epsilon",
@@ -141,3 +142,23 @@ def group_epsilon_delta_tradeoff(epsilon: float, delta: float, g: int, alpha: fl
         for _ in range(g):
             x = min(mpmath.mpf(1), d + mpmath.exp(e) * x, 1 - mpmath.exp(-e) * (1 - d - x))
         return 1 - x
+
+
+def classic_closed_forms(epsilon: float, delta: float, k: int, delta_slack: float) -> dict[str, mpmath.mpf]:
+    """The classic composition theorems' closed forms at ``MPMATH_DPS`` digits (``optcomp.bounds``):
+    DRV advanced ε = kε(e^ε − 1) + ε√(2k ln(1/δ̃)) (KOV Thm III.2), lecture-notes ε =
+    kε tanh(ε/2) + ε√(2k ln(1/δ̃)) (Smith–Ullman Thm 1.1), KOV ε = min{kε, kε tanh(ε/2) +
+    ε√(2k ln(e + √k ε/δ̃)), kε tanh(ε/2) + ε√(2k ln(1/δ̃))} and δ = 1 − (1 − δ)^k (1 − δ̃) (KOV Thm III.4),
+    the TV bound δ + (1 − δ) tanh(ε/2) (KOV Remark A.1(b)) and KOV Cor V.1's ε₀ = ε/√(4k ln(e + ε/δ))."""
+    with mpmath.workdps(MPMATH_DPS):
+        e, d, s, kk = mpmath.mpf(epsilon), mpmath.mpf(delta), mpmath.mpf(delta_slack), mpmath.mpf(k)
+        drift = kk * e * mpmath.tanh(e / 2)
+        root = e * mpmath.sqrt(2 * kk * mpmath.log(1 / s))
+        return {
+            "drv": kk * e * mpmath.expm1(e) + root,
+            "notes": drift + root,
+            "kov": min(kk * e, drift + e * mpmath.sqrt(2 * kk * mpmath.log(mpmath.e + mpmath.sqrt(kk) * e / s)), drift + root),
+            "kov_delta": -mpmath.expm1(kk * mpmath.log1p(-d) + mpmath.log1p(-s)),  # 1 − (1 − δ)^k (1 − δ̃)
+            "tv": d + (1 - d) * mpmath.tanh(e / 2),
+            "per_query": e / mpmath.sqrt(4 * kk * mpmath.log(mpmath.e + e / d)) if d > 0 else mpmath.mpf(0),
+        }
