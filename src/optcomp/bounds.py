@@ -55,6 +55,9 @@ def _check_mechanisms(mechanisms: Sequence[EpsDelta]) -> list[EpsDelta]:
 
 #: Unit roundoff of float64 (2^-53): each correctly rounded operation is off by at most this, relatively.
 _U = 2.0**-53
+#: Operations charged to every advanced-composition ε (the same for all forms, so that equal formulas
+#: give equal answers: drift sums, ln, sqrt, products, with their libm errors).
+_ADVANCED_OPS = 16
 
 
 def _up(x: float, ops: int) -> float:
@@ -172,7 +175,7 @@ def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> Ep
     epsilon, delta = check_epsilon_delta(epsilon, delta)
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
-    eps = _up(k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)), 10)
+    eps = _up(k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)), _ADVANCED_OPS)
     return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
 
 
@@ -193,7 +196,7 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
     epsilon, delta = check_epsilon_delta(epsilon, delta)
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
-    eps = _up(epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon), 12)
+    eps = _up(epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon), _ADVANCED_OPS)
     return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
 
 
@@ -203,13 +206,13 @@ def _heterogeneous_advanced(
     sums = _sums(mechanisms)
     delta_slack = _check_slack(delta_slack)
     drift_sum = sums.drift_drv if drift is _drv_drift else sums.drift
-    return (_up(_advanced_epsilon(drift_sum, sums.root, delta_slack), 16), min(1.0, _up(sums.sum_delta + delta_slack, 2)))
+    return (_advanced_epsilon(drift_sum, sums.root, delta_slack), min(1.0, _up(sums.sum_delta + delta_slack, 2)))
 
 
 def _advanced_epsilon(drift_sum: float, root: float, delta_slack: float) -> float:
     """Σdrift + √(Σε_i²)·√(2 ln(1/δ̃)), with δ̃ ∈ (0, 1]; the product is 0 (not inf·0) when δ̃ = 1."""
     t = math.sqrt(2.0 * -math.log(delta_slack))
-    return drift_sum + (root * t if t > 0.0 else 0.0)
+    return _up(drift_sum + (root * t if t > 0.0 else 0.0), _ADVANCED_OPS)
 
 
 def _drv_drift(epsilon: float) -> float:
@@ -297,8 +300,8 @@ def _kov_epsilon(sum_eps: float, root: float, sum_drift: float, delta_slack: flo
     """
     candidates = [sum_eps]  # already rounded up by the caller (exact when it is exact)
     if delta_slack > 0.0:
-        candidates.append(_up(sum_drift + root * math.sqrt(2.0 * _log_e_plus(root, delta_slack)), 20))
-        candidates.append(_up(sum_drift + root * math.sqrt(2.0 * -math.log(delta_slack)), 16))
+        candidates.append(_up(sum_drift + root * math.sqrt(2.0 * _log_e_plus(root, delta_slack)), _ADVANCED_OPS + 4))
+        candidates.append(_up(sum_drift + root * math.sqrt(2.0 * -math.log(delta_slack)), _ADVANCED_OPS))
     return min(candidates)  # the min of upper ends is an upper end of the min
 
 
