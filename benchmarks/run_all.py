@@ -1,7 +1,7 @@
 """Run every benchmark and gather the results into ``benchmarks/RESULTS.md``.
 
-Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py``, ``bench_rdp.py`` and
-``bench_samplers.py``, each in its own
+Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py``, ``bench_rdp.py``, ``bench_samplers.py``,
+``bench_fdp.py`` and ``bench_ledger.py``, each in its own
 interpreter, then concatenates their ``RESULTS_*.md`` (those that exist) into ``RESULTS.md``.
 Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``), except ``--skip-optimal``, which
 reuses the existing ``RESULTS_optimal.md`` instead of re-running ``bench_optimal.py``.
@@ -21,6 +21,8 @@ BENCHMARKS = [
     ("bench_planner.py", "RESULTS_planner.md"),
     ("bench_rdp.py", "RESULTS_rdp.md"),
     ("bench_samplers.py", "RESULTS_samplers.md"),
+    ("bench_fdp.py", "RESULTS_fdp.md"),
+    ("bench_ledger.py", "RESULTS_ledger.md"),
 ]
 
 

@@ -12,9 +12,12 @@ import mpmath
 from tests.tolerances import MPMATH_DPS
 
 __all__ = [
+    "classic_closed_forms",
     "epsilon_delta_composition_delta",
     "gdp_delta",
     "gdp_epsilon",
+    "group_epsilon_delta_tradeoff",
+    "poisson_gaussian_two_step_delta",
     "subsampled_gaussian_delta",
 ]
 
@@ -131,3 +134,77 @@ DP_ACCOUNTING_TRUNCATED_EPSILON = 2.395486972345338
 #: PLD_accounting 2.0 (Feldman–Shenfeld), ``gaussian_allocation_epsilon_range(delta=1e-6, sigma=3.0,
 #: num_steps=100, num_selected=10, num_epochs=1)``, run on 2026-11-24: its (lower, upper) ε.
 PLD_ACCOUNTING_ALLOCATION_EPSILON = (1.4575104425149317, 1.5257305409041644)
+def poisson_gaussian_two_step_delta(sigma: float, sampling_rate: float, epsilon: float) -> mpmath.mpf:
+    """δ(ε) of two Poisson-subsampled Gaussian steps (add/remove neighbours), max over both directions,
+    by one-dimensional mpmath quadrature over the first step's output (no optcomp code).
+
+    Per step, with μ = 1/σ (unit noise), P = (1 − q)N(0, 1) + qN(μ, 1), Q = N(0, 1) and privacy loss
+    ℓ(x) = log((1 − q) + q e^{μx − μ²/2}) (increasing in x). The one-step hockey-stick divergences at any
+    real threshold t have closed forms (the likelihood ratio is monotone):
+    H_PQ(t) = (1 − q)Φ̄(x*) + qΦ̄(x* − μ) − e^t Φ̄(x*), x* = (log((e^t − 1 + q)/q) + μ²/2)/μ (1 − e^t when
+    e^t ≤ 1 − q); H_QP(t) = Φ(x') − e^t[(1 − q)Φ(x') + qΦ(x' − μ)], x' = (log((e^{−t} − 1 + q)/q) + μ²/2)/μ
+    (0 when e^{−t} ≤ 1 − q). Two steps: δ_PQ(ε) = ∫ p(x) H_PQ(ε − ℓ(x)) dx, δ_QP(ε) = ∫ φ(x) H_QP(ε + ℓ(x)) dx
+    (condition on the first output; the losses add).
+    """
+    with mpmath.workdps(30):
+        mu, q, e = 1 / mpmath.mpf(sigma), mpmath.mpf(sampling_rate), mpmath.mpf(epsilon)
+        keep = 1 - q
+
+        def loss(x: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.log(keep + q * mpmath.exp(mu * x - mu * mu / 2))
+
+        def h_pq(t: mpmath.mpf) -> mpmath.mpf:
+            if mpmath.exp(t) <= keep:
+                return 1 - mpmath.exp(t)
+            xs = (mpmath.log((mpmath.exp(t) - keep) / q) + mu * mu / 2) / mu
+            return keep * mpmath.ncdf(-xs) + q * mpmath.ncdf(mu - xs) - mpmath.exp(t) * mpmath.ncdf(-xs)
+
+        def h_qp(t: mpmath.mpf) -> mpmath.mpf:
+            if mpmath.exp(-t) <= keep:
+                return mpmath.mpf(0)
+            xs = (mpmath.log((mpmath.exp(-t) - keep) / q) + mu * mu / 2) / mu
+            return mpmath.ncdf(xs) - mpmath.exp(t) * (keep * mpmath.ncdf(xs) + q * mpmath.ncdf(xs - mu))
+
+        def p_pdf(x: mpmath.mpf) -> mpmath.mpf:
+            return keep * mpmath.npdf(x) + q * mpmath.npdf(x - mu)
+
+        def kink(level: mpmath.mpf) -> list[mpmath.mpf]:
+            """x with ℓ(x) = level (where a one-step formula switches), if any."""
+            v = mpmath.exp(level) - keep
+            return [(mpmath.log(v / q) + mu * mu / 2) / mu] if v > 0 else []
+
+        pts_pq = [-mpmath.inf, *kink(e - mpmath.log(keep)), mpmath.inf]
+        pts_qp = [-mpmath.inf, *kink(-e - mpmath.log(keep)), mpmath.inf]
+        d_pq = mpmath.quad(lambda x: p_pdf(x) * h_pq(e - loss(x)), pts_pq)
+        d_qp = mpmath.quad(lambda x: mpmath.npdf(x) * h_qp(e + loss(x)), pts_qp)
+        return max(d_pq, d_qp, mpmath.mpf(0))
+
+
+def group_epsilon_delta_tradeoff(epsilon: float, delta: float, g: int, alpha: float) -> mpmath.mpf:
+    """1 − h^{∘g}(α), h(x) = 1 − f_{ε,δ}(x) = min{1, δ + e^ε x, 1 − e^{−ε}(1 − δ − x)}: the group-privacy
+    curve of (ε, δ)-DP (Dong–Roth–Su Thm 2.14 with DRS eq. (5)), at ``MPMATH_DPS`` digits."""
+    with mpmath.workdps(MPMATH_DPS):
+        e, d, x = mpmath.mpf(epsilon), mpmath.mpf(delta), mpmath.mpf(alpha)
+        for _ in range(g):
+            x = min(mpmath.mpf(1), d + mpmath.exp(e) * x, 1 - mpmath.exp(-e) * (1 - d - x))
+        return 1 - x
+
+
+def classic_closed_forms(epsilon: float, delta: float, k: int, delta_slack: float) -> dict[str, mpmath.mpf]:
+    """The classic composition theorems' closed forms at ``MPMATH_DPS`` digits (``optcomp.bounds``):
+    DRV advanced ε = kε(e^ε − 1) + ε√(2k ln(1/δ̃)) (KOV Thm III.2), lecture-notes ε =
+    kε tanh(ε/2) + ε√(2k ln(1/δ̃)) (Smith–Ullman Thm 1.1), KOV ε = min{kε, kε tanh(ε/2) +
+    ε√(2k ln(e + √k ε/δ̃)), kε tanh(ε/2) + ε√(2k ln(1/δ̃))} and δ = 1 − (1 − δ)^k (1 − δ̃) (KOV Thm III.4),
+    the TV bound δ + (1 − δ) tanh(ε/2) (KOV Remark A.1(b)) and KOV Cor V.1's ε₀ = ε/√(4k ln(e + ε/δ))."""
+    with mpmath.workdps(MPMATH_DPS):
+        e, d, s, kk = mpmath.mpf(epsilon), mpmath.mpf(delta), mpmath.mpf(delta_slack), mpmath.mpf(k)
+        drift = kk * e * mpmath.tanh(e / 2)
+        root = e * mpmath.sqrt(2 * kk * mpmath.log(1 / s))
+        return {
+            "drv": kk * e * mpmath.expm1(e) + root,
+            "notes": drift + root,
+            "kov": min(kk * e, drift + e * mpmath.sqrt(2 * kk * mpmath.log(mpmath.e + mpmath.sqrt(kk) * e / s)), drift + root),
+            "kov_delta": -mpmath.expm1(kk * mpmath.log1p(-d) + mpmath.log1p(-s)),  # 1 − (1 − δ)^k (1 − δ̃)
+            "tv": d + (1 - d) * mpmath.tanh(e / 2),
+            "per_query": e / mpmath.sqrt(4 * kk * mpmath.log(mpmath.e + e / d)) if d > 0 else mpmath.mpf(0),
+        }

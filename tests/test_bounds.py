@@ -126,3 +126,39 @@ def test_compare_round_trip(mechs: list[tuple[float, float]], target: float) -> 
             assert bounds.compare_delta(mechs, eps)[name] <= target * (1 + ROUND_TRIP_RTOL)
     # Optimal never exceeds any of them (KOV Thm III.3/III.5; MV Thm 1.5).
     assert optimal.epsilon(mechs, target).lower <= min(eps_of.values()) * (1 + EXACT_RTOL)
+
+
+# Issue 15: every closed form is rounded to its safe side and within a few tens of ulps of 50-digit mpmath,
+# including the cancelling corners (tiny ε, δ near 0 and 1, huge k).
+_CLOSED_FORM_GRID = [
+    (eps, dlt, k, slack)
+    for eps in (1e-8, 1e-3, 0.1, 1.0, 5.0)
+    for dlt in (0.0, 1e-12, 1e-3)
+    for k in (1, 10, 10**6)
+    for slack in (1e-300, 1e-6, 0.5)
+]
+_ULPS = 64 * 2.0**-53
+
+
+@pytest.mark.parametrize(("eps", "dlt", "k", "slack"), _CLOSED_FORM_GRID)
+def test_closed_forms_directed_against_mpmath(eps: float, dlt: float, k: int, slack: float) -> None:
+    import mpmath
+
+    from tests._references import classic_closed_forms
+
+    ref = classic_closed_forms(eps, dlt, k, slack)
+
+    def up_close(got: float, truth: mpmath.mpf) -> None:
+        assert mpmath.mpf(got) >= truth
+        assert mpmath.mpf(got) <= truth * (1 + mpmath.mpf(_ULPS)) + mpmath.mpf(math.ulp(0.0))
+
+    up_close(bounds.advanced_drv(eps, dlt, k, slack)[0], ref["drv"])
+    up_close(bounds.advanced_lecture_notes(eps, dlt, k, slack)[0], ref["notes"])
+    kov_eps, kov_delta = bounds.kov_bound(eps, dlt, k, slack)
+    up_close(kov_eps, ref["kov"])
+    up_close(kov_delta, ref["kov_delta"])
+    up_close(bounds.tv_bound(eps, dlt), ref["tv"])
+    if dlt > 0:
+        e0, d0 = bounds.kov_per_query_budget(eps, dlt, k)
+        assert mpmath.mpf(e0) <= ref["per_query"] <= mpmath.mpf(e0) * (1 + mpmath.mpf(_ULPS))
+        assert mpmath.mpf(d0) <= mpmath.mpf(dlt) / (2 * k)

@@ -380,3 +380,27 @@ def test_tilted_bound_does_not_turn_nan_past_the_largest_loss() -> None:
     assert b.lower == 0.0 <= b.upper
     e = pld.epsilon(1e-100)
     assert e.lower <= max_loss <= e.upper
+
+
+def test_delta_at_huge_epsilon_is_answered_not_overflowed() -> None:
+    """Issue 19: δ(1e308) raised OverflowError; the truth is 0 and the certified bracket contains it."""
+    import optcomp
+    from optcomp.mechanisms import Gaussian as _Gaussian
+
+    b = optcomp.compose((_Gaussian(1.0), 10)).delta(1e308)
+    assert b.lower == 0.0
+    assert 0.0 <= b.upper <= 1e-300  # read at the grid's last loss through a deep tilt
+
+
+@pytest.mark.slow
+def test_dpsgd_twenty_million_steps_has_no_internal_nan() -> None:
+    """Issue 19: inf·0 in the lower end's test set (a Q-empty bin whose weight overflows) made the CLI
+    refuse this valid input; the library answer is [1478.41, 1478.54]."""
+    import warnings
+
+    from optcomp import dpsgd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        b = dpsgd.epsilon(1.1, 0.01, 20_000_000, 1e-5)
+    assert 1478.0 < b.lower <= b.upper < 1479.0

@@ -2,8 +2,10 @@
 
 Every function here evaluates a published closed form; the pair it returns is a valid (ε, δ)-DP
 guarantee for the adaptive composition *as the theorem states it*. The formulas are evaluated with
-``expm1``/``log1p`` where that matters; they are closed forms, so they are returned as plain floats
-(the project convention: ``Bound`` is for answers that are not closed forms).
+``expm1``/``log1p`` where that matters and every returned float is rounded to its safe side: ε and δ of a
+guarantee (and the TV bound) *up*, a per-query budget *down*, past the exact value by at most a few tens
+of ulps (each is a handful of operations on non-negative terms; tested against 50-digit mpmath). They are
+closed forms, so they are returned as plain floats (``Bound`` is for answers that are not).
 
 Sources (``shared/papers/``):
 
@@ -49,6 +51,29 @@ EpsDelta = tuple[float, float]
 
 def _check_mechanisms(mechanisms: Sequence[EpsDelta]) -> list[EpsDelta]:
     return check_epsilon_delta_pairs("mechanisms", mechanisms)
+
+
+#: Unit roundoff of float64 (2^-53): each correctly rounded operation is off by at most this, relatively.
+_U = 2.0**-53
+#: Operations charged to every advanced-composition ε (the same for all forms, so that equal formulas
+#: give equal answers: drift sums, ln, sqrt, products, with their libm errors).
+_ADVANCED_OPS = 16
+
+
+def _up(x: float, ops: int) -> float:
+    """x computed from non-negative terms by ≤ ``ops`` operations of relative error ≤ u each (libm's
+    exp/log/sqrt/tanh/expm1/log1p within an ulp), moved up past the exact value: x(1 + 2·ops·u), one
+    step up. Inf and 0 stay."""
+    if not math.isfinite(x) or x == 0.0:
+        return x
+    return math.nextafter(x * (1.0 + 2.0 * ops * _U), math.inf)
+
+
+def _down(x: float, ops: int) -> float:
+    """The mirror of :func:`_up`: below the exact value (for budgets, where smaller is the safe side)."""
+    if not math.isfinite(x) or x == 0.0:
+        return x
+    return math.nextafter(x * (1.0 - 2.0 * ops * _U), -math.inf)
 
 
 #: Largest k the closed forms accept: k must convert to a float (k·ε, √k) without overflow.
@@ -97,7 +122,7 @@ def _one_minus_product(deltas: Sequence[float]) -> float:
     """1 − Π(1 − δ_i), evaluated as −expm1(Σ log1p(−δ_i)) (exact to a few ulps, no cancellation)."""
     if any(d >= 1.0 for d in deltas):
         return 1.0
-    return -math.expm1(math.fsum(math.log1p(-d) for d in deltas))
+    return min(1.0, _up(-math.expm1(math.fsum(math.log1p(-d) for d in deltas)), 6))
 
 
 def basic(epsilon: float, delta: float, k: int) -> EpsDelta:
@@ -150,7 +175,7 @@ def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> Ep
     epsilon, delta = check_epsilon_delta(epsilon, delta)
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
-    eps = k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack))
+    eps = _up(k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)), _ADVANCED_OPS)
     return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
 
 
@@ -171,7 +196,7 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
     epsilon, delta = check_epsilon_delta(epsilon, delta)
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
-    eps = epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon)
+    eps = _up(epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon), _ADVANCED_OPS)
     return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
 
 
@@ -181,13 +206,13 @@ def _heterogeneous_advanced(
     sums = _sums(mechanisms)
     delta_slack = _check_slack(delta_slack)
     drift_sum = sums.drift_drv if drift is _drv_drift else sums.drift
-    return (_advanced_epsilon(drift_sum, sums.root, delta_slack), min(1.0, sums.sum_delta + delta_slack))
+    return (_advanced_epsilon(drift_sum, sums.root, delta_slack), min(1.0, _up(sums.sum_delta + delta_slack, 2)))
 
 
 def _advanced_epsilon(drift_sum: float, root: float, delta_slack: float) -> float:
     """Σdrift + √(Σε_i²)·√(2 ln(1/δ̃)), with δ̃ ∈ (0, 1]; the product is 0 (not inf·0) when δ̃ = 1."""
     t = math.sqrt(2.0 * -math.log(delta_slack))
-    return drift_sum + (root * t if t > 0.0 else 0.0)
+    return _up(drift_sum + (root * t if t > 0.0 else 0.0), _ADVANCED_OPS)
 
 
 def _drv_drift(epsilon: float) -> float:
@@ -273,11 +298,11 @@ def _kov_epsilon(sum_eps: float, root: float, sum_drift: float, delta_slack: flo
 
     √(2Σε_i²·L) is evaluated as √(Σε_i²)·√(2L), so it overflows only where its value does.
     """
-    candidates = [sum_eps]
+    candidates = [sum_eps]  # already rounded up by the caller (exact when it is exact)
     if delta_slack > 0.0:
-        candidates.append(sum_drift + root * math.sqrt(2.0 * _log_e_plus(root, delta_slack)))
-        candidates.append(sum_drift + root * math.sqrt(2.0 * -math.log(delta_slack)))
-    return min(candidates)
+        candidates.append(_up(sum_drift + root * math.sqrt(2.0 * _log_e_plus(root, delta_slack)), _ADVANCED_OPS + 4))
+        candidates.append(_up(sum_drift + root * math.sqrt(2.0 * -math.log(delta_slack)), _ADVANCED_OPS))
+    return min(candidates)  # the min of upper ends is an upper end of the min
 
 
 def kov_bound(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDelta:
@@ -302,7 +327,7 @@ def kov_bound(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDe
     epsilon, delta = check_epsilon_delta(epsilon, delta)
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = check_probability("delta_slack", delta_slack)
-    eps = _kov_epsilon(k * epsilon, math.sqrt(k) * epsilon, k * _drift(epsilon), delta_slack)
+    eps = _kov_epsilon(_mul_up(k, epsilon), math.sqrt(k) * epsilon, k * _drift(epsilon), delta_slack)
     return (eps, _pow_delta(delta, k, delta_slack))
 
 
@@ -310,7 +335,7 @@ def _pow_delta(delta: float, k: int, delta_slack: float) -> float:
     """1 − (1 − δ)^k (1 − δ̃) via expm1/log1p."""
     if delta >= 1.0 or delta_slack >= 1.0:
         return 1.0
-    return -math.expm1(k * math.log1p(-delta) + math.log1p(-delta_slack))
+    return min(1.0, _up(-math.expm1(k * math.log1p(-delta) + math.log1p(-delta_slack)), 8))
 
 
 def kov_bound_heterogeneous(mechanisms: Sequence[EpsDelta], delta_slack: float) -> EpsDelta:
@@ -331,7 +356,7 @@ def kov_bound_heterogeneous(mechanisms: Sequence[EpsDelta], delta_slack: float) 
     items = _check_mechanisms(mechanisms)
     delta_slack = check_probability("delta_slack", delta_slack)
     eps = _kov_epsilon(
-        _fsum(e for e, _ in items),
+        _sum_up(e for e, _ in items),
         math.hypot(*(e for e, _ in items)),
         _fsum(_drift(e) for e, _ in items),
         delta_slack,
@@ -357,8 +382,8 @@ def kov_per_query_budget(epsilon: float, delta: float, k: int) -> EpsDelta:
     if delta == 0.0:
         raise ValueError(f"delta must be in (0, 1], got {delta!r}")
     k = check_int("k", k, maximum=K_MAX)
-    eps0 = epsilon / math.sqrt(4.0 * k * _log_e_plus(epsilon, delta))
-    return (eps0, delta / (2.0 * k))
+    eps0 = _down(epsilon / math.sqrt(4.0 * k * _log_e_plus(epsilon, delta)), 12)
+    return (eps0, _down(delta / (2.0 * k), 2))
 
 
 def tv_bound(epsilon: float, delta: float) -> float:
@@ -374,14 +399,14 @@ def tv_bound(epsilon: float, delta: float) -> float:
     delta = check_probability("delta", delta)
     if math.isinf(epsilon):
         return 1.0
-    return delta + (1.0 - delta) * math.tanh(epsilon / 2.0)
+    return min(1.0, _up(delta + (1.0 - delta) * math.tanh(epsilon / 2.0), 6))
 
 
 def _one_minus_survive(log_survive: float, delta_slack: float) -> float:
     """1 − Π(1 − δ_i)·(1 − δ̃) from Σ ln(1 − δ_i)."""
     if log_survive == -math.inf or delta_slack >= 1.0:
         return 1.0
-    return -math.expm1(log_survive + math.log1p(-delta_slack))
+    return min(1.0, _up(-math.expm1(log_survive + math.log1p(-delta_slack)), 8))
 
 
 def compare_epsilon(mechanisms: Sequence[EpsDelta], target_delta: float) -> dict[str, float]:

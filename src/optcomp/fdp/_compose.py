@@ -1,9 +1,8 @@
-"""Composition, group privacy and the central limit theorems of f-DP (Dong, Roth & Su §2.5, §3).
+"""Composition and the central limit theorems of f-DP (Dong, Roth & Su §3; group privacy: :mod:`._group`).
 
 * :func:`tensor` — f ⊗ g = T(P1×P2, Q1×Q2) (DRS Def. 3.1, Thm 3.2): closed form for Gaussians
   (G_{μ1} ⊗ G_{μ2} = G_{√(μ1²+μ2²)}, Cor. 3.3), exact product distributions for piecewise-linear f,
   and the scaling rule f ⊗ f_{0,δ} (DRS eq. (12)).
-* :func:`group_privacy` — f ↦ 1 − (1 − f)^{∘k} (DRS Thm 2.14); μ-GDP ↦ kμ-GDP.
 * :func:`clt` and :func:`clt_epsilon_delta` — the Berry–Esseen CLT (DRS Thm 3.4) and the (ε, δ) CLT
   (Thm 3.6). They return a :class:`CLTResult` whose ``mu_estimate`` is an *approximation* (never a
   bound) and whose ``band`` is the theorem's certified bracket of the composed curve.
@@ -56,7 +55,6 @@ __all__ = [
     "epsilon_delta_composition",
     "epsilon_dp_functionals",
     "functionals",
-    "group_privacy",
     "tensor",
 ]
 
@@ -355,43 +353,6 @@ def epsilon_delta_composition(epsilon: float, delta: float, k: int) -> EpsilonDe
     ua, first = np.unique(alpha, return_index=True)
     last = np.r_[first[1:] - 1, alpha.size - 1]
     return EpsilonDeltaComposition(alpha=ua, beta=beta[last], is_symmetric=True, epsilon_step=e, delta_step=d, k=kk)
-
-
-# ---------------------------------------------------------------------------------------------
-# Group privacy.
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _GroupTradeOff(TradeOff):
-    """1 − (1 − f)^{∘k}, evaluated pointwise (exact up to rounding)."""
-
-    base: TradeOff
-    k: int
-
-    def _evaluate(self, alpha: FloatArray) -> FloatArray:
-        x = alpha
-        for _ in range(self.k):
-            x = np.clip(1.0 - np.asarray(self.base(x), dtype=np.float64), 0.0, 1.0)
-        return 1.0 - x
-
-    @property
-    def symmetric(self) -> bool:
-        return self.base.symmetric
-
-
-def group_privacy(f: TradeOff, k: int) -> TradeOff:
-    """f-DP ⇒ [1 − (1 − f)^{∘k}]-DP for groups of size k (DRS Thm 2.14); G_μ ↦ G_{kμ}.
-
-    The bound is tight in general (DRS §2.5) and stays symmetric when f is. Evaluation composes
-    α ↦ 1 − f(α) k times (each step exact up to rounding; 1 − f(α) ∈ [α, 1]).
-    """
-    kk = check_int("k", k)
-    if isinstance(f, GaussianTradeOff):
-        return GaussianTradeOff(kk * f.mu)
-    if kk == 1:
-        return f
-    return _GroupTradeOff(f, kk)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 §2.2). This module holds the exact scalar/vectorised formulas around it:
 
 * :func:`gdp_delta` — the dual (ε, δ(ε)) curve, DRS Corollary "GDP to DP" (§2.4):
-  δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), computed in log space;
+  δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), computed in log space without cancellation and rounded
+  up (never below the exact value; ``gdp_delta_bound`` is the one home of the directed bracket);
 * :func:`gdp_epsilon` — its inverse in ε (a root, rounded to the safe, larger side);
 * :func:`gdp_mu_for` — the largest μ whose δ(ε) meets a target (rounded to the safe, smaller side);
 * :func:`gdp_compose` (DRS Cor. 3.3: μ = √Σμ_i²) and :func:`gdp_group` (DRS Thm 2.14: kμ).
@@ -34,6 +35,14 @@ from optcomp._numerics import (
 )
 
 _SQRT2: float = math.sqrt(2.0)
+
+#: |a| beyond which a² overflows (then δ_μ(ε) ≤ Φ(a) underflows every double).
+_A_FAR: float = 1e150
+#: The smallest positive double (the upper end of a δ that is positive but below every double).
+_TINY: float = math.ulp(0.0)
+
+#: Relative error of exp on a log value, and of the product by (1 ± it): a few ulps.
+_EXP_SLACK: float = 4.0 * float(np.finfo(np.float64).eps)
 
 #: Relative tolerance handed to ``brentq`` (the smallest it accepts, 4 machine epsilons).
 _BRENT_RTOL: float = 4.0 * float(np.finfo(np.float64).eps)
@@ -96,27 +105,67 @@ def _log_delta_with_error(mu: float, eps: FloatArray) -> tuple[FloatArray, Float
     return out, err
 
 
+def _far(mu: float, eps: FloatArray) -> npt.NDArray[np.bool_]:
+    """Where a = −ε/μ + μ/2 < −_A_FAR: a² overflows, and δ ≤ Φ(a) < φ(a)/|a| is below every double."""
+    return np.asarray(-eps / mu + mu / 2.0 < -_A_FAR, dtype=np.bool_)
+
+
+def _log_delta_upper(mu: float, eps: FloatArray) -> FloatArray:
+    """A certified upper bound on log δ_μ(ε) (the estimate plus its error bound), μ > 0, finite ε ≥ 0;
+    −(largest double) where log δ < −a²/2 is below every double (still above the truth there)."""
+    far = _far(mu, eps)
+    out = np.full(eps.shape, -float(np.finfo(np.float64).max))
+    if np.any(~far):
+        log_d, err = _log_delta_with_error(mu, eps[~far])
+        out[~far] = np.where(np.isfinite(err), log_d + err, 0.0)  # unknown error: the trivial log δ ≤ 0
+    return np.asarray(np.minimum(out, 0.0), dtype=np.float64)
+
+
+def _delta_bracket(mu: float, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(lower, upper) of δ_μ(ε) on validated arrays (μ ≥ 0, ε ∈ [0, ∞]): the one home of the directed
+    closed form. Each end is exp of log δ ∓ its error bound, rounded to its safe side; the upper end is
+    at least the smallest positive double wherever δ > 0 (δ_μ(ε) > 0 for every μ > 0 and finite ε), so
+    it never falls below the truth by underflow."""
+    lo = np.zeros(eps.shape)
+    hi = np.zeros(eps.shape)
+    if mu == 0.0:
+        return lo, hi
+    far = np.isfinite(eps) & _far(mu, eps)
+    hi[far] = _TINY  # 0 < δ < φ(a)/|a| < the smallest double
+    fin = np.isfinite(eps) & ~far
+    if np.any(fin):
+        log_d, err = _log_delta_with_error(mu, eps[fin])
+        ok = np.isfinite(err)
+        with np.errstate(under="ignore"):
+            lo_v = np.where(ok, np.exp(log_d - np.where(ok, err, 0.0)), 0.0) * (1.0 - _EXP_SLACK)
+            hi_v = np.exp(np.where(ok, np.minimum(log_d + np.where(ok, err, 0.0), 0.0), 0.0)) * (1.0 + _EXP_SLACK)
+        lo[fin] = np.maximum(np.nextafter(lo_v, -np.inf), 0.0)
+        hi[fin] = np.minimum(np.nextafter(hi_v, np.inf), 1.0)
+    return lo, hi
+
+
 @overload
 def gdp_log_delta(mu: float, epsilon: float) -> float: ...
 @overload
 def gdp_log_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray: ...
 def gdp_log_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray:
-    """log δ(ε) of μ-GDP, accurate far below the underflow of δ itself.
+    """log δ(ε) of μ-GDP, never below the exact value, accurate far below the underflow of δ itself.
 
     Computes log[Φ(a) − e^ε Φ(b)], a = −ε/μ + μ/2, b = −ε/μ − μ/2 (DRS Cor. "GDP to DP", §2.4):
     where a ≥ 0 as ``la + log1mexp(lb − la)`` with ``la = log_ndtr(a)``, ``lb = ε + log_ndtr(b)``; where
-    a < 0 as −a²/2 − log 2 + log[erfcx(−a/√2) − erfcx(−b/√2)] (the same quantity, since e^ε φ(b) = φ(a)).
-    The error is about 10^-13 relative in δ for μ ≳ 0.1 (the tests check 10^-12 against 50-digit
-    mpmath, also in the far tail where δ itself underflows); for small μ it grows with the
-    cancellation factor ≈ |ε/μ − μ/2|/μ (≈ 4·10⁻¹² relative at μ = 10⁻³, ε = 0.04). Certified readouts
-    (:func:`optcomp.fdp.delta_at` on a Gaussian trade-off) widen by that error.
+    a < 0 as −a²/2 − log 2 + log[erfcx(−a/√2) − erfcx(−b/√2)] (the same quantity, since e^ε φ(b) = φ(a);
+    no Φ value underflows and no large logs cancel). The float evaluation error is bounded by
+    8u(κ + a² + |log δ| + 8), κ the cancellation factor of the one subtraction (κ ≈ 1 for μ ≳ 1, ≈ |a|/μ
+    in the tail of small μ: 3·10⁴ at μ = 10⁻³, ε = 0.04); the returned value is the estimate *plus* that
+    bound, so it is a certified upper bound on log δ whose excess is at most twice the bound (≈ 10⁻¹⁴
+    absolute for μ ≳ 0.1; tested against 50-digit mpmath on μ ∈ [10⁻³, 50], ε ∈ [0, 200]).
 
     Args:
         mu: the GDP parameter μ ≥ 0 (μ = 0 gives δ = 0, log δ = −inf for ε ≥ 0).
         epsilon: ε ≥ 0, scalar or array (``inf`` allowed: δ(∞) = 0).
 
     Returns:
-        log δ(ε) with the shape of ``epsilon`` (a float for a scalar).
+        log δ(ε) rounded up, with the shape of ``epsilon`` (a float for a scalar).
     """
     m = check_nonnegative("mu", mu)
     eps = _check_array("epsilon", epsilon, lower=0.0, upper=math.inf)
@@ -124,22 +173,18 @@ def gdp_log_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray:
     out = np.full(flat.shape, -math.inf)
     if m > 0:
         fin = np.isfinite(flat)
-        out[fin] = _log_delta_core(m, flat[fin])
+        out[fin] = _log_delta_upper(m, flat[fin])
     if np.ndim(eps) == 0:
         return float(out[0])
     return out.reshape(eps.shape)
 
 
 def gdp_delta_bound(mu: float, epsilon: float) -> tuple[float, float]:
-    """(lower, upper) of δ_μ(ε) covering the floating-point error of :func:`gdp_log_delta`."""
+    """(lower, upper) of δ_μ(ε), each end certified (see :func:`_delta_bracket`)."""
     m = check_nonnegative("mu", mu)
     e = check_nonnegative("epsilon", epsilon, allow_inf=True)
-    if m == 0.0 or math.isinf(e):
-        return (0.0, 0.0)
-    log_d, err = _log_delta_with_error(m, np.array([e]))
-    lo = math.exp(float(log_d[0] - err[0])) if math.isfinite(err[0]) else 0.0
-    hi = math.exp(float(log_d[0] + err[0])) if math.isfinite(err[0]) else 1.0
-    return (max(0.0, round_down(lo)), min(1.0, round_up(hi)))
+    lo, hi = _delta_bracket(m, np.array([e]))
+    return (float(lo[0]), float(hi[0]))
 
 
 @overload
@@ -147,25 +192,30 @@ def gdp_delta(mu: float, epsilon: float) -> float: ...
 @overload
 def gdp_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray: ...
 def gdp_delta(mu: float, epsilon: npt.ArrayLike) -> float | FloatArray:
-    """The exact δ(ε) of μ-GDP: μ-GDP ⇔ (ε, δ(ε))-DP for all ε ≥ 0 (DRS Cor. "GDP to DP", §2.4).
+    """δ(ε) of μ-GDP rounded up: μ-GDP ⇔ (ε, δ(ε))-DP for all ε ≥ 0 (DRS Cor. "GDP to DP", §2.4).
 
-    δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = exp(:func:`gdp_log_delta`). This is an exact closed form
-    evaluated to about 10^-13 relative accuracy for μ ≳ 0.1 (checked against 50-digit mpmath in the
-    tests; for small μ the error grows, see :func:`gdp_log_delta`), so it is returned as a float, not
-    a :class:`~optcomp.Bound`. Values below the smallest double underflow
-    to 0; use :func:`gdp_log_delta` there.
+    δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), evaluated without cancellation (:func:`gdp_log_delta`)
+    and returned *directed*: never below the exact value (so (ε, gdp_delta(μ, ε)) is always a valid
+    guarantee), and above it by at most the stated error of :func:`gdp_log_delta` (a relative ≈ 10⁻¹⁴
+    for μ ≳ 0.1, growing with the cancellation factor for small μ — 50-digit mpmath tests on
+    μ ∈ [10⁻³, 50], ε ∈ [0, 200], including the cancelling corner). Where δ is below the smallest
+    double the answer is that smallest double (5e-324), not 0: use :func:`gdp_log_delta` there.
+    ``gdp_delta_bound`` (private) gives both ends.
 
     Args:
         mu: μ ≥ 0.
-        epsilon: ε ≥ 0 (scalar or array).
+        epsilon: ε ≥ 0 (scalar or array; ``inf`` gives 0).
 
     Returns:
-        δ(ε), shaped like ``epsilon``.
+        the upper end of δ(ε), shaped like ``epsilon``.
     """
-    log_d = gdp_log_delta(mu, epsilon)
-    if isinstance(log_d, float):
-        return math.exp(log_d)
-    return np.exp(log_d)
+    m = check_nonnegative("mu", mu)
+    eps = _check_array("epsilon", epsilon, lower=0.0, upper=math.inf)
+    flat = np.atleast_1d(eps).astype(np.float64).ravel()
+    hi = _delta_bracket(m, flat)[1]
+    if np.ndim(eps) == 0:
+        return float(hi[0])
+    return hi.reshape(eps.shape)
 
 
 def _epsilon_scalar(mu: float, delta: float) -> float:
@@ -174,11 +224,11 @@ def _epsilon_scalar(mu: float, delta: float) -> float:
     if delta == 0.0:
         return math.inf
     log_target = math.log(delta)
-    if _log_delta_core(mu, np.array([0.0]))[0] <= log_target:
+    if _log_delta_upper(mu, np.array([0.0]))[0] <= log_target:
         return 0.0
 
-    def g(e: float) -> float:
-        return float(_log_delta_core(mu, np.array([e]))[0]) - log_target
+    def g(e: float) -> float:  # on the certified upper end: g(ε) ≤ 0 ⇒ δ_μ(ε) ≤ δ
+        return float(_log_delta_upper(mu, np.array([e]))[0]) - log_target
 
     hi = max(1.0, mu * mu)
     while g(hi) > 0.0:
@@ -234,8 +284,8 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
     d = check_open_probability("delta", delta)
     log_target = math.log(d)
 
-    def g(m: float) -> float:
-        return float(_log_delta_core(m, np.array([eps]))[0]) - log_target
+    def g(m: float) -> float:  # on the certified upper end: g(μ) ≤ 0 ⇒ δ_μ(ε) ≤ δ
+        return float(_log_delta_upper(m, np.array([eps]))[0]) - log_target
 
     lo, hi = 0.0, 1.0
     while g(hi) < 0.0:

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -36,15 +35,11 @@ from optcomp.fdp._tradeoff import (
     TradeOffBracket,
     alpha_grid,
     from_epsilon_delta_family,
+    upper_envelope,
 )
 
 __all__ = ["advantage", "attack_tpr", "delta_at", "epsilon_at", "from_delta_curve", "from_pld"]
 
-#: Grid of y = −e^{−t}, t ∈ [0, _SYM_T_MAX], on which the symmetric part of the upper curve is bounded.
-_SYM_T_MAX: float = 40.0
-_SYM_POINTS: int = 4001
-#: α values evaluated at once by the conjugate upper curve.
-_CHUNK: int = 256
 
 
 class _DeltaCurve(Protocol):
@@ -58,21 +53,108 @@ class _DeltaCurve(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _ConjugateUpper(TradeOff):
-    """min{1 − α, max_y (yα − g(y))} for a piecewise lower bound g of f* (see :func:`from_delta_curve`)."""
+def _conjugate_upper(ys: FloatArray, gs: FloatArray) -> PiecewiseLinearTradeOff:
+    """min{1 − α, max_j (y_j α − g_j) + CURVE_ABSOLUTE_SLACK} on [0, 1], clipped to [0, 1], as exact knots.
 
-    ys: FloatArray
-    gs: FloatArray
+    The max of lines is their upper envelope (:func:`~optcomp.fdp._tradeoff.upper_envelope`, knots
+    exact up to rounding, which the slack covers); the min with 1 − α adds the crossings. β is made
+    non-increasing by a running max from the right (raising values only: the safe side of an upper
+    curve). Not convex in general; a piecewise-linear upper bound, read exactly over its knots.
+    """
+    xs, vs = upper_envelope(-gs, ys)
+    vs = vs + CURVE_ABSOLUTE_SLACK
+    diag = 1.0 - xs
+    d = vs - diag
+    cross = np.flatnonzero(d[:-1] * d[1:] < 0.0)
+    if cross.size:
+        t = d[cross] / (d[cross] - d[cross + 1])
+        cx = xs[cross] + t * (xs[cross + 1] - xs[cross])
+        cv = np.interp(cx, xs, vs)
+        xs, vs = np.concatenate([xs, cx]), np.concatenate([vs, cv])
+        order = np.argsort(xs, kind="stable")
+        xs, vs = xs[order], vs[order]
+    beta = np.clip(np.minimum(vs, 1.0 - xs), 0.0, 1.0)
+    good = np.r_[True, np.diff(xs) > 0.0]
+    xs, beta = xs[good], beta[good]
+    xs[0], xs[-1] = 0.0, 1.0
+    beta = np.maximum.accumulate(beta[::-1])[::-1]
+    return PiecewiseLinearTradeOff(xs, beta)
 
-    def _evaluate(self, alpha: FloatArray) -> FloatArray:
-        vals = np.empty_like(alpha)
-        for start in range(0, alpha.size, _CHUNK):  # bounded memory: chunk × candidates
-            a = alpha[start : start + _CHUNK]
-            vals[start : start + _CHUNK] = np.max(self.ys[None, :] * a[:, None] - self.gs[None, :], axis=1)
-        vals = vals + CURVE_ABSOLUTE_SLACK
-        return np.asarray(np.clip(np.minimum(vals, 1.0 - alpha), 0.0, 1.0), dtype=np.float64)
 
+def _support_lower(z: FloatArray, lo: FloatArray, hi: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """A piecewise-linear g ≤ f* on (−∞, −1] from lo_j ≤ f*(z_j) ≤ hi_j at z_0 < … < z_{n−1} = −1.
+
+    f* is convex, non-decreasing, with slope ≤ 1 and f* ≥ −1 (DRS §2.4: f*(y) = sup_α (yα − f(α))). On
+    [z_j, z_{j+1}], g is the max of the lines: lo_j (monotone); lo_{j+1} − (z_{j+1} − y) (slope ≤ 1); the
+    secant through (z_{j−1}, hi_{j−1}) and (z_j, lo_j) extended to the right, and the one through
+    (z_{j+1}, lo_{j+1}) and (z_{j+2}, hi_{j+2}) extended to the left (convexity: a secant's extension
+    lies below a convex function, and raising the far end to hi, lowering the near end to lo, keeps it
+    below). Left of z_0: −1, lo_0 − (z_0 − y), and the left secant through (z_0, lo_0), (z_1, hi_1).
+    The secants make g second-order close to f* (the monotone/slope lines alone are first order).
+
+    Returns the kinks and end points (y_c, g(y_c)) — the candidates of sup_y (yα − g(y)), which a PL g
+    attains at one of them. Lines are taken in local coordinates t = y − z_{j+1}; each
+    g value is lowered by 8u(2 + |g| + |t|(1 + max|slope|)), which covers the rounding of the kinks'
+    positions and values (a kink missed by Δt changes yα − g by at most |Δt|(1 + max|slope|)).
+    """
+    n = z.size
+    u8 = 8.0 * UNIT_ROUNDOFF
+    if n == 1:
+        lines_v = np.array([[lo[0], lo[0], -1.0]])
+        lines_s = np.array([[0.0, 1.0, 0.0]])
+        anchors = np.array([z[0]])
+        widths = np.array([np.inf])
+    else:
+        h = np.diff(z)
+        m = n - 1  # intervals [z_j, z_{j+1}], plus the left tail (index m)
+        v = np.full((m + 1, 4), -np.inf)
+        sl = np.zeros((m + 1, 4))
+        v[:m, 0] = lo[:-1]
+        v[:m, 1], sl[:m, 1] = lo[1:], 1.0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            right = (lo[1:-1] - hi[:-2]) / h[:-1]  # secant slopes into z_j, j = 1 … n − 2
+            left = (hi[2:] - lo[1:-1]) / h[1:]  # secant slopes out of z_{j+1}, j = 0 … n − 3
+        # right extension on interval j (j ≥ 1): lo_j + σ(y − z_j) = lo_j + σ(t + h_j)
+        v[1:m, 2] = lo[1:-1] + right * h[1:]
+        sl[1:m, 2] = right
+        # left extension on interval j (j ≤ n − 3): lo_{j+1} + τ t
+        v[: m - 1, 3] = lo[1:-1]
+        sl[: m - 1, 3] = left
+        # the left tail, anchored at z_0: −1, slope-1 line, left secant through (z_0, lo_0), (z_1, hi_1)
+        v[m] = [-1.0, lo[0], lo[0] + 0.0, -np.inf]
+        sl[m] = [0.0, 1.0, (hi[1] - lo[0]) / h[0], 0.0]
+        bad = ~np.isfinite(v) | ~np.isfinite(sl)
+        v[bad], sl[bad] = -np.inf, 0.0
+        lines_v, lines_s = v, sl
+        anchors = np.concatenate([z[1:], [z[0]]])
+        widths = np.concatenate([h, [np.inf]])
+
+    def g_local(j: np.ndarray, t: FloatArray) -> FloatArray:
+        vals = lines_v[j] + lines_s[j] * t[:, None]
+        g = np.max(vals, axis=1)
+        smax = np.max(np.abs(lines_s[j]), axis=1)
+        return np.asarray(g - u8 * (2.0 + np.abs(g) + np.abs(t) * (1.0 + smax)), dtype=np.float64)
+
+    # candidates: both ends of every interval and every pairwise crossing inside it
+    cy: list[FloatArray] = []
+    cg: list[FloatArray] = []
+    k = lines_v.shape[0]
+    idx = np.arange(k)
+    ends = [np.zeros(k), np.where(np.isfinite(widths), -widths, np.nan)]
+    for a in range(lines_v.shape[1]):
+        for b in range(a + 1, lines_v.shape[1]):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ends.append((lines_v[:, b] - lines_v[:, a]) / (lines_s[:, a] - lines_s[:, b]))
+    for t in ends:
+        ok = np.isfinite(t) & (t <= 0.0) & (t >= -widths)
+        ok &= np.isfinite(lines_v[idx, 0]) | np.isfinite(lines_v[idx, 1])
+        if np.any(ok):
+            cy.append(anchors[ok] + t[ok])
+            cg.append(g_local(idx[ok], t[ok]))
+    cand_y = np.concatenate(cy)
+    cand_g = np.concatenate(cg)
+
+    return cand_y, cand_g
 
 
 def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_upper: npt.ArrayLike) -> TradeOffBracket:
@@ -80,12 +162,11 @@ def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_
 
     * lower = sup_i f_{ε_i, δ_upper(ε_i)}: valid for any mechanism that is (ε_i, δ_upper(ε_i))-DP
       (DRS Prop. 2.8, dual → primal); exact piecewise linear.
-    * upper: with y_i = −e^{ε_i} and c_i = δ_lower(ε_i) − 1 ≤ f*(y_i), and f* non-decreasing with slope
-      in [0, 1] (its subgradients are the α's where the sup is attained), f* ≥ g where on [y_{i+1}, y_i]
-      g(y) = max{c_{i+1}, c_i − (y_i − y)}, on [−1, 0] g(y) = max{c_0, y}, and left of the grid
-      g(y) = max{−1, c_last − (y_last − y)}. Then f = f** ≤ g*, and g* is a max over the end points and
-      kinks of these pieces. On (−1, 0], symmetry gives f*(y) = −y f*(1/y), so f* ≥ max{c_0, y, −y g(1/y)}
-      there, and a fine grid of y with f* non-decreasing bounds the sup on each grid cell. Needs f symmetric (δ_lower must bound 1 + f*(−e^ε) from below) and ε_0 = 0.
+    * upper: with y_i = −e^{ε_i} and δ_lower(ε_i) − 1 ≤ f*(y_i) ≤ δ_upper(ε_i) − 1, f* convex and
+      non-decreasing with slope in [0, 1] (its subgradients are the α's where the sup is attained),
+      f* ≥ g for the piecewise-linear g of :func:`_support_lower` (monotone, slope and convex-secant
+      lines). Then f = f** ≤ g*, and g* is a max over the end points and kinks of g. On (−1, 0], symmetry
+      gives f*(y) = −y f*(1/y), so f* ≥ max{c_0, −y g(1/y)} there, again piecewise linear with known kinks. Needs f symmetric (δ_lower must bound 1 + f*(−e^ε) from below) and ε_0 = 0.
 
     Args:
         epsilons: strictly increasing ε grid starting at 0.
@@ -107,53 +188,46 @@ def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_
     lower = from_epsilon_delta_family(eps, dhi)
     y = -np.exp(eps)
     c = dlo - 1.0
-    # y ≤ −1: exact maximisation of yα − g(y) over the end points and kinks of each piece of g.
-    cand_y: list[float] = [-1.0]
-    cand_g: list[float] = [float(c[0])]
-    for i in range(eps.size):
-        cand_y.append(float(y[i]))
-        cand_g.append(float(c[i]))
-        if i + 1 < eps.size:
-            k = float(c[i + 1] - c[i] + y[i])
-            if y[i + 1] <= k <= y[i]:
-                cand_y.append(k)
-                cand_g.append(float(c[i + 1]))
-    k_tail = float(y[-1] - c[-1] - 1.0)
-    if k_tail <= y[-1]:
-        cand_y.append(k_tail)
-        cand_g.append(-1.0)
-
-    def g_left(z: FloatArray) -> FloatArray:
-        """The lower bound g(z) ≤ f*(z) for z ≤ −1 described above."""
-        i = np.clip(np.searchsorted(-y, -z, side="right") - 1, 0, eps.size - 1)
-        nxt = np.minimum(i + 1, eps.size - 1)
-        inner = np.maximum(c[nxt], c[i] - (y[i] - z))
-        tail = np.maximum(-1.0, c[-1] - (y[-1] - z))
-        return np.where(z < y[-1], tail, inner)
-
-    # −1 < y ≤ 0: f* is non-decreasing, so on [y_j, y_{j+1}] yα − f*(y) ≤ y_{j+1}α − G(y_j) with
-    # G = max{c_0, y, −y g(1/y)} ≤ f* (slope ≤ 1 from f*(0) = 0; symmetry f*(y) = −y f*(1/y)).
-    t = np.linspace(0.0, _SYM_T_MAX, _SYM_POINTS)
-    yy = np.concatenate([-np.exp(-t), [0.0]])
-    gg = np.maximum.reduce([np.full(yy.size, c[0]), yy, -yy * g_left(np.minimum(1.0 / np.where(yy < 0, yy, -1.0), -1.0))])
-    gg[-1] = 0.0
-    ys = np.concatenate([np.array(cand_y), yy[1:], [0.0]])
-    gs = np.concatenate([np.array(cand_g), gg[:-1], [0.0]])
-    upper = _ConjugateUpper(ys, gs)
-    return TradeOffBracket(lower=lower, upper=upper)
+    cand_y, cand_g = _support_lower(y[::-1].copy(), c[::-1].copy(), dhi[::-1] - 1.0)
+    # −1 < y ≤ 0: symmetry gives f*(y) = −y f*(1/y) ≥ P(y) = −y g(1/y), the perspective of g — linear
+    # between the images 1/y_c of g's kinks — and monotonicity f*(y) ≥ f*(−1) ≥ c_0. G = max{c_0, P} is
+    # piecewise linear with kinks at the 1/y_c and where P crosses c_0: those are its candidates.
+    inv_y = 1.0 / cand_y
+    order = np.argsort(inv_y)
+    py = inv_y[order]
+    pg = -cand_g[order] / cand_y[order]
+    pg = pg - 8.0 * UNIT_ROUNDOFF * (1.0 + np.abs(pg))
+    cross_y: list[float] = []
+    for i in np.flatnonzero((pg[:-1] - c[0]) * (pg[1:] - c[0]) < 0.0):
+        frac = (c[0] - pg[i]) / (pg[i + 1] - pg[i])
+        cross_y.append(float(py[i] + frac * (py[i + 1] - py[i])))
+    inner = (py > -1.0) & (py < 0.0)
+    ys = np.concatenate([cand_y, py[inner], np.array(cross_y), [-1.0, 0.0]])
+    gs = np.concatenate(
+        [cand_g, np.maximum(pg[inner], c[0]), np.full(len(cross_y), float(c[0])), [float(c[0]), 0.0]]
+    )
+    return TradeOffBracket(lower=lower, upper=_conjugate_upper(ys, gs))
 
 
 def from_pld(pld: _DeltaCurve, epsilons: npt.ArrayLike | None = None) -> TradeOffBracket:
     """Trade-off bracket of a mechanism from its privacy loss distribution (via :func:`from_delta_curve`).
 
-    Uses ``pld.delta_curve(epsilons) -> (lower, upper)`` (certified δ bracket of
-    :class:`optcomp.pld.PrivacyLossDistribution`). The δ curve must be the two-sided δ(ε) of a
-    symmetric trade-off function (the symmetrized mechanism); the lower curve is valid regardless.
+    A :class:`optcomp.pld.PrivacyLossDistribution` is read with its one-pass
+    ``hockey_stick_curve`` (every point from one realisation of the composed vectors; without
+    ``epsilons`` the points are placed where the curve bends, up to the ε where δ falls below
+    ``optcomp.pld._curve.CURVE_DELTA_SCALE``; tilted deep-tail compositions only for points whose
+    width is set by the FFT floor). Any other object is read with ``delta_curve(epsilons) -> (lower,
+    upper)`` on ``epsilons`` (default 0 … 20 in 400 steps). The δ curve must be the two-sided δ(ε) of
+    a symmetric trade-off function (the symmetrized mechanism); the lower curve is valid regardless.
 
     Args:
-        pld: an object with ``delta_curve``.
-        epsilons: ε grid starting at 0 (default: 0 … 20 in 400 steps).
+        pld: a PLD, or any object with ``delta_curve``.
+        epsilons: ε grid starting at 0 (default: automatic for a PLD, else 0 … 20 in 400 steps).
     """
+    curve = getattr(pld, "hockey_stick_curve", None)
+    if curve is not None:
+        c = curve(epsilons)
+        return from_delta_curve(c.epsilons, np.clip(c.lower, 0.0, 1.0), np.clip(c.upper, 0.0, 1.0))
     eps = np.linspace(0.0, 20.0, 401) if epsilons is None else np.asarray(epsilons, dtype=np.float64)
     lo, hi = pld.delta_curve(eps)
     return from_delta_curve(eps, np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0))
@@ -174,19 +248,26 @@ def _piecewise_gap(curve: PiecewiseLinearTradeOff, epsilon: float, *, side: str)
     Exact in exact arithmetic (a convex piecewise-linear f attains the conjugate's sup at a knot). Each
     value is a sum of three terms, so its absolute error is at most 4u(1 + β_k + e^ε α_k); knots that are
     cumulative sums of the m masses of a discrete pair (:func:`from_distributions`, :func:`tensor`) carry
-    up to m·u more. The bracket is widened by (CURVE_ABSOLUTE_SLACK + m·u)(1 + e^ε α_k) per knot — an
+    up to m·u more; a curve with a ``knot_error`` E (β_k off by ≤ E, α_k by ≤ E·α_k) adds E(1 + e^ε α_k)
+    (E(1 + e^ε) through the inverse). The bracket is widened by (CURVE_ABSOLUTE_SLACK + m·u)(1 + e^ε α_k) per knot — an
     absolute, not relative, error: δ below
     ~10⁻¹⁵ read off knots is only known to that absolute accuracy (a curve that knows its source, such as
     :class:`~optcomp.fdp.EpsilonDeltaComposition`, is read in log space instead).
     """
     slope = math.exp(epsilon) if epsilon < _LOG_FLOAT_MAX else math.inf
     best = -math.inf
-    for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
+    for side_i, c in enumerate((curve,) if curve.symmetric else (curve, curve.inverse())):
         with np.errstate(invalid="ignore", over="ignore"):
             sx = np.where(c.alpha == 0.0, 0.0, slope * c.alpha)
         fin = np.isfinite(sx)  # e^ε α = ∞: that knot contributes −∞
         vals = 1.0 - c.beta[fin] - sx[fin]
         err = (CURVE_ABSOLUTE_SLACK + c.alpha.size * UNIT_ROUNDOFF) * (1.0 + sx[fin])
+        e_k = np.broadcast_to(np.asarray(c.knot_error, dtype=np.float64), c.alpha.shape)[fin]
+        if np.any(e_k > 0.0):
+            # |β_k error| ≤ E_k and |α_k error| ≤ E_k·α_k: the value is off by ≤ E_k(1 + e^ε α_k); read
+            # through the inverse, α and β swap roles and the bound is E(1 + e^ε) (E at the knot α = 0)
+            s_e = sx[fin] if side_i == 0 else np.where(c.alpha[fin] > 0.0, slope, 0.0)
+            err = err + e_k * (1.0 + s_e)
         cand = vals + err if side == "upper" else vals - err
         best = max(best, float(np.max(cand)))  # the knot α = 0 is always finite
     return min(1.0, max(0.0, best))
@@ -211,7 +292,7 @@ def _line_gap(curve: TradeOff, epsilon: float, *, side: str) -> float:
     slope = math.exp(epsilon) if epsilon < _LOG_FLOAT_MAX else math.inf
     x = np.unique(np.concatenate([alpha_grid(), curve.breakpoints()]))
     vals: list[float] = []
-    for c in ((curve,) if curve.symmetric else (curve, curve.inverse())):
+    for side_i, c in enumerate((curve,) if curve.symmetric else (curve, curve.inverse())):
         fx = np.asarray(c(x), dtype=np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
             sx = np.where(x == 0.0, 0.0, slope * x)  # slope may be inf (ε beyond e^ε's float range)
@@ -260,10 +341,13 @@ def epsilon_at(f: Readable, delta: float, *, epsilon_max: float = 50.0) -> Bound
     ε ≤ ``epsilon_max`` qualifies. ``lower``: an ε at which even the certified lower δ exceeds ``delta``
     (so the true ε is above it, δ_f being non-increasing); when that holds at ``epsilon_max`` itself the
     true ε exceeds the search range and the answer is ``Bound(epsilon_max, inf)`` — never ``inf`` as a
-    lower end.
+    lower end. A PLD is queried directly (its certified ``epsilon``, not limited by ``epsilon_max``).
     """
     d = check_probability("delta", delta)
     emax = check_positive("epsilon_max", epsilon_max)
+    if not isinstance(f, (TradeOff, TradeOffBracket)) and hasattr(f, "epsilon"):
+        result: Bound = f.epsilon(d)  # a PLD answers ε(δ) itself (certified, no bisection here)
+        return result
 
     def solve(side: str) -> float:
         def val(e: float) -> float:

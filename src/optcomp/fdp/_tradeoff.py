@@ -49,6 +49,7 @@ __all__ = [
     "from_distributions",
     "from_epsilon_delta_family",
     "gaussian_tradeoff",
+    "upper_envelope",
 ]
 
 #: Number of uniform points in the default α grid used by comparisons and numerical operators.
@@ -263,6 +264,11 @@ class PiecewiseLinearTradeOff(TradeOff):
     alpha: FloatArray
     beta: FloatArray
     is_symmetric: bool = field(default=False)
+    #: A bound E on the knots' error against the curve they represent, beyond plain rounding (a float,
+    #: or one per knot): β_k is off by at most E_k and α_k by at most E_k·α_k, e.g. after a composition of
+    #: maps (:func:`optcomp.fdp.group_privacy`); readouts widen by it. 0 for curves exact up to rounding.
+    #: Operations that reorder or merge knots carry the largest E on.
+    knot_error: float | FloatArray = field(default=0.0)
 
     def __post_init__(self) -> None:
         a = np.asarray(self.alpha, dtype=np.float64).ravel()
@@ -277,6 +283,10 @@ class PiecewiseLinearTradeOff(TradeOff):
             raise ValueError("beta knots must be non-increasing")
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "beta", b)
+        e = np.asarray(self.knot_error, dtype=np.float64)
+        if e.ndim not in (0, 1) or (e.ndim == 1 and e.size != a.size) or np.any(~(e >= 0.0)):
+            raise ValueError(f"knot_error must be a float >= 0 or one per knot, got shape {e.shape}")
+        object.__setattr__(self, "knot_error", float(e) if e.ndim == 0 else e)
 
     def _evaluate(self, alpha: FloatArray) -> FloatArray:
         return np.asarray(np.interp(alpha, self.alpha, self.beta), dtype=np.float64)
@@ -306,19 +316,21 @@ class PiecewiseLinearTradeOff(TradeOff):
         if xs[-1] < 1.0:
             xs = np.concatenate([xs, [1.0]])
             ys = np.concatenate([ys, [0.0]])
-        return PiecewiseLinearTradeOff(xs, ys)
+        return PiecewiseLinearTradeOff(xs, ys, knot_error=float(np.max(self.knot_error)))
 
     def symmetrized(self) -> PiecewiseLinearTradeOff:
         """max{f, f⁻¹} as an exact piecewise-linear function (DRS Prop. 2.1)."""
         if self.is_symmetric:
             return self
         out = _pl_max([self, self.inverse()])
-        return PiecewiseLinearTradeOff(out.alpha, out.beta, is_symmetric=True)
+        return PiecewiseLinearTradeOff(out.alpha, out.beta, is_symmetric=True, knot_error=out.knot_error)
 
     def convex_envelope(self, grid: FloatArray | None = None) -> PiecewiseLinearTradeOff:
         """The lower convex hull of the knots (exact f** for a piecewise-linear f; ``grid`` is unused)."""
         hx, hy = _lower_hull(self.alpha, self.beta)
-        return PiecewiseLinearTradeOff(hx, hy, is_symmetric=self.is_symmetric)
+        return PiecewiseLinearTradeOff(
+            hx, hy, is_symmetric=self.is_symmetric, knot_error=float(np.max(self.knot_error))
+        )
 
     def conjugate_delta(self, epsilon: npt.ArrayLike) -> float | FloatArray:
         """1 + f*(−e^ε) = max_k (1 − β_k − e^ε α_k): the δ of the one-sided line bound (DRS §2.4)."""
@@ -380,7 +392,8 @@ def _pl_max(parts: Sequence[PiecewiseLinearTradeOff]) -> PiecewiseLinearTradeOff
         vals = np.array([np.interp(xs, p.alpha, p.beta) for p in parts])
     # np.interp can be non-monotone by an ulp between nearly equal knots; the running minimum removes
     # that rounding (it only lowers values, by at most an ulp, the safe side for a guarantee).
-    return PiecewiseLinearTradeOff(xs, np.minimum.accumulate(np.max(vals, axis=0)))
+    err = max(float(np.max(p.knot_error)) for p in parts)
+    return PiecewiseLinearTradeOff(xs, np.minimum.accumulate(np.max(vals, axis=0)), knot_error=err)
 
 
 def epsilon_delta_tradeoff(epsilon: float, delta: float) -> PiecewiseLinearTradeOff:
@@ -438,7 +451,7 @@ def from_distributions(p: npt.ArrayLike, q: npt.ArrayLike) -> PiecewiseLinearTra
     return PiecewiseLinearTradeOff(ua, beta[last])
 
 
-def _upper_envelope(intercepts: FloatArray, slopes: FloatArray) -> tuple[FloatArray, FloatArray]:
+def upper_envelope(intercepts: FloatArray, slopes: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Knots (x, y) on [0, 1] of max_i (a_i + b_i x), the upper envelope of lines (convex hull trick).
 
     Lines sorted by slope (ties: largest intercept); a middle line is dropped when its neighbours cross
@@ -490,7 +503,7 @@ def from_epsilon_delta_family(epsilons: npt.ArrayLike, deltas: npt.ArrayLike) ->
     grow, shrink = np.exp(e_f), np.exp(-e_f)
     intercepts = np.concatenate([[0.0], keep, shrink * keep])
     slopes = np.concatenate([[0.0], -grow, -shrink])
-    xs, ys = _upper_envelope(intercepts, slopes)
+    xs, ys = upper_envelope(intercepts, slopes)
     ys = np.minimum.accumulate(np.clip(ys, 0.0, 1.0))
     good = np.r_[True, np.diff(xs) > 0.0]
     return PiecewiseLinearTradeOff(xs[good], ys[good], is_symmetric=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,9 @@ from optcomp.pld._dominating import Split, split
 from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import LowerEnd, UpperEnd, bisect, tilt
+
+if TYPE_CHECKING:
+    from optcomp.pld._curve import HockeyStickCurve
 
 _U = UNIT_ROUNDOFF
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
@@ -694,6 +698,13 @@ class PrivacyLossDistribution:
         self._refine(m, strict=False)
         assert m.last is not None
         return m.last
+
+    def hockey_stick_curve(self, epsilons: npt.ArrayLike | None = None) -> HockeyStickCurve:
+        """The whole certified δ(ε) curve from one realisation (:func:`optcomp.pld._curve.hockey_stick_curve`):
+        the ε points placed where the curve bends unless given, tilted compositions only where needed."""
+        from optcomp.pld._curve import hockey_stick_curve
+
+        return hockey_stick_curve(self, epsilons)
 
     def epsilon(self, delta: float) -> Bound:
         """Certified bracket of ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.

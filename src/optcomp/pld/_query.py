@@ -26,6 +26,8 @@ _U = UNIT_ROUNDOFF
 #: The smallest positive double: added to every entry of an upper envelope computed by exp (which is
 #: only accurate to this absolute amount in the subnormal range).
 _TINY = float(np.nextafter(0.0, 1.0))
+#: Largest lift m − s_0 of the one-pass lower end (e^{lift} must stay far inside the float range).
+_LIFT_MAX = 600.0
 
 
 def tilt(
@@ -88,7 +90,11 @@ class UpperEnd:
             j = j + up.astype(np.int64) - down.astype(np.int64)
 
     def finite(self, eps: FloatArray) -> FloatArray:
-        """Certified upper bound on the finite part Σ_{s_j > ε} y_j (1 − e^{ε − s_j})."""
+        """Certified upper bound on the finite part Σ_{s_j > ε} y_j (1 − e^{ε − s_j}).
+
+        ε beyond the last grid loss s_max is read at s_max: δ is non-increasing in ε, so that value
+        bounds δ(ε) too, and θε stays finite (ε up to the largest double, e.g. 1e308)."""
+        eps = np.minimum(np.asarray(eps, dtype=np.float64), self.s_max())
         j = self.index(eps)
         valid = j < self.n
         jj = np.minimum(j, self.n - 1)
@@ -150,15 +156,20 @@ class LowerEnd:
         """
         th = self.theta
         lo_s = eps - 1.0 / (1.0 + th)
-        j0 = max(0, math.floor((lo_s - self.s0) / self.step) - 1)
+        first = (lo_s - self.s0) / self.step
+        if not first < self.n + 1:  # every grid loss is below ε − τ (also ε = 1e308): T is empty
+            return None
+        j0 = max(0, math.floor(first) - 1)
         if j0 >= self.n:
             return None
         j = np.arange(j0, self.n)
         s = self.s(j)
         keep = s >= lo_s
         shift = self.log_a - self.log_p
+        a_j = self.a.values[j]
         with np.errstate(over="ignore"):
-            d = self.p.values[j] - np.exp(shift + eps - s) * self.a.values[j]
+            # e^{…} may overflow to inf where the Q-mass is 0: that bin's Q-term is 0, not inf·0 = nan
+            d = self.p.values[j] - np.where(a_j > 0, np.exp(shift + eps - s) * np.where(a_j > 0, a_j, 1.0), 0.0)
         pos = keep & (d > 0)
         if not np.any(pos):
             return None
@@ -242,6 +253,46 @@ class LowerEnd:
             if moved <= EPSILON_XTOL * max(1.0, abs(cand)):
                 break
         return best
+
+    def delta_suffix(self, eps: FloatArray) -> FloatArray:
+        """Certified lower bound on δ(ε) at many ε in one pass, with the suffix test sets
+        T(ε) = {J : s_J > ε} (any test set is valid for Lemma 2; this one differs from the computed-sign
+        set of :meth:`test_set` only in bins near the boundary, where P_J − e^ε Q_J is O(Δ) of P_J).
+
+        Untilted ends only (θ = 0; tilted ends fall back to :meth:`delta`). With suffix sums
+        SP_j = Σ_{J≥j} zP_J and W_j = Σ_{J≥j} e^{−(s_J − s_0)} zA_J (weights ≤ 1; each sum within (n + 4)u,
+        each weight within 8u(3 + |s_J| + |s_0|) relatively, and a weight product that underflows off by
+        at most the smallest double, amplified by e^{m − s_0}), SA = e^{m − s_0} W_j, m = s_j; then
+        :meth:`bound` as for one ε.
+        """
+        if self.theta != 0.0:
+            return self.delta(eps)
+        if not hasattr(self, "_suffix"):
+            s_all = self.s(np.arange(self.n))
+            w = np.exp(-(s_all - s_all[0])) * self.a.values
+            sp = np.cumsum(self.p.values[::-1])[::-1]
+            sw = np.cumsum(w[::-1])[::-1]
+            self._suffix = (s_all, sp, sw)
+        s_all, sp, sw = self._suffix
+        j = np.searchsorted(s_all, eps, side="right")
+        s_abs = float(np.max(np.abs(s_all)))
+        out = np.zeros(eps.size)
+        for i in range(eps.size):
+            ji = int(j[i])
+            if ji >= self.n:
+                continue
+            m = float(s_all[ji])
+            lift = m - float(s_all[0])
+            if lift > _LIFT_MAX:
+                out[i] = self.finite_one(float(eps[i]))
+                continue
+            scale = math.exp(lift)
+            gamma = 8 * _U * (3 + 2 * (s_abs + abs(m) + 1)) + (self.n - ji + 4) * _U
+            sa = scale * float(sw[ji])
+            under = (self.n - ji + 2) * _TINY * scale
+            t = (m, float(sp[ji]), sa, gamma * float(sp[ji]), gamma * sa + under)
+            out[i] = self.bound(float(eps[i]), t)
+        return np.asarray(np.minimum(1.0, (self.p_inf + out) * (1 - 4 * _U)), dtype=np.float64)
 
     def delta(self, eps: FloatArray) -> FloatArray:
         """Certified lower bound on δ(ε) (p_inf is P(some step at +∞), always in T)."""
