@@ -242,9 +242,45 @@ def test_truncated_poisson_explicit_pair_is_attained() -> None:
 
 # --- shuffling ---------------------------------------------------------------------------------------
 
-#: One epoch of 1,000 batches (q = 1/1000), σ = 1, δ = 1e-6: the setting of Chua et al. (ICML 2024)'s
-#: comparison of ABLQ with shuffled and Poisson batches (one epoch, T = 1000 steps, δ = 1e-6).
+#: One epoch of 1,000 batches (q = 1/1000), σ = 1, δ = 1e-6: a setting chosen by us (not a row copied
+#: from Chua et al.'s paper), kept as a second, less noisy check.
 CHUA_ROW = {"sigma": 1.0, "steps": 1000, "delta": 1e-6}
+
+#: The parameter row of the code that accompanies Chua et al., ICML 2024 (arXiv 2403.17673):
+#: google-research/google-research dpsgd_batch_sampler_accounting/example.py runs σ = 0.35,
+#: num_steps_per_epoch = 1000 (Poisson rate 1/1000), num_epochs = 1, and reports δ at
+#: ε ∈ (0.5, 1, 2, 4, 6, 8, 10) for the deterministic, Poisson, shuffle (lower) and balls-in-bins samplers.
+CHUA_CODE_SIGMA, CHUA_CODE_STEPS = 0.35, 1000
+CHUA_CODE_EPSILONS = (0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+
+
+def test_shuffle_lower_end_exceeds_poisson_at_chua_et_al_row() -> None:
+    """At every ε of their row our certified lower δ for the shuffled epoch lies above the certified upper δ
+    of Poisson sampling (same σ, batch fraction 1/1000, 1,000 steps), i.e. at δ* = Poisson's upper δ(ε)
+    the shuffled run's ε exceeds the Poisson ε. It also reproduces their cube lower bound
+    (``ShuffleAccountant``: caps 0, 0.01, ..., 99.99) up to the bins' resolution."""
+    sigma, steps, q = CHUA_CODE_SIGMA, CHUA_CODE_STEPS, 1 / CHUA_CODE_STEPS
+    pair = shuffle_lower_pair(sigma, q)
+    assert pair is not None
+    shuffle = compose(pair)  # one epoch
+    poisson = compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps), accuracy=COARSE)
+    caps = np.arange(0.0, 100.0, 0.01)
+
+    def out(mean: float) -> np.ndarray:
+        log_in = stats.norm.logcdf((caps - mean) / sigma) + (steps - 1) * stats.norm.logcdf(caps / sigma)
+        return -np.expm1(log_in)
+
+    for epsilon in CHUA_CODE_EPSILONS:
+        lower, upper = shuffle.delta(epsilon).lower, poisson.delta(epsilon).upper
+        assert lower > upper, (epsilon, lower, upper)
+        cube = float(np.max(out(2.0) - math.exp(epsilon) * out(1.0)))
+        assert lower >= cube * (1 - SHUFFLE_BIN_RTOL)
+    # the same through the public API, in ε at δ = 1e-6
+    delta = 1e-6
+    assert (
+        dpsgd.epsilon(sigma, q, steps, delta, sampling="shuffle").lower
+        > dpsgd.epsilon(sigma, q, steps, delta, accuracy=COARSE).upper
+    )
 
 
 def test_shuffle_lower_end_exceeds_the_poisson_upper_end() -> None:
