@@ -23,7 +23,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
     TruncatedPoissonGaussian,
 )
-from optcomp.mechanisms.allocation import allocation_lower_pair, allocation_upper_mechanism
+from optcomp.mechanisms.allocation import RandomAllocation, allocation_lower_pair, allocation_upper_mechanism
 from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs, shuffle_lower_pair
 from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
 from tests._references import (
@@ -242,9 +242,45 @@ def test_truncated_poisson_explicit_pair_is_attained() -> None:
 
 # --- shuffling ---------------------------------------------------------------------------------------
 
-#: One epoch of 1,000 batches (q = 1/1000), σ = 1, δ = 1e-6: the setting of Chua et al. (ICML 2024)'s
-#: comparison of ABLQ with shuffled and Poisson batches (one epoch, T = 1000 steps, δ = 1e-6).
+#: One epoch of 1,000 batches (q = 1/1000), σ = 1, δ = 1e-6: a setting chosen by us (not a row copied
+#: from Chua et al.'s paper), kept as a second, less noisy check.
 CHUA_ROW = {"sigma": 1.0, "steps": 1000, "delta": 1e-6}
+
+#: The parameter row of the code that accompanies Chua et al., ICML 2024 (arXiv 2403.17673):
+#: google-research/google-research dpsgd_batch_sampler_accounting/example.py runs σ = 0.35,
+#: num_steps_per_epoch = 1000 (Poisson rate 1/1000), num_epochs = 1, and reports δ at
+#: ε ∈ (0.5, 1, 2, 4, 6, 8, 10) for the deterministic, Poisson, shuffle (lower) and balls-in-bins samplers.
+CHUA_CODE_SIGMA, CHUA_CODE_STEPS = 0.35, 1000
+CHUA_CODE_EPSILONS = (0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+
+
+def test_shuffle_lower_end_exceeds_poisson_at_chua_et_al_row() -> None:
+    """At every ε of their row our certified lower δ for the shuffled epoch lies above the certified upper δ
+    of Poisson sampling (same σ, batch fraction 1/1000, 1,000 steps), i.e. at δ* = Poisson's upper δ(ε)
+    the shuffled run's ε exceeds the Poisson ε. It also reproduces their cube lower bound
+    (``ShuffleAccountant``: caps 0, 0.01, ..., 99.99) up to the bins' resolution."""
+    sigma, steps, q = CHUA_CODE_SIGMA, CHUA_CODE_STEPS, 1 / CHUA_CODE_STEPS
+    pair = shuffle_lower_pair(sigma, q)
+    assert pair is not None
+    shuffle = compose(pair)  # one epoch
+    poisson = compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps), accuracy=COARSE)
+    caps = np.arange(0.0, 100.0, 0.01)
+
+    def out(mean: float) -> np.ndarray:
+        log_in = stats.norm.logcdf((caps - mean) / sigma) + (steps - 1) * stats.norm.logcdf(caps / sigma)
+        return -np.expm1(log_in)
+
+    for epsilon in CHUA_CODE_EPSILONS:
+        lower, upper = shuffle.delta(epsilon).lower, poisson.delta(epsilon).upper
+        assert lower > upper, (epsilon, lower, upper)
+        cube = float(np.max(out(2.0) - math.exp(epsilon) * out(1.0)))
+        assert lower >= cube * (1 - SHUFFLE_BIN_RTOL)
+    # the same through the public API, in ε at δ = 1e-6
+    delta = 1e-6
+    assert (
+        dpsgd.epsilon(sigma, q, steps, delta, sampling="shuffle").lower
+        > dpsgd.epsilon(sigma, q, steps, delta, accuracy=COARSE).upper
+    )
 
 
 def test_shuffle_lower_end_exceeds_the_poisson_upper_end() -> None:
@@ -310,6 +346,77 @@ def test_interop_reads_the_sampler_events() -> None:
     assert from_dp_event({**truncated, "noise_multiplier": 0.0}).epsilon(DELTA).upper == math.inf
     assert from_dp_event({**truncated, "truncated_batch_size": 0}).engine == "none"
 
+
+
+#: dp_accounting's ``RandomAllocationDpEvent`` as JSON (class name plus field names): the fields and their
+#: order are those of google/differential-privacy python/dp_accounting/dp_accounting/dp_event_test.py
+#: after PR #414, ``RandomAllocationDpEvent(event=GaussianDpEvent(2.0), num_selected=10, num_steps=100)``.
+RANDOM_ALLOCATION = {
+    "class_name": "RandomAllocationDpEvent",
+    "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 3.0},
+    "num_selected": 10,
+    "num_steps": 100,
+}
+
+
+def test_interop_reads_random_allocation_onto_balls_in_bins() -> None:
+    """The event is one epoch: σ = 3, t = 100, k = 10 gives the bracket of PLD_accounting's example (its
+    (lower, upper) inside ours); E epochs of k = 1 are dpsgd's ``sampling="balls_in_bins"`` exactly."""
+    composition = from_dp_event(RANDOM_ALLOCATION)
+    assert composition.items == ()
+    assert composition.allocations == ((RandomAllocation(sigma=3.0, steps=100, selected=10), 1),)
+    assert composition.to_dp_event_json() == RANDOM_ALLOCATION
+    bound = composition.epsilon(1e-6)
+    assert bound.lower == compose(allocation_lower_pair(3.0, 100, selected=10)).epsilon(1e-6).lower
+    assert bound.upper == compose(allocation_upper_mechanism(3.0, selected=10)).epsilon(1e-6).upper
+    peer_lower, peer_upper = PLD_ACCOUNTING_ALLOCATION_EPSILON
+    assert bound.lower <= peer_lower <= peer_upper <= bound.upper
+    one = {**RANDOM_ALLOCATION, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}
+    epochs = {"class_name": "SelfComposedDpEvent", "event": {**one, "num_selected": 1, "num_steps": 10}, "count": 3}
+    assert from_dp_event(epochs).epsilon(DELTA) == dpsgd.epsilon(1.0, 0.1, 30, DELTA, sampling="balls_in_bins")
+    assert from_dp_event(epochs).to_dp_event_json() == epochs
+
+
+def test_interop_random_allocation_beside_other_events() -> None:
+    """A Gaussian equal to the allocation's dominating one is pooled only on the upper side; the lower end
+    composes it with the allocation's dominated pair."""
+    gaussian = {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}
+    allocation = {**RANDOM_ALLOCATION, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 2.0},
+                  "num_selected": 4, "num_steps": 8}
+    composition = from_dp_event({"class_name": "ComposedDpEvent", "events": [allocation, gaussian]})
+    assert composition.dominating_items() == ((Gaussian(1.0), 2),)
+    assert composition.dominated_items() == ((Gaussian(1.0), 1), (allocation_lower_pair(2.0, 8, selected=4), 1))
+    bound = composition.delta(1.0)
+    assert compose(Gaussian(1.0)).delta(1.0).lower < bound.lower <= bound.upper
+    assert bound.upper == compose((Gaussian(1.0), 2)).delta(1.0).upper
+
+
+@pytest.mark.parametrize(
+    ("change", "neighbouring", "match"),
+    [
+        ({}, "substitution", "add/remove only"),
+        ({"num_selected": 101}, "add_remove", "num_selected"),
+        ({"num_steps": 0}, "add_remove", "num_steps"),
+        ({"num_selected": 1.0}, "add_remove", "num_selected"),
+        ({"event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1.0}}, "add_remove", "Gaussian step"),
+    ],
+)
+def test_interop_random_allocation_refusals(change: dict[str, Any], neighbouring: str, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        from_dp_event({**RANDOM_ALLOCATION, **change}, neighbouring=neighbouring)
+    with pytest.raises(ValueError, match="root.event: a RandomAllocationDpEvent cannot be sampled"):
+        from_dp_event({"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.1, "event": RANDOM_ALLOCATION})
+
+
+def test_interop_random_allocation_edges() -> None:
+    assert from_dp_event({**RANDOM_ALLOCATION, "num_selected": 0}).engine == "none"
+    assert from_dp_event({**RANDOM_ALLOCATION, "event": {"class_name": "NoOpDpEvent"}}).engine == "none"
+    silent = from_dp_event({**RANDOM_ALLOCATION, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 0.0}})
+    assert not silent.private and silent.epsilon(DELTA).upper == math.inf
+    # k = t: every step sees the example, the run is k Gaussian steps; the bracket holds the GDP truth.
+    full = from_dp_event({**RANDOM_ALLOCATION, "num_selected": 4, "num_steps": 4})
+    bound = full.epsilon(DELTA)
+    assert bound.lower <= float(gdp_epsilon(2.0 / 3.0, DELTA)) <= bound.upper
 
 
 # --- balls-in-bins / random allocation ---------------------------------------------------------------

@@ -22,6 +22,7 @@ event                               add/remove one record                 substi
 ``SampledWithoutReplacement(n,m,e)``refused (dataset size changes)        ``SubsampledWithoutReplacement``
 ``MixtureOfGaussiansDpEvent``       ``MixtureOfGaussians``                 same (the event states the pair)
 ``TruncatedSubsampledGaussian...``  ``TruncatedPoissonGaussian``           refused (law is for add/remove)
+``RandomAllocationDpEvent(e, k, t)`` ``RandomAllocation`` (two ends)       refused (law is for add/remove)
 ``SelfComposed`` / ``Composed``     counts multiply / lists concatenate   same
 ``NoOpDpEvent``                     nothing                               nothing
 ``NonPrivateDpEvent``               fully distinguishing pair: ε = ∞      same
@@ -34,13 +35,23 @@ Dong–Roth–Su Cor 3.3, since the pair's likelihood ratio depends on one linea
 there, and every event without an exact law here (sampling with replacement, discrete Gaussian, tree
 aggregation, zCDP, ...), is a ``ValueError`` naming the event and its path in the tree — never a silent
 approximation.
+
+``RandomAllocationDpEvent(event=GaussianDpEvent(σ), num_selected=k, num_steps=t)`` (dp_accounting after
+google/differential-privacy PR #414; fields and their order as in that repository's
+``python/dp_accounting/dp_accounting/dp_event_test.py``: ``RandomAllocationDpEvent(event=...,
+num_selected=10, num_steps=100)`` and the positional ``(NoOpDpEvent(), 0, 1)``) is one epoch of t
+steps in which each example is allocated to k of them (jax_privacy's ``RandomAllocationConfig`` builds
+it with ``num_steps = iterations``, ``num_selected = total_participations``). optcomp has no exact law
+for it (``docs/samplers.md`` §5): it is kept apart from ``items`` as a
+:class:`~optcomp.mechanisms.allocation.RandomAllocation`, and a query's upper end composes its
+dominating ``Gaussian(σ/√k)``, its lower end the dominated binned-maximum pair.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -58,6 +69,7 @@ from optcomp.mechanisms import (
     RandomizedResponse,
     SubsampledWithoutReplacement,
 )
+from optcomp.mechanisms.allocation import RandomAllocation
 from optcomp.pld import PrivacyLossDistribution
 
 #: The fully distinguishing pair (loss +∞ under P, −∞ under Q): what a ``NonPrivateDpEvent`` releases.
@@ -77,6 +89,9 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
     "ComposedDpEvent": ("events",),
     "PoissonSampledDpEvent": ("sampling_probability", "event"),
     "SampledWithoutReplacementDpEvent": ("source_dataset_size", "sample_size", "event"),
+    # Field order of google/differential-privacy python/dp_accounting/dp_accounting/dp_event_test.py
+    # (after PR #414): RandomAllocationDpEvent(event, num_selected, num_steps).
+    "RandomAllocationDpEvent": ("event", "num_selected", "num_steps"),
     **{name: fields for name, (fields, _) in SAMPLER_EVENTS.items()},
 }
 
@@ -103,6 +118,9 @@ class EventComposition:
         neighbouring: the relation the mechanisms are stated for.
         non_private: paths of the ``NonPrivateDpEvent`` nodes met (outside sampling they make the
             whole composition non-private; under sampling they are accounted exactly).
+        allocations: ``(RandomAllocation, count)`` pairs read from ``RandomAllocationDpEvent``s
+            (no exact law: the upper end composes ``items`` with each one's dominating
+            ``Gaussian(σ/√k)``, the lower end ``items`` with each one's dominated pair).
 
     Which engine answers (``engine``):
 
@@ -116,15 +134,25 @@ class EventComposition:
     items: tuple[tuple[Mechanism, int], ...]
     neighbouring: Neighbouring
     non_private: tuple[str, ...] = field(default=())
+    allocations: tuple[tuple[RandomAllocation, int], ...] = field(default=())
 
     @property
     def engine(self) -> Engine:
         """``"none"``, ``"optimal"`` or ``"pld"`` (class docstring)."""
-        if not self.items:
+        if not self.items and not self.allocations:
             return "none"
-        if all(isinstance(m, EpsilonDelta) for m, _ in self.items):
+        if not self.allocations and all(isinstance(m, EpsilonDelta) for m, _ in self.items):
             return "optimal"
         return "pld"
+
+    def dominating_items(self) -> tuple[tuple[Mechanism, int], ...]:
+        """``items`` and each allocation's dominating ``Gaussian(σ/√k)``: the upper end's composition."""
+        return _pooled([*self.items, *((a.upper_mechanism(), k) for a, k in self.allocations)])
+
+    def dominated_items(self) -> tuple[tuple[Mechanism, int], ...]:
+        """``items`` and each allocation's dominated pair: the lower end's composition."""
+        pairs: list[tuple[Mechanism, int]] = [(a.lower_pair(), k) for a, k in self.allocations]
+        return _pooled([*self.items, *pairs])
 
     @property
     def private(self) -> bool:
@@ -132,10 +160,23 @@ class EventComposition:
         return not any(m == NON_PRIVATE for m, _ in self.items)
 
     def pld(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> PrivacyLossDistribution:
-        """The composition's ``PrivacyLossDistribution`` (any engine; ``ValueError`` if it is empty)."""
-        if not self.items:
+        """The composition's ``PrivacyLossDistribution`` (any engine; ``ValueError`` if it is empty).
+
+        With ``allocations`` there is no exact law: this is the *dominating* composition
+        (:meth:`dominating_items`), whose bracket's lower end is not the run's; :meth:`epsilon` and
+        :meth:`delta` take their lower end from :meth:`dominated_items` instead.
+        """
+        if not self.items and not self.allocations:
             raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
-        return compose_items(self.items, self.neighbouring, accuracy)
+        return compose_items(self.dominating_items(), self.neighbouring, accuracy)
+
+    def _bracket(self, query: Callable[[PrivacyLossDistribution], Bound], accuracy: Accuracy) -> Bound:
+        """``query`` on the dominating composition; with allocations, lower end from the dominated one."""
+        upper = query(self.pld(accuracy=accuracy))
+        if not self.allocations:
+            return upper
+        lower = query(compose_items(self.dominated_items(), self.neighbouring, accuracy)).lower
+        return Bound(min(lower, upper.upper), upper.upper)
 
     def _pairs(self) -> Sequence[tuple[float, float]]:
         from optcomp.optimal import homogeneous
@@ -161,7 +202,7 @@ class EventComposition:
             return Bound(math.inf, math.inf) if d < 1.0 else Bound.exact(0.0)
         if self.engine == "optimal":
             return optimal.epsilon(self._pairs(), d)
-        return self.pld(accuracy=accuracy).epsilon(d)
+        return self._bracket(lambda pld: pld.epsilon(d), accuracy)
 
     def delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified bracket on the optimal δ at ``epsilon`` (``Bound(1, 1)`` when not private)."""
@@ -175,13 +216,21 @@ class EventComposition:
             return Bound.exact(1.0)
         if self.engine == "optimal":
             return optimal.delta(self._pairs(), e)
-        return self.pld(accuracy=accuracy).delta(e)
+        return self._bracket(lambda pld: pld.delta(e), accuracy)
 
     def to_dp_event_json(self) -> dict[str, Any]:
         """This composition in the JSON schema of ``docs/interop.md`` (see :func:`to_dp_event_json`)."""
         from optcomp.interop._export import to_dp_event_json
 
-        return to_dp_event_json(*self.items, neighbouring=self.neighbouring)
+        return to_dp_event_json(*self.items, *self.allocations, neighbouring=self.neighbouring)
+
+
+def _pooled(items: Sequence[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...]:
+    """Equal mechanisms' counts added, order of first appearance kept."""
+    pooled: dict[Mechanism, int] = {}
+    for m, k in items:
+        pooled[m] = pooled.get(m, 0) + k
+    return tuple(pooled.items())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,6 +311,7 @@ class _Walk:
     neighbouring: Neighbouring
     items: dict[Mechanism, int] = field(default_factory=dict)
     non_private: list[str] = field(default_factory=list)
+    allocations: dict[RandomAllocation, int] = field(default_factory=dict)
 
     def add(self, mechanism: Mechanism | None, count: int) -> None:
         if mechanism is not None and count > 0:
@@ -282,9 +332,37 @@ class _Walk:
             k = _integer(f"{path}.count", fields["count"], low=0)
             self.visit(fields["event"], f"{path}.event", count * k)
             return
+        if name == "RandomAllocationDpEvent":
+            found = self.random_allocation(fields, path)
+            if isinstance(found, RandomAllocation):
+                self.allocations[found] = self.allocations.get(found, 0) + count
+            else:
+                self.add(found, count)
+            return
         if name == "NonPrivateDpEvent":
             self.non_private.append(path)
         self.add(self.mechanism(name, fields, path), count)
+
+    def random_allocation(self, fields: dict[str, Any], path: str) -> RandomAllocation | Mechanism | None:
+        """``RandomAllocationDpEvent`` → ``RandomAllocation`` (module docstring), a no-op or non-private."""
+        if self.neighbouring != "add_remove":
+            raise ValueError(
+                f"RandomAllocationDpEvent at {path} is supported under add/remove only (optcomp's pairs "
+                "are derived for that relation, as jax_privacy states it); use neighbouring='add_remove'"
+            )
+        t = _integer(f"{path}.num_steps", fields["num_steps"], low=1)
+        k = _integer(f"{path}.num_selected", fields["num_selected"], low=0, high=t)
+        inner = self.single(fields["event"], f"{path}.event")
+        if k == 0 or inner is None:
+            return None
+        if inner == NON_PRIVATE:
+            return NON_PRIVATE
+        if not isinstance(inner, Gaussian):
+            raise ValueError(  # noqa: TRY004 (contract: ValueError)
+                f"{path}.event: RandomAllocationDpEvent is supported with a Gaussian step only (the pairs "
+                f"of docs/samplers.md §5), got {type(inner).__name__}"
+            )
+        return RandomAllocation(sigma=inner.sigma / inner.sensitivity, steps=t, selected=k)
 
     def mechanism(self, name: str, fields: dict[str, Any], path: str) -> Mechanism | None:
         """The one mechanism of a non-composition node (``None`` for a no-op)."""
@@ -368,6 +446,11 @@ class _Walk:
         sub = _Walk(self.neighbouring)
         sub.visit(node, path, 1)
         self.non_private.extend(sub.non_private)
+        if sub.allocations:
+            raise ValueError(
+                f"{path}: a RandomAllocationDpEvent cannot be sampled or allocated again (no law of the "
+                "nested scheme is implemented)"
+            )
         items = list(sub.items.items())
         if not items:
             return None
@@ -404,4 +487,6 @@ def from_dp_event(event: object, *, neighbouring: object = "add_remove") -> Even
     rel = check_neighbouring(neighbouring)
     walk = _Walk(rel)
     walk.visit(event, "root", 1)
-    return EventComposition(tuple(walk.items.items()), rel, tuple(walk.non_private))
+    return EventComposition(
+        tuple(walk.items.items()), rel, tuple(walk.non_private), tuple(walk.allocations.items())
+    )

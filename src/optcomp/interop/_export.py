@@ -13,6 +13,7 @@ mechanism (stated for the relation given)       event
                                                 the fully distinguishing ``EpsilonDelta(0, δ=1)``)
 ``PoissonSubsampled(M, q)``                     ``PoissonSampledDpEvent(q, event(M))``
 ``SubsampledWithoutReplacement(M, q)``          ``SampledWithoutReplacementDpEvent(n, m, event(M))``, m/n = q
+``RandomAllocation(σ, t, k)``                    ``RandomAllocationDpEvent(GaussianDpEvent(σ), k, t)``
 ``(M, k)``, several items                       ``SelfComposedDpEvent(event(M), k)``, ``ComposedDpEvent``
 ==============================================  ==============================================
 
@@ -41,6 +42,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
     TruncatedPoissonGaussian,
 )
+from optcomp.mechanisms.allocation import RandomAllocation
 
 #: Largest denominator tried first when writing a sampling rate q as sample_size/source_dataset_size.
 _MAX_DATASET_SIZE = 10**9
@@ -128,6 +130,15 @@ def _event(mechanism: object, substitution: bool) -> dict[str, Any]:
             "sampling_probability": mechanism.sampling_rate,
             "truncated_batch_size": mechanism.max_batch_size,
             "noise_multiplier": mechanism.sigma,
+        }
+    if isinstance(mechanism, RandomAllocation) and not substitution:
+        # Field names and order: google/differential-privacy python/dp_accounting/dp_accounting/
+        # dp_event_test.py after PR #414, RandomAllocationDpEvent(event, num_selected, num_steps).
+        return {
+            "class_name": "RandomAllocationDpEvent",
+            "event": {"class_name": "GaussianDpEvent", "noise_multiplier": mechanism.sigma},
+            "num_selected": mechanism.selected,
+            "num_steps": mechanism.steps,
         }
     raise ValueError(f"{name} has no DpEvent (mechanism {mechanism!r} cannot be exported)")
 

@@ -24,6 +24,7 @@ two ends separately:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import log_ndtr, ndtri
@@ -55,3 +56,36 @@ def allocation_lower_pair(sigma: float, steps_per_epoch: int, *, selected: int =
     p = bin_masses(np.asarray(log_p, dtype=np.float64))
     q = bin_masses(np.asarray(log_q, dtype=np.float64))
     return DiscretePair(tuple(p.tolist()), tuple(q.tolist()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RandomAllocation:
+    """One epoch of k-out-of-t random allocation with a Gaussian step: a run description, not a law.
+
+    dp_accounting's ``RandomAllocationDpEvent(event=GaussianDpEvent(σ), num_selected=k, num_steps=t)``
+    (google/differential-privacy PR #414). optcomp has no exact privacy-loss law for it; it is accounted
+    by two certified ends (module docstring): :meth:`upper_mechanism` dominates it (no amplification),
+    :meth:`lower_pair` is dominated by it (the exact pair's binned maximum). Relation: add/remove.
+
+    Attributes:
+        sigma: noise multiplier σ > 0 of each step's Gaussian.
+        steps: t ≥ 1 steps in the epoch.
+        selected: k, 1 ≤ k ≤ t, the steps each example is allocated to.
+    """
+
+    sigma: float
+    steps: int
+    selected: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "steps", check_int("steps", self.steps, minimum=1))
+        object.__setattr__(self, "selected", check_int("selected", self.selected, minimum=1, maximum=self.steps))
+
+    def upper_mechanism(self) -> Gaussian:
+        """``Gaussian(σ/√k)``: dominates the epoch (no amplification)."""
+        return allocation_upper_mechanism(self.sigma, selected=self.selected)
+
+    def lower_pair(self) -> DiscretePair:
+        """The epoch's exact pair post-processed to its binned maximum coordinate: dominated by the epoch."""
+        return allocation_lower_pair(self.sigma, self.steps, selected=self.selected)
