@@ -124,3 +124,16 @@ def test_group_of_pure_dp_is_k_epsilon() -> None:
     assert delta_at(grouped, 2.0).upper <= 1e-11  # 0 up to the knots' certified error
     assert delta_at(grouped, 2.0 - 0.01).lower > 0.0
     assert math.isclose(float(np.asarray(grouped(0.0))), 1.0)
+
+
+def test_pointwise_group_stops_at_a_fixed_point() -> None:
+    """A million-fold group of f_{ε,0} at a subnormal ε: h = 1 − f is the identity in floats, so the
+    pointwise iteration stops after one step instead of running a million (the CLI's
+    `tradeoff --eps 1e-320 --group 1000000` took over 5 minutes)."""
+    from optcomp.fdp import delta_at, epsilon_delta_tradeoff, group_privacy
+
+    f = group_privacy(epsilon_delta_tradeoff(1e-320, 0.0), 10**6)
+    alphas = np.linspace(0.0, 1.0, 11)
+    assert np.array_equal(f(alphas), 1.0 - alphas)
+    b = delta_at(f, 0.0)
+    assert b.lower <= 0.0 <= b.upper

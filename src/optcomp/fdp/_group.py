@@ -42,9 +42,12 @@ class _GroupTradeOff(TradeOff):
     k: int
 
     def _evaluate(self, alpha: FloatArray) -> FloatArray:
-        x = alpha
+        x = np.asarray(alpha, dtype=np.float64)
         for _ in range(self.k):
-            x = np.clip(1.0 - np.asarray(self.base(x), dtype=np.float64), 0.0, 1.0)
+            nxt = np.clip(1.0 - np.asarray(self.base(x), dtype=np.float64), 0.0, 1.0)
+            if np.array_equal(nxt, x):  # a fixed point of the (deterministic) map: every later step repeats it
+                break
+            x = nxt
         return np.asarray(1.0 - x, dtype=np.float64)
 
 
