@@ -223,3 +223,19 @@ def test_subsampled_gaussian_monotone(sigma: float, q: float, factor: float) -> 
     assert np.all(rdp.poisson_subsampled_gaussian(sigma * factor, q) <= base * (1 + EXACT_RTOL))
     assert np.all(rdp.poisson_subsampled_gaussian(sigma, q / factor) <= base * (1 + EXACT_RTOL))
     assert np.all(base <= rdp.gaussian(sigma) * (1 + EXACT_RTOL))  # subsampling never hurts
+
+
+def test_delta_at_huge_epsilon_is_the_smallest_double_not_one() -> None:
+    """(α − 1)(ρ − ε) overflows to −inf at ε = 1e308: δ is below every double, so its upper end is the
+    smallest positive double (it printed δ = 1 in the CLI's RDP comparison); an infinite ρ still gives 1."""
+    import math
+
+    import numpy as np
+
+    from optcomp import rdp
+    from optcomp.mechanisms import Gaussian
+
+    curve = rdp.compose(Gaussian(1.0))
+    for conversion in ("standard", "improved"):
+        assert curve.delta(1e308, conversion=conversion).value == math.ulp(0.0)
+    assert rdp.RdpCurve(curve.orders, np.full(curve.orders.shape, np.inf)).delta(5.0).value == 1.0

@@ -329,14 +329,18 @@ class RdpCurve:
         """
         e = check_nonnegative("epsilon", epsilon)
         a, r = self.orders, self.rdp
-        if conversion == "standard":
-            log_delta = (a - 1.0) * (r - e)
-        elif conversion == "improved":
-            log_delta = (a - 1.0) * (r - e + np.log1p(-1.0 / a)) - np.log(a)
-        else:
-            raise ValueError(f"conversion must be one of ('standard', 'improved'), got {conversion!r}")
+        with np.errstate(over="ignore"):  # (α − 1)(ρ − ε) below −1.8e308 is −inf: δ below every double
+            if conversion == "standard":
+                log_delta = (a - 1.0) * (r - e)
+            elif conversion == "improved":
+                log_delta = (a - 1.0) * (r - e + np.log1p(-1.0 / a)) - np.log(a)
+            else:
+                raise ValueError(f"conversion must be one of ('standard', 'improved'), got {conversion!r}")
         i = int(np.argmin(log_delta))
-        return RdpConversion(min(1.0, math.exp(float(_up(log_delta[i : i + 1])[0]))), float(a[i]), conversion)
+        # log δ below the double range (−inf after overflow, or exp underflowing to 0): the bound
+        # exp(log δ) is positive but below every double, so the smallest positive double is its upper end.
+        log_up = -math.inf if log_delta[i] == -math.inf else float(_up(log_delta[i : i + 1])[0])
+        return RdpConversion(min(1.0, max(math.exp(log_up), math.ulp(0.0))), float(a[i]), conversion)
 
 
 Item = object | tuple[object, int]
