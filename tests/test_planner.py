@@ -64,7 +64,7 @@ def with_stat(index: int, **fields: Any) -> dict[str, Any]:
         (with_stat(0, weight=0), r"statistic 'n' \(#1\): field 'weight' must be in \(0, 1e\+06\], got 0"),
         (with_stat(0, weight=float("nan")), r"'n' \(#1\): field 'weight'"),
         (with_stat(0, weight="heavy"), r"'n' \(#1\): field 'weight' must be a number"),
-        (with_stat(3, bins=0), r"statistic 'hist' \(#4\): field 'bins' must be an integer >= 1, got 0"),
+        (with_stat(3, bins=0), r"statistic 'hist' \(#4\): field 'bins' must be an integer in \[1, 2\*\*53\], got 0"),
         (with_stat(3, bins=2.5), r"'hist' \(#4\): field 'bins'"),
         (with_stat(2, mechanism="exponential"), r"'income' \(#3\): field 'mechanism' must be one of"),
         (with_stat(2, kind="median"), r"'income' \(#3\): field 'kind' must be one of"),
@@ -75,8 +75,8 @@ def with_stat(index: int, **fields: Any) -> dict[str, Any]:
         (with_stat(0, lower=1), r"'n' \(#1\): fields 'lower'/'upper' apply to a sum or mean only"),
         (with_stat(1, name=""), r"statistic #2: field 'name' must be a non-empty string"),
         (with_stat(1, name="n"), r"'n' \(#2\): field 'name' must be unique"),
-        (doc(epsilon=0), r"plan: field 'epsilon' must be in \(0, 100\], got 0"),
-        (doc(epsilon=1e6), r"plan: field 'epsilon' must be in \(0, 100\], got 1000000.0"),
+        (doc(epsilon=0), r"plan: field 'epsilon' must be in \[2.22507e-308, 100\], got 0"),
+        (doc(epsilon=1e6), r"plan: field 'epsilon' must be in \[2.22507e-308, 100\], got 1000000.0"),
         (doc(delta=1.0), r"plan: field 'delta' must be in \[0, 0.1\], got 1.0"),
         (doc(beta=0), r"plan: field 'beta'"),
         (doc(reserve_epsilon=1.0), r"plan: field 'reserve_epsilon' must be in \[0, 1\), got 1.0"),
@@ -96,7 +96,7 @@ def test_invalid_plans_name_statistic_and_field(raw: dict[str, Any], pattern: st
 
 def test_combination_errors_are_raised_at_planning() -> None:
     plan = plan_from_dict(with_stat(1, mechanism="discrete_laplace", lower=0, upper=2.5))
-    with pytest.raises(ValueError, match=r"statistic 'age': field 'mechanism' discrete_laplace needs an integer"):
+    with pytest.raises(ValueError, match=r"statistic 'age' \(#2\): field 'mechanism' discrete_laplace needs an integer"):
         allocate(plan, "basic")
     plan = plan_from_dict(doc(delta=0.0))
     with pytest.raises(PlanError, match=r"plan: field 'delta' must be > 0 when a statistic uses the gaussian"):
@@ -185,10 +185,13 @@ def test_weights_scale_budgets_and_locks_hold() -> None:
 
 def test_locks_exceeding_budget_are_one_clear_error() -> None:
     d = with_stat(0, lock_epsilon=2.0)
-    with pytest.raises(PlanError, match="locked statistics alone exceed the budget"):
-        allocate(plan_from_dict(d), "optimal")
+    for mode in MODES:
+        with pytest.raises(PlanError, match=r"field 'epsilon' 1.0 is below the certified epsilon .* locked "
+                           r"statistics need alone .*'n' \(#1\) epsilon_i = 2") as info:
+            allocate(plan_from_dict(d), mode)
+        assert info.value.field == "epsilon" and info.value.index is None
     all_locked = {"epsilon": 1.0, "delta": 0.0, "statistics": [{"name": "a", "kind": "count", "lock_epsilon": 1.5}]}
-    with pytest.raises(PlanError, match=r"locked statistics need certified epsilon 1\.5"):
+    with pytest.raises(PlanError, match=r"certified epsilon 1\.5 that the locked statistics need alone"):
         allocate(plan_from_dict(all_locked), "basic")
 
 

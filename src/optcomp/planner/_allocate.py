@@ -41,6 +41,7 @@ import numpy.typing as npt
 from scipy.special import log_ndtr
 
 from optcomp import optimal
+from optcomp._inverse import SearchBudgetExceeded, solve
 from optcomp._numerics import CALIBRATION_RTOL, Accuracy, Bound, round_down, round_up
 from optcomp.bounds import kov_bound_heterogeneous
 from optcomp.composition import compose
@@ -55,7 +56,7 @@ from optcomp.planner._noise import (
     mechanism_spec,
     noise_scale,
 )
-from optcomp.planner._schema import Plan, PlanError, Statistic
+from optcomp.planner._schema import Plan, PlanError, Statistic, show
 from optcomp.pld import GridTooLargeError
 
 MODES: tuple[str, ...] = ("basic", "advanced", "kov", "optimal", "mechanism_aware")
@@ -103,6 +104,10 @@ OPTIMAL_SEARCH_TOLERANCE: float = 1e-2
 OPTIMAL_FINAL_TOLERANCE: float = 2e-3
 #: Fixed grid steps tried (each 4× coarser) before the engine's own choice, when memory runs out.
 _MAX_COARSENINGS = 4
+#: The scale search aims this fraction of its ``rtol`` past each predicted root (the accountings are
+#: smooth in s, so the secant's prediction is good): the returned scale lands within about this
+#: fraction of the largest feasible one.
+_SEARCH_AIM = 0.1
 #: Most accounting evaluations of one search (bracketing plus refinement).
 _MAX_EVALUATIONS = 80
 #: Below s0·_FLOOR the free statistics are negligible: if the plan still fails, the locks alone do.
@@ -189,7 +194,7 @@ class _Prepared:
                 for e, comps in zip(eps, self.comps)]
 
 
-def _lock_for_accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...], gdelta: float) -> float:
+def _lock_for_accuracy(plan: Plan, index: int, stat: Statistic, comps: tuple[Component, ...], gdelta: float) -> float:
     """The least ε_i (to a relative ``SCALE_RTOL``, on the safe side) at which α ≤ ``lock_accuracy``."""
     target = stat.lock_accuracy
     assert target is not None
@@ -204,7 +209,8 @@ def _lock_for_accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...]
             break
         hi *= 2.0
     else:
-        raise PlanError(f"statistic {stat.name!r}: field 'lock_accuracy' {target!r} is unreachable at any ε")
+        raise PlanError(f"statistic {show(stat.name)} (#{index + 1}): field 'lock_accuracy' {target!r} is unreachable "
+                        f"at any epsilon_i (the best accuracy reached is above it)", field="lock_accuracy", index=index)
     lo = hi / 2.0
     for _ in range(2000):
         if lo < plan.epsilon * _FLOOR:  # a Gaussian with δ_c > 0 has finite noise even as ε_c → 0:
@@ -225,17 +231,18 @@ def _lock_for_accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...]
 
 def prepare(plan: Plan) -> _Prepared:
     """Components, the Gaussian δ rule and the locked ε_i of ``plan`` (validation of combinations)."""
-    comps = tuple(components(plan, s) for s in plan.statistics)
+    comps = tuple(components(plan, s, i) for i, s in enumerate(plan.statistics))
     n_gauss = sum(1 for cs in comps for c in cs if c.mechanism == "gaussian")
     if n_gauss and plan.delta == 0.0:
-        raise PlanError("plan: field 'delta' must be > 0 when a statistic uses the gaussian mechanism, got 0.0")
+        raise PlanError("plan: field 'delta' must be > 0 when a statistic uses the gaussian mechanism, got 0.0",
+                        field="delta")
     gdelta = plan.gaussian_delta_share * plan.delta / n_gauss if n_gauss else 0.0
     locked: list[float | None] = []
-    for stat, cs in zip(plan.statistics, comps):
+    for i, (stat, cs) in enumerate(zip(plan.statistics, comps)):
         if stat.lock_epsilon is not None:
             locked.append(stat.lock_epsilon)
         elif stat.lock_accuracy is not None:
-            locked.append(_lock_for_accuracy(plan, stat, cs, gdelta))
+            locked.append(_lock_for_accuracy(plan, i, stat, cs, gdelta))
         else:
             locked.append(None)
     budget = plan.epsilon - plan.reserve_epsilon
@@ -285,7 +292,11 @@ def _optimal(p: _Prepared, eps: Sequence[float]) -> float:
 
 def _mechanism_aware(p: _Prepared, eps: Sequence[float]) -> float:
     scales = p.scales(eps)
-    flat = [(c, sc) for cs, scs in zip(p.comps, scales) for c, sc in zip(cs, scs)]
+    # a component with infinite noise (ε_c = 0: a free statistic at scale 0) releases nothing: its privacy
+    # loss is identically 0, so leaving it out is exact
+    flat = [(c, sc) for cs, scs in zip(p.comps, scales) for c, sc in zip(cs, scs) if sc < math.inf]
+    if not flat:
+        return 0.0
     if all(c.mechanism == "gaussian" for c, _ in flat):
         mu = math.sqrt(math.fsum(c.copies * (c.sensitivity / sc) ** 2 for c, sc in flat))
         value = round_up(gdp_epsilon(mu, p.plan.delta))
@@ -361,77 +372,37 @@ def _search(
 ) -> tuple[float, float, int]:
     """Largest s (to relative ``rtol``) with value_of(s) ≤ budget; value_of is non-decreasing.
 
-    Returns (s, value_of(s), evaluations). Each round guesses the root g by a secant in log–log
-    coordinates (certified ε is close to a power of the scale), then evaluates g·(1 − rtol/3) and, when
-    that passes within 2·rtol of the budget, g·(1 + rtol/3): when the first passes and the second fails,
-    the bracket is already narrower than rtol. The returned s always passed (certified feasible).
-    ``seed``: a scale already known to be feasible, with its certified value (by another accounting).
+    :func:`optcomp._inverse.solve` in the increasing direction (a secant in log–log coordinates, slope 1
+    to start with: certified ε is close to proportional to the scale), with at most ``_MAX_EVALUATIONS``
+    evaluations, cached ones included. Returns (s, value_of(s), evaluations); the returned s was evaluated
+    and passed (certified feasible; the proof is :func:`~optcomp._inverse.solve`'s). ``seed``: a scale
+    already known to be feasible, with its certified value (by another accounting).
     """
-    calls = 0
     seen: dict[float, float] = {}
-    lo: float | None = None
-    hi: float | None = None
-    r = rtol
+    calls = 0
     if seed is not None:
         seen[seed[0]] = seed[1]
-        lo = seed[0]
 
-    def f(s: float) -> bool:
-        nonlocal calls, lo, hi
+    def evaluate(s: float) -> float:
+        nonlocal calls
         if s not in seen:
             calls += 1
             seen[s] = value_of(s)
             if progress is not None:
                 progress(f"evaluation {calls}: scale {s:.6g} -> certified epsilon {seen[s]:.6g}")
-        ok = seen[s] <= budget
-        if ok and (lo is None or s > lo):
-            lo = s
-        if not ok and (hi is None or s < hi):
-            hi = s
-        return ok
+        return seen[s]
 
-    def secant(x0: float, x1: float) -> float:
-        v0, v1 = seen[x0], seen[x1]
-        if not (0.0 < v0 < math.inf and 0.0 < v1 < math.inf) or v0 == v1 or x0 == x1:
-            return math.nan
-        slope = (math.log(v1) - math.log(v0)) / (math.log(x1) - math.log(x0))
-        if not slope > 0.0:
-            return math.nan
-        return x1 * math.exp((math.log(budget) - math.log(v1)) / slope)
-
-    def guess() -> float:
-        if lo is not None and hi is not None:
-            g = secant(lo, hi)
-            span = math.log(hi / lo)
-            if not math.isfinite(g):
-                return math.sqrt(lo * hi)
-            t = min(0.98, max(0.02, math.log(g / lo) / span))
-            return lo * math.exp(t * span)
-        xs = sorted(seen)
-        known = lo if lo is not None else hi
-        assert known is not None
-        g = secant(xs[0], xs[-1]) if xs[-1] > xs[0] * (1.0 + 10.0 * r) else math.nan
-        if not math.isfinite(g):
-            v = seen[known]
-            g = known * (budget / v if 0.0 < v < math.inf else (10.0 if v == 0.0 else 0.1))
-        g = min(10.0 * known, max(0.1 * known, g))
-        if lo is not None:  # only passing points so far: go up
-            return max(g, lo * (1.0 + 2.0 * r))
-        return min(g, known * (1.0 - 2.0 * r))
-
-    g = s0 if seed is None else seed[0] * (1.0 + r)
-    while calls < _MAX_EVALUATIONS:
-        a = g * (1.0 - r / 3.0)
-        if f(a) and seen[a] >= budget * (1.0 - 2.0 * r):
-            f(g * (1.0 + r / 3.0))
-        if lo is not None and hi is not None and hi <= lo * (1.0 + r):
-            break
-        if lo is None and hi is not None and hi < s0 * _FLOOR:
-            break
-        g = guess()
-    if lo is None:
-        raise PlanError("plan: the locked statistics alone exceed the budget under this accounting")
-    return lo, seen[lo], calls
+    guess = s0 if seed is None else seed[0] * (1.0 + rtol)
+    try:
+        _, passing = solve(evaluate, budget, name="scale", guess=guess, rtol=rtol, increasing=True,
+                           passing=None if seed is None else seed[0], slope_hint=1.0, budget=_MAX_EVALUATIONS,
+                           aim=_SEARCH_AIM * rtol)
+    except SearchBudgetExceeded as exc:
+        raise PlanError(f"plan: {exc}", field="epsilon") from exc
+    if passing is None:
+        raise PlanError(f"plan: field 'epsilon': no common scale down to {guess * 2.0**-60:.3g} fits the budget "
+                        f"{budget:.6g}", field="epsilon")
+    return passing, seen[passing], calls
 
 
 class _Model:
@@ -663,7 +634,8 @@ def _search_mechanism_aware(
             break
         g = next_guess(g)
     if lo is None:
-        raise PlanError("plan: the locked statistics alone exceed the budget under this accounting")
+        raise PlanError(f"plan: field 'epsilon': no common scale fits the budget {budget:.6g} under "
+                        "mechanism_aware accounting", field="epsilon")
     if lo not in seen:  # nothing above the seed passed: the seed (certified by the black box) stands
         assert seed is not None
         return seed[0], seed[1], calls
@@ -710,6 +682,19 @@ def _search_optimal(p: _Prepared, s0: float, progress: Progress | None) -> tuple
     return s, min(value, other), c1 + c2 + 1
 
 
+def _locks_do_not_fit(p: _Prepared, mode: str, value: float) -> PlanError:
+    """The refusal of a plan whose locked statistics alone exceed the budget, naming the largest locks."""
+    locks = sorted(((lk, i) for i, lk in enumerate(p.locked) if lk is not None), reverse=True)
+    named = ", ".join(f"{show(p.plan.statistics[i].name)} (#{i + 1}) epsilon_i = {lk:.4g}" for lk, i in locks[:3])
+    more = f" and {len(locks) - 3} more" if len(locks) > 3 else ""
+    budget = f"{p.plan.epsilon!r}" + (f" - reserve {p.plan.reserve_epsilon!r}" if p.plan.reserve_epsilon else "")
+    return PlanError(
+        f"plan: field 'epsilon' {budget} is below the certified epsilon {value:.6g} that the locked statistics "
+        f"need alone under {mode} accounting ({named}{more})",
+        field="epsilon",
+    )
+
+
 def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: ModeResult | None = None,
              optimal_result: ModeResult | None = None) -> ModeResult:
     """The allocation of ``plan`` under accounting ``mode`` (see the module docstring).
@@ -733,14 +718,17 @@ def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: 
     p = prepare(plan)
     account = _ACCOUNTING[mode]
     free_weight = math.fsum(st.weight for lk, st in zip(p.locked, plan.statistics) if lk is None)
+    if any(lk is not None for lk in p.locked):
+        # s = 0: the locked statistics alone (free ones release nothing). The accounting is non-decreasing
+        # in s, so if they do not fit, no scale does: refused before any search. (Without locks the value
+        # at s = 0 is 0: only Gaussian pairs (0, δ_c) with Σδ_c < δ remain.)
+        value = account(p, p.epsilons(0.0))
+        if mode == "mechanism_aware" and (value > p.budget or free_weight == 0.0):
+            value = min(value, _optimal(p, p.epsilons(0.0)))  # the black box is certified for them too
+        if value > p.budget:
+            raise _locks_do_not_fit(p, mode, value)
     if free_weight == 0.0:
         s, calls = 0.0, 1
-        value = account(p, p.epsilons(0.0))
-        if mode == "mechanism_aware":
-            value = min(value, _optimal(p, p.epsilons(0.0)))
-        if value > p.budget:
-            raise PlanError(f"plan: the locked statistics need certified epsilon {value:.6g} under {mode} "
-                            f"accounting, above the budget {p.budget:.6g}")
     else:
         locked_sum = math.fsum(lk for lk in p.locked if lk is not None)
         s0 = max(p.budget - locked_sum, p.budget / 100.0) / free_weight

@@ -40,7 +40,7 @@ from scipy.special import ndtri
 from optcomp._numerics import EPSILON_XTOL
 from optcomp.fdp._gdp import _log_delta_core
 from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace, Mechanism
-from optcomp.planner._schema import Plan, Statistic
+from optcomp.planner._schema import Plan, PlanError, Statistic, show
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,7 @@ class Component:
     share: float
 
 
-def components(plan: Plan, stat: Statistic) -> tuple[Component, ...]:
+def components(plan: Plan, stat: Statistic, index: int | None = None) -> tuple[Component, ...]:
     """The components of ``stat`` with sensitivities derived from its declared bounds and the relation.
 
     Sensitivities (add/remove changes one record's presence; substitution replaces one record):
@@ -99,9 +99,11 @@ def components(plan: Plan, stat: Statistic) -> tuple[Component, ...]:
     if mech == "discrete_laplace":
         for c in comps:
             if c.sensitivity != math.floor(c.sensitivity) or c.sensitivity < 1.0:
-                raise ValueError(
-                    f"statistic {stat.name!r}: field 'mechanism' discrete_laplace needs an integer "
-                    f"sensitivity >= 1, got {c.sensitivity!r} from the declared bounds"
+                where = f"statistic {show(stat.name)}" + ("" if index is None else f" (#{index + 1})")
+                raise PlanError(
+                    f"{where}: field 'mechanism' discrete_laplace needs an integer "
+                    f"sensitivity >= 1, got {c.sensitivity!r} from the declared bounds",
+                    field="mechanism", index=index,
                 )
     return comps
 
