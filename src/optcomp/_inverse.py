@@ -11,6 +11,7 @@ a proof that what it returns is on the safe side (see its docstring). It imports
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Literal
 
@@ -23,6 +24,9 @@ DEFAULT_EVALUATION_BUDGET = 200
 #: How far (a factor 2**60) a one-sided search moves from its guess before it concludes that nothing
 #: (or everything) passes in that direction.
 MAX_DOUBLINGS = 60
+#: Consecutive blind one-sided steps (no prediction: a value of 0 or inf) multiply x by 2, 4, 16, 256, ...
+#: (the factor squares each time) up to 2**(2**this): a root many decades away is reached in few steps.
+_MAX_BLIND_LEVEL = 6
 #: Largest |ln(predicted / x)| of one secant prediction (beyond it exp would leave the float range).
 _MAX_LOG_SHIFT = 50.0
 
@@ -32,7 +36,7 @@ _MAX_LOG_SHIFT = 50.0
 Evaluation = Bound | float | bool | None
 
 
-class SearchBudgetExceeded(ValueError):  # noqa: N818 (a ValueError: bad input to the search, named)
+class SearchBudgetExceeded(ValueError):
     """An inverse search used its evaluation budget without pinning the root (names the parameter)."""
 
 
@@ -75,7 +79,7 @@ def _adjacent(a: float, b: float, integer: bool) -> bool:
     return hi - lo <= 1.0 if integer else math.nextafter(lo, math.inf) >= hi
 
 
-def solve(  # noqa: C901, PLR0912, PLR0915 (one loop, its cases documented below)
+def solve(
     evaluate: Callable[[float], Evaluation],
     target: float,
     *,
@@ -91,6 +95,7 @@ def solve(  # noqa: C901, PLR0912, PLR0915 (one loop, its cases documented below
     limit: float = math.inf,
     budget: int = DEFAULT_EVALUATION_BUDGET,
     aim: float | None = None,
+    span: int = MAX_DOUBLINGS,
 ) -> tuple[float | None, float | None]:
     """The boundary of {x > 0 : v(x) ≤ target}, v the certified value of ``evaluate``; safe side returned.
 
@@ -98,8 +103,11 @@ def solve(  # noqa: C901, PLR0912, PLR0915 (one loop, its cases documented below
     ``increasing`` (a number of steps, a budget scale). Each step predicts the root by a secant in
     (ln x, ln v) through the last two finite values (or ``slope_hint``) and aims just past it, by a
     factor 1 + ``rtol``/3, on the side not yet pinned, so that a good prediction ends the search in two
-    evaluations; one-sided steps move at most a factor 4; a step that fails twice to halve the bracket
-    is replaced by bisection (geometric; integer midpoints with ``integer``).
+    evaluations; one-sided steps move at most a factor 4, except blind ones (a value of 0 or ∞ allows no
+    prediction), which move by 2, 4, 16, 256, ... (the factor squares each time, up to 2**64); a step
+    that fails twice to halve the bracket is replaced by bisection (geometric; integer midpoints with
+    ``integer``). x stays within [2**-``span``·guess, 2**``span``·guess] ∩ [smallest positive float,
+    ``limit``].
 
     **Safe side (the proof, once for every inverse of optcomp).** ``passing`` is only ever set to an x
     that was given as ``passing`` or at which ``evaluate`` was called and returned a value ≤ ``target``;
@@ -124,13 +132,14 @@ def solve(  # noqa: C901, PLR0912, PLR0915 (one loop, its cases documented below
         slope_hint: d ln v / d ln x to use until two finite values are known.
         limit: largest x evaluated (the increasing direction's search range).
         budget: most calls of ``evaluate`` (cached answers included), ≥ 1.
+        span: the search range in doublings either side of ``guess`` (see above).
         aim: how far past a predicted root (relative) each step aims; default ``rtol``/3. Smaller lands
             closer to the root when predictions are good, at the risk of more evaluations when not.
 
     Returns:
-        ``(fail, passing)``: ``passing`` stays ``None`` if nothing up to ``limit`` / 2**60·``guess`` (down
-        to 2**-60·``guess`` when ``increasing``) passes; ``fail`` stays ``None`` if everything passes in
-        the other direction over the same range. With ``increasing`` and an x at ``limit`` that passes,
+        ``(fail, passing)``: ``passing`` stays ``None`` if nothing in the search range passes (up to its
+        upper end, or down to its lower end when ``increasing``); ``fail`` stays ``None`` if everything in
+        the other direction over the range passes. With ``increasing`` and an x at ``limit`` that passes,
         the search stops there.
 
     Raises:
@@ -144,7 +153,10 @@ def solve(  # noqa: C901, PLR0912, PLR0915 (one loop, its cases documented below
     def toward_pass(x: float, factor: float) -> float:
         return x / factor if increasing else x * factor
 
-    lowest, highest = guess * 2.0**-MAX_DOUBLINGS, min(limit, guess * 2.0**MAX_DOUBLINGS)
+    lowest = max(math.ldexp(guess, -span), math.ulp(0.0))
+    up = span + math.frexp(guess)[1]  # ldexp(guess, span) overflows from an exponent 1024 on
+    highest = min(limit, math.ldexp(guess, span) if up < sys.float_info.max_exp else sys.float_info.max)
+    blind = 0
     brackets: list[tuple[float, Bound]] = []
     points: list[tuple[float, float]] = []
     x = guess
@@ -173,10 +185,10 @@ def solve(  # noqa: C901, PLR0912, PLR0915 (one loop, its cases documented below
                 return fail, passing
             if passing is None and x <= (1.0 if integer else lowest):
                 return fail, None
-            if fail is None and x > highest:
+            if fail is None and x >= highest:
                 return None, passing
         else:
-            if passing is None and (x > highest or x >= limit):
+            if passing is None and x >= highest:
                 return fail, None
             if fail is None and x <= lowest:
                 return None, passing
@@ -198,12 +210,17 @@ def solve(  # noqa: C901, PLR0912, PLR0915 (one loop, its cases documented below
             if shrink_failures >= 2 or not lo < nxt < hi:
                 nxt = math.sqrt(lo) * math.sqrt(hi)
                 shrink_failures = 0
+        elif predicted is None:  # one-sided and blind: an accelerating step
+            factor = 2.0 ** (2 ** min(blind, _MAX_BLIND_LEVEL))
+            blind += 1
+            nxt = min(max(toward_pass(x, factor) if v > target else toward_pass(x, 1.0 / factor), lowest), highest)
         else:  # one-sided: move at most a factor 4 per step, at least a factor 1 + rtol/3
+            blind = 0
             ratio = min(max(nxt / x, 0.25), 4.0)
             if abs(math.log(ratio)) < math.log1p(rtol / 3.0):
                 step = 1.0 + rtol / 3.0
                 ratio = toward_pass(1.0, step) if v > target else toward_pass(1.0, 1.0 / step)
-            nxt = x * ratio
+            nxt = min(max(x * ratio, lowest), highest)
         if integer:
             nxt = float(round(nxt))
             if fail is not None and passing is not None:

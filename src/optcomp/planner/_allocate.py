@@ -56,7 +56,7 @@ from optcomp.planner._noise import (
     mechanism_spec,
     noise_scale,
 )
-from optcomp.planner._schema import Plan, PlanError, Statistic, show
+from optcomp.planner._schema import MAX_EPSILON, Plan, PlanError, Statistic, show
 from optcomp.pld import GridTooLargeError
 
 MODES: tuple[str, ...] = ("basic", "advanced", "kov", "optimal", "mechanism_aware")
@@ -72,12 +72,20 @@ PLANNER_PLD_RELATIVE_WIDTH: float = 1e-3
 #: Coarsest grid step relative to the budget (few laws: the evaluations are cheap; a few Laplace laws have
 #: atoms at ±ε_c, whose discretisation error is first order in the step).
 _PLD_MAX_RELATIVE_STEP: float = 1e-3
+#: Finest grid step used (budgets below ~10⁻⁸ would ask for finer ones: pointless, and a subnormal step
+#: leaves the engine's index range).
+_PLD_MIN_STEP: float = 1e-12
 #: ``mechanism_aware`` search: it aims at a certified ε of budget·(1 − ``_MA_AIM``) and stops at a
 #: certified-feasible scale whose certified ε is at least budget·(1 − ``MECHANISM_AWARE_RTOL``) (or
 #: when the bracket of the scale is narrower than ``SCALE_RTOL``). The unspent part of the budget is
 #: then below this fraction of it.
 MECHANISM_AWARE_RTOL: float = 2.5e-3
 _MA_AIM: float = 1e-3
+#: Largest factor one ``mechanism_aware`` step moves the scale (steps from a certified ε of 0 grow 10, 100,
+#: 10⁴, ... up to it: a tiny budget far below the Gaussians' δ share leaves ε at 0 for many decades).
+_MA_MAX_REACH: float = 1e64
+#: A bracket of the scale wider than this factor is halved geometrically (after blind steps).
+_MA_WIDE_BRACKET: float = 1e4
 #: A mechanism-aware evaluation whose bracket is wider than this many times
 #: ``PLANNER_PLD_RELATIVE_WIDTH`` is redone once on a finer step (first-order error: few Laplace atoms).
 _PLD_REFINE_TRIGGER: float = 3.0
@@ -89,11 +97,12 @@ def pld_accuracy(budget: float, k: int) -> Accuracy:
     ``k`` is the number of distinct-law steps (non-Gaussian component copies, plus one for all the
     Gaussians, which compose into one law). Both ends of the engine's bracket are off by about 3kΔ²/ε
     in ε for these laws (measured on mixed plans), so Δ = ε·√(w/(3k)) (w =
-    ``PLANNER_PLD_RELATIVE_WIDTH``), at most ``_PLD_MAX_RELATIVE_STEP``·ε. A deterministic function of
-    the plan: :func:`certified_epsilon` reproduces the search's values.
+    ``PLANNER_PLD_RELATIVE_WIDTH``), at most ``_PLD_MAX_RELATIVE_STEP``·ε and at least
+    ``_PLD_MIN_STEP`` (a coarser step stays certified). A deterministic function of the plan:
+    :func:`certified_epsilon` reproduces the search's values.
     """
     rel = min(_PLD_MAX_RELATIVE_STEP, math.sqrt(PLANNER_PLD_RELATIVE_WIDTH / (3.0 * max(k, 1))))
-    return Accuracy(grid_step=budget * rel)
+    return Accuracy(grid_step=max(budget * rel, _PLD_MIN_STEP))
 
 
 #: Bracket width asked of :func:`optcomp.optimal.epsilon` (its ``tolerance``), relative to the budget:
@@ -108,6 +117,11 @@ _MAX_COARSENINGS = 4
 #: smooth in s, so the secant's prediction is good): the returned scale lands within about this
 #: fraction of the largest feasible one.
 _SEARCH_AIM = 0.1
+#: Doublings either side of the start the scale search may go (the whole float range).
+_SEARCH_SPAN = 2100
+#: No free ε_i beyond this many times ``MAX_EPSILON`` is searched: a plan's certified ε is then above
+#: any budget (a pure ε_i-DP release alone needs about ε_i; a Gaussian's nominal ε_i understates it).
+_MAX_FREE_EPSILON_FACTOR = 2.0
 #: Most accounting evaluations of one search (bracketing plus refinement).
 _MAX_EVALUATIONS = 80
 #: Below s0·_FLOOR the free statistics are negligible: if the plan still fails, the locks alone do.
@@ -175,6 +189,12 @@ class _Prepared:
     locked: tuple[float | None, ...]  # ε_i of locked statistics, None for free ones
     gaussian_delta: float  # δ_c of each Gaussian component
     budget: float
+
+    @property
+    def max_scale(self) -> float:
+        """Largest scale worth searching: the largest free ε_i reaches ``_MAX_FREE_EPSILON_FACTOR``·MAX_EPSILON."""
+        free = [st.weight for lk, st in zip(self.locked, self.plan.statistics) if lk is None]
+        return _MAX_FREE_EPSILON_FACTOR * MAX_EPSILON / max(free) if free else 0.0
 
     def epsilons(self, s: float) -> list[float]:
         return [lk if lk is not None else s * st.weight for lk, st in zip(self.locked, self.plan.statistics)]
@@ -265,8 +285,10 @@ def _advanced(p: _Prepared, eps: Sequence[float]) -> float:
     slack = round_down(p.plan.delta - math.fsum(d for _, d in pairs))
     if slack <= 0.0:
         return round_up(total)
-    drift = math.fsum(e * math.expm1(e) for e, _ in pairs)
-    spread = math.sqrt(2.0 * -math.log(slack) * math.fsum(e * e for e, _ in pairs))
+    # hypot: Σε_i² would underflow to 0 for tiny ε_i (and overflow for none here); the drift terms ε_i² may
+    # underflow too, each by less than the smallest subnormal, which is added back per term
+    drift = math.fsum(e * math.expm1(e) for e, _ in pairs) + len(pairs) * math.ulp(0.0)
+    spread = math.sqrt(2.0 * -math.log(slack)) * math.hypot(*(e for e, _ in pairs))
     return round_up(min(total, drift + spread))
 
 
@@ -311,12 +333,13 @@ def _mechanism_aware(p: _Prepared, eps: Sequence[float]) -> float:
     items = [mechanism_spec(c, sc) for c, sc in flat]
     acc = pld_accuracy(p.budget, k)
     assert acc.grid_step is not None
-    b = _pld_epsilon(items, acc.grid_step, p.plan.delta)
+    step = acc.grid_step
+    b = _pld_epsilon(items, step, p.plan.delta)
     width = (b.upper - b.lower) / max(b.upper, 1e-2 * p.budget)
     if math.isfinite(b.upper) and width > _PLD_REFINE_TRIGGER * PLANNER_PLD_RELATIVE_WIDTH:
         # the error is first order in the step here (atoms of few Laplace laws deep in the tail): one
         # finer realisation; both upper ends are certified, the smaller is kept
-        finer = acc.grid_step * max(0.1, PLANNER_PLD_RELATIVE_WIDTH / width)
+        finer = step * max(0.1, PLANNER_PLD_RELATIVE_WIDTH / width)
         return min(b.upper, _pld_epsilon(items, finer, p.plan.delta).upper)
     return b.upper
 
@@ -368,7 +391,7 @@ def _check_mode(mode: object) -> str:
 
 def _search(
     value_of: Callable[[float], float], budget: float, s0: float, progress: Progress | None, rtol: float,
-    seed: tuple[float, float] | None = None,
+    seed: tuple[float, float] | None = None, limit: float = math.inf,
 ) -> tuple[float, float, int]:
     """Largest s (to relative ``rtol``) with value_of(s) ≤ budget; value_of is non-decreasing.
 
@@ -376,7 +399,9 @@ def _search(
     to start with: certified ε is close to proportional to the scale), with at most ``_MAX_EVALUATIONS``
     evaluations, cached ones included. Returns (s, value_of(s), evaluations); the returned s was evaluated
     and passed (certified feasible; the proof is :func:`~optcomp._inverse.solve`'s). ``seed``: a scale
-    already known to be feasible, with its certified value (by another accounting).
+    already known to be feasible, with its certified value (by another accounting). The search ranges
+    over every normal float up to ``limit`` (a budget far below the Gaussians' δ share can leave the
+    accounting at 0 for scales many decades above its start: the solver's blind steps accelerate).
     """
     seen: dict[float, float] = {}
     calls = 0
@@ -396,7 +421,7 @@ def _search(
     try:
         _, passing = solve(evaluate, budget, name="scale", guess=guess, rtol=rtol, increasing=True,
                            passing=None if seed is None else seed[0], slope_hint=1.0, budget=_MAX_EVALUATIONS,
-                           aim=_SEARCH_AIM * rtol)
+                           aim=_SEARCH_AIM * rtol, span=_SEARCH_SPAN, limit=max(limit, guess))
     except SearchBudgetExceeded as exc:
         raise PlanError(f"plan: {exc}", field="epsilon") from exc
     if passing is None:
@@ -570,6 +595,7 @@ def _search_mechanism_aware(
     aim = budget * (1.0 - _MA_AIM)
     accept = budget * (1.0 - MECHANISM_AWARE_RTOL)
     model = _Model(p)
+    max_scale = p.max_scale
     seen: dict[float, float] = {}
     lo: float | None = seed[0] if seed is not None else None
     hi: float | None = None
@@ -605,16 +631,21 @@ def _search_mechanism_aware(
         slope = max(-1.0, min(1.0, slope))
         return lambda x: r0 + slope * (x - x0)
 
+    reach = 10.0  # most a step moves; squared after each step from a value of 0 (no information)
+
     def next_guess(last: float) -> float:
+        nonlocal reach
+        v = seen.get(last, math.nan)
+        reach = min(reach * reach, _MA_MAX_REACH) if v == 0.0 else 10.0
         model.refit(last)
         g = model.solve(aim, correction(), last) if model.usable else math.nan
         if not math.isfinite(g) or g <= 0.0:  # no model: a power law of exponent 1 through the last value
-            v = seen.get(last, math.nan)
-            g = last * (aim / v if 0.0 < v < math.inf else (10.0 if v == 0.0 else 0.1))
-        g = min(10.0 * last, max(0.1 * last, g))
+            g = last * (aim / v if 0.0 < v < math.inf else (reach if v == 0.0 else 0.1))
+        g = min(reach * last, max(last / reach, g), max_scale)
         if lo is not None and hi is not None:
-            if not lo * (1.0 + 0.25 * SCALE_RTOL) < g < hi * (1.0 - 0.25 * SCALE_RTOL):
-                g = math.sqrt(lo * hi)
+            wide = hi > _MA_WIDE_BRACKET * lo  # the model's guesses only creep through such a bracket
+            if wide or not lo * (1.0 + 0.25 * SCALE_RTOL) < g < hi * (1.0 - 0.25 * SCALE_RTOL):
+                g = math.sqrt(lo) * math.sqrt(hi)
         elif lo is not None:
             g = max(g, lo * (1.0 + SCALE_RTOL))
         elif hi is not None:
@@ -656,7 +687,7 @@ def _black_box_floor(p: _Prepared, s: float, value: float, progress: Progress | 
     v = fine(s)
     if not v < value:
         return s, value, 1
-    s2, v2, calls = _search(fine, p.budget, s, progress, SCALE_RTOL, (s, v))
+    s2, v2, calls = _search(fine, p.budget, s, progress, SCALE_RTOL, (s, v), p.max_scale)
     return (s2, v2, calls + 1) if s2 > s else (s, v, calls + 1)
 
 
@@ -673,11 +704,11 @@ def _search_optimal(p: _Prepared, s0: float, progress: Progress | None) -> tuple
         return _optimal_at(p, p.epsilons(x), OPTIMAL_FINAL_TOLERANCE)
 
     try:
-        s1, v1, c1 = _search(coarse, p.budget, s0, progress, 3.0 * SCALE_RTOL)
+        s1, v1, c1 = _search(coarse, p.budget, s0, progress, 3.0 * SCALE_RTOL, limit=p.max_scale)
     except PlanError:  # the locks may fit only by the finer bracket: search with it alone
-        s, value, calls = _search(fine, p.budget, s0, progress, SCALE_RTOL)
+        s, value, calls = _search(fine, p.budget, s0, progress, SCALE_RTOL, limit=p.max_scale)
         return s, min(value, coarse(s)), calls + 1
-    s, value, c2 = _search(fine, p.budget, s1, progress, SCALE_RTOL, (s1, v1))
+    s, value, c2 = _search(fine, p.budget, s1, progress, SCALE_RTOL, (s1, v1), p.max_scale)
     other = fine(s) if s == s1 else coarse(s)
     return s, min(value, other), c1 + c2 + 1
 
@@ -743,7 +774,8 @@ def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: 
         elif mode == "optimal":
             s, value, calls = _search_optimal(p, s0, progress)
         else:
-            s, value, calls = _search(lambda x: account(p, p.epsilons(x)), p.budget, s0, progress, SCALE_RTOL)
+            s, value, calls = _search(lambda x: account(p, p.epsilons(x)), p.budget, s0, progress, SCALE_RTOL,
+                                      limit=p.max_scale)
     eps = p.epsilons(s)
     scales = p.scales(eps)
     stats = []

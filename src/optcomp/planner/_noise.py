@@ -192,7 +192,10 @@ def half_width(mechanism: str, scale: float, beta: float) -> float:
         return scale * float(-ndtri(beta / 2.0))
     # Discrete Laplace: least integer m ≥ 0 with 2e^{-(m+1)/b}/(1 + e^{-1/b}) ≤ β.
     t = 1.0 / scale
-    m = max(0, math.ceil(scale * (math.log(2.0 / beta) - math.log1p(math.exp(-t)))) - 1)
+    closed = scale * (math.log(2.0 / beta) - math.log1p(math.exp(-t)))
+    if not math.isfinite(closed):  # m beyond the float range: α is +inf in float64
+        return math.inf
+    m = max(0, math.ceil(closed) - 1)
     if m > _EXACT_INTEGER_LIMIT:  # beyond float64's integers: the closed form is as exact as it gets
         return float(m)
     # The closed form can be off by one in floating point: settle m against the tail itself.

@@ -13,7 +13,6 @@ import json
 import math
 import numbers
 import reprlib
-import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -37,9 +36,10 @@ NEIGHBOURINGS: tuple[str, ...] = ("add_remove", "substitution")
 #: engines' work (lattice and grid sizes grow with ε_i) is unbounded. The same cap holds for a locked ε_i.
 MAX_EPSILON = 100.0
 MAX_DELTA = 0.1
-#: Smallest budget ε (and ε − reserve): the smallest *normal* float64. A subnormal budget carries fewer
-#: than 53 significant bits (5e-324 carries one), so no common scale could be certified to ``SCALE_RTOL``.
-MIN_EPSILON = sys.float_info.min
+#: Smallest budget ε (and ε − reserve). Below it every statistic's noise is over 10⁶ times its
+#: sensitivity (nothing useful is released), the Gaussians' δ share rather than ε decides what fits, and
+#: certifying a composed ε that small needs PLD grids finer than 10⁻⁹ (minutes per evaluation).
+MIN_EPSILON = 1e-6
 #: Largest ``bins`` and ``dataset_size``: integers beyond 2**53 are not exact in float64 arithmetic.
 MAX_COUNT = 2**53
 #: Largest weight (weights are relative: a ratio beyond 10⁶ between two statistics is not a plan).
@@ -182,7 +182,7 @@ class _At:
         try:
             x = float(value)
         except OverflowError:  # an integer beyond float64
-            x = math.inf if value > 0 else -math.inf
+            x = math.inf if int(value) > 0 else -math.inf  # type: ignore[call-overload]
         ok = not math.isnan(x) and (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
         if not ok:
             raise self.error(key, f"field '{key}' must be in {rng}, got {show(x)}")
@@ -282,7 +282,7 @@ def plan_from_dict(raw: object, *, max_statistics: int | None = None) -> Plan:
     reserve = at.real("reserve_epsilon", raw.get("reserve_epsilon", 0.0), lo=0.0, hi=eps, lo_open=False, hi_open=True)
     if eps - reserve < MIN_EPSILON:
         raise at.error("reserve_epsilon", f"field 'reserve_epsilon' must leave a budget epsilon - reserve >= "
-                       f"{MIN_EPSILON:g} (a normal float), got {reserve!r} of {eps!r}")
+                       f"{MIN_EPSILON:g}, got {reserve!r} of {eps!r}")
     share = at.real("gaussian_delta_share", raw.get("gaussian_delta_share", DEFAULT_GAUSSIAN_DELTA_SHARE),
                     lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     n_raw = raw.get("dataset_size")
