@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
-from optcomp._inverse import log_slope, solve
+from optcomp._inverse import NotMonotoneError, log_slope, solve
 from optcomp._numerics import (
     CALIBRATION_RTOL,
     DEFAULT_ACCURACY,
@@ -35,8 +35,14 @@ from optcomp._numerics import (
     check_positive,
     check_probability,
 )
-from optcomp.bounds import kov_per_query_budget  # KOV Cor. V.1 lives in bounds.py (one home per theorem)
+from optcomp.bounds import (  # KOV Cor. V.1 lives in bounds.py (one home per theorem)
+    K_MAX,
+    kov_per_query_budget,
+)
 from optcomp.pld import GridTooLargeError
+
+#: Most compositions :func:`noise_for_target` accounts (integers beyond 2**53 are not exact in float64).
+MAX_COMPOSITIONS = 2**53
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +297,14 @@ def smallest_passing_noise(
     return _search(evaluate, tgt, tol, name, first, coarse, ratios)[1]
 
 
+def _family_name(family: Any, noise_field: str | None) -> str:
+    if isinstance(family, type):
+        fields = dataclasses.fields(family) if dataclasses.is_dataclass(family) else ()
+        name = noise_field or (fields[0].name if fields else "?")
+        return f"{family.__name__} (searched parameter {name!r})"
+    return getattr(family, "__name__", repr(family))
+
+
 def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], Any]:
     if isinstance(family, type):
         if noise_field is None:
@@ -381,14 +395,18 @@ def noise_for_target(
 
     eps = check_positive("target_epsilon", target_epsilon)
     dlt = check_open_probability("target_delta", target_delta)
-    kk = check_int("k", k, minimum=1)
+    kk = check_int("k", k, minimum=1, maximum=MAX_COMPOSITIONS)
     tol = check_open_probability("rtol", rtol)
     make = _family_callable(family, noise_field)
     kov_sigma = math.sqrt(kov_noise_variance(eps, dlt, kk))
     coarse, ratios = level_accuracies(accuracy)
     probes = [Probe(_evaluator(make, kk, dlt, a)) for a in [*coarse, accuracy]]
     # KOV's sufficient σ (Δ = 1) is the natural scale; the search starts from it.
-    _, noise, _ = multilevel_search(probes, eps, start=kov_sigma, rtol=tol, ratios=ratios)
+    try:
+        _, noise, _ = multilevel_search(probes, eps, start=kov_sigma, rtol=tol, ratios=ratios)
+    except NotMonotoneError as exc:
+        raise ValueError(f"family {_family_name(family, noise_field)} is not a noise family: {exc} "
+                         "(pass noise_field, or a callable noise -> mechanism whose epsilon falls with noise)") from exc
     if noise is None:
         _raise_infeasible("target_epsilon", eps, next((p.last_error for p in probes if p.last_error), None))
     # Lower end of the bracket of s*: the largest evaluated s (any level) whose *lower* ε exceeds the
@@ -433,7 +451,7 @@ def kov_noise_variance(
     dlt = check_probability("target_delta", target_delta)
     if dlt == 0.0:
         raise ValueError(f"target_delta must be in (0, 1], got {dlt!r}")
-    kk = check_int("k", k, minimum=1)
+    kk = check_int("k", k, minimum=1, maximum=K_MAX)
     d = check_positive("sensitivity", sensitivity)
     return 8.0 * kk * d * d * math.log(math.e + eps / dlt) / (eps * eps)
 

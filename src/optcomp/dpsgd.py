@@ -32,6 +32,7 @@ from optcomp._numerics import (
     DEFAULT_ACCURACY,
     Accuracy,
     Bound,
+    Domain,
     check_int,
     check_nonnegative,
     check_open_probability,
@@ -44,6 +45,20 @@ if TYPE_CHECKING:
     from optcomp.pld import PrivacyLossDistribution
 
 Sampling = Literal["poisson"]
+
+#: Most steps accounted (integers beyond 2**53 are not exact in float64).
+MAX_STEPS = 2**53
+#: Largest mean privacy loss (≈ ε) of a composition :func:`epsilon`/:func:`delta` attempt; the PLD engine's
+#: memory cap is reached far below it at the default accuracy.
+MAX_MEAN_LOSS = 1e6
+#: Largest ε target of the inverses (as the planner's budget): an ε beyond it protects nothing (a likelihood
+#: ratio of e^100), and the σ that reaches it is so small that each engine evaluation takes long.
+MAX_TARGET_EPSILON = 100.0
+_TARGET = Domain(0.0, MAX_TARGET_EPSILON, lower_closed=False, upper_closed=True)
+#: Beyond this ln x, ln(1 + x²) = 2 ln x in float64 (:func:`_sigma_guess`).
+_GUESS_LOG_LIMIT = 20.0
+#: Below this σ, e^{1/σ²} overflows (the convexity bound alone is used).
+_SIGMA_EXP_FLOOR = 0.04
 
 #: Sampling schemes :mod:`optcomp.dpsgd` accounts for.
 SUPPORTED_SAMPLING: tuple[str, ...] = ("poisson",)
@@ -70,11 +85,23 @@ def _composition(
 
 
 def _validate(noise_multiplier: object, sampling_rate: object, steps: object) -> tuple[float, float, int]:
-    return (
-        check_positive("noise_multiplier", noise_multiplier),
-        check_sampling_rate("sampling_rate", sampling_rate),
-        check_int("steps", steps, minimum=1),
-    )
+    sigma = check_positive("noise_multiplier", noise_multiplier)
+    q = check_sampling_rate("sampling_rate", sampling_rate)
+    k = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
+    # The composed loss has mean k·KL(step) ≤ k·min{q²(e^{1/σ²} − 1), q/σ²}/2 (χ² bound; convexity of KL
+    # in the mixture, KL(N(1, σ²)‖N(0, σ²)) = 1/(2σ²)); both are tight within a small factor for q ≪ 1 or
+    # q = 1. Refused up front where that mean is beyond what the engine's grids can span.
+    with_chi2 = q * q * math.expm1(1.0 / (sigma * sigma)) if sigma > _SIGMA_EXP_FLOOR else math.inf
+    mean = k * min(with_chi2, q / (sigma * sigma)) / 2.0
+    if mean > MAX_MEAN_LOSS:
+        from optcomp.pld import GridTooLargeError  # a ValueError; inside an inverse it means "fails here"
+
+        raise GridTooLargeError(
+            f"steps={k} with noise_multiplier={sigma!r} and sampling_rate={q!r}: the composed privacy loss has "
+            f"mean about {mean:.3g}, beyond {MAX_MEAN_LOSS:g} (an epsilon that large protects nothing, and no "
+            "grid spans it); use fewer steps or more noise"
+        )
+    return sigma, q, k
 
 
 def epsilon(
@@ -183,9 +210,9 @@ def noise_multiplier(
         ValueError: a parameter is out of range, or no σ ≤ 2**60 meets the target at this ``accuracy``
             (the target is below the engine's resolution).
     """
-    target = check_positive("target_epsilon", target_epsilon)
+    target = _TARGET.check("target_epsilon", target_epsilon)
     q = check_sampling_rate("sampling_rate", sampling_rate)
-    k = check_int("steps", steps, minimum=1)
+    k = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
     d = check_open_probability("delta", delta)
     tol = check_open_probability("rtol", rtol)
     _check_sampling(sampling)
@@ -213,8 +240,10 @@ def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
     differential privacy", 2020) makes T steps about μ-GDP with μ = q·√(T·(e^{1/σ²} − 1)); with the
     small-μ reading ε ≈ μ·√(2 ln(1/δ)) of the GDP curve, σ₀ = 1/√(ln(1 + (μ/(q√T))²)).
     """
-    mu = target / math.sqrt(2.0 * math.log(1.0 / delta))
-    return 1.0 / math.sqrt(math.log1p((mu / (q * math.sqrt(k))) ** 2))
+    # x = μ/(q√T), taken through logs: a huge target would overflow it (then ln(1 + x²) ≈ 2 ln x)
+    log_x = math.log(target) - 0.5 * math.log(2.0 * math.log(1.0 / delta)) - math.log(q) - 0.5 * math.log(k)
+    log1p_x2 = math.log1p(math.exp(2.0 * log_x)) if log_x < _GUESS_LOG_LIMIT else 2.0 * log_x
+    return 1.0 / math.sqrt(log1p_x2)
 
 
 def steps(
@@ -255,11 +284,11 @@ def steps(
         ValueError: a parameter is out of range; even one step exceeds the target; or ``max_steps``
             steps still meet the target (the answer would exceed the search limit).
     """
-    target = check_positive("target_epsilon", target_epsilon)
+    target = _TARGET.check("target_epsilon", target_epsilon)
     sigma = check_positive("noise_multiplier", noise_multiplier)
     q = check_sampling_rate("sampling_rate", sampling_rate)
     d = check_open_probability("delta", delta)
-    limit = check_int("max_steps", max_steps, minimum=1)
+    limit = check_int("max_steps", max_steps, minimum=1, maximum=MAX_STEPS)
     tol = check_open_probability("rtol", rtol)
     _check_sampling(sampling)
     coarse, ratios = level_accuracies(accuracy)
