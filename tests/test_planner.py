@@ -338,3 +338,50 @@ def test_cli_plan_invalid_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Capt
     assert "statistic 'hist' (#4): field 'bins'" in err
     assert main(["plan", str(tmp_path / "missing.toml")]) == 2
     assert "plan file cannot be read" in capsys.readouterr().err
+
+
+# --- extreme budgets (issue 19: ε = 1e-320 froze the search; 5e-324 and 1e-315 died inside) --------------
+
+CENSUS = Path(__file__).resolve().parent.parent / "examples" / "census_plan.toml"
+
+
+@pytest.mark.parametrize("epsilon", [1e-320, 5e-324, 1e-315, 2.2250738585072014e-308, 1e308, 101.0])
+def test_extreme_budgets_are_refused_naming_epsilon(epsilon: float) -> None:
+    from optcomp.planner import load_plan, plan_to_dict
+
+    doc = {**plan_to_dict(load_plan(CENSUS)), "epsilon": epsilon}
+    with pytest.raises(PlanError, match=r"plan: field 'epsilon' must be in \[1e-06, 100\]") as info:
+        plan_from_dict(doc)
+    assert info.value.field == "epsilon" and info.value.index is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_smallest_budget_is_answered_in_every_mode(mode: str) -> None:
+    """At ε = 1e-6 the Gaussians' δ share decides (optimal: ε of the plan is 0 over many decades of scale)."""
+    from optcomp.planner import load_plan, plan_to_dict
+
+    doc = plan_to_dict(load_plan(CENSUS))
+    doc["statistics"] = [s for s in doc["statistics"] if "lock_accuracy" not in s]
+    plan = plan_from_dict({**doc, "epsilon": 1e-6})
+    r = allocate(plan, mode)
+    assert 0.0 < r.scale and r.epsilon_certified <= r.epsilon_budget == 1e-6
+    assert r.epsilon_certified == certified_epsilon(plan, mode, [s.epsilon for s in r.statistics]) or (
+        mode == "mechanism_aware")
+
+
+def test_census_lock_does_not_fit_a_tiny_budget() -> None:
+    from optcomp.planner import load_plan, plan_to_dict
+
+    plan = plan_from_dict({**plan_to_dict(load_plan(CENSUS)), "epsilon": 1e-3})
+    for mode in MODES:
+        with pytest.raises(PlanError, match=r"'veterans' \(#20\) epsilon_i = ") as info:
+            allocate(plan, mode)
+        assert info.value.field == "epsilon"
+
+
+def test_advanced_mode_is_sound_at_tiny_epsilons() -> None:
+    """Σε_i² underflowed to 0 at ε_i ~ 1e-200 (certified ε 0): now the hypot form keeps √(Σε_i²)."""
+    plan = plan_from_dict({"epsilon": 1.0, "delta": 1e-6, "statistics": [{"name": "a", "kind": "count"},
+                                                                        {"name": "b", "kind": "count"}]})
+    value = certified_epsilon(plan, "advanced", [1e-200, 1e-200])
+    assert value >= 2e-200  # min{Σε_i, drift + √(2 ln(1/δ̃))·√(Σε_i²)} = Σε_i here (the spread is ≈ 7e-200)

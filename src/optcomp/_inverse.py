@@ -103,7 +103,8 @@ def solve(
     ``increasing`` (a number of steps, a budget scale). Each step predicts the root by a secant in
     (ln x, ln v) through the last two finite values (or ``slope_hint``) and aims just past it, by a
     factor 1 + ``rtol``/3, on the side not yet pinned, so that a good prediction ends the search in two
-    evaluations; one-sided steps move at most a factor 4, except blind ones (a value of 0 or ∞ allows no
+    evaluations; one-sided steps move at most a factor 4 (16, 256, ... after consecutive steps held at
+    the cap), except blind ones (a value of 0 or ∞ allows no
     prediction), which move by 2, 4, 16, 256, ... (the factor squares each time, up to 2**64); a step
     that fails twice to halve the bracket is replaced by bisection (geometric; integer midpoints with
     ``integer``). x stays within [2**-``span``·guess, 2**``span``·guess] ∩ [smallest positive float,
@@ -156,7 +157,7 @@ def solve(
     lowest = max(math.ldexp(guess, -span), math.ulp(0.0))
     up = span + math.frexp(guess)[1]  # ldexp(guess, span) overflows from an exponent 1024 on
     highest = min(limit, math.ldexp(guess, span) if up < sys.float_info.max_exp else sys.float_info.max)
-    blind = 0
+    blind = clamped = 0
     brackets: list[tuple[float, Bound]] = []
     points: list[tuple[float, float]] = []
     x = guess
@@ -214,9 +215,11 @@ def solve(
             factor = 2.0 ** (2 ** min(blind, _MAX_BLIND_LEVEL))
             blind += 1
             nxt = min(max(toward_pass(x, factor) if v > target else toward_pass(x, 1.0 / factor), lowest), highest)
-        else:  # one-sided: move at most a factor 4 per step, at least a factor 1 + rtol/3
+        else:  # one-sided: move at most a factor 4 per step (16, 256, ... after steps held at it), at least 1 + rtol/3
             blind = 0
-            ratio = min(max(nxt / x, 0.25), 4.0)
+            cap = 4.0 ** (2 ** min(clamped, _MAX_BLIND_LEVEL))
+            ratio = min(max(nxt / x, 1.0 / cap), cap)
+            clamped = clamped + 1 if ratio in (cap, 1.0 / cap) else 0
             if abs(math.log(ratio)) < math.log1p(rtol / 3.0):
                 step = 1.0 + rtol / 3.0
                 ratio = toward_pass(1.0, step) if v > target else toward_pass(1.0, 1.0 / step)

@@ -70,6 +70,9 @@ ROOT_RTOL: float = 4 * UNIT_ROUNDOFF
 #: bisection stops when the passing and failing noise differ by this factor. The returned value always
 #: passes (safe side); this only decides how close to the true root it lands.
 CALIBRATION_RTOL: float = 1e-3
+#: Finest PLD grid step the planner asks for (a budget of 10⁻⁶ would ask for ~10⁻¹⁰ on large plans; finer
+#: is pointless for a planning answer, and a subnormal step leaves the engine's index range).
+PLANNER_MIN_GRID_STEP: float = 1e-12
 
 
 def fft_error_bound(n: int, mass: float = 1.0, multiplications: int = 1) -> float:

@@ -92,7 +92,8 @@ def _validate(noise_multiplier: object, sampling_rate: object, steps: object) ->
     # in the mixture, KL(N(1, σ²)‖N(0, σ²)) = 1/(2σ²)); both are tight within a small factor for q ≪ 1 or
     # q = 1. Refused up front where that mean is beyond what the engine's grids can span.
     with_chi2 = q * q * math.expm1(1.0 / (sigma * sigma)) if sigma > _SIGMA_EXP_FLOOR else math.inf
-    mean = k * min(with_chi2, q / (sigma * sigma)) / 2.0
+    convexity = q / sigma / sigma  # (never 1/(σ·σ): σ·σ underflows to 0 for σ below 1e-162; inf is fine)
+    mean = k * min(with_chi2, convexity) / 2.0
     if mean > MAX_MEAN_LOSS:
         from optcomp.pld import GridTooLargeError  # a ValueError; inside an inverse it means "fails here"
 

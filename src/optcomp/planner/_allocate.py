@@ -42,7 +42,7 @@ from scipy.special import log_ndtr
 
 from optcomp import optimal
 from optcomp._inverse import SearchBudgetExceeded, solve
-from optcomp._numerics import CALIBRATION_RTOL, Accuracy, Bound, round_down, round_up
+from optcomp._numerics import CALIBRATION_RTOL, PLANNER_MIN_GRID_STEP, Accuracy, Bound, round_down, round_up
 from optcomp.bounds import kov_bound_heterogeneous
 from optcomp.composition import compose
 from optcomp.fdp._gdp import gdp_delta_bound, gdp_epsilon
@@ -72,9 +72,8 @@ PLANNER_PLD_RELATIVE_WIDTH: float = 1e-3
 #: Coarsest grid step relative to the budget (few laws: the evaluations are cheap; a few Laplace laws have
 #: atoms at ±ε_c, whose discretisation error is first order in the step).
 _PLD_MAX_RELATIVE_STEP: float = 1e-3
-#: Finest grid step used (budgets below ~10⁻⁸ would ask for finer ones: pointless, and a subnormal step
-#: leaves the engine's index range).
-_PLD_MIN_STEP: float = 1e-12
+#: Finest grid step used (``_numerics.PLANNER_MIN_GRID_STEP``).
+_PLD_MIN_STEP: float = PLANNER_MIN_GRID_STEP
 #: ``mechanism_aware`` search: it aims at a certified ε of budget·(1 − ``_MA_AIM``) and stops at a
 #: certified-feasible scale whose certified ε is at least budget·(1 − ``MECHANISM_AWARE_RTOL``) (or
 #: when the bracket of the scale is narrower than ``SCALE_RTOL``). The unspent part of the budget is
