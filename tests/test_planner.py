@@ -385,3 +385,29 @@ def test_advanced_mode_is_sound_at_tiny_epsilons() -> None:
                                                                         {"name": "b", "kind": "count"}]})
     value = certified_epsilon(plan, "advanced", [1e-200, 1e-200])
     assert value >= 2e-200  # min{Σε_i, drift + √(2 ln(1/δ̃))·√(Σε_i²)} = Σε_i here (the spread is ≈ 7e-200)
+
+
+def test_plan_error_locates_its_field_and_survives_pickling() -> None:
+    """The web worker sends refusals across processes: field and index must travel with the message."""
+    import pickle
+
+    with pytest.raises(PlanError) as info:
+        plan_from_dict(with_stat(1, upper=-5))
+    err = info.value
+    assert (err.field, err.index) == ("upper", 1)
+    back = pickle.loads(pickle.dumps(err))
+    assert (str(back), back.field, back.index) == (str(err), "upper", 1)
+
+
+@pytest.mark.parametrize("epsilon", ["1e-320", "5e-324", "1e-315", "1e308"])
+def test_cli_refuses_extreme_budgets_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], epsilon: str
+) -> None:
+    """The issue-19 reproducer: ``optcomp plan`` on the census example with a subnormal (or huge) ε."""
+    text = CENSUS.read_text(encoding="utf-8").replace("epsilon = 1.0", f"epsilon = {epsilon}", 1)
+    path = tmp_path / "plan.toml"
+    path.write_text(text, encoding="utf-8")
+    for mode in ("basic", "optimal", "mechanism_aware"):
+        assert main(["plan", str(path), "--mode", mode]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "field 'epsilon'" in err, err
