@@ -5,8 +5,9 @@ a child process (started from a fork server that has already imported the planne
 milliseconds; ``spawn`` where there is no fork server), awaited from a thread so that the event loop
 keeps answering other requests. At most ``MAX_WORKERS`` run at once (others wait for a slot within the
 same time limit). A worker that runs past the limit is killed and the request answered with a
-:class:`~optcomp.web.app.RequestError`-style ``ValueError`` naming the limit; on shutdown every live
-worker is killed, so Ctrl-C and SIGTERM stop the server within moments.
+:class:`~optcomp.web.app.RequestError` naming the limit. The event loop never blocks, so Ctrl-C and SIGTERM
+are honoured: the server stops once the requests in flight end (within the time limit; uvicorn exits at
+once on a second Ctrl-C), and the lifespan shutdown kills any worker still running.
 """
 
 from __future__ import annotations
