@@ -74,6 +74,7 @@ class PlanRunner:
         self.time_limit = time_limit
         self.workers = workers
         self._slots: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._live: set[BaseProcess] = set()
         self._lock = threading.Lock()
         self._ctx: Any = None  # a forkserver or spawn context (BaseContext does not declare Process)
@@ -82,8 +83,9 @@ class PlanRunner:
         """The JSON answer for ``plan`` (``ValueError`` with ``field``/``index`` if it is refused)."""
         from optcomp.web.app import RequestError
 
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.workers)
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._loop is not loop:  # one semaphore per event loop (test clients)
+            self._slots, self._loop = asyncio.Semaphore(self.workers), loop
         try:
             await asyncio.wait_for(self._slots.acquire(), timeout=self.time_limit)
         except TimeoutError as exc:
