@@ -55,8 +55,9 @@ MAX_MEAN_LOSS = 1e6
 #: ratio of e^100), and the σ that reaches it is so small that each engine evaluation takes long.
 MAX_TARGET_EPSILON = 100.0
 _TARGET = Domain(0.0, MAX_TARGET_EPSILON, lower_closed=False, upper_closed=True)
-#: Beyond this ln x, ln(1 + x²) = 2 ln x in float64 (:func:`_sigma_guess`).
-_GUESS_LOG_LIMIT = 20.0
+#: Beyond this x, ln(1 + x²) = 2 ln x in float64 and x² may overflow (:func:`_sigma_guess`).
+_GUESS_X_LIMIT = 1e10
+_GUESS_X_MAX = 1e300
 #: Below this σ, e^{1/σ²} overflows (the convexity bound alone is used).
 _SIGMA_EXP_FLOOR = 0.04
 
@@ -241,10 +242,11 @@ def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
     differential privacy", 2020) makes T steps about μ-GDP with μ = q·√(T·(e^{1/σ²} − 1)); with the
     small-μ reading ε ≈ μ·√(2 ln(1/δ)) of the GDP curve, σ₀ = 1/√(ln(1 + (μ/(q√T))²)).
     """
-    # x = μ/(q√T), taken through logs: a huge target would overflow it (then ln(1 + x²) ≈ 2 ln x)
-    log_x = math.log(target) - 0.5 * math.log(2.0 * math.log(1.0 / delta)) - math.log(q) - 0.5 * math.log(k)
-    log1p_x2 = math.log1p(math.exp(2.0 * log_x)) if log_x < _GUESS_LOG_LIMIT else 2.0 * log_x
-    return 1.0 / math.sqrt(log1p_x2)
+    mu = target / math.sqrt(2.0 * math.log(1.0 / delta))
+    x = min(mu / (q * math.sqrt(k)), _GUESS_X_MAX)  # q ≈ 5e-324 would make x infinite
+    if x < _GUESS_X_LIMIT:
+        return 1.0 / math.sqrt(math.log1p(x * x))
+    return 1.0 / math.sqrt(2.0 * math.log(x))  # ln(1 + x²) = 2 ln x in float64 here (x² would overflow)
 
 
 def steps(
