@@ -64,7 +64,7 @@ def with_stat(index: int, **fields: Any) -> dict[str, Any]:
         (with_stat(0, weight=0), r"statistic 'n' \(#1\): field 'weight' must be in \(0, 1e\+06\], got 0"),
         (with_stat(0, weight=float("nan")), r"'n' \(#1\): field 'weight'"),
         (with_stat(0, weight="heavy"), r"'n' \(#1\): field 'weight' must be a number"),
-        (with_stat(3, bins=0), r"statistic 'hist' \(#4\): field 'bins' must be an integer >= 1, got 0"),
+        (with_stat(3, bins=0), r"statistic 'hist' \(#4\): field 'bins' must be an integer in \[1, 2\*\*53\], got 0"),
         (with_stat(3, bins=2.5), r"'hist' \(#4\): field 'bins'"),
         (with_stat(2, mechanism="exponential"), r"'income' \(#3\): field 'mechanism' must be one of"),
         (with_stat(2, kind="median"), r"'income' \(#3\): field 'kind' must be one of"),
@@ -75,8 +75,8 @@ def with_stat(index: int, **fields: Any) -> dict[str, Any]:
         (with_stat(0, lower=1), r"'n' \(#1\): fields 'lower'/'upper' apply to a sum or mean only"),
         (with_stat(1, name=""), r"statistic #2: field 'name' must be a non-empty string"),
         (with_stat(1, name="n"), r"'n' \(#2\): field 'name' must be unique"),
-        (doc(epsilon=0), r"plan: field 'epsilon' must be in \(0, 100\], got 0"),
-        (doc(epsilon=1e6), r"plan: field 'epsilon' must be in \(0, 100\], got 1000000.0"),
+        (doc(epsilon=0), r"plan: field 'epsilon' must be in \[1e-06, 100\], got 0"),
+        (doc(epsilon=1e6), r"plan: field 'epsilon' must be in \[1e-06, 100\], got 1000000.0"),
         (doc(delta=1.0), r"plan: field 'delta' must be in \[0, 0.1\], got 1.0"),
         (doc(beta=0), r"plan: field 'beta'"),
         (doc(reserve_epsilon=1.0), r"plan: field 'reserve_epsilon' must be in \[0, 1\), got 1.0"),
@@ -96,7 +96,7 @@ def test_invalid_plans_name_statistic_and_field(raw: dict[str, Any], pattern: st
 
 def test_combination_errors_are_raised_at_planning() -> None:
     plan = plan_from_dict(with_stat(1, mechanism="discrete_laplace", lower=0, upper=2.5))
-    with pytest.raises(ValueError, match=r"statistic 'age': field 'mechanism' discrete_laplace needs an integer"):
+    with pytest.raises(ValueError, match=r"statistic 'age' \(#2\): field 'mechanism' discrete_laplace needs an integer"):
         allocate(plan, "basic")
     plan = plan_from_dict(doc(delta=0.0))
     with pytest.raises(PlanError, match=r"plan: field 'delta' must be > 0 when a statistic uses the gaussian"):
@@ -185,10 +185,13 @@ def test_weights_scale_budgets_and_locks_hold() -> None:
 
 def test_locks_exceeding_budget_are_one_clear_error() -> None:
     d = with_stat(0, lock_epsilon=2.0)
-    with pytest.raises(PlanError, match="locked statistics alone exceed the budget"):
-        allocate(plan_from_dict(d), "optimal")
+    for mode in MODES:
+        with pytest.raises(PlanError, match=r"field 'epsilon' 1.0 is below the certified epsilon .* locked "
+                           r"statistics need alone .*'n' \(#1\) epsilon_i = 2") as info:
+            allocate(plan_from_dict(d), mode)
+        assert info.value.field == "epsilon" and info.value.index is None
     all_locked = {"epsilon": 1.0, "delta": 0.0, "statistics": [{"name": "a", "kind": "count", "lock_epsilon": 1.5}]}
-    with pytest.raises(PlanError, match=r"locked statistics need certified epsilon 1\.5"):
+    with pytest.raises(PlanError, match=r"certified epsilon 1\.5 that the locked statistics need alone"):
         allocate(plan_from_dict(all_locked), "basic")
 
 
@@ -335,3 +338,76 @@ def test_cli_plan_invalid_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Capt
     assert "statistic 'hist' (#4): field 'bins'" in err
     assert main(["plan", str(tmp_path / "missing.toml")]) == 2
     assert "plan file cannot be read" in capsys.readouterr().err
+
+
+# --- extreme budgets (issue 19: ε = 1e-320 froze the search; 5e-324 and 1e-315 died inside) --------------
+
+CENSUS = Path(__file__).resolve().parent.parent / "examples" / "census_plan.toml"
+
+
+@pytest.mark.parametrize("epsilon", [1e-320, 5e-324, 1e-315, 2.2250738585072014e-308, 1e308, 101.0])
+def test_extreme_budgets_are_refused_naming_epsilon(epsilon: float) -> None:
+    from optcomp.planner import load_plan, plan_to_dict
+
+    doc = {**plan_to_dict(load_plan(CENSUS)), "epsilon": epsilon}
+    with pytest.raises(PlanError, match=r"plan: field 'epsilon' must be in \[1e-06, 100\]") as info:
+        plan_from_dict(doc)
+    assert info.value.field == "epsilon" and info.value.index is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_smallest_budget_is_answered_in_every_mode(mode: str) -> None:
+    """At ε = 1e-6 the Gaussians' δ share decides (optimal: ε of the plan is 0 over many decades of scale)."""
+    from optcomp.planner import load_plan, plan_to_dict
+
+    doc = plan_to_dict(load_plan(CENSUS))
+    doc["statistics"] = [s for s in doc["statistics"] if "lock_accuracy" not in s]
+    plan = plan_from_dict({**doc, "epsilon": 1e-6})
+    r = allocate(plan, mode)
+    assert 0.0 < r.scale and r.epsilon_certified <= r.epsilon_budget == 1e-6
+    assert r.epsilon_certified == certified_epsilon(plan, mode, [s.epsilon for s in r.statistics]) or (
+        mode == "mechanism_aware")
+
+
+def test_census_lock_does_not_fit_a_tiny_budget() -> None:
+    from optcomp.planner import load_plan, plan_to_dict
+
+    plan = plan_from_dict({**plan_to_dict(load_plan(CENSUS)), "epsilon": 1e-3})
+    for mode in MODES:
+        with pytest.raises(PlanError, match=r"'veterans' \(#20\) epsilon_i = ") as info:
+            allocate(plan, mode)
+        assert info.value.field == "epsilon"
+
+
+def test_advanced_mode_is_sound_at_tiny_epsilons() -> None:
+    """Σε_i² underflowed to 0 at ε_i ~ 1e-200 (certified ε 0): now the hypot form keeps √(Σε_i²)."""
+    plan = plan_from_dict({"epsilon": 1.0, "delta": 1e-6, "statistics": [{"name": "a", "kind": "count"},
+                                                                        {"name": "b", "kind": "count"}]})
+    value = certified_epsilon(plan, "advanced", [1e-200, 1e-200])
+    assert value >= 2e-200  # min{Σε_i, drift + √(2 ln(1/δ̃))·√(Σε_i²)} = Σε_i here (the spread is ≈ 7e-200)
+
+
+def test_plan_error_locates_its_field_and_survives_pickling() -> None:
+    """The web worker sends refusals across processes: field and index must travel with the message."""
+    import pickle
+
+    with pytest.raises(PlanError) as info:
+        plan_from_dict(with_stat(1, upper=-5))
+    err = info.value
+    assert (err.field, err.index) == ("upper", 1)
+    back = pickle.loads(pickle.dumps(err))
+    assert (str(back), back.field, back.index) == (str(err), "upper", 1)
+
+
+@pytest.mark.parametrize("epsilon", ["1e-320", "5e-324", "1e-315", "1e308"])
+def test_cli_refuses_extreme_budgets_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], epsilon: str
+) -> None:
+    """The issue-19 reproducer: ``optcomp plan`` on the census example with a subnormal (or huge) ε."""
+    text = CENSUS.read_text(encoding="utf-8").replace("epsilon = 1.0", f"epsilon = {epsilon}", 1)
+    path = tmp_path / "plan.toml"
+    path.write_text(text, encoding="utf-8")
+    for mode in ("basic", "optimal", "mechanism_aware"):
+        assert main(["plan", str(path), "--mode", mode]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "field 'epsilon'" in err, err

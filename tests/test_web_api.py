@@ -67,7 +67,7 @@ def test_plan_endpoint_matches_library(client: TestClient) -> None:
         ({"plan": {**PLAN, "delta": 2}}, None, "delta", "plan: field 'delta' must be in [0, 0.1], got 2.0"),
         ({"plan": {**PLAN, "statistics": []}}, None, "statistics", "plan: field 'statistics'"),
         ({"plan": {**PLAN, "delta": 0.0}}, None, "delta", "must be > 0 when a statistic uses the gaussian"),
-        ({"plan": PLAN, "modes": ["best"]}, None, None, "modes must be a non-empty list"),
+        ({"plan": PLAN, "modes": ["best"]}, None, "modes", "modes must be a non-empty list"),
         ({"nothing": 1}, None, None, "request body must be an object with a 'plan' field"),
         ([1, 2], None, None, "request body must be an object"),
     ],

@@ -70,6 +70,9 @@ ROOT_RTOL: float = 4 * UNIT_ROUNDOFF
 #: bisection stops when the passing and failing noise differ by this factor. The returned value always
 #: passes (safe side); this only decides how close to the true root it lands.
 CALIBRATION_RTOL: float = 1e-3
+#: Finest PLD grid step the planner asks for (a budget of 10⁻⁶ would ask for ~10⁻¹⁰ on large plans; finer
+#: is pointless for a planning answer, and a subnormal step leaves the engine's index range).
+PLANNER_MIN_GRID_STEP: float = 1e-12
 
 
 def fft_error_bound(n: int, mass: float = 1.0, multiplications: int = 1) -> float:
@@ -215,7 +218,9 @@ class Domain:
     def __str__(self) -> str:
         if self.integer:
             lo, hi = int(self.lower), self.upper
-            return f">= {lo}" if math.isinf(hi) else f"in [{lo}, {int(hi)}]"
+            # a huge maximum (10**300) is shown as 1e+300, not as its 301 digits
+            top = str(int(hi)) if hi < _EXACT_INTEGER_SHOWN else f"{hi:.6g}"
+            return f">= {lo}" if math.isinf(hi) else f"in [{lo}, {top}]"
         left = "[" if self.lower_closed else "("
         right = "]" if self.upper_closed else ")"
         return f"in {left}{_show(self.lower)}, {_show(self.upper)}{right}"
@@ -241,12 +246,17 @@ class Domain:
             raise ValueError(f"{name} must be an integer {self}, got {value!r}")  # noqa: TRY004 (contract: ValueError)
         k = int(value)
         if not self.contains(k):
-            raise ValueError(f"{name} must be an integer {self}, got {k!r}")
+            shown = repr(k) if abs(k) < _EXACT_INTEGER_SHOWN else f"about {'-' if k < 0 else ''}10^{len(str(abs(k))) - 1}"
+            raise ValueError(f"{name} must be an integer {self}, got {shown}")
         return k
 
     def validate(self, name: str, value: object) -> float | int:
         """:meth:`check_int` for an integer domain, :meth:`check` otherwise."""
         return self.check_int(name, value) if self.integer else self.check(name, value)
+
+
+#: Integer domain ends from this size on are shown in float notation (messages stay short).
+_EXACT_INTEGER_SHOWN = 1e16
 
 
 def _show(x: float) -> str:

@@ -22,8 +22,9 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
+from optcomp._inverse import NotMonotoneError, log_slope, solve
 from optcomp._numerics import (
     CALIBRATION_RTOL,
     DEFAULT_ACCURACY,
@@ -34,11 +35,15 @@ from optcomp._numerics import (
     check_positive,
     check_probability,
 )
-from optcomp.bounds import kov_per_query_budget  # KOV Cor. V.1 lives in bounds.py (one home per theorem)
+from optcomp.bounds import (  # KOV Cor. V.1 lives in bounds.py (one home per theorem)
+    K_MAX,
+    kov_per_query_budget,
+)
 from optcomp.pld import GridTooLargeError
 
-#: Widening gives up after this many doublings (a factor 2**60 in the noise).
-_MAX_DOUBLINGS = 60
+#: Most compositions :func:`noise_for_target` accounts (integers beyond 2**53 are not exact in float64).
+MAX_COMPOSITIONS = 2**53
+
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
@@ -63,9 +68,6 @@ COARSE_GRID_FACTOR = 16.0
 
 #: Relative tolerance of the coarse pass (it only places the fine search; its answers are never returned).
 COARSE_RTOL = 2e-2
-
-#: Safeguarded secant steps before a search falls back to pure bisection (never reached in practice).
-_MAX_SECANT_STEPS = 200
 
 
 def coarse_accuracy(accuracy: Accuracy, factor: float = COARSE_GRID_FACTOR) -> Accuracy:
@@ -120,18 +122,6 @@ class Probe:
         return math.inf if b is None else float(getattr(b, side))
 
 
-def log_slope(points: list[tuple[float, float]]) -> float | None:
-    """d ln v / d ln x from the two most recent points with finite positive values (``None`` if unknown)."""
-    usable = [(x, v) for x, v in points if 0.0 < v < math.inf and x > 0.0]
-    if len(usable) < 2:
-        return None
-    (x1, v1), (x2, v2) = usable[-2], usable[-1]
-    if x1 == x2 or v1 == v2:
-        return None
-    slope = (math.log(v2) - math.log(v1)) / (math.log(x2) - math.log(x1))
-    return slope if math.isfinite(slope) else None
-
-
 def refine(
     probe: Probe,
     target: float,
@@ -140,92 +130,23 @@ def refine(
     rtol: float,
     fail: float | None = None,
     passing: float | None = None,
-    side: str = "upper",
+    side: Literal["upper", "lower"] = "upper",
     increasing: bool = False,
     integer: bool = False,
     slope_hint: float | None = None,
     limit: float = math.inf,
+    name: str = "noise",
 ) -> tuple[float | None, float | None]:
-    """Locate the root of ``probe.value(x, side) <= target`` by a safeguarded secant in (ln x, ln v).
+    """Locate the root of ``probe.value(x, side) <= target``: :func:`optcomp._inverse.solve` on ``probe``.
 
-    The value is assumed monotone in x (decreasing unless ``increasing``), but nothing returned depends
-    on it: the result ``(fail, passing)`` holds only evaluated points (or the given ends), ``passing``
-    meets the target and ``fail`` does not, with max/min ≤ 1 + ``rtol`` (adjacent for ``integer``).
-    Each step aims just past the predicted root on the side not yet pinned, so a good prediction ends
-    the search in two evaluations; a step that fails to halve the bracket is followed by bisection.
-    ``passing`` stays ``None`` if no x up to ``limit`` (down to 0 when ``increasing``) passes, and
-    ``fail`` stays ``None`` when every x down to 2**-60 × guess passes.
+    The result ``(fail, passing)`` holds only evaluated points (or the given ends); ``passing`` meets the
+    target and ``fail`` does not, with max/min ≤ 1 + ``rtol`` (adjacent for ``integer``); the proof that
+    ``passing`` is on the safe side is :func:`~optcomp._inverse.solve`'s. ``passing`` stays ``None`` if no
+    x up to ``limit`` (down to 0 when ``increasing``) passes, and ``fail`` stays ``None`` when every x
+    down to 2**-60 × guess passes.
     """
-    sign = 1.0 if increasing else -1.0  # sign of d ln v / d ln x
-
-    def toward_pass(x: float, factor: float) -> float:
-        return x / factor if increasing else x * factor
-
-    points: list[tuple[float, float]] = []
-    x = guess
-    shrink_failures = 0
-    for _ in range(_MAX_SECANT_STEPS):
-        if integer:
-            x = float(max(1, round(x)))
-        x = min(x, limit)
-        v = probe.value(x, side)
-        points.append((x, v))
-        old = _width(fail, passing)
-        if v <= target:
-            passing = x if passing is None else (min(passing, x) if not increasing else max(passing, x))
-        else:
-            fail = x if fail is None else (max(fail, x) if not increasing else min(fail, x))
-        if fail is not None and passing is not None:
-            if _width(fail, passing) <= math.log1p(rtol) or (integer and abs(fail - passing) <= 1):
-                return fail, passing
-            shrink_failures = shrink_failures + 1 if _width(fail, passing) > 0.5 * old else 0
-        elif passing is None and x >= limit:
-            return fail, None
-        if (v <= target and x >= limit) or (integer and increasing and x <= 1.0 and v > target):
-            return fail, passing  # the search cannot go further (the caller reads which end)
-        elif fail is None and x <= guess * 2.0**-_MAX_DOUBLINGS:
-            return None, passing
-        elif passing is None and not increasing and x > guess * 2.0**_MAX_DOUBLINGS:
-            return fail, None
-        # Predict the root from the local log-log slope.
-        slope = log_slope(points) or slope_hint
-        if slope is None or slope * sign <= 0 or not 0.0 < v < math.inf:
-            predicted = None
-        else:
-            predicted = x * math.exp((math.log(target) - math.log(v)) / slope)
-        aim = 1.0 + rtol / 3.0
-        if predicted is not None:
-            nxt = toward_pass(predicted, aim) if v > target else toward_pass(predicted, 1.0 / aim)
-        else:
-            nxt = toward_pass(x, 2.0) if v > target else toward_pass(x, 0.5)
-        if fail is not None and passing is not None:
-            lo, hi = min(fail, passing), max(fail, passing)
-            if shrink_failures >= 2 or not lo < nxt < hi:
-                nxt = math.sqrt(lo * hi)
-                shrink_failures = 0
-        else:  # one-sided: move at most a factor 4 per step, at least a factor 1 + rtol/3
-            ratio = min(max(nxt / x, 0.25), 4.0)
-            if abs(math.log(ratio)) < math.log1p(rtol / 3.0):
-                step = 1.0 + rtol / 3.0
-                ratio = toward_pass(1.0, step) if v > target else toward_pass(1.0, 1.0 / step)
-            nxt = x * ratio
-        if integer:
-            nxt = float(round(nxt))
-            if fail is not None and passing is not None:
-                lo_i, hi_i = min(fail, passing), max(fail, passing)
-                if not lo_i < nxt < hi_i:
-                    nxt = float((int(lo_i) + int(hi_i)) // 2)
-            elif nxt == x:
-                nxt = x + (1.0 if (v <= target) == increasing else -1.0)
-                nxt = max(nxt, 1.0)
-        x = nxt
-    return fail, passing
-
-
-def _width(a: float | None, b: float | None) -> float:
-    if a is None or b is None or a <= 0.0 or b <= 0.0:
-        return math.inf
-    return abs(math.log(b / a))
+    return solve(probe, target, name=name, guess=guess, rtol=rtol, increasing=increasing, integer=integer,
+                 side=side, fail=fail, passing=passing, slope_hint=slope_hint, limit=limit)
 
 
 def _level_guess(
@@ -376,6 +297,14 @@ def smallest_passing_noise(
     return _search(evaluate, tgt, tol, name, first, coarse, ratios)[1]
 
 
+def _family_name(family: Any, noise_field: str | None) -> str:
+    if isinstance(family, type):
+        fields = dataclasses.fields(family) if dataclasses.is_dataclass(family) else ()
+        name = noise_field or (fields[0].name if fields else "?")
+        return f"{family.__name__} (searched parameter {name!r})"
+    return getattr(family, "__name__", repr(family))
+
+
 def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], Any]:
     if isinstance(family, type):
         if noise_field is None:
@@ -466,14 +395,18 @@ def noise_for_target(
 
     eps = check_positive("target_epsilon", target_epsilon)
     dlt = check_open_probability("target_delta", target_delta)
-    kk = check_int("k", k, minimum=1)
+    kk = check_int("k", k, minimum=1, maximum=MAX_COMPOSITIONS)
     tol = check_open_probability("rtol", rtol)
     make = _family_callable(family, noise_field)
     kov_sigma = math.sqrt(kov_noise_variance(eps, dlt, kk))
     coarse, ratios = level_accuracies(accuracy)
     probes = [Probe(_evaluator(make, kk, dlt, a)) for a in [*coarse, accuracy]]
     # KOV's sufficient σ (Δ = 1) is the natural scale; the search starts from it.
-    _, noise, _ = multilevel_search(probes, eps, start=kov_sigma, rtol=tol, ratios=ratios)
+    try:
+        _, noise, _ = multilevel_search(probes, eps, start=kov_sigma, rtol=tol, ratios=ratios)
+    except NotMonotoneError as exc:
+        raise ValueError(f"family {_family_name(family, noise_field)} is not a noise family: {exc} "
+                         "(pass noise_field, or a callable noise -> mechanism whose epsilon falls with noise)") from exc
     if noise is None:
         _raise_infeasible("target_epsilon", eps, next((p.last_error for p in probes if p.last_error), None))
     # Lower end of the bracket of s*: the largest evaluated s (any level) whose *lower* ε exceeds the
@@ -518,7 +451,7 @@ def kov_noise_variance(
     dlt = check_probability("target_delta", target_delta)
     if dlt == 0.0:
         raise ValueError(f"target_delta must be in (0, 1], got {dlt!r}")
-    kk = check_int("k", k, minimum=1)
+    kk = check_int("k", k, minimum=1, maximum=K_MAX)
     d = check_positive("sensitivity", sensitivity)
     return 8.0 * kk * d * d * math.log(math.e + eps / dlt) / (eps * eps)
 

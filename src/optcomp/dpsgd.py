@@ -41,6 +41,7 @@ from optcomp._numerics import (
     DEFAULT_ACCURACY,
     Accuracy,
     Bound,
+    Domain,
     check_int,
     check_nonnegative,
     check_open_probability,
@@ -66,6 +67,21 @@ SAMPLING_RELATION: dict[str, str] = {
     "shuffle": "zero_out",
     "balls_in_bins": "add_remove",
 }
+
+#: Most steps accounted (integers beyond 2**53 are not exact in float64).
+MAX_STEPS = 2**53
+#: Largest mean privacy loss (≈ ε) of a composition :func:`epsilon`/:func:`delta` attempt; the PLD engine's
+#: memory cap is reached far below it at the default accuracy.
+MAX_MEAN_LOSS = 1e6
+#: Largest ε target of the inverses (as the planner's budget): an ε beyond it protects nothing (a likelihood
+#: ratio of e^100), and the σ that reaches it is so small that each engine evaluation takes long.
+MAX_TARGET_EPSILON = 100.0
+_TARGET = Domain(0.0, MAX_TARGET_EPSILON, lower_closed=False, upper_closed=True)
+#: Beyond this x, ln(1 + x²) = 2 ln x in float64 and x² may overflow (:func:`_sigma_guess`).
+_GUESS_X_LIMIT = 1e10
+_GUESS_X_MAX = 1e300
+#: Below this σ, e^{1/σ²} overflows (the convexity bound alone is used).
+_SIGMA_EXP_FLOOR = 0.04
 
 
 def _check_sampling(sampling: object) -> str:
@@ -250,11 +266,24 @@ def user_level_mixture(sigma: float, sampling_rate: float, examples_per_user: in
 
 
 def _validate(noise_multiplier: object, sampling_rate: object, steps: object) -> tuple[float, float, int]:
-    return (
-        check_positive("noise_multiplier", noise_multiplier),
-        check_sampling_rate("sampling_rate", sampling_rate),
-        check_int("steps", steps, minimum=1),
-    )
+    sigma = check_positive("noise_multiplier", noise_multiplier)
+    q = check_sampling_rate("sampling_rate", sampling_rate)
+    k = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
+    # The composed loss has mean k·KL(step) ≤ k·min{q²(e^{1/σ²} − 1), q/σ²}/2 (χ² bound; convexity of KL
+    # in the mixture, KL(N(1, σ²)‖N(0, σ²)) = 1/(2σ²)); both are tight within a small factor for q ≪ 1 or
+    # q = 1. Refused up front where that mean is beyond what the engine's grids can span.
+    with_chi2 = q * q * math.expm1(1.0 / (sigma * sigma)) if sigma > _SIGMA_EXP_FLOOR else math.inf
+    convexity = q / sigma / sigma  # (never 1/(σ·σ): σ·σ underflows to 0 for σ below 1e-162; inf is fine)
+    mean = k * min(with_chi2, convexity) / 2.0
+    if mean > MAX_MEAN_LOSS:
+        from optcomp.pld import GridTooLargeError  # a ValueError; inside an inverse it means "fails here"
+
+        raise GridTooLargeError(
+            f"steps={k} with noise_multiplier={sigma!r} and sampling_rate={q!r}: the composed privacy loss has "
+            f"mean about {mean:.3g}, beyond {MAX_MEAN_LOSS:g} (an epsilon that large protects nothing, and no "
+            "grid spans it); use fewer steps or more noise"
+        )
+    return sigma, q, k
 
 
 def epsilon(
@@ -393,9 +422,9 @@ def noise_multiplier(
         ValueError: a parameter is out of range, or no σ ≤ 2**60 meets the target at this ``accuracy``
             (the target is below the engine's resolution).
     """
-    target = check_positive("target_epsilon", target_epsilon)
+    target = _TARGET.check("target_epsilon", target_epsilon)
     q = check_sampling_rate("sampling_rate", sampling_rate)
-    k = check_int("steps", steps, minimum=1)
+    k = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
     d = check_open_probability("delta", delta)
     tol = check_open_probability("rtol", rtol)
     run = Run.checked(1.0, q, k, sampling, examples_per_user, dataset_size, max_batch_size)
@@ -442,7 +471,10 @@ def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
     small-μ reading ε ≈ μ·√(2 ln(1/δ)) of the GDP curve, σ₀ = 1/√(ln(1 + (μ/(q√T))²)).
     """
     mu = target / math.sqrt(2.0 * math.log(1.0 / delta))
-    return 1.0 / math.sqrt(math.log1p((mu / (q * math.sqrt(k))) ** 2))
+    x = min(mu / (q * math.sqrt(k)), _GUESS_X_MAX)  # q ≈ 5e-324 would make x infinite
+    if x < _GUESS_X_LIMIT:
+        return 1.0 / math.sqrt(math.log1p(x * x))
+    return 1.0 / math.sqrt(2.0 * math.log(x))  # ln(1 + x²) = 2 ln x in float64 here (x² would overflow)
 
 
 def steps(
@@ -486,11 +518,11 @@ def steps(
         ValueError: a parameter is out of range; even one step exceeds the target; or ``max_steps``
             steps still meet the target (the answer would exceed the search limit).
     """
-    target = check_positive("target_epsilon", target_epsilon)
+    target = _TARGET.check("target_epsilon", target_epsilon)
     sigma = check_positive("noise_multiplier", noise_multiplier)
     q = check_sampling_rate("sampling_rate", sampling_rate)
     d = check_open_probability("delta", delta)
-    limit = check_int("max_steps", max_steps, minimum=1)
+    limit = check_int("max_steps", max_steps, minimum=1, maximum=MAX_STEPS)
     tol = check_open_probability("rtol", rtol)
     run = Run.checked(sigma, q, 1, sampling, examples_per_user, dataset_size, max_batch_size)
     opts = _sampler_options(run)

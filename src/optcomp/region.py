@@ -40,6 +40,10 @@ Progress = Callable[[int, int], None]
 #: ln of the largest float: e^ε is ``inf`` above it.
 _LOG_FLOAT_MAX = math.log(sys.float_info.max)
 
+#: Most constraints :func:`composed` computes (k ≤ 20,001): each is one optimal.delta evaluation (~1 ms at
+#: k = 10⁴), so the limit is about 10 s of work, estimated before any is done.
+MAX_COMPOSED_CONSTRAINTS = 10_001
+
 #: Largest α-by-constraint block :meth:`PrivacyRegion.beta` evaluates at once (bounds its memory).
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -192,11 +196,18 @@ def composed(epsilon: float, delta: float, k: int, *, progress: Progress | None 
     returned region contains the true one (a safe outer bound, exact up to float64 rounding). Where that
     evaluation leaves the float range (ε far beyond 700), the constraint's δ is the trivially valid 1 —
     still a safe outer bound, and for i ≥ 1 the truth there is δ_i ≥ 1 − k·e^{−ε} (the loss equals kε
-    with probability (1 + e^{−ε})^{−k}), which rounds to 1. Cost O(k²) — meant for k up to a few thousand;
+    with probability (1 + e^{−ε})^{−k}), which rounds to 1. Cost O(k²): k is refused beyond
+    2·``MAX_COMPOSED_CONSTRAINTS`` − 1 (about 10 s of work) before any is done;
     ``progress(i, ⌊k/2⌋ + 1)`` is called after each constraint.
     """
     epsilon, delta = check_epsilon_delta(epsilon, delta)
     k = check_int("k", k)
+    if k // 2 + 1 > MAX_COMPOSED_CONSTRAINTS:
+        raise ValueError(
+            f"k must be at most {2 * MAX_COMPOSED_CONSTRAINTS - 1} here, got {_short(k)}: Thm III.3's region "
+            f"has floor(k/2) + 1 = {_short(k // 2 + 1)} constraints, each an optimal.delta evaluation (O(k^2) work); use "
+            "region.from_optimal(optimal.homogeneous(epsilon, delta, k), epsilons) with the epsilon_g you need"
+        )
     spec = optimal.homogeneous(epsilon, delta, k)
     total = k // 2 + 1
     constraints: list[EpsDelta] = []
@@ -207,6 +218,12 @@ def composed(epsilon: float, delta: float, k: int, *, progress: Progress | None 
         if progress is not None:
             progress(i + 1, total)
     return PrivacyRegion(tuple(constraints))
+
+
+def _short(n: int) -> str:
+    """An integer for a message: its digits, or about 10^m when it has more than 15."""
+    digits = str(n)
+    return digits if len(digits) <= 15 else f"about 10^{len(digits) - 1}"
 
 
 def _optimal_delta_upper(mechanisms: Sequence[EpsDelta], eps_g: float, *, tolerance: float | None = None) -> float:
@@ -246,4 +263,4 @@ def from_optimal(
     return PrivacyRegion(tuple(constraints))
 
 
-__all__ = ["PrivacyRegion", "composed", "from_optimal"]
+__all__ = ["MAX_COMPOSED_CONSTRAINTS", "PrivacyRegion", "composed", "from_optimal"]

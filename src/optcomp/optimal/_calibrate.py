@@ -22,6 +22,8 @@ from optcomp._numerics import (
 )
 from optcomp.optimal._spec import homogeneous
 
+#: Most queries (integers beyond 2**53 are not exact in float64).
+_MAX_K = 2**53
 #: Bisection steps at most (the relative tolerance usually stops it far earlier).
 _MAX_STEPS = 200
 
@@ -66,7 +68,7 @@ def calibrate(
     dlt = check_probability("target_delta", target_delta)
     if dlt == 0.0:
         raise ValueError(f"target_delta must be in (0, 1], got {dlt!r}")
-    kk = check_int("k", k)
+    kk = check_int("k", k, maximum=_MAX_K)
     d0 = check_probability("delta0", delta0)
     tol = check_open_probability("rtol", rtol)
 

@@ -36,26 +36,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-from scipy.special import log_ndtr
-
 from optcomp import optimal
-from optcomp._numerics import CALIBRATION_RTOL, Accuracy, Bound, round_down, round_up
+from optcomp._inverse import SearchBudgetExceeded, solve
+from optcomp._numerics import CALIBRATION_RTOL, PLANNER_MIN_GRID_STEP, Accuracy, Bound, round_down, round_up
 from optcomp.bounds import kov_bound_heterogeneous
 from optcomp.composition import compose
 from optcomp.fdp._gdp import gdp_delta_bound, gdp_epsilon
 from optcomp.mechanisms import Mechanism
+from optcomp.planner._model import _Model
 from optcomp.planner._noise import (
     Component,
-    _gaussian_mu,
     accuracy,
     components,
     gaussian_mus,
     mechanism_spec,
     noise_scale,
 )
-from optcomp.planner._schema import Plan, PlanError, Statistic
+from optcomp.planner._schema import MAX_EPSILON, Plan, PlanError, Statistic, show
 from optcomp.pld import GridTooLargeError
 
 MODES: tuple[str, ...] = ("basic", "advanced", "kov", "optimal", "mechanism_aware")
@@ -71,12 +68,19 @@ PLANNER_PLD_RELATIVE_WIDTH: float = 1e-3
 #: Coarsest grid step relative to the budget (few laws: the evaluations are cheap; a few Laplace laws have
 #: atoms at ±ε_c, whose discretisation error is first order in the step).
 _PLD_MAX_RELATIVE_STEP: float = 1e-3
+#: Finest grid step used (``_numerics.PLANNER_MIN_GRID_STEP``).
+_PLD_MIN_STEP: float = PLANNER_MIN_GRID_STEP
 #: ``mechanism_aware`` search: it aims at a certified ε of budget·(1 − ``_MA_AIM``) and stops at a
 #: certified-feasible scale whose certified ε is at least budget·(1 − ``MECHANISM_AWARE_RTOL``) (or
 #: when the bracket of the scale is narrower than ``SCALE_RTOL``). The unspent part of the budget is
 #: then below this fraction of it.
 MECHANISM_AWARE_RTOL: float = 2.5e-3
 _MA_AIM: float = 1e-3
+#: Largest factor one ``mechanism_aware`` step moves the scale (steps from a certified ε of 0 grow 10, 100,
+#: 10⁴, ... up to it: a tiny budget far below the Gaussians' δ share leaves ε at 0 for many decades).
+_MA_MAX_REACH: float = 1e64
+#: A bracket of the scale wider than this factor is halved geometrically (after blind steps).
+_MA_WIDE_BRACKET: float = 1e4
 #: A mechanism-aware evaluation whose bracket is wider than this many times
 #: ``PLANNER_PLD_RELATIVE_WIDTH`` is redone once on a finer step (first-order error: few Laplace atoms).
 _PLD_REFINE_TRIGGER: float = 3.0
@@ -88,11 +92,12 @@ def pld_accuracy(budget: float, k: int) -> Accuracy:
     ``k`` is the number of distinct-law steps (non-Gaussian component copies, plus one for all the
     Gaussians, which compose into one law). Both ends of the engine's bracket are off by about 3kΔ²/ε
     in ε for these laws (measured on mixed plans), so Δ = ε·√(w/(3k)) (w =
-    ``PLANNER_PLD_RELATIVE_WIDTH``), at most ``_PLD_MAX_RELATIVE_STEP``·ε. A deterministic function of
-    the plan: :func:`certified_epsilon` reproduces the search's values.
+    ``PLANNER_PLD_RELATIVE_WIDTH``), at most ``_PLD_MAX_RELATIVE_STEP``·ε and at least
+    ``_PLD_MIN_STEP`` (a coarser step stays certified). A deterministic function of the plan:
+    :func:`certified_epsilon` reproduces the search's values.
     """
     rel = min(_PLD_MAX_RELATIVE_STEP, math.sqrt(PLANNER_PLD_RELATIVE_WIDTH / (3.0 * max(k, 1))))
-    return Accuracy(grid_step=budget * rel)
+    return Accuracy(grid_step=max(budget * rel, _PLD_MIN_STEP))
 
 
 #: Bracket width asked of :func:`optcomp.optimal.epsilon` (its ``tolerance``), relative to the budget:
@@ -103,6 +108,15 @@ OPTIMAL_SEARCH_TOLERANCE: float = 1e-2
 OPTIMAL_FINAL_TOLERANCE: float = 2e-3
 #: Fixed grid steps tried (each 4× coarser) before the engine's own choice, when memory runs out.
 _MAX_COARSENINGS = 4
+#: The scale search aims this fraction of its ``rtol`` past each predicted root (the accountings are
+#: smooth in s, so the secant's prediction is good): the returned scale lands within about this
+#: fraction of the largest feasible one.
+_SEARCH_AIM = 0.1
+#: Doublings either side of the start the scale search may go (the whole float range).
+_SEARCH_SPAN = 2100
+#: No free ε_i beyond this many times ``MAX_EPSILON`` is searched: a plan's certified ε is then above
+#: any budget (a pure ε_i-DP release alone needs about ε_i; a Gaussian's nominal ε_i understates it).
+_MAX_FREE_EPSILON_FACTOR = 2.0
 #: Most accounting evaluations of one search (bracketing plus refinement).
 _MAX_EVALUATIONS = 80
 #: Below s0·_FLOOR the free statistics are negligible: if the plan still fails, the locks alone do.
@@ -171,6 +185,12 @@ class _Prepared:
     gaussian_delta: float  # δ_c of each Gaussian component
     budget: float
 
+    @property
+    def max_scale(self) -> float:
+        """Largest scale worth searching: the largest free ε_i reaches ``_MAX_FREE_EPSILON_FACTOR``·MAX_EPSILON."""
+        free = [st.weight for lk, st in zip(self.locked, self.plan.statistics) if lk is None]
+        return _MAX_FREE_EPSILON_FACTOR * MAX_EPSILON / max(free) if free else 0.0
+
     def epsilons(self, s: float) -> list[float]:
         return [lk if lk is not None else s * st.weight for lk, st in zip(self.locked, self.plan.statistics)]
 
@@ -189,7 +209,7 @@ class _Prepared:
                 for e, comps in zip(eps, self.comps)]
 
 
-def _lock_for_accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...], gdelta: float) -> float:
+def _lock_for_accuracy(plan: Plan, index: int, stat: Statistic, comps: tuple[Component, ...], gdelta: float) -> float:
     """The least ε_i (to a relative ``SCALE_RTOL``, on the safe side) at which α ≤ ``lock_accuracy``."""
     target = stat.lock_accuracy
     assert target is not None
@@ -204,7 +224,8 @@ def _lock_for_accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...]
             break
         hi *= 2.0
     else:
-        raise PlanError(f"statistic {stat.name!r}: field 'lock_accuracy' {target!r} is unreachable at any ε")
+        raise PlanError(f"statistic {show(stat.name)} (#{index + 1}): field 'lock_accuracy' {target!r} is unreachable "
+                        f"at any epsilon_i (the best accuracy reached is above it)", field="lock_accuracy", index=index)
     lo = hi / 2.0
     for _ in range(2000):
         if lo < plan.epsilon * _FLOOR:  # a Gaussian with δ_c > 0 has finite noise even as ε_c → 0:
@@ -225,17 +246,18 @@ def _lock_for_accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...]
 
 def prepare(plan: Plan) -> _Prepared:
     """Components, the Gaussian δ rule and the locked ε_i of ``plan`` (validation of combinations)."""
-    comps = tuple(components(plan, s) for s in plan.statistics)
+    comps = tuple(components(plan, s, i) for i, s in enumerate(plan.statistics))
     n_gauss = sum(1 for cs in comps for c in cs if c.mechanism == "gaussian")
     if n_gauss and plan.delta == 0.0:
-        raise PlanError("plan: field 'delta' must be > 0 when a statistic uses the gaussian mechanism, got 0.0")
+        raise PlanError("plan: field 'delta' must be > 0 when a statistic uses the gaussian mechanism, got 0.0",
+                        field="delta")
     gdelta = plan.gaussian_delta_share * plan.delta / n_gauss if n_gauss else 0.0
     locked: list[float | None] = []
-    for stat, cs in zip(plan.statistics, comps):
+    for i, (stat, cs) in enumerate(zip(plan.statistics, comps)):
         if stat.lock_epsilon is not None:
             locked.append(stat.lock_epsilon)
         elif stat.lock_accuracy is not None:
-            locked.append(_lock_for_accuracy(plan, stat, cs, gdelta))
+            locked.append(_lock_for_accuracy(plan, i, stat, cs, gdelta))
         else:
             locked.append(None)
     budget = plan.epsilon - plan.reserve_epsilon
@@ -258,8 +280,10 @@ def _advanced(p: _Prepared, eps: Sequence[float]) -> float:
     slack = round_down(p.plan.delta - math.fsum(d for _, d in pairs))
     if slack <= 0.0:
         return round_up(total)
-    drift = math.fsum(e * math.expm1(e) for e, _ in pairs)
-    spread = math.sqrt(2.0 * -math.log(slack) * math.fsum(e * e for e, _ in pairs))
+    # hypot: Σε_i² would underflow to 0 for tiny ε_i (and overflow for none here); the drift terms ε_i² may
+    # underflow too, each by less than the smallest subnormal, which is added back per term
+    drift = math.fsum(e * math.expm1(e) for e, _ in pairs) + len(pairs) * math.ulp(0.0)
+    spread = math.sqrt(2.0 * -math.log(slack)) * math.hypot(*(e for e, _ in pairs))
     return round_up(min(total, drift + spread))
 
 
@@ -285,7 +309,11 @@ def _optimal(p: _Prepared, eps: Sequence[float]) -> float:
 
 def _mechanism_aware(p: _Prepared, eps: Sequence[float]) -> float:
     scales = p.scales(eps)
-    flat = [(c, sc) for cs, scs in zip(p.comps, scales) for c, sc in zip(cs, scs)]
+    # a component with infinite noise (ε_c = 0: a free statistic at scale 0) releases nothing: its privacy
+    # loss is identically 0, so leaving it out is exact
+    flat = [(c, sc) for cs, scs in zip(p.comps, scales) for c, sc in zip(cs, scs) if sc < math.inf]
+    if not flat:
+        return 0.0
     if all(c.mechanism == "gaussian" for c, _ in flat):
         mu = math.sqrt(math.fsum(c.copies * (c.sensitivity / sc) ** 2 for c, sc in flat))
         value = round_up(gdp_epsilon(mu, p.plan.delta))
@@ -300,12 +328,13 @@ def _mechanism_aware(p: _Prepared, eps: Sequence[float]) -> float:
     items = [mechanism_spec(c, sc) for c, sc in flat]
     acc = pld_accuracy(p.budget, k)
     assert acc.grid_step is not None
-    b = _pld_epsilon(items, acc.grid_step, p.plan.delta)
+    step = acc.grid_step
+    b = _pld_epsilon(items, step, p.plan.delta)
     width = (b.upper - b.lower) / max(b.upper, 1e-2 * p.budget)
     if math.isfinite(b.upper) and width > _PLD_REFINE_TRIGGER * PLANNER_PLD_RELATIVE_WIDTH:
         # the error is first order in the step here (atoms of few Laplace laws deep in the tail): one
         # finer realisation; both upper ends are certified, the smaller is kept
-        finer = acc.grid_step * max(0.1, PLANNER_PLD_RELATIVE_WIDTH / width)
+        finer = step * max(0.1, PLANNER_PLD_RELATIVE_WIDTH / width)
         return min(b.upper, _pld_epsilon(items, finer, p.plan.delta).upper)
     return b.upper
 
@@ -357,229 +386,43 @@ def _check_mode(mode: object) -> str:
 
 def _search(
     value_of: Callable[[float], float], budget: float, s0: float, progress: Progress | None, rtol: float,
-    seed: tuple[float, float] | None = None,
+    seed: tuple[float, float] | None = None, limit: float = math.inf,
 ) -> tuple[float, float, int]:
     """Largest s (to relative ``rtol``) with value_of(s) ≤ budget; value_of is non-decreasing.
 
-    Returns (s, value_of(s), evaluations). Each round guesses the root g by a secant in log–log
-    coordinates (certified ε is close to a power of the scale), then evaluates g·(1 − rtol/3) and, when
-    that passes within 2·rtol of the budget, g·(1 + rtol/3): when the first passes and the second fails,
-    the bracket is already narrower than rtol. The returned s always passed (certified feasible).
-    ``seed``: a scale already known to be feasible, with its certified value (by another accounting).
+    :func:`optcomp._inverse.solve` in the increasing direction (a secant in log–log coordinates, slope 1
+    to start with: certified ε is close to proportional to the scale), with at most ``_MAX_EVALUATIONS``
+    evaluations, cached ones included. Returns (s, value_of(s), evaluations); the returned s was evaluated
+    and passed (certified feasible; the proof is :func:`~optcomp._inverse.solve`'s). ``seed``: a scale
+    already known to be feasible, with its certified value (by another accounting). The search ranges
+    over every normal float up to ``limit`` (a budget far below the Gaussians' δ share can leave the
+    accounting at 0 for scales many decades above its start: the solver's blind steps accelerate).
     """
-    calls = 0
     seen: dict[float, float] = {}
-    lo: float | None = None
-    hi: float | None = None
-    r = rtol
+    calls = 0
     if seed is not None:
         seen[seed[0]] = seed[1]
-        lo = seed[0]
 
-    def f(s: float) -> bool:
-        nonlocal calls, lo, hi
+    def evaluate(s: float) -> float:
+        nonlocal calls
         if s not in seen:
             calls += 1
             seen[s] = value_of(s)
             if progress is not None:
                 progress(f"evaluation {calls}: scale {s:.6g} -> certified epsilon {seen[s]:.6g}")
-        ok = seen[s] <= budget
-        if ok and (lo is None or s > lo):
-            lo = s
-        if not ok and (hi is None or s < hi):
-            hi = s
-        return ok
+        return seen[s]
 
-    def secant(x0: float, x1: float) -> float:
-        v0, v1 = seen[x0], seen[x1]
-        if not (0.0 < v0 < math.inf and 0.0 < v1 < math.inf) or v0 == v1 or x0 == x1:
-            return math.nan
-        slope = (math.log(v1) - math.log(v0)) / (math.log(x1) - math.log(x0))
-        if not slope > 0.0:
-            return math.nan
-        return x1 * math.exp((math.log(budget) - math.log(v1)) / slope)
-
-    def guess() -> float:
-        if lo is not None and hi is not None:
-            g = secant(lo, hi)
-            span = math.log(hi / lo)
-            if not math.isfinite(g):
-                return math.sqrt(lo * hi)
-            t = min(0.98, max(0.02, math.log(g / lo) / span))
-            return lo * math.exp(t * span)
-        xs = sorted(seen)
-        known = lo if lo is not None else hi
-        assert known is not None
-        g = secant(xs[0], xs[-1]) if xs[-1] > xs[0] * (1.0 + 10.0 * r) else math.nan
-        if not math.isfinite(g):
-            v = seen[known]
-            g = known * (budget / v if 0.0 < v < math.inf else (10.0 if v == 0.0 else 0.1))
-        g = min(10.0 * known, max(0.1 * known, g))
-        if lo is not None:  # only passing points so far: go up
-            return max(g, lo * (1.0 + 2.0 * r))
-        return min(g, known * (1.0 - 2.0 * r))
-
-    g = s0 if seed is None else seed[0] * (1.0 + r)
-    while calls < _MAX_EVALUATIONS:
-        a = g * (1.0 - r / 3.0)
-        if f(a) and seen[a] >= budget * (1.0 - 2.0 * r):
-            f(g * (1.0 + r / 3.0))
-        if lo is not None and hi is not None and hi <= lo * (1.0 + r):
-            break
-        if lo is None and hi is not None and hi < s0 * _FLOOR:
-            break
-        g = guess()
-    if lo is None:
-        raise PlanError("plan: the locked statistics alone exceed the budget under this accounting")
-    return lo, seen[lo], calls
-
-
-class _Model:
-    """An *uncertified* guide for the ``mechanism_aware`` search: the plan's ε at scale s as if the whole
-    composition were μ-GDP (central limit), with μ² = Σ_Gaussian μ_c² + Σ_Laplace-family copies·2·KL(ε_c)
-    (KL(e) = e + e^{−e} − 1, the Laplace pair's KL divergence per copy of loss bound e). Only used to place
-    the scales the engine certifies; the search corrects its level (and slope) by the certified values.
-
-    Gaussian μ_c(ε_c) (all share δ_c) is a local power law fitted by two calibrations around the median
-    free Gaussian ε_c (:meth:`refit`), exact near the scales the search visits.
-    """
-
-    def __init__(self, p: _Prepared) -> None:
-        self.delta = p.plan.delta
-        self.gdelta = p.gaussian_delta
-        #: δ = 0 (pure ε-DP components only): no GDP picture; the search goes by the values alone
-        self.usable = p.plan.delta > 0.0
-        lap_e: list[float] = []  # per-copy loss bound at s = 1 (free) or fixed (locked)
-        lap_n: list[float] = []
-        lap_locked = 0.0
-        gauss_e: list[float] = []  # ε_c at s = 1 of free Gaussians
-        self.gauss_locked = 0.0
-        for st, cs, lk in zip(p.plan.statistics, p.comps, p.locked):
-            for c in cs:
-                if c.mechanism == "gaussian":
-                    if lk is None:
-                        gauss_e.append(c.share * st.weight)
-                    else:
-                        self.gauss_locked += _gaussian_mu(c.share * lk, self.gdelta) ** 2
-                elif lk is None:
-                    lap_e.append(c.share * st.weight / c.copies)
-                    lap_n.append(float(c.copies))
-                else:
-                    lap_locked += c.copies * _kl2(c.share * lk / c.copies)
-        self.lap_e = np.asarray(lap_e, dtype=np.float64)
-        self.lap_n = np.asarray(lap_n, dtype=np.float64)
-        self.lap_locked = lap_locked
-        self.gauss_e = np.asarray(gauss_e, dtype=np.float64)
-        self.g_ref = float(np.median(self.gauss_e)) if self.gauss_e.size else 0.0
-        self.g_s: float | None = None  # scale of the last fit
-        self.g_mu = 0.0
-        self.g_pow = 1.0
-
-    def refit(self, s: float) -> None:
-        """Fit μ(ε) = μ(ε_ref)·(ε/ε_ref)^γ around the median free Gaussian ε_c at scale s."""
-        if not self.gauss_e.size or (self.g_s is not None and abs(math.log(s / self.g_s)) < 0.05):
-            return
-        e = self.g_ref * s
-        m0, m1 = gaussian_mus([e * 0.9, e * 1.1], self.gdelta)
-        if m0 > 0.0 and m1 > 0.0:
-            self.g_s, self.g_mu = s, math.sqrt(m0 * m1)
-            self.g_pow = math.log(m1 / m0) / math.log(1.1 / 0.9)
-
-    def mu(self, s: float) -> float:
-        e = self.lap_e * s
-        total = self.lap_locked + self.gauss_locked + float(np.dot(self.lap_n, _kl2_array(e)))
-        if self.gauss_e.size and self.g_s is not None:
-            ratio = self.gauss_e * (s / (self.g_ref * self.g_s))
-            total += self.g_mu**2 * float(np.sum(ratio ** (2.0 * self.g_pow)))
-        return math.sqrt(total)
-
-    def epsilon(self, s: float) -> float:
-        """The model's ε at scale s (0 when μ-GDP needs none at δ; inf when it cannot reach δ)."""
-        return _gdp_epsilon_estimate(self.mu(s), self.delta)
-
-    def solve(self, target: float, log_ratio: Callable[[float], float], start: float) -> float:
-        """s with model ε(s)·exp(log_ratio(ln s)) = target, searched from ``start`` (nan if the model
-        cannot say)."""
-
-        def f(x: float) -> float:
-            v = self.epsilon(math.exp(x))
-            if not 0.0 < v < math.inf:
-                return -math.inf if v == 0.0 else math.inf
-            return math.log(v) + log_ratio(x) - math.log(target)
-
-        x0 = math.log(start)
-        lo_x, hi_x = x0, x0
-        f_lo = f_hi = f(x0)
-        for _ in range(60):
-            if f_lo < 0.0 <= f_hi:
-                break
-            if f_lo >= 0.0:
-                lo_x -= 0.5
-                f_lo = f(lo_x)
-            if f_hi < 0.0:
-                hi_x += 0.5
-                f_hi = f(hi_x)
-            if math.isnan(f_lo) or math.isnan(f_hi):
-                return math.nan
-        else:
-            return math.nan
-        if not (math.isfinite(f_lo) or math.isfinite(f_hi)):
-            return math.nan
-        for _ in range(60):  # bisection with false-position steps; only a guess is needed
-            if hi_x - lo_x < 1e-5:
-                break
-            if math.isfinite(f_lo) and math.isfinite(f_hi) and f_hi > f_lo:
-                mid = lo_x - f_lo * (hi_x - lo_x) / (f_hi - f_lo)
-                mid = min(hi_x - 0.1 * (hi_x - lo_x), max(lo_x + 0.1 * (hi_x - lo_x), mid))
-            else:
-                mid = 0.5 * (lo_x + hi_x)
-            fm = f(mid)
-            if fm < 0.0:
-                lo_x, f_lo = mid, fm
-            else:
-                hi_x, f_hi = mid, fm
-        return math.exp(0.5 * (lo_x + hi_x))
-
-
-def _kl2(e: float) -> float:
-    """2·KL of the ε-Laplace pair per unit: 2(e + e^{−e} − 1) (≈ e² for small e)."""
-    return 2.0 * (e + math.expm1(-e))
-
-
-def _kl2_array(e: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    return np.asarray(2.0 * (e + np.expm1(-e)), dtype=np.float64)
-
-
-def _gdp_epsilon_estimate(mu: float, delta: float) -> float:
-    """ε with δ_μ(ε) = δ, uncertified (a guide; the certified value is :func:`gdp_epsilon`)."""
-    if mu <= 0.0 or delta >= 1.0:
-        return 0.0
-    if delta <= 0.0 or not math.isfinite(mu):
-        return math.inf
-
-    def log_delta(eps: float) -> float:
-        a = -eps / mu + mu / 2.0
-        la, lb = float(log_ndtr(a)), float(log_ndtr(a - mu))
-        t = eps + lb - la
-        return la + math.log(-math.expm1(t)) if t < 0.0 else -math.inf
-
-    target = math.log(delta)
-    if log_delta(0.0) <= target:
-        return 0.0
-    lo, hi = 0.0, max(1.0, mu * mu)
-    while log_delta(hi) > target:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            return math.inf
-    for _ in range(200):
-        if hi - lo <= 1e-9 * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if log_delta(mid) > target:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    guess = s0 if seed is None else seed[0] * (1.0 + rtol)
+    try:
+        _, passing = solve(evaluate, budget, name="scale", guess=guess, rtol=rtol, increasing=True,
+                           passing=None if seed is None else seed[0], slope_hint=1.0, budget=_MAX_EVALUATIONS,
+                           aim=_SEARCH_AIM * rtol, span=_SEARCH_SPAN, limit=max(limit, guess))
+    except SearchBudgetExceeded as exc:
+        raise PlanError(f"plan: {exc}", field="epsilon") from exc
+    if passing is None:
+        raise PlanError(f"plan: field 'epsilon': no common scale down to {guess * 2.0**-60:.3g} fits the budget "
+                        f"{budget:.6g}", field="epsilon")
+    return passing, seen[passing], calls
 
 
 def _search_mechanism_aware(
@@ -599,6 +442,7 @@ def _search_mechanism_aware(
     aim = budget * (1.0 - _MA_AIM)
     accept = budget * (1.0 - MECHANISM_AWARE_RTOL)
     model = _Model(p)
+    max_scale = p.max_scale
     seen: dict[float, float] = {}
     lo: float | None = seed[0] if seed is not None else None
     hi: float | None = None
@@ -634,16 +478,21 @@ def _search_mechanism_aware(
         slope = max(-1.0, min(1.0, slope))
         return lambda x: r0 + slope * (x - x0)
 
+    reach = 10.0  # most a step moves; squared after each step from a value of 0 (no information)
+
     def next_guess(last: float) -> float:
+        nonlocal reach
+        v = seen.get(last, math.nan)
+        reach = min(reach * reach, _MA_MAX_REACH) if v == 0.0 else 10.0
         model.refit(last)
         g = model.solve(aim, correction(), last) if model.usable else math.nan
         if not math.isfinite(g) or g <= 0.0:  # no model: a power law of exponent 1 through the last value
-            v = seen.get(last, math.nan)
-            g = last * (aim / v if 0.0 < v < math.inf else (10.0 if v == 0.0 else 0.1))
-        g = min(10.0 * last, max(0.1 * last, g))
+            g = last * (aim / v if 0.0 < v < math.inf else (reach if v == 0.0 else 0.1))
+        g = min(reach * last, max(last / reach, g), max_scale)
         if lo is not None and hi is not None:
-            if not lo * (1.0 + 0.25 * SCALE_RTOL) < g < hi * (1.0 - 0.25 * SCALE_RTOL):
-                g = math.sqrt(lo * hi)
+            wide = hi > _MA_WIDE_BRACKET * lo  # the model's guesses only creep through such a bracket
+            if wide or not lo * (1.0 + 0.25 * SCALE_RTOL) < g < hi * (1.0 - 0.25 * SCALE_RTOL):
+                g = math.sqrt(lo) * math.sqrt(hi)
         elif lo is not None:
             g = max(g, lo * (1.0 + SCALE_RTOL))
         elif hi is not None:
@@ -663,7 +512,8 @@ def _search_mechanism_aware(
             break
         g = next_guess(g)
     if lo is None:
-        raise PlanError("plan: the locked statistics alone exceed the budget under this accounting")
+        raise PlanError(f"plan: field 'epsilon': no common scale fits the budget {budget:.6g} under "
+                        "mechanism_aware accounting", field="epsilon")
     if lo not in seen:  # nothing above the seed passed: the seed (certified by the black box) stands
         assert seed is not None
         return seed[0], seed[1], calls
@@ -684,7 +534,7 @@ def _black_box_floor(p: _Prepared, s: float, value: float, progress: Progress | 
     v = fine(s)
     if not v < value:
         return s, value, 1
-    s2, v2, calls = _search(fine, p.budget, s, progress, SCALE_RTOL, (s, v))
+    s2, v2, calls = _search(fine, p.budget, s, progress, SCALE_RTOL, (s, v), p.max_scale)
     return (s2, v2, calls + 1) if s2 > s else (s, v, calls + 1)
 
 
@@ -701,13 +551,26 @@ def _search_optimal(p: _Prepared, s0: float, progress: Progress | None) -> tuple
         return _optimal_at(p, p.epsilons(x), OPTIMAL_FINAL_TOLERANCE)
 
     try:
-        s1, v1, c1 = _search(coarse, p.budget, s0, progress, 3.0 * SCALE_RTOL)
+        s1, v1, c1 = _search(coarse, p.budget, s0, progress, 3.0 * SCALE_RTOL, limit=p.max_scale)
     except PlanError:  # the locks may fit only by the finer bracket: search with it alone
-        s, value, calls = _search(fine, p.budget, s0, progress, SCALE_RTOL)
+        s, value, calls = _search(fine, p.budget, s0, progress, SCALE_RTOL, limit=p.max_scale)
         return s, min(value, coarse(s)), calls + 1
-    s, value, c2 = _search(fine, p.budget, s1, progress, SCALE_RTOL, (s1, v1))
+    s, value, c2 = _search(fine, p.budget, s1, progress, SCALE_RTOL, (s1, v1), p.max_scale)
     other = fine(s) if s == s1 else coarse(s)
     return s, min(value, other), c1 + c2 + 1
+
+
+def _locks_do_not_fit(p: _Prepared, mode: str, value: float) -> PlanError:
+    """The refusal of a plan whose locked statistics alone exceed the budget, naming the largest locks."""
+    locks = sorted(((lk, i) for i, lk in enumerate(p.locked) if lk is not None), reverse=True)
+    named = ", ".join(f"{show(p.plan.statistics[i].name)} (#{i + 1}) epsilon_i = {lk:.4g}" for lk, i in locks[:3])
+    more = f" and {len(locks) - 3} more" if len(locks) > 3 else ""
+    budget = f"{p.plan.epsilon!r}" + (f" - reserve {p.plan.reserve_epsilon!r}" if p.plan.reserve_epsilon else "")
+    return PlanError(
+        f"plan: field 'epsilon' {budget} is below the certified epsilon {value:.6g} that the locked statistics "
+        f"need alone under {mode} accounting ({named}{more})",
+        field="epsilon",
+    )
 
 
 def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: ModeResult | None = None,
@@ -733,14 +596,17 @@ def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: 
     p = prepare(plan)
     account = _ACCOUNTING[mode]
     free_weight = math.fsum(st.weight for lk, st in zip(p.locked, plan.statistics) if lk is None)
+    if any(lk is not None for lk in p.locked):
+        # s = 0: the locked statistics alone (free ones release nothing). The accounting is non-decreasing
+        # in s, so if they do not fit, no scale does: refused before any search. (Without locks the value
+        # at s = 0 is 0: only Gaussian pairs (0, δ_c) with Σδ_c < δ remain.)
+        value = account(p, p.epsilons(0.0))
+        if mode == "mechanism_aware" and (value > p.budget or free_weight == 0.0):
+            value = min(value, _optimal(p, p.epsilons(0.0)))  # the black box is certified for them too
+        if value > p.budget:
+            raise _locks_do_not_fit(p, mode, value)
     if free_weight == 0.0:
         s, calls = 0.0, 1
-        value = account(p, p.epsilons(0.0))
-        if mode == "mechanism_aware":
-            value = min(value, _optimal(p, p.epsilons(0.0)))
-        if value > p.budget:
-            raise PlanError(f"plan: the locked statistics need certified epsilon {value:.6g} under {mode} "
-                            f"accounting, above the budget {p.budget:.6g}")
     else:
         locked_sum = math.fsum(lk for lk in p.locked if lk is not None)
         s0 = max(p.budget - locked_sum, p.budget / 100.0) / free_weight
@@ -755,7 +621,8 @@ def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: 
         elif mode == "optimal":
             s, value, calls = _search_optimal(p, s0, progress)
         else:
-            s, value, calls = _search(lambda x: account(p, p.epsilons(x)), p.budget, s0, progress, SCALE_RTOL)
+            s, value, calls = _search(lambda x: account(p, p.epsilons(x)), p.budget, s0, progress, SCALE_RTOL,
+                                      limit=p.max_scale)
     eps = p.epsilons(s)
     scales = p.scales(eps)
     stats = []

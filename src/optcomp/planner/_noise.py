@@ -40,7 +40,7 @@ from scipy.special import ndtri
 from optcomp._numerics import EPSILON_XTOL
 from optcomp.fdp._gdp import _log_delta_core
 from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace, Mechanism
-from optcomp.planner._schema import Plan, Statistic
+from optcomp.planner._schema import Plan, PlanError, Statistic, show
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,7 @@ class Component:
     share: float
 
 
-def components(plan: Plan, stat: Statistic) -> tuple[Component, ...]:
+def components(plan: Plan, stat: Statistic, index: int | None = None) -> tuple[Component, ...]:
     """The components of ``stat`` with sensitivities derived from its declared bounds and the relation.
 
     Sensitivities (add/remove changes one record's presence; substitution replaces one record):
@@ -99,9 +99,11 @@ def components(plan: Plan, stat: Statistic) -> tuple[Component, ...]:
     if mech == "discrete_laplace":
         for c in comps:
             if c.sensitivity != math.floor(c.sensitivity) or c.sensitivity < 1.0:
-                raise ValueError(
-                    f"statistic {stat.name!r}: field 'mechanism' discrete_laplace needs an integer "
-                    f"sensitivity >= 1, got {c.sensitivity!r} from the declared bounds"
+                where = f"statistic {show(stat.name)}" + ("" if index is None else f" (#{index + 1})")
+                raise PlanError(
+                    f"{where}: field 'mechanism' discrete_laplace needs an integer "
+                    f"sensitivity >= 1, got {c.sensitivity!r} from the declared bounds",
+                    field="mechanism", index=index,
                 )
     return comps
 
@@ -190,7 +192,10 @@ def half_width(mechanism: str, scale: float, beta: float) -> float:
         return scale * float(-ndtri(beta / 2.0))
     # Discrete Laplace: least integer m ≥ 0 with 2e^{-(m+1)/b}/(1 + e^{-1/b}) ≤ β.
     t = 1.0 / scale
-    m = max(0, math.ceil(scale * (math.log(2.0 / beta) - math.log1p(math.exp(-t)))) - 1)
+    closed = scale * (math.log(2.0 / beta) - math.log1p(math.exp(-t)))
+    if not math.isfinite(closed):  # m beyond the float range: α is +inf in float64
+        return math.inf
+    m = max(0, math.ceil(closed) - 1)
     if m > _EXACT_INTEGER_LIMIT:  # beyond float64's integers: the closed form is as exact as it gets
         return float(m)
     # The closed form can be off by one in floating point: settle m against the tail itself.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import reprlib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -32,9 +33,15 @@ MECHANISM_ALIASES: dict[str, str] = {"geometric": "discrete_laplace"}
 NEIGHBOURINGS: tuple[str, ...] = ("add_remove", "substitution")
 
 #: Largest total ε and δ a plan may ask for: beyond them a "privacy budget" protects nothing, and the
-#: engines' work (lattice and grid sizes grow with ε_i) is unbounded.
+#: engines' work (lattice and grid sizes grow with ε_i) is unbounded. The same cap holds for a locked ε_i.
 MAX_EPSILON = 100.0
 MAX_DELTA = 0.1
+#: Smallest budget ε (and ε − reserve). Below it every statistic's noise is over 10⁶ times its
+#: sensitivity (nothing useful is released), the Gaussians' δ share rather than ε decides what fits, and
+#: certifying a composed ε that small needs PLD grids finer than 10⁻⁹ (minutes per evaluation).
+MIN_EPSILON = 1e-6
+#: Largest ``bins`` and ``dataset_size``: integers beyond 2**53 are not exact in float64 arithmetic.
+MAX_COUNT = 2**53
 #: Largest weight (weights are relative: a ratio beyond 10⁶ between two statistics is not a plan).
 MAX_WEIGHT = 1e6
 #: Default failure probability β of the reported (1 − β) intervals.
@@ -47,7 +54,36 @@ DEFAULT_COUNT_SHARE = 0.5
 
 
 class PlanError(ValueError):
-    """An invalid plan: the message is one line naming the statistic and the field."""
+    """An invalid plan: the message is one line naming the statistic and the field.
+
+    Attributes:
+        field: the plan or statistic field the error is about (``None`` when it is about no one field).
+        index: the 0-based position of the statistic it is about (``None`` for the plan's own fields).
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, index: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.index = index
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keep field and index through pickling
+        return (_plan_error, (str(self), self.field, self.index))
+
+
+def _plan_error(message: str, field: str | None, index: int | None) -> PlanError:
+    return PlanError(message, field=field, index=index)
+
+
+#: Values quoted in messages are shortened (a message stays one short line, whatever was sent).
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 2, 40, 40, 4, 4
+
+
+def show(value: object) -> str:
+    """``repr(value)``, shortened to a few dozen characters (never recursing deeply)."""
+    if isinstance(value, float):
+        return repr(value)
+    return _REPR.repr(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,128 +155,159 @@ _STAT_KEYS = {f.name for f in fields(Statistic)}
 def _where(index: int | None, name: object) -> str:
     if index is None:
         return "plan"
-    return f"statistic {name!r} (#{index + 1})" if isinstance(name, str) and name else f"statistic #{index + 1}"
+    if isinstance(name, str) and name:
+        return f"statistic {show(name)} (#{index + 1})"
+    return f"statistic #{index + 1}"
 
 
-def _real(where: str, key: str, value: object, *, lo: float, hi: float, lo_open: bool, hi_open: bool) -> float:
-    rng = ("(" if lo_open else "[") + f"{lo:g}, {hi:g}" + (")" if hi_open else "]")
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise PlanError(f"{where}: field '{key}' must be a number in {rng}, got {value!r}")
-    x = float(value)
-    ok = not math.isnan(x) and (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
-    if not ok:
-        raise PlanError(f"{where}: field '{key}' must be in {rng}, got {x!r}")
-    return x
+def _fail(index: int | None, name: object, field: str | None, text: str) -> PlanError:
+    """The :class:`PlanError` ``<where>: <text>`` about ``field`` of statistic ``index`` (or of the plan)."""
+    return PlanError(f"{_where(index, name)}: {text}", field=field, index=index)
 
 
-def _integer(where: str, key: str, value: object, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise PlanError(f"{where}: field '{key}' must be an integer >= {minimum}, got {value!r}")
-    if int(value) < minimum:
-        raise PlanError(f"{where}: field '{key}' must be an integer >= {minimum}, got {int(value)!r}")
-    return int(value)
+class _At:
+    """Where a value lives (a statistic by position and name, or the plan): raises located errors."""
 
+    def __init__(self, index: int | None = None, name: object = None) -> None:
+        self.index = index
+        self.name = name
 
-def _choice(where: str, key: str, value: object, allowed: tuple[str, ...]) -> str:
-    if isinstance(value, str):
-        value = MECHANISM_ALIASES.get(value, value) if key == "mechanism" else value
-    if not isinstance(value, str) or value not in allowed:
-        raise PlanError(f"{where}: field '{key}' must be one of {', '.join(allowed)}, got {value!r}")
-    return value
+    def error(self, field: str | None, text: str) -> PlanError:
+        return _fail(self.index, self.name, field, text)
+
+    def real(self, key: str, value: object, *, lo: float, hi: float, lo_open: bool, hi_open: bool) -> float:
+        rng = ("(" if lo_open else "[") + f"{lo:g}, {hi:g}" + (")" if hi_open else "]")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise self.error(key, f"field '{key}' must be a number in {rng}, got {show(value)}")
+        try:
+            x = float(value)
+        except OverflowError:  # an integer beyond float64
+            x = math.inf if int(value) > 0 else -math.inf  # type: ignore[call-overload]
+        ok = not math.isnan(x) and (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
+        if not ok:
+            raise self.error(key, f"field '{key}' must be in {rng}, got {show(x)}")
+        return x
+
+    def integer(self, key: str, value: object, *, minimum: int, maximum: int = MAX_COUNT) -> int:
+        rng = f"an integer in [{minimum}, 2**53]"
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise self.error(key, f"field '{key}' must be {rng}, got {show(value)}")
+        if not minimum <= int(value) <= maximum:
+            raise self.error(key, f"field '{key}' must be {rng}, got {show(int(value))}")
+        return int(value)
+
+    def choice(self, key: str, value: object, allowed: tuple[str, ...]) -> str:
+        if isinstance(value, str):
+            value = MECHANISM_ALIASES.get(value, value) if key == "mechanism" else value
+        if not isinstance(value, str) or value not in allowed:
+            raise self.error(key, f"field '{key}' must be one of {', '.join(allowed)}, got {show(value)}")
+        return value
 
 
 def _statistic(index: int, raw: object, *, needs_n: bool) -> Statistic:
     if not isinstance(raw, Mapping):
-        raise PlanError(f"statistic #{index + 1}: must be a table of fields, got {raw!r}")
+        raise _fail(index, None, None, f"must be a table of fields, got {show(raw)}")
     name = raw.get("name")
-    where = _where(index, name)
-    unknown = sorted(set(raw) - _STAT_KEYS)
+    at = _At(index, name)
+    unknown = sorted(str(k) for k in set(raw) - _STAT_KEYS)
     if unknown:
-        raise PlanError(f"{where}: unknown field '{unknown[0]}' (allowed: {', '.join(sorted(_STAT_KEYS))})")
+        raise at.error(None, f"unknown field {show(unknown[0])} (allowed: {', '.join(sorted(_STAT_KEYS))})")
     if not isinstance(name, str) or not name.strip():
-        raise PlanError(f"{where}: field 'name' must be a non-empty string, got {name!r}")
+        raise at.error("name", f"field 'name' must be a non-empty string, got {show(name)}")
     if "kind" not in raw:
-        raise PlanError(f"{where}: field 'kind' is required (one of {', '.join(KINDS)})")
-    kind = _choice(where, "kind", raw["kind"], KINDS)
-    mechanism = _choice(where, "mechanism", raw.get("mechanism", "laplace"), MECHANISMS)
+        raise at.error("kind", f"field 'kind' is required (one of {', '.join(KINDS)})")
+    kind = at.choice("kind", raw["kind"], KINDS)
+    mechanism = at.choice("mechanism", raw.get("mechanism", "laplace"), MECHANISMS)
     lower = upper = None
     if kind in ("sum", "mean"):
         for key in ("lower", "upper"):
             if key not in raw:
-                raise PlanError(f"{where}: field '{key}' is required for a {kind}")
-        lower = _real(where, "lower", raw["lower"], lo=-math.inf, hi=math.inf, lo_open=True, hi_open=True)
-        upper = _real(where, "upper", raw["upper"], lo=lower, hi=math.inf, lo_open=True, hi_open=True)
+                raise at.error(key, f"field '{key}' is required for a {kind}")
+        lower = at.real("lower", raw["lower"], lo=-math.inf, hi=math.inf, lo_open=True, hi_open=True)
+        upper = at.real("upper", raw["upper"], lo=lower, hi=math.inf, lo_open=True, hi_open=True)
     elif "lower" in raw or "upper" in raw:
-        raise PlanError(f"{where}: fields 'lower'/'upper' apply to a sum or mean only, not a {kind}")
+        key = "lower" if "lower" in raw else "upper"
+        raise at.error(key, f"fields 'lower'/'upper' apply to a sum or mean only, not a {kind}")
     bins = None
     if kind == "histogram":
         if "bins" not in raw:
-            raise PlanError(f"{where}: field 'bins' is required for a histogram")
-        bins = _integer(where, "bins", raw["bins"], minimum=1)
+            raise at.error("bins", "field 'bins' is required for a histogram")
+        bins = at.integer("bins", raw["bins"], minimum=1)
     elif "bins" in raw:
-        raise PlanError(f"{where}: field 'bins' applies to a histogram only, not a {kind}")
-    weight = _real(where, "weight", raw.get("weight", 1.0), lo=0.0, hi=MAX_WEIGHT, lo_open=True, hi_open=False)
+        raise at.error("bins", f"field 'bins' applies to a histogram only, not a {kind}")
+    weight = at.real("weight", raw.get("weight", 1.0), lo=0.0, hi=MAX_WEIGHT, lo_open=True, hi_open=False)
     lock_eps = raw.get("lock_epsilon")
     lock_acc = raw.get("lock_accuracy")
     if lock_eps is not None and lock_acc is not None:
-        raise PlanError(f"{where}: fields 'lock_epsilon' and 'lock_accuracy' cannot both be set")
+        raise at.error("lock_accuracy", "fields 'lock_epsilon' and 'lock_accuracy' cannot both be set")
     if lock_eps is not None:
-        lock_eps = _real(where, "lock_epsilon", lock_eps, lo=0.0, hi=math.inf, lo_open=True, hi_open=True)
+        lock_eps = at.real("lock_epsilon", lock_eps, lo=0.0, hi=MAX_EPSILON, lo_open=True, hi_open=False)
     if lock_acc is not None:
-        lock_acc = _real(where, "lock_accuracy", lock_acc, lo=0.0, hi=math.inf, lo_open=True, hi_open=True)
-    share = _real(where, "count_share", raw.get("count_share", DEFAULT_COUNT_SHARE),
-                  lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        lock_acc = at.real("lock_accuracy", lock_acc, lo=0.0, hi=math.inf, lo_open=True, hi_open=True)
+    share = at.real("count_share", raw.get("count_share", DEFAULT_COUNT_SHARE),
+                    lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     if kind == "mean" and needs_n:
-        raise PlanError(f"{where}: a mean needs the plan field 'dataset_size' (public, or assumed for accuracy)")
+        raise at.error("dataset_size", "a mean needs the plan field 'dataset_size' (public, or assumed for accuracy)")
     return Statistic(name=name, kind=kind, mechanism=mechanism, lower=lower, upper=upper,  # type: ignore[arg-type]
                      bins=bins, weight=weight, lock_epsilon=lock_eps, lock_accuracy=lock_acc, count_share=share)
 
 
-def plan_from_dict(raw: object) -> Plan:
+def plan_from_dict(raw: object, *, max_statistics: int | None = None) -> Plan:
     """Validate a parsed plan document (schema version 1) into a :class:`Plan`.
 
+    Args:
+        raw: the parsed document.
+        max_statistics: refuse plans with more statistics than this (before validating them).
+
     Raises:
-        PlanError: the first invalid field, named with its statistic, allowed range and value.
+        PlanError: the first invalid field, named with its statistic, allowed range and value (its
+            ``field`` and ``index`` attributes locate it).
     """
+    at = _At()
     if not isinstance(raw, Mapping):
-        raise PlanError(f"plan: must be a table (mapping) of fields, got {type(raw).__name__}")
-    unknown = sorted(set(raw) - _PLAN_KEYS)
+        raise at.error(None, f"must be a table (mapping) of fields, got {type(raw).__name__}")
+    unknown = sorted(str(k) for k in set(raw) - _PLAN_KEYS)
     if unknown:
-        raise PlanError(f"plan: unknown field '{unknown[0]}' (allowed: {', '.join(sorted(_PLAN_KEYS))})")
+        raise at.error(None, f"unknown field {show(unknown[0])} (allowed: {', '.join(sorted(_PLAN_KEYS))})")
     version = raw.get("version", SCHEMA_VERSION)
     if version != SCHEMA_VERSION or isinstance(version, bool):
-        raise PlanError(f"plan: field 'version' must be {SCHEMA_VERSION}, got {version!r}")
+        raise at.error("version", f"field 'version' must be {SCHEMA_VERSION}, got {show(version)}")
     for key in ("epsilon", "delta"):
         if key not in raw:
-            raise PlanError(f"plan: field '{key}' is required")
-    eps = _real("plan", "epsilon", raw["epsilon"], lo=0.0, hi=MAX_EPSILON, lo_open=True, hi_open=False)
-    delta = _real("plan", "delta", raw["delta"], lo=0.0, hi=MAX_DELTA, lo_open=False, hi_open=False)
-    neighbouring = _choice("plan", "neighbouring", raw.get("neighbouring", "add_remove"), NEIGHBOURINGS)
-    beta = _real("plan", "beta", raw.get("beta", DEFAULT_BETA), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    reserve = _real("plan", "reserve_epsilon", raw.get("reserve_epsilon", 0.0),
-                    lo=0.0, hi=eps, lo_open=False, hi_open=True)
-    share = _real("plan", "gaussian_delta_share", raw.get("gaussian_delta_share", DEFAULT_GAUSSIAN_DELTA_SHARE),
-                  lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+            raise at.error(key, f"field '{key}' is required")
+    eps = at.real("epsilon", raw["epsilon"], lo=MIN_EPSILON, hi=MAX_EPSILON, lo_open=False, hi_open=False)
+    delta = at.real("delta", raw["delta"], lo=0.0, hi=MAX_DELTA, lo_open=False, hi_open=False)
+    neighbouring = at.choice("neighbouring", raw.get("neighbouring", "add_remove"), NEIGHBOURINGS)
+    beta = at.real("beta", raw.get("beta", DEFAULT_BETA), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    reserve = at.real("reserve_epsilon", raw.get("reserve_epsilon", 0.0), lo=0.0, hi=eps, lo_open=False, hi_open=True)
+    if eps - reserve < MIN_EPSILON:
+        raise at.error("reserve_epsilon", f"field 'reserve_epsilon' must leave a budget epsilon - reserve >= "
+                       f"{MIN_EPSILON:g}, got {reserve!r} of {eps!r}")
+    share = at.real("gaussian_delta_share", raw.get("gaussian_delta_share", DEFAULT_GAUSSIAN_DELTA_SHARE),
+                    lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     n_raw = raw.get("dataset_size")
-    n = None if n_raw is None else _integer("plan", "dataset_size", n_raw, minimum=1)
+    n = None if n_raw is None else at.integer("dataset_size", n_raw, minimum=1)
     public = raw.get("dataset_size_public", True)
     if not isinstance(public, bool):
-        raise PlanError(f"plan: field 'dataset_size_public' must be true or false, got {public!r}")
+        raise at.error("dataset_size_public", f"field 'dataset_size_public' must be true or false, got {show(public)}")
     if neighbouring == "substitution" and not public:
-        raise PlanError("plan: field 'dataset_size_public' must be true under substitution neighbouring "
-                        "(replacing a record never changes n)")
+        raise at.error("dataset_size_public", "field 'dataset_size_public' must be true under substitution "
+                       "neighbouring (replacing a record never changes n)")
     stats_raw = raw.get("statistics")
     if not isinstance(stats_raw, list) or not stats_raw:
-        raise PlanError(f"plan: field 'statistics' must be a non-empty list, got {stats_raw!r}")
+        raise at.error("statistics", f"field 'statistics' must be a non-empty list, got {show(stats_raw)}")
+    if max_statistics is not None and len(stats_raw) > max_statistics:
+        raise at.error("statistics", f"field 'statistics' may hold at most {max_statistics} statistics here, "
+                       f"got {len(stats_raw)}")
     stats = tuple(_statistic(i, s, needs_n=n is None) for i, s in enumerate(stats_raw))
     seen: set[str] = set()
     for i, s in enumerate(stats):
         if s.name in seen:
-            raise PlanError(f"{_where(i, s.name)}: field 'name' must be unique, {s.name!r} is used twice")
+            raise _fail(i, s.name, "name", f"field 'name' must be unique, {show(s.name)} is used twice")
         seen.add(s.name)
         if neighbouring == "substitution" and s.kind == "count":
-            raise PlanError(f"{_where(i, s.name)}: field 'kind' count is public under substitution "
-                            "neighbouring (sensitivity 0); use add_remove or drop it")
+            raise _fail(i, s.name, "kind", "field 'kind' count is public under substitution "
+                        "neighbouring (sensitivity 0); use add_remove or drop it")
     return Plan(epsilon=eps, delta=delta, statistics=stats, neighbouring=neighbouring,  # type: ignore[arg-type]
                 beta=beta, reserve_epsilon=reserve, gaussian_delta_share=share, dataset_size=n,
                 dataset_size_public=public)
@@ -270,13 +337,15 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     return out
 
 
-def plan_from_text(text: str, *, fmt: Literal["toml", "json"]) -> Plan:
+def plan_from_text(text: str, *, fmt: Literal["toml", "json"], max_statistics: int | None = None) -> Plan:
     """Parse and validate a plan document given as TOML or JSON text."""
     try:
         raw = tomllib.loads(text) if fmt == "toml" else json.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise PlanError(f"plan: not valid {fmt.upper()}: {' '.join(str(exc).splitlines())}") from exc
-    return plan_from_dict(raw)
+    except RecursionError as exc:
+        raise PlanError(f"plan: not valid {fmt.upper()}: nested too deeply") from exc
+    return plan_from_dict(raw, max_statistics=max_statistics)
 
 
 def load_plan(path: str | Path) -> Plan:
@@ -285,9 +354,9 @@ def load_plan(path: str | Path) -> Plan:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise PlanError(f"plan file cannot be read: {p} ({exc.strerror})") from exc
+        raise PlanError(f"plan file cannot be read: {p} ({exc.strerror})", field="file") from exc
     except UnicodeDecodeError as exc:
-        raise PlanError(f"plan file {p} must be UTF-8 text") from exc
+        raise PlanError(f"plan file {p} must be UTF-8 text", field="file") from exc
     return plan_from_text(text, fmt="json" if p.suffix.lower() == ".json" else "toml")
 
 

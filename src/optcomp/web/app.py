@@ -1,10 +1,17 @@
 """Routes: ``/`` (the page), ``/static/*``, ``POST /api/plan``, ``POST /api/export``, ``POST /api/import``;
-``GET /ledger`` and ``GET /api/ledger`` (read-only ledger view, :mod:`optcomp.web.ledger`)."""
+``GET /ledger`` and ``GET /api/ledger`` (read-only ledger view, :mod:`optcomp.web.ledger`).
+
+Requests are validated on the event loop (bounded work: the body is at most ``MAX_BODY_BYTES`` and a
+plan at most ``MAX_STATISTICS`` statistics); the plan itself is computed in a separate worker process
+(:mod:`optcomp.web._worker`) with a time limit per request, so that no request can stop the server from
+answering others, and one that runs too long is killed and answered with an error.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import re
+from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import resources
 from typing import Any
 
@@ -14,100 +21,146 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from optcomp.planner import (
-    MODES,
-    plan_all,
-    plan_from_dict,
-    plan_from_text,
-    plan_to_dict,
-    plan_to_toml,
-    result_to_dict,
-)
+from optcomp.planner import MODES, plan_from_dict, plan_from_text, plan_to_toml
+from optcomp.planner._schema import show
+from optcomp.web._worker import PLAN_TIME_LIMIT, PlanRunner
 from optcomp.web.ledger import ledger_routes
 
 _STATIC = resources.files("optcomp.web") / "static"
-_WHERE = re.compile(r"statistic (?:'.*?' )?\(?#(\d+)\)?")
-_FIELD = re.compile(r"field '(\w+)'")
-#: Largest plan the page accepts (statistics), so that one request cannot tie the server up for minutes.
+#: Largest plan the page accepts (statistics), so that one request cannot tie a worker up for minutes.
 MAX_STATISTICS = 2000
+#: Largest request body (bytes): 2,000 statistics take about 300 kB as JSON.
+MAX_BODY_BYTES = 1 << 20
 
 
-def _error(message: str, status: int = 422) -> JSONResponse:
-    """``{"ok": false, ...}`` locating the statistic (0-based index) and the field named by ``message``."""
-    where = _WHERE.search(message)
-    field = _FIELD.search(message)
+class RequestError(ValueError):
+    """A request the API refuses: one line, an HTTP status (4xx), and the field/statistic it is about."""
+
+    def __init__(self, message: str, *, status: int = 422, field: str | None = None, index: int | None = None):
+        super().__init__(message)
+        self.status = status
+        self.field = field
+        self.index = index
+
+
+def _error(exc: ValueError) -> JSONResponse:
+    """``{"ok": false, "error", "index", "field"}`` from the exception's own ``field``/``index`` attributes
+    (:class:`optcomp.planner.PlanError` and :class:`RequestError` carry them; other errors locate nothing)."""
     return JSONResponse(
-        {"ok": False, "error": message, "index": int(where.group(1)) - 1 if where else None,
-         "field": field.group(1) if field else None},
-        status_code=status,
+        {"ok": False, "error": " ".join(str(exc).splitlines()), "index": getattr(exc, "index", None),
+         "field": getattr(exc, "field", None)},
+        status_code=getattr(exc, "status", 422),
     )
 
 
 async def _body(request: Request) -> Any:
-    raw = await request.body()
+    """The request's JSON body (at most ``MAX_BODY_BYTES``; NaN/Infinity literals are read as floats and
+    then refused by the field they land in)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise RequestError(f"request body must be at most {MAX_BODY_BYTES} bytes, got {declared}", status=413)
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw.extend(chunk)
+        if len(raw) > MAX_BODY_BYTES:
+            raise RequestError(f"request body must be at most {MAX_BODY_BYTES} bytes", status=413)
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"request body is not valid JSON: {exc}") from exc
+        return json.loads(bytes(raw))
+    except RecursionError as exc:
+        raise RequestError("request body is not valid JSON: nested too deeply") from exc
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer literal too long
+        raise RequestError(f"request body is not valid JSON: {' '.join(str(exc).splitlines())}") from exc
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _api(handler: Handler) -> Handler:
+    """An API route: a refused request (any ``ValueError``) is answered 4xx with its one-line message."""
+
+    async def route(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except ValueError as exc:
+            return _error(exc)
+        except RecursionError:  # a document nested beyond Python's limit anywhere in validation
+            return _error(RequestError("request body is nested too deeply"))
+
+    route.__name__ = handler.__name__
+    route.__doc__ = handler.__doc__
+    return route
 
 
 async def index(request: Request) -> Response:
     return FileResponse(str(_STATIC / "index.html"), media_type="text/html")
 
 
-async def api_plan(request: Request) -> Response:
-    """Validate ``{"plan": <document>, "modes": [...]}`` and return every mode's allocation."""
-    try:
+def _modes(body: dict[str, Any]) -> list[str]:
+    modes = body.get("modes", list(MODES))
+    if not isinstance(modes, list) or not modes or not all(isinstance(m, str) and m in MODES for m in modes):
+        raise RequestError(f"modes must be a non-empty list of {', '.join(MODES)}, got {show(modes)}", field="modes")
+    return modes
+
+
+def _plan_endpoint(runner: PlanRunner) -> Handler:
+    async def api_plan(request: Request) -> Response:
+        """Validate ``{"plan": <document>, "modes": [...]}`` and return every mode's allocation."""
         body = await _body(request)
         if not isinstance(body, dict) or "plan" not in body:
-            raise ValueError("request body must be an object with a 'plan' field")
-        modes = body.get("modes", list(MODES))
-        if not isinstance(modes, list) or not modes or any(m not in MODES for m in modes):
-            raise ValueError(f"modes must be a non-empty list of {', '.join(MODES)}, got {modes!r}")
-        plan = plan_from_dict(body["plan"])
-        if len(plan.statistics) > MAX_STATISTICS:
-            raise ValueError(f"plan: at most {MAX_STATISTICS} statistics in the web page, got {len(plan.statistics)}")
-        results = plan_all(plan, modes)
-    except (ValueError, NotImplementedError, OverflowError) as exc:
-        return _error(" ".join(str(exc).splitlines()))
-    return JSONResponse({"ok": True, "plan": plan_to_dict(plan), "result": result_to_dict(results)})
+            raise RequestError("request body must be an object with a 'plan' field")
+        modes = _modes(body)
+        plan = plan_from_dict(body["plan"], max_statistics=MAX_STATISTICS)  # fast: fields only
+        payload = await runner.run(plan, modes)  # the planning itself, in a worker process
+        return Response(payload, media_type="application/json")
+
+    return api_plan
 
 
 async def api_export(request: Request) -> Response:
     """The validated plan document as TOML text (for "Save")."""
-    try:
-        body = await _body(request)
-        plan = plan_from_dict(body.get("plan") if isinstance(body, dict) else None)
-    except ValueError as exc:
-        return _error(" ".join(str(exc).splitlines()))
+    body = await _body(request)
+    plan = plan_from_dict(body.get("plan") if isinstance(body, dict) else None, max_statistics=MAX_STATISTICS)
     return PlainTextResponse(plan_to_toml(plan), media_type="application/toml")
 
 
 async def api_import(request: Request) -> Response:
     """``{"text": <TOML or JSON>, "format": "toml" | "json"}`` → the validated plan document (for "Load")."""
-    try:
-        body = await _body(request)
-        if not isinstance(body, dict) or not isinstance(body.get("text"), str):
-            raise ValueError("request body must be an object with a 'text' string")  # noqa: TRY004
-        fmt = body.get("format", "toml")
-        if fmt not in ("toml", "json"):
-            raise ValueError(f"format must be toml or json, got {fmt!r}")
-        plan = plan_from_text(body["text"], fmt=fmt)
-    except ValueError as exc:
-        return _error(" ".join(str(exc).splitlines()))
+    from optcomp.planner import plan_to_dict
+
+    body = await _body(request)
+    if not isinstance(body, dict) or not isinstance(body.get("text"), str):
+        raise RequestError("request body must be an object with a 'text' string")
+    fmt = body.get("format", "toml")
+    if fmt not in ("toml", "json"):
+        raise RequestError(f"format must be toml or json, got {show(fmt)}", field="format")
+    plan = plan_from_text(body["text"], fmt=fmt, max_statistics=MAX_STATISTICS)
     return JSONResponse({"ok": True, "plan": plan_to_dict(plan)})
 
 
-def create_app(ledger: str | None = None) -> Starlette:
+def create_app(ledger: str | None = None, *, time_limit: float = PLAN_TIME_LIMIT) -> Starlette:
     """The planner web application (mount it in any ASGI server; ``optcomp serve`` uses uvicorn), plus
-    the read-only ledger view of ``ledger`` (default ``$OPTCOMP_LEDGER``) at ``/ledger``."""
+    the read-only ledger view of ``ledger`` (default ``$OPTCOMP_LEDGER``) at ``/ledger``.
+
+    Args:
+        ledger: path of a ledger to show read-only at ``/ledger`` (default ``$OPTCOMP_LEDGER``).
+        time_limit: seconds one ``POST /api/plan`` may compute before its worker is killed and the
+            request is answered with an error (HTTP 422).
+    """
+    runner = PlanRunner(time_limit=time_limit)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        runner.shutdown()  # kill workers still computing (the server is stopping)
+
     return Starlette(
         routes=[
             Route("/", index),
-            Route("/api/plan", api_plan, methods=["POST"]),
-            Route("/api/export", api_export, methods=["POST"]),
-            Route("/api/import", api_import, methods=["POST"]),
+            Route("/api/plan", _api(_plan_endpoint(runner)), methods=["POST"]),
+            Route("/api/export", _api(api_export), methods=["POST"]),
+            Route("/api/import", _api(api_import), methods=["POST"]),
             *ledger_routes(ledger),
             Mount("/static", app=StaticFiles(directory=str(_STATIC)), name="static"),
-        ]
+        ],
+        lifespan=lifespan,
     )
