@@ -51,8 +51,11 @@ def check_port_free(host: str, port: int) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default).")
 @click.option("--allow-remote", is_flag=True,
               help="Allow binding a non-loopback --host (the page then answers anyone who can reach it).")
-def serve_command(port: int, host: str, allow_remote: bool) -> None:
-    """Serve the budget planner page on http://HOST:PORT/ (127.0.0.1 only unless --allow-remote)."""
+@click.option("--ledger", "ledger_path", default=None,
+              help="A ledger to show read-only at /ledger (default: $OPTCOMP_LEDGER; docs/ledger.md).")
+def serve_command(port: int, host: str, allow_remote: bool, ledger_path: str | None = None) -> None:
+    """Serve the budget planner page on http://HOST:PORT/ (127.0.0.1 only unless --allow-remote), and a
+    ledger's releases, spent and remaining, read-only, on /ledger."""
     if not is_loopback(host):
         if not allow_remote:
             raise ValueError(f"--host {host} is not a loopback address; pass --allow-remote to bind it anyway")
@@ -66,4 +69,4 @@ def serve_command(port: int, host: str, allow_remote: bool) -> None:
         raise NotImplementedError(f"optcomp serve needs the web extra (pip install 'optcomp[web]'): {exc}") from exc
     check_port_free(host, port)
     click.echo(f"optcomp planner on http://{host}:{port}/ (Ctrl-C to stop)", err=True)
-    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(ledger=ledger_path), host=host, port=port, log_level="warning")
