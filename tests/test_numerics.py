@@ -166,8 +166,9 @@ def test_log_sum_exp_edges() -> None:
     assert log_sum_exp([0.0, 0.0]) == math.log(2.0)
 
 
-@given(st.lists(st.floats(min_value=-50.0, max_value=50.0), min_size=1, max_size=30))
+@given(st.lists(st.floats(min_value=-700.0, max_value=0.0), min_size=1, max_size=30))
 def test_suffix_log_sum_exp_within_its_error(xs: list[float]) -> None:
+    """Log weights (≤ 0), as the optimal engine's envelopes use it."""
     mpmath.mp.dps = MPMATH_DPS
     out = suffix_log_sum_exp(np.array(xs))
     assert out[-1] == -math.inf and out.size == len(xs) + 1

@@ -14,7 +14,7 @@ import math
 import numbers
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,13 @@ _Real = TypeVar("_Real", float, FloatArray)
 
 #: Unit roundoff of IEEE double precision (2^-53).
 UNIT_ROUNDOFF: float = 2.0**-53
+
+#: The smallest positive subnormal double, 2⁻¹⁰⁷⁴: the absolute error of a result that underflows.
+SMALLEST_SUBNORMAL: float = 5e-324
+
+#: An absolute pad far below every quantity it is added to: keeps a divisor non-zero (``max(x, TINY_PAD)``)
+#: or a certified positive bound strictly positive.
+TINY_PAD: float = 1e-300
 
 #: Relative slack added to a computed quantity before it is reported as an upper bound (and removed
 #: before it is reported as a lower bound). It covers the rounding error of a few dozen floating-point
@@ -232,6 +239,42 @@ def widen_down(x: _Real, units: float) -> _Real:
         units: the relative narrowing in units of u = 2⁻⁵³.
     """
     return x * (1.0 - units * UNIT_ROUNDOFF)
+
+
+def next_up(x: _Real) -> _Real:
+    """The next float above ``x`` (elementwise): one ulp outwards, for a value already rounded correctly
+    or with its error charged elsewhere (IEEE-754 ``nextUp``; ``inf`` stays ``inf``)."""
+    if isinstance(x, np.ndarray):
+        return np.nextafter(x, math.inf)
+    return math.nextafter(x, math.inf)
+
+
+def next_down(x: _Real) -> _Real:
+    """The next float below ``x`` (elementwise): one ulp outwards (IEEE-754 ``nextDown``)."""
+    if isinstance(x, np.ndarray):
+        return np.nextafter(x, -math.inf)
+    return math.nextafter(x, -math.inf)
+
+
+@overload
+def rounding_error(roundings: float, magnitude: float = 1.0) -> float: ...
+@overload
+def rounding_error(roundings: float, magnitude: FloatArray) -> FloatArray: ...
+def rounding_error(roundings: float, magnitude: float | FloatArray = 1.0) -> float | FloatArray:
+    """``roundings·u·magnitude``: the absolute error of that many roundings of values of size ≤ ``magnitude``.
+
+    One rounding of a value y moves it by at most u·|y| (round to nearest); errors that add up without
+    amplification (a log-space formula summing logs, each step's result bounded by ``magnitude``) total
+    at most ``roundings·u·magnitude``. The caller states the count and the magnitudes (its docstring
+    says which operations they are); the product is computed as (roundings·u)·magnitude, exact in its
+    first factor, and callers add it with room to spare (their counts include a margin). Elementwise on
+    arrays.
+
+    Args:
+        roundings: the number of roundings (or unit-roundoff multiples of a relative error) charged.
+        magnitude: a bound on the size of the values rounded (≥ 0).
+    """
+    return roundings * UNIT_ROUNDOFF * magnitude
 
 
 def gamma(n: int) -> float:
@@ -552,9 +595,10 @@ def suffix_log_sum_exp(a: FloatArray) -> FloatArray:
     """out[j] = log Σ_{i ≥ j} exp(a[i]) for j = 0 … n, out[n] = −inf, in O(n).
 
     Blocks of :data:`SUFFIX_BLOCK` entries are summed with their own maximum as scale (never
-    underflowing), and the running total of the later blocks is added in log space: the log error is
-    at most :func:`suffix_log_sum_exp_error` (recursive summation of positive terms, Higham §4.2, plus
-    the per-term exp/log rounding).
+    underflowing), and the running total of the later blocks is added in log space. For log weights
+    (every a[i] ≤ 0, so |scale| ≤ |out[j]|) the log error of out[j] is at most
+    :func:`suffix_log_sum_exp_error` (recursive summation of positive terms, Higham §4.2) plus the
+    exp/log rounding, 8u·(1 + |out[j]|), which callers charge with the magnitudes of their results.
     """
     n = a.size
     out = np.full(n + 1, -math.inf)
@@ -686,8 +730,10 @@ __all__ = [
     "RELATIVE_SLACK",
     "ROOT_RTOL",
     "SAMPLING_RATE",
+    "SMALLEST_SUBNORMAL",
     "SPECIAL_FUNCTION_LOG_ERROR",
     "SUFFIX_BLOCK",
+    "TINY_PAD",
     "UNIT_ROUNDOFF",
     "Accuracy",
     "Bound",
@@ -715,8 +761,11 @@ __all__ = [
     "log_sum_exp_error",
     "log_sum_exp_up",
     "logsubexp",
+    "next_down",
+    "next_up",
     "round_down",
     "round_up",
+    "rounding_error",
     "suffix_log_sum_exp",
     "suffix_log_sum_exp_error",
     "sum_error_bound",

@@ -18,19 +18,18 @@ from typing import NamedTuple
 import numpy as np
 
 from optcomp._numerics import (
-    UNIT_ROUNDOFF,
     Bound,
     FloatArray,
     log1mexp_array,
     round_down,
     round_up,
+    rounding_error,
 )
 from optcomp._numerics import log_sum_exp as logsumexp
 from optcomp._numerics import suffix_log_sum_exp as suffix_logsumexp
 from optcomp._numerics import suffix_log_sum_exp_error as suffix_error
 from optcomp.optimal._spec import Target
 
-_U = UNIT_ROUNDOFF
 _LN2 = math.log(2.0)
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 
@@ -111,8 +110,8 @@ def root(w: Weights, log_r: float) -> tuple[float, float]:
         cond = 1.0
     else:
         eps = min(max(diff - lb, lo), hi)
-        cond = 1.0 / max(-math.expm1(log_r - la), _U)
-    err = 8.0 * _U * (abs(la) + abs(lb) + abs(eps) + 4.0) + 2.0 * cond * suffix_error(n)
+        cond = 1.0 / max(-math.expm1(log_r - la), rounding_error(1))
+    err = rounding_error(8.0, abs(la) + abs(lb) + abs(eps) + 4.0) + 2.0 * cond * suffix_error(n)
     return (eps, err)
 
 
@@ -150,8 +149,8 @@ def delta_from_envelopes(
             return 1.0
         return -math.expm1(ls + math.log1p(-d))
 
-    slack_up = 8.0 * _U * (math.log2(upper.loss.size + 2.0) + 4.0) + 8.0 * _U
-    slack_lo = 8.0 * _U * (math.log2(lower.loss.size + 2.0) + 4.0) + 8.0 * _U
+    slack_up = rounding_error(8.0, math.log2(upper.loss.size + 2.0) + 4.0) + rounding_error(8.0)
+    slack_lo = rounding_error(8.0, math.log2(lower.loss.size + 2.0) + 4.0) + rounding_error(8.0)
     hi = min(1.0, round_up(delta_of(log_tail(upper, eps_g) + slack_up, ls_lo)))
     lo = max(0.0, round_down(delta_of(log_tail(lower, eps_g) - slack_lo, ls_hi)))
     return Bound(min(lo, hi), hi)
