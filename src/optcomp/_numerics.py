@@ -37,6 +37,23 @@ SMALLEST_SUBNORMAL: float = 5e-324
 #: or a certified positive bound strictly positive.
 TINY_PAD: float = 1e-300
 
+#: A deliberately generous relative margin (about 9·10⁶ u) for formulas whose rounding is not itemised
+#: operation by operation: a geometric tail sum whose ratio comes from exp/log (``optimal._homogeneous``)
+#: and a Chernoff exponent minimised over a few Newton steps (``optimal._freq``). It covers thousands of
+#: roundings and exp of arguments up to 10⁶ in size; itemising those two is the next engineer's job.
+GENEROUS_RELATIVE_SLACK: float = 1e-9
+
+#: The exact engines of ``optcomp.optimal`` stop refining once their bracket is this narrow (relative):
+#: float noise, far below any tolerance a caller can ask for.
+OPTIMAL_EXACT_RELATIVE_WIDTH: float = 2.0**-30
+
+#: ``optcomp.optimal`` evaluates r = 1 − (1 − δ_g)/Π(1 − δ_i) in float64 when its certified relative error
+#: is below this, else in 256-bit mpmath (near the δ floor).
+OPTIMAL_R_RTOL: float = 2.0**-20
+
+#: ``optimal.calibrate`` starts its bisection at ε·2⁻⁶⁰/k: a per-query ε₀ so small that every target is met.
+OPTIMAL_CALIBRATE_START: float = 2.0**-60
+
 #: Relative slack added to a computed quantity before it is reported as an upper bound (and removed
 #: before it is reported as a lower bound). It covers the rounding error of a few dozen floating-point
 #: operations in a well-conditioned log-space formula; functions whose error can be larger account for
@@ -715,10 +732,14 @@ __all__ = [
     "FEW_ULPS",
     "FINITE",
     "GDP_LOG_ERROR_PER_UNIT",
+    "GENEROUS_RELATIVE_SLACK",
     "LAW_LOG_ERROR",
     "NONNEGATIVE",
     "NONNEGATIVE_OR_INF",
     "OPEN_PROBABILITY",
+    "OPTIMAL_CALIBRATE_START",
+    "OPTIMAL_EXACT_RELATIVE_WIDTH",
+    "OPTIMAL_R_RTOL",
     "PLD_DEEP_DELTA",
     "PLD_FIRST_STEP",
     "PLD_LAW_TAIL",

@@ -42,6 +42,7 @@ from optcomp._numerics import (
     check_nonnegative,
     check_positive,
     check_probability,
+    next_up,
 )
 
 EpsDelta = tuple[float, float]
@@ -75,7 +76,7 @@ def _mul_up(k: int, x: float) -> float:
     """k·x rounded up (the float product rounds to nearest, which may be below the exact value)."""
     p = k * x
     if math.isfinite(p) and Fraction(p) < k * Fraction(x):
-        return math.nextafter(p, math.inf)
+        return next_up(p)
     return p
 
 
@@ -84,7 +85,7 @@ def _sum_up(values: Iterable[float]) -> float:
     vals = list(values)
     s = _fsum(vals)
     if math.isfinite(s) and Fraction(s) < sum(map(Fraction, vals), Fraction(0)):
-        return math.nextafter(s, math.inf)
+        return next_up(s)
     return s
 
 
@@ -151,7 +152,7 @@ def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> Ep
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack))
-    return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
+    return (eps, min(1.0, next_up(_mul_up(k, delta) + delta_slack) if delta else delta_slack))
 
 
 def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDelta:
@@ -172,7 +173,7 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon)
-    return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
+    return (eps, min(1.0, next_up(_mul_up(k, delta) + delta_slack) if delta else delta_slack))
 
 
 def _heterogeneous_advanced(

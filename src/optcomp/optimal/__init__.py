@@ -42,7 +42,10 @@ from typing import Literal
 import numpy as np
 
 from optcomp._numerics import (
+    OPTIMAL_EXACT_RELATIVE_WIDTH,
     RELATIVE_SLACK,
+    SMALLEST_SUBNORMAL,
+    TINY_PAD,
     Bound,
     FloatArray,
     check_int,
@@ -52,6 +55,7 @@ from optcomp._numerics import (
     log1mexp,
     round_down,
     round_up,
+    rounding_error,
 )
 from optcomp.optimal import _split
 from optcomp.optimal._brute import BRUTE_FORCE_MAX_K, brute_weights
@@ -70,7 +74,7 @@ DEFAULT_MAX_POINTS: int = 2**22
 DEFAULT_MV_ETA: float = 1e-2
 #: ε_i above this are split off as a deterministic shift of the loss (p(ε_i) = 1 in float64).
 HUGE_EPS: float = 745.0
-_TINY = 5e-324
+_TINY = SMALLEST_SUBNORMAL
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 #: Width model of the split engine, w ≈ c(k)·kΔ² with c(k) = _WIDTH_C0 + _WIDTH_C1/√k (fitted on
 #: ε_i ~ U[0.001, 0.1], δ = 1e-6, k = 10²…10⁵: c = 1.1, 0.45, 0.23, 0.16; slightly above all of them).
@@ -97,7 +101,7 @@ def _detect_lattice(eps: FloatArray, counts: np.ndarray, max_points: int) -> flo
         unit = m / j
         a = eps / unit
         ar = np.rint(a)
-        if np.all(ar >= 1) and np.all(np.abs(a - ar) <= 64.0 * 2.0**-53 * a):
+        if np.all(ar >= 1) and np.all(np.abs(a - ar) <= rounding_error(64.0, a)):
             if _WINDOW_SIGMAS * math.sqrt(float(np.sum(counts * ar * ar))) <= max_points:
                 return unit
             return None
@@ -186,13 +190,13 @@ def _epsilon_rest(
         up, lo, exact = _envelopes(eps, counts, method, max_points, step, centre, depth)
         b = epsilon_from_envelopes(_with_extra(up, extra), lo, target)
         best = b if best is None else Bound(max(best.lower, b.lower), min(best.upper, b.upper))
-        if not math.isfinite(best.upper) or best.width <= (tolerance if not exact else 2.0**-30 * best.upper):
+        if not math.isfinite(best.upper) or best.width <= (tolerance if not exact else OPTIMAL_EXACT_RELATIVE_WIDTH * best.upper):
             break
         if attempt and exact:
             break
         centre = best.midpoint
         if not exact:
-            new_step = max(step * math.sqrt(0.7 * tolerance / max(b.width, 1e-300)), min_step)
+            new_step = max(step * math.sqrt(0.7 * tolerance / max(b.width, TINY_PAD)), min_step)
             if new_step >= 0.95 * step and attempt:
                 break
             step = min(step, new_step)

@@ -57,7 +57,9 @@ import numpy as np
 from scipy import fft as sfft
 
 from optcomp._numerics import (
+    GENEROUS_RELATIVE_SLACK,
     SMALLEST_SUBNORMAL,
+    TINY_PAD,
     FloatArray,
     fft_error_bound,
     next_down,
@@ -128,7 +130,8 @@ def make_law(
     terms = counts * log_mi
     log_m = float(np.sum(terms))
     # products c·log M̃ (u each) and their sum ((k + 2)u, any summation order) are carried in η
-    eta = float(np.sum(counts * eta_i)) * (1.0 + 1e-6) + rounding_error(base.size + 4.0, float(np.sum(np.abs(terms))))
+    # Σ c·η_i: non-negative terms, one product and ≤ n − 1 additions each (γ_n), so n + 2 units cover it
+    eta = widen_up(float(np.sum(counts * eta_i)), counts.size + 2) + rounding_error(base.size + 4.0, float(np.sum(np.abs(terms))))
     # log m̃ straight from the logs, never as log(exp(·)): a tilted mass that underflows to 0 in m can carry
     # O(1) untilted probability (e^{θ|x|} with θ|x| in the thousands), and the Chernoff bounds of steps 5-6
     # must see it (found by review: 20 × (3, 0) + 2000 × (0.001, 0) at δ_g = 0.5 returned [0, 0], truth
@@ -172,7 +175,7 @@ def _dead_bound(law: Law, n: int) -> FloatArray:
     s = widen_up(np.sum(law.m, axis=1), 4)  # ≥ the exact sum of the m̃
     # Σ c_i log s_i ≤ Σ c_i (s_i − 1) (s_i − 1 is exact near 1), summed with its rounding bound.
     dev = law.c * (s - 1.0)
-    log_s = float(np.sum(dev)) + rounding_error(law.base.size + 4.0, float(np.sum(np.abs(dev)))) + 1e-300
+    log_s = float(np.sum(dev)) + rounding_error(law.base.size + 4.0, float(np.sum(np.abs(dev)))) + TINY_PAD
     cols = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] if law.four else [(0, 1)]
     scale = widen_down(law.c / (s * s), 8)
     dmax = int(np.max(np.abs(x))) * 2 + 2 if x.size else 2
@@ -192,7 +195,8 @@ def _dead_bound(law: Law, n: int) -> FloatArray:
     full[: xd.size] = xd
     re = sfft.rfft(full).real
     # Higham: per-bin error ≤ ‖ΔY‖₂ ≤ c·log₂(n)·u·‖Y‖₂, ‖Y‖₂ = √n·‖X‖₂ (Parseval).
-    norm = math.sqrt(n * math.fsum((xd * xd).tolist())) * (1.0 + 1e-9)
+    # squares (u), fsum (correctly rounded, u), n· (u), √ (halves them, + u): ≤ 3 roundings
+    norm = widen_up(math.sqrt(n * math.fsum((xd * xd).tolist())), 8)
     err = fft_error_bound(1 << max(1, math.ceil(math.log2(n))), norm, 0) + rounding_error(4.0, total)
     h = np.maximum(total - re - err, 0.0)
     return np.asarray(log_s - h, dtype=np.float64)
@@ -420,7 +424,7 @@ def _tail(law: Law, h: float, upper: bool, theta: float | None) -> float:
     if sign * (h - mean) > 0.0:
         past: float | None = None
         for _ in range(8):
-            t_new = t + (h - mean) / max(var, 1e-300)
+            t_new = t + (h - mean) / max(var, TINY_PAD)
             if not math.isfinite(t_new):
                 break
             m_new, v_new = _tilted_moments(law, t_new)
@@ -452,7 +456,7 @@ def _tail(law: Law, h: float, upper: bool, theta: float | None) -> float:
             best = min(best, log_mgf(law, t) - (t + shift) * h)
     if theta is not None:
         best += law.eta + law.log_m
-    return best + 1e-9 * (abs(best) + 1.0)
+    return best + GENEROUS_RELATIVE_SLACK * (abs(best) + 1.0)
 
 
 def upper_weights(law: Law, theta: float, step: float) -> Weights | None:

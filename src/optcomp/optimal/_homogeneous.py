@@ -24,7 +24,7 @@ import math
 import mpmath
 import numpy as np
 
-from optcomp._numerics import next_down, next_up, rounding_error
+from optcomp._numerics import GENEROUS_RELATIVE_SLACK, SMALLEST_SUBNORMAL, next_down, next_up, rounding_error
 from optcomp.optimal._solve import Weights
 
 #: Below this many terms with t_ℓ > 0 the whole range is summed (no window).
@@ -37,7 +37,7 @@ _DEPTH_MARGIN = 60.0
 DEFAULT_DEPTH = 745.0 + _DEPTH_MARGIN
 _BLOCK = 1024
 _FLOAT_MAX = float(np.finfo(np.float64).max)
-_TINY = 5e-324
+_TINY = SMALLEST_SUBNORMAL
 
 
 def _blocked_cumsum(x: np.ndarray) -> np.ndarray:
@@ -117,10 +117,10 @@ def homogeneous_weights(eps: float, k: int, depth: float = DEFAULT_DEPTH) -> tup
     outside = n * _TINY
     if l1 < k:
         q = math.exp(math.log((k - l1) / (l1 + 1.0)) + eps)
-        outside += math.exp(float(logw[-1]) + eta) * q / (1.0 - q) * (1.0 + 1e-9) if q < 1.0 else 1.0
+        outside += math.exp(float(logw[-1]) + eta) * q / (1.0 - q) * (1.0 + GENEROUS_RELATIVE_SLACK) if q < 1.0 else 1.0
     if l0 > lmin:
         q = math.exp(math.log(l0 / (k - l0 + 1.0)) - eps)
-        outside += math.exp(float(logw[0]) + eta) * q / (1.0 - q) * (1.0 + 1e-9) if q < 1.0 else 1.0
+        outside += math.exp(float(logw[0]) + eta) * q / (1.0 - q) * (1.0 + GENEROUS_RELATIVE_SLACK) if q < 1.0 else 1.0
     upper = Weights(t_up, logw + eta, min(1.0, outside))
     lower = Weights(t_dn, logw - eta, 0.0)
     return upper, lower

@@ -24,7 +24,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from optcomp._numerics import Bound, round_down, round_up, rounding_error, widen_down, widen_up
+from optcomp._numerics import (
+    SMALLEST_SUBNORMAL,
+    Bound,
+    round_down,
+    round_up,
+    rounding_error,
+    widen_down,
+    widen_up,
+)
 from optcomp.optimal._solve import log1mexp_scalar
 from optcomp.optimal._spec import Spec, Target, log_r_bracket
 
@@ -33,7 +41,7 @@ MV_MAX_SECONDS: float = 120.0
 #: Estimated cost of one DP cell update (seconds), plus a per-item overhead.
 _CELL_SECONDS = 3e-9
 _ITEM_SECONDS = 4e-6
-_TINY = 5e-324
+_TINY = SMALLEST_SUBNORMAL
 
 
 def _params(eps: np.ndarray, counts: np.ndarray, eta: float) -> tuple[float, float, np.ndarray]:

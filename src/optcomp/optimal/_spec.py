@@ -27,6 +27,7 @@ import mpmath
 import numpy as np
 
 from optcomp._numerics import (
+    OPTIMAL_R_RTOL,
     FloatArray,
     check_epsilon_delta,
     check_int,
@@ -41,8 +42,7 @@ EpsDelta = tuple[float, float]
 
 #: Working precision (bits) of the mpmath fallback for r near the δ floor.
 _MP_PREC = 256
-#: Relative error of r below which the float64 evaluation is accepted (else mpmath is used).
-_R_RTOL = 2.0**-20
+_R_RTOL = OPTIMAL_R_RTOL
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,6 @@ import numpy as np
 from scipy import signal
 
 from optcomp._numerics import (
-    UNIT_ROUNDOFF,
     FloatArray,
     fft_error_bound,
     log_sum_exp,
@@ -47,7 +46,7 @@ _HOEFFDING_HALF_LOG = 23.0
 #: Direct convolution (relative error only) when the product of lengths is at most this.
 _DIRECT_MAX = 2**22
 #: Relative slack on masses moved by the window (covers their own float evaluation).
-_MOVE_SLACK = 64.0 * UNIT_ROUNDOFF
+_MOVE_SLACK = rounding_error(64.0)
 
 
 @dataclass(slots=True)

@@ -23,7 +23,14 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray, fft_error_bound, rounding_error, widen_up
+from optcomp._numerics import (
+    SMALLEST_SUBNORMAL,
+    UNIT_ROUNDOFF,
+    FloatArray,
+    fft_error_bound,
+    rounding_error,
+    widen_up,
+)
 from optcomp.pld._cells import GridTooLargeError
 
 #: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged).
@@ -38,7 +45,7 @@ LONG_DOUBLE_COUNT = 64
 #: Unit roundoff of numpy's long double (2⁻⁶⁴ for x87 extended precision; 2⁻⁵³ where it is a double).
 _U_LD = float(np.finfo(np.longdouble).eps) / 2
 #: The smallest positive double (absolute error of a product that lands in the subnormal range).
-_TINY = float(np.nextafter(0.0, 1.0))
+_TINY = SMALLEST_SUBNORMAL
 
 
 def _fft_bound(n: int, mass: float, u: float) -> float:
