@@ -17,6 +17,7 @@ from optcomp._numerics import (
     check_nonnegative,
     check_probability,
     check_sampling_rate,
+    dot_error_bound,
     log1mexp,
     log1mexp_array,
     log_sum_exp,
@@ -185,3 +186,19 @@ def test_relative_width_has_one_definition() -> None:
     assert Bound(0.0, 0.0).relative_width == 0.0 and Bound(3.0, 3.0).relative_width_above(1.0) == 0.0
     assert Bound(1.0, math.inf).relative_width_above(EPSILON_WIDTH_FLOOR) == math.inf
     assert Bound(-1.0, 0.0).relative_width == math.inf
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(min_value=-1e100, max_value=1e100), st.floats(min_value=-1e100, max_value=1e100)),
+        max_size=40,
+    )
+)
+def test_dot_error_bound_covers_products_and_their_sum(pairs: list[tuple[float, float]]) -> None:
+    exact = sum((Fraction(a) * Fraction(b) for a, b in pairs), Fraction(0))
+    products = np.array([a * b for a, b in pairs], dtype=np.float64)
+    tiny = any(a != 0 and b != 0 and abs(Fraction(a) * Fraction(b)) < Fraction(2) ** -1000 for a, b in pairs)
+    if tiny or not np.all(np.isfinite(products)):
+        return  # overflow or underflowing products: outside the relative rounding model
+    bound = Fraction(dot_error_bound(len(pairs), float(np.sum(np.abs(products)))))
+    assert abs(Fraction(float(np.sum(products))) - exact) <= bound

@@ -323,6 +323,20 @@ def sum_error_bound(n: int, abs_sum: float) -> float:
     return widen_up(g * abs_sum / (1.0 - g), 4)  # two roundings after γ (1 − g rounds down ≤ u: in the 4u)
 
 
+def dot_error_bound(n: int, abs_sum: float) -> float:
+    """A bound on |fl(Σ aᵢbᵢ) − Σ aᵢbᵢ| for n products summed in any order (Higham §3.1, eq. (3.5)).
+
+    |fl(xᵀy) − xᵀy| ≤ γ_n·Σ|xᵢyᵢ|: one rounding per product, n − 1 in the sum. ``abs_sum`` is Σ|fl(aᵢbᵢ)|
+    as computed (≥ (1 − γ_n)·Σ|aᵢbᵢ|), so :func:`sum_error_bound` with n + 1 terms (γ_n·abs_sum/(1 − γ_n))
+    covers it.
+
+    Args:
+        n: the number of products.
+        abs_sum: the computed Σ|aᵢbᵢ| (≥ 0).
+    """
+    return sum_error_bound(n + 1, abs_sum)
+
+
 def clip_probability_upper(p: float) -> float:
     """An upper bound on a probability, after safe rounding, capped at the trivially true value 1."""
     return min(1.0, max(0.0, p))
@@ -771,6 +785,7 @@ __all__ = [
     "check_probability_vector",
     "check_sampling_rate",
     "clip_probability_upper",
+    "dot_error_bound",
     "fft_error_bound",
     "gamma",
     "integers",
