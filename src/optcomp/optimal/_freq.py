@@ -61,7 +61,6 @@ from optcomp._numerics import (
     SMALLEST_SUBNORMAL,
     TINY_PAD,
     FloatArray,
-    dot_error_bound,
     fft_error_bound,
     next_down,
     next_up,
@@ -130,9 +129,9 @@ def make_law(
     eta_i = rounding_error(4.0, np.abs(theta) * np.max(np.abs(x), axis=1) + absmax + spread + 4.0) + logp_err
     terms = counts * log_mi
     log_m = float(np.sum(terms))
-    # products c·log M̃ and their sum (γ_k, any summation order: dot_error_bound) are carried in η
+    # products c·log M̃ and their sum ((k + 4)u ≥ γ_k of dot_error_bound, any summation order) are in η
     # Σ c·η_i: non-negative terms, one product and ≤ n − 1 additions each (γ_n), so n + 2 units cover it
-    eta = widen_up(float(np.sum(counts * eta_i)), counts.size + 2) + dot_error_bound(base.size, float(np.sum(np.abs(terms))))
+    eta = widen_up(float(np.sum(counts * eta_i)), counts.size + 2) + rounding_error(base.size + 4.0, float(np.sum(np.abs(terms))))
     # log m̃ straight from the logs, never as log(exp(·)): a tilted mass that underflows to 0 in m can carry
     # O(1) untilted probability (e^{θ|x|} with θ|x| in the thousands), and the Chernoff bounds of steps 5-6
     # must see it (found by review: 20 × (3, 0) + 2000 × (0.001, 0) at δ_g = 0.5 returned [0, 0], truth
@@ -164,7 +163,7 @@ def log_mgf(law: Law, t: float) -> float:
     total = float(np.sum(terms))
     # log m̃ (u|·|), t·x, the sums/exp/log of a row (8u·(|row| + magnitudes + 4)), c·row and the sum
     mag = np.abs(mx) + np.abs(t) * (law.base.astype(np.float64) + 1.0)
-    slack = rounding_error(8.0, float(np.sum(law.c * (np.abs(row) + mag + 4.0)))) + dot_error_bound(law.base.size, float(np.sum(np.abs(terms))))
+    slack = rounding_error(8.0, float(np.sum(law.c * (np.abs(row) + mag + 4.0)))) + rounding_error(law.base.size + 4.0, float(np.sum(np.abs(terms))))
     return total + slack
 
 
@@ -174,7 +173,7 @@ def _dead_bound(law: Law, n: int) -> FloatArray:
     s = widen_up(np.sum(law.m, axis=1), 4)  # ≥ the exact sum of the m̃
     # Σ c_i log s_i ≤ Σ c_i (s_i − 1) (s_i − 1 is exact near 1), summed with its rounding bound.
     dev = law.c * (s - 1.0)
-    log_s = float(np.sum(dev)) + dot_error_bound(law.base.size, float(np.sum(np.abs(dev)))) + TINY_PAD
+    log_s = float(np.sum(dev)) + rounding_error(law.base.size + 4.0, float(np.sum(np.abs(dev)))) + TINY_PAD
     cols = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] if law.four else [(0, 1)]
     scale = widen_down(law.c / (s * s), 8)
     dmax = int(np.max(np.abs(x))) * 2 + 2 if x.size else 2
