@@ -10,6 +10,9 @@ and the optimal δ at ε_g is δ_g = 1 − Π(1 − δ_i)(1 − D(ε_g)).
 
 Engines (``method="auto"`` picks the first that applies; one module per idea):
 
+* :mod:`._route` — the one routing decision (:func:`._route.choose`), the caller's accuracy translated
+  once (``Accuracy`` or the expert ``tolerance``), and the grid refinement loops;
+* :mod:`._huge` — ε_i > 745 split off as a deterministic shift of the loss;
 * :mod:`._spec` — validation, pooling of repeated (ε, δ) pairs, r with a certified error near the floor;
 * :mod:`._homogeneous` — one distinct ε at any k (exact binomial tails in log space, windowed);
 * :mod:`._brute` — at most 16 non-zero ε_i (all 2^k subsets);
