@@ -44,6 +44,10 @@ from optcomp._numerics import (
     check_nonnegative,
     check_positive,
     check_probability,
+    next_down,
+    next_up,
+    widen_down,
+    widen_up,
 )
 
 EpsDelta = tuple[float, float]
@@ -53,8 +57,6 @@ def _check_mechanisms(mechanisms: Sequence[EpsDelta]) -> list[EpsDelta]:
     return check_epsilon_delta_pairs("mechanisms", mechanisms)
 
 
-#: Unit roundoff of float64 (2^-53): each correctly rounded operation is off by at most this, relatively.
-_U = 2.0**-53
 #: Operations charged to every advanced-composition ε (the same for all forms, so that equal formulas
 #: give equal answers: drift sums, ln, sqrt, products, with their libm errors).
 _ADVANCED_OPS = 16
@@ -66,14 +68,14 @@ def _up(x: float, ops: int) -> float:
     step up. Inf and 0 stay."""
     if not math.isfinite(x) or x == 0.0:
         return x
-    return math.nextafter(x * (1.0 + 2.0 * ops * _U), math.inf)
+    return next_up(widen_up(x, 2 * ops))
 
 
 def _down(x: float, ops: int) -> float:
     """The mirror of :func:`_up`: below the exact value (for budgets, where smaller is the safe side)."""
     if not math.isfinite(x) or x == 0.0:
         return x
-    return math.nextafter(x * (1.0 - 2.0 * ops * _U), -math.inf)
+    return next_down(widen_down(x, 2 * ops))
 
 
 #: Largest k the closed forms accept: k must convert to a float (k·ε, √k) without overflow.
@@ -100,7 +102,7 @@ def _mul_up(k: int, x: float) -> float:
     """k·x rounded up (the float product rounds to nearest, which may be below the exact value)."""
     p = k * x
     if math.isfinite(p) and Fraction(p) < k * Fraction(x):
-        return math.nextafter(p, math.inf)
+        return next_up(p)
     return p
 
 
@@ -109,7 +111,7 @@ def _sum_up(values: Iterable[float]) -> float:
     vals = list(values)
     s = _fsum(vals)
     if math.isfinite(s) and Fraction(s) < sum(map(Fraction, vals), Fraction(0)):
-        return math.nextafter(s, math.inf)
+        return next_up(s)
     return s
 
 
@@ -176,7 +178,7 @@ def advanced_drv(epsilon: float, delta: float, k: int, delta_slack: float) -> Ep
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = _up(k * epsilon * _expm1(epsilon) + epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)), _ADVANCED_OPS)
-    return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
+    return (eps, min(1.0, next_up(_mul_up(k, delta) + delta_slack) if delta else delta_slack))
 
 
 def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDelta:
@@ -197,7 +199,7 @@ def advanced_lecture_notes(epsilon: float, delta: float, k: int, delta_slack: fl
     k = check_int("k", k, maximum=K_MAX)
     delta_slack = _check_slack(delta_slack)
     eps = _up(epsilon * math.sqrt(2.0 * k * -math.log(delta_slack)) + k * _drift(epsilon), _ADVANCED_OPS)
-    return (eps, min(1.0, math.nextafter(_mul_up(k, delta) + delta_slack, math.inf) if delta else delta_slack))
+    return (eps, min(1.0, next_up(_mul_up(k, delta) + delta_slack) if delta else delta_slack))
 
 
 def _heterogeneous_advanced(

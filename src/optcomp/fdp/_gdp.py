@@ -30,6 +30,8 @@ from optcomp._numerics import (
     check_nonnegative,
     check_open_probability,
     log1mexp_array,
+    next_down,
+    next_up,
     round_down,
     round_up,
 )
@@ -139,8 +141,8 @@ def _delta_bracket(mu: float, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
         with np.errstate(under="ignore"):
             lo_v = np.where(ok, np.exp(log_d - np.where(ok, err, 0.0)), 0.0) * (1.0 - _EXP_SLACK)
             hi_v = np.exp(np.where(ok, np.minimum(log_d + np.where(ok, err, 0.0), 0.0), 0.0)) * (1.0 + _EXP_SLACK)
-        lo[fin] = np.maximum(np.nextafter(lo_v, -np.inf), 0.0)
-        hi[fin] = np.minimum(np.nextafter(hi_v, np.inf), 1.0)
+        lo[fin] = np.maximum(next_down(lo_v), 0.0)
+        hi[fin] = np.minimum(next_up(hi_v), 1.0)
     return lo, hi
 
 

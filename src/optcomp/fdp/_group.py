@@ -27,7 +27,7 @@ from typing import overload
 
 import numpy as np
 
-from optcomp._numerics import CURVE_ABSOLUTE_SLACK, UNIT_ROUNDOFF, FloatArray, check_int
+from optcomp._numerics import CURVE_ABSOLUTE_SLACK, FloatArray, check_int, rounding_error
 from optcomp.fdp._compose import MAX_PRODUCT_ATOMS
 from optcomp.fdp._tradeoff import GaussianTradeOff, PiecewiseLinearTradeOff, TradeOff, TradeOffBracket
 
@@ -87,14 +87,14 @@ def _group_pl(f: PiecewiseLinearTradeOff, k: int) -> PiecewiseLinearTradeOff | N
     for _ in range(k - 1):
         new = np.unique(np.concatenate([xs, _preimages(xs, ys, hx)]))
         inner = np.interp(new, xs, ys)
-        inner_err = np.interp(new, xs, es) + 4.0 * UNIT_ROUNDOFF * inner
+        inner_err = np.interp(new, xs, es) + rounding_error(4, inner)
         j_lo = np.clip(np.searchsorted(hx, inner - inner_err, side="right") - 1, 0, last)
         j_hi = np.clip(np.searchsorted(hx, inner + inner_err, side="right") - 1, 0, last)
         lip = np.maximum(slopes[j_lo], slopes[j_hi])
         for i in np.flatnonzero(j_hi > j_lo + 1):  # rare: the error interval spans several pieces
             lip[i] = max(lip[i], float(np.max(slopes[j_lo[i] : j_hi[i] + 1])))
         xs, ys = new, np.interp(inner, hx, hy)
-        es = lip * inner_err + e_h + 4.0 * UNIT_ROUNDOFF * ys
+        es = lip * inner_err + e_h + rounding_error(4, ys)
         ys = np.maximum.accumulate(np.clip(ys, 0.0, 1.0))
     es = 2.0 * es
     if not np.all(np.isfinite(es)):

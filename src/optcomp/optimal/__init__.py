@@ -10,6 +10,9 @@ and the optimal δ at ε_g is δ_g = 1 − Π(1 − δ_i)(1 − D(ε_g)).
 
 Engines (``method="auto"`` picks the first that applies; one module per idea):
 
+* :mod:`._route` — the one routing decision (:func:`._route.choose`), the caller's accuracy translated
+  once (``Accuracy`` or the expert ``tolerance``), and the grid refinement loops;
+* :mod:`._huge` — ε_i > 745 split off as a deterministic shift of the loss;
 * :mod:`._spec` — validation, pooling of repeated (ε, δ) pairs, r with a certified error near the floor;
 * :mod:`._homogeneous` — one distinct ε at any k (exact binomial tails in log space, windowed);
 * :mod:`._brute` — at most 16 non-zero ε_i (all 2^k subsets);
@@ -37,175 +40,55 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal
-
-import numpy as np
 
 from optcomp._numerics import (
-    RELATIVE_SLACK,
+    Accuracy,
     Bound,
-    FloatArray,
     check_int,
     check_nonnegative,
     check_positive,
     check_probability,
-    log1mexp,
     round_down,
     round_up,
 )
 from optcomp.optimal import _split
-from optcomp.optimal._brute import BRUTE_FORCE_MAX_K, brute_weights
-from optcomp.optimal._homogeneous import DEFAULT_DEPTH, homogeneous_weights
-from optcomp.optimal._solve import EMPTY, Weights, delta_from_envelopes, epsilon_from_envelopes
-from optcomp.optimal._spec import EpsDelta, Homogeneous, Spec, Target, homogeneous, log_r_bracket, spec
+from optcomp.optimal._huge import (
+    HUGE_EPS,
+    rest_target,
+    shifted_delta,
+    shifted_epsilon,
+    split_huge,
+    trivial_delta,
+)
+from optcomp.optimal._route import DEFAULT_TOLERANCE, Goal, Method, delta_rest, epsilon_rest, with_extra
+from optcomp.optimal._solve import Weights
+from optcomp.optimal._spec import EpsDelta, Homogeneous, Spec, homogeneous, log_r_bracket, spec
 
-Method = Literal["auto", "exact", "grid", "mv"]
 Progress = Callable[[int, int], None]
 
-#: Default target width (in ε) of the bracket returned for off-lattice heterogeneous inputs.
-DEFAULT_TOLERANCE: float = 1e-3
 #: Default work limit of the split engine: the largest composed window (lattice points) it builds.
 DEFAULT_MAX_POINTS: int = 2**22
 #: Default accuracy η of the MV Thm 1.7 algorithm (additive in ε, e^{−η/2} in δ).
 DEFAULT_MV_ETA: float = 1e-2
-#: ε_i above this are split off as a deterministic shift of the loss (p(ε_i) = 1 in float64).
-HUGE_EPS: float = 745.0
-_TINY = 5e-324
-_FLOAT_MAX = float(np.finfo(np.float64).max)
-#: Width model of the split engine, w ≈ c(k)·kΔ² with c(k) = _WIDTH_C0 + _WIDTH_C1/√k (fitted on
-#: ε_i ~ U[0.001, 0.1], δ = 1e-6, k = 10²…10⁵: c = 1.1, 0.45, 0.23, 0.16; slightly above all of them).
-_WIDTH_C0 = 0.15
-_WIDTH_C1 = 10.0
-#: The first grid step aims at this fraction of the tolerance, so that one pass usually suffices.
-_FIRST_AIM = 0.7
-#: Width of the composed window in units of √(Σ c_i ε_i²)/Δ (Hoeffding, see :mod:`._tree`).
-_WINDOW_SIGMAS = 19.2
 
 
-def _check_common(method: object, tolerance: object, max_points: object) -> tuple[Method, float, int]:
+def _check_common(
+    method: object, accuracy: Accuracy | None, tolerance: object, max_points: object
+) -> tuple[Method, Goal, int]:
     if method not in ("auto", "exact", "grid", "mv"):
         raise ValueError(f"method must be one of 'auto', 'exact', 'grid', 'mv', got {method!r}")
-    tol = check_positive("tolerance", tolerance)
+    tol = None if tolerance is None else check_positive("tolerance", tolerance)
     mp = check_int("max_points", max_points, minimum=16)
-    return method, tol, mp
-
-
-def _detect_lattice(eps: FloatArray, counts: np.ndarray, max_points: int) -> float | None:
-    """A unit Δ = min ε_i / j (j ≤ 16) with every ε_i/Δ an integer up to 64 ulps and a window ≤ max_points."""
-    m = float(np.min(eps))
-    for j in range(1, 17):
-        unit = m / j
-        a = eps / unit
-        ar = np.rint(a)
-        if np.all(ar >= 1) and np.all(np.abs(a - ar) <= 64.0 * 2.0**-53 * a):
-            if _WINDOW_SIGMAS * math.sqrt(float(np.sum(counts * ar * ar))) <= max_points:
-                return unit
-            return None
-    return None
-
-
-def _min_step(eps: FloatArray, counts: np.ndarray, max_points: int) -> float:
-    return _WINDOW_SIGMAS * math.sqrt(float(np.sum(counts * eps * eps))) / max_points
-
-
-def _split_huge(s: Spec) -> tuple[FloatArray, np.ndarray, float, float, int]:
-    """(rest ε, rest counts, shift lower, shift upper, number of huge items)."""
-    huge = s.eps > HUGE_EPS
-    if not huge.any():
-        return s.eps, s.counts, 0.0, 0.0, 0
-    with np.errstate(over="ignore"):
-        terms = (s.eps[huge] * s.counts[huge].astype(np.float64)).tolist()
-    total = math.fsum(terms) if all(math.isfinite(t) for t in terms) else math.inf
-    if math.isfinite(total):
-        lo, hi = round_down(total), round_up(total)
-    else:
-        lo, hi = _FLOAT_MAX, math.inf
-    return s.eps[~huge], s.counts[~huge], lo, hi, int(np.sum(s.counts[huge]))
-
-
-def _envelopes(
-    eps: FloatArray,
-    counts: np.ndarray,
-    method: Method,
-    max_points: int,
-    step: float | None,
-    centre: float,
-    depth: float,
-) -> tuple[Weights, Weights, bool]:
-    """(upper, lower, exact?) for the non-huge part; ``step`` None = exact engines or lattice only."""
-    n = int(np.sum(counts))
-    if eps.size == 0:
-        return EMPTY, EMPTY, True
-    if eps.size == 1:
-        up, lo = homogeneous_weights(float(eps[0]), int(counts[0]), depth)
-        return up, lo, True
-    if n <= BRUTE_FORCE_MAX_K and method != "grid":
-        up, lo = brute_weights(np.repeat(eps, counts))
-        return up, lo, True
-    unit = _detect_lattice(eps, counts, max_points)
-    if unit is not None and (step is None or method == "exact" or unit >= step / 4.0):
-        up, lo = _split.envelopes(eps, counts, unit, centre)
-        return up, lo, True
-    if method == "exact":
-        raise ValueError(
-            "method='exact' needs equal epsilons, at most "
-            f"{BRUTE_FORCE_MAX_K} non-zero epsilons, or epsilons on a common lattice with a window of at most "
-            f"max_points={max_points} points; got {eps.size} distinct real epsilons (use method='auto')"
-        )
-    assert step is not None
-    up, lo = _split.envelopes(eps, counts, step, centre)
-    return up, lo, False
-
-
-def _with_extra(w: Weights, extra: float) -> Weights:
-    return Weights(w.loss, w.logw, min(1.0, w.inf_mass + extra)) if extra > 0 else w
-
-
-def _epsilon_rest(
-    eps: FloatArray,
-    counts: np.ndarray,
-    target: Target,
-    method: Method,
-    tolerance: float,
-    max_points: int,
-    extra: float,
-) -> Bound:
-    if eps.size == 0:
-        up = _with_extra(EMPTY, extra)
-        return epsilon_from_envelopes(up, EMPTY, target)
-    depth = -target.log_lo if math.isfinite(target.log_lo) else DEFAULT_DEPTH
-    log_r = target.log_hi if math.isfinite(target.log_hi) else -DEFAULT_DEPTH
-    centre = _split.eps_guess(eps, counts, log_r)
-    n = float(np.sum(counts))
-    min_step = _min_step(eps, counts, max_points)
-    # Width model w ≈ c(k)·kΔ² (see _WIDTH_C0): aim below the tolerance so one pass usually suffices.
-    c_k = _WIDTH_C0 + _WIDTH_C1 / math.sqrt(n)
-    step = max(math.sqrt(_FIRST_AIM * tolerance / (c_k * n)), min_step)
-    best: Bound | None = None
-    for attempt in range(4):
-        up, lo, exact = _envelopes(eps, counts, method, max_points, step, centre, depth)
-        b = epsilon_from_envelopes(_with_extra(up, extra), lo, target)
-        best = b if best is None else Bound(max(best.lower, b.lower), min(best.upper, b.upper))
-        if not math.isfinite(best.upper) or best.width <= (tolerance if not exact else 2.0**-30 * best.upper):
-            break
-        if attempt and exact:
-            break
-        centre = best.midpoint
-        if not exact:
-            new_step = max(step * math.sqrt(0.7 * tolerance / max(b.width, 1e-300)), min_step)
-            if new_step >= 0.95 * step and attempt:
-                break
-            step = min(step, new_step)
-    assert best is not None
-    return best
+    return method, Goal.of(accuracy, tol), mp
 
 
 def epsilon(
     mechanisms: Sequence[EpsDelta],
     delta: float,
     *,
+    accuracy: Accuracy | None = None,
     method: Method = "auto",
-    tolerance: float = DEFAULT_TOLERANCE,
+    tolerance: float | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
     progress: Progress | None = None,
 ) -> Bound:
@@ -215,13 +98,19 @@ def epsilon(
         mechanisms: non-empty sequence of (ε_i, δ_i) pairs, or :func:`homogeneous`. Repeated pairs are
             pooled first (10⁷ copies of one pair is the homogeneous problem).
         delta: target δ_g ∈ [0, 1].
+        accuracy: the library's accuracy knob: ``Accuracy.relative_width`` is the requested
+            (upper − lower)/max(upper, 0.01) of the bracket (the split engine refines Δ for it; exact
+            engines are narrower anyway), ``Accuracy.grid_step`` fixes the split engine's Δ (one pass).
+            ``tail_mass`` and ``memory_cap`` do not apply here (the work limit is ``max_points``).
+            Give ``accuracy`` or ``tolerance``, not both; neither means ``tolerance=DEFAULT_TOLERANCE``.
         method: ``"auto"`` (homogeneous binomial at any k, brute force for ≤ 16 non-zero ε_i, else the
-            split engine — exact on a common lattice, else Δ chosen for ``tolerance``), ``"exact"``
+            split engine — exact on a common lattice, else Δ chosen for the accuracy), ``"exact"``
             (raises instead of returning a bracket wider than float noise), ``"grid"`` (the split engine
-            even where an exact engine applies), ``"mv"`` (MV Thm 1.7 with η = ``tolerance``).
-        tolerance: target bracket width in ε (split engine: Δ is chosen for it; ``"mv"``: η).
+            even where an exact engine applies), ``"mv"`` (MV Thm 1.7 with η = the width asked for).
+        tolerance: expert override: a target bracket width in ε (split engine: Δ is chosen for it;
+            ``"mv"``: η).
         max_points: work limit of the split engine (largest composed window) — the answer is returned at
-            the finest Δ this allows when ``tolerance`` needs more; ``"mv"`` refuses sizes whose
+            the finest Δ this allows when the accuracy needs more; ``"mv"`` refuses sizes whose
             estimated cost exceeds its own limit.
         progress: ``"mv"`` only: called as ``progress(done, total)`` after every step of its search.
 
@@ -230,54 +119,42 @@ def epsilon(
         closed-form root's own rounding, r with certified error); ``lower`` certified likewise.
         ``Bound(inf, inf)`` below the δ floor; ``Bound(0, 0)`` when ε_g = 0 meets δ_g.
     """
-    method, tolerance, max_points = _check_common(method, tolerance, max_points)
+    method, goal, max_points = _check_common(method, accuracy, tolerance, max_points)
     delta_g = check_probability("delta", delta)
     s = spec(mechanisms)
     if method == "mv":
         from optcomp.optimal._mv import epsilon_mv
 
-        return epsilon_mv(s, delta_g, tolerance, progress)
+        return epsilon_mv(s, delta_g, _mv_eta(goal, s, delta_g), progress)
     target = log_r_bracket(delta_g, s)
     if target.kind == "below":
         return Bound(math.inf, math.inf)
     if target.kind == "zero":
         lo, hi = s.max_loss()
         return Bound(lo, hi)
-    rest_eps, rest_counts, sh_lo, sh_hi, n_huge = _split_huge(s)
-    if n_huge:
-        # lower end: dropping the huge items' − outcomes (P-mass ≤ n_huge·2⁻¹⁰⁷⁴) rescales r by ≤ that.
-        target = Target(target.log_lo, min(0.0, target.log_hi + 4.0 * n_huge * _TINY), target.kind)
-    b = _epsilon_rest(rest_eps, rest_counts, target, method, tolerance, max_points, n_huge * _TINY)
-    if not n_huge:
-        return b
-    hi = round_up(sh_hi + b.upper) if math.isfinite(sh_hi + b.upper) else math.inf
-    # The rest's engine answers max(0, x) for the root x of D'(x) = r, but x may be negative: the true
-    # ε_g = shift + x can lie below the shift. With A = {every huge item outputs +} (P(A) rescaled into
-    # target.log_hi above), D(ε_g) ≥ P(A)·(1 − e^{ε_g − shift}·E_P e^{−L'}) ≥ P(A)·(1 − e^{ε_g − shift}),
-    # so x ≥ log(1 − r/P(A)) always; a positive certified lower end of the rest is kept as is.
-    # (Was: RandomizedResponse(746) at δ_g = 0.5 → [746, 746], truth 746 − ln 2; found by review.)
-    if b.lower > 0.0:
-        low_x = b.lower
-    else:
-        v = log1mexp(min(target.log_hi, 0.0))
-        low_x = round_down(v - RELATIVE_SLACK * abs(v)) if math.isfinite(v) else -math.inf
-    lo = round_down(sh_lo + low_x) if math.isfinite(sh_lo + low_x) else (0.0 if low_x < 0 else _FLOAT_MAX)
-    if rest_eps.size == 0:
-        # Only huge items: L = shift on A, so D(ε_g) ≤ P(Aᶜ) + (1 − e^{ε_g − shift})_+ and the upper end is
-        # shift + log(1 − r⁻), r⁻ = (lower end of r) − P(Aᶜ) (above: shift + max(0, x), loose when x < 0).
-        r_lo = round_down(math.exp(target.log_lo)) - n_huge * _TINY
-        if r_lo > 0.0 and math.isfinite(sh_hi):
-            v = math.log1p(-min(r_lo, 1.0))
-            hi = min(hi, round_up(sh_hi + round_up(v)))
-    return Bound(max(0.0, min(lo, hi, _FLOAT_MAX)), hi)
+    split = split_huge(s)
+    target = rest_target(target, split)
+    b = epsilon_rest(split.eps, split.counts, target, method, goal, max_points, split.extra_mass)
+    return shifted_epsilon(b, split, target)
+
+
+def _mv_eta(goal: Goal, s: Spec, delta_g: float) -> float:
+    """MV Thm 1.7's η (additive in ε): the tolerance, or the relative width at the split engine's ε guess."""
+    if goal.tolerance is not None:
+        return goal.tolerance
+    target = log_r_bracket(delta_g, s)
+    log_r = target.log_hi if math.isfinite(target.log_hi) and s.eps.size else -1.0
+    guess = _split.eps_guess(s.eps, s.counts, log_r) if s.eps.size and target.kind == "positive" else 0.0
+    return goal.epsilon_tolerance(guess)
 
 
 def delta(
     mechanisms: Sequence[EpsDelta],
     epsilon: float,
     *,
+    accuracy: Accuracy | None = None,
     method: Method = "auto",
-    tolerance: float = DEFAULT_TOLERANCE,
+    tolerance: float | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
 ) -> Bound:
     """Optimal δ_g of the adaptive composition at ε_g (KOV Thm III.3; MV Thms 1.4, 1.5).
@@ -287,15 +164,18 @@ def delta(
     Args:
         mechanisms: non-empty sequence of (ε_i, δ_i) pairs (ε_i ≥ 0, δ_i ∈ [0, 1]), or :func:`homogeneous`.
         epsilon: ε_g ≥ 0 (``inf`` gives the floor 1 − Π(1 − δ_i)).
+        accuracy: ``Accuracy.relative_width`` is the requested (upper − lower)/upper of the δ bracket
+            (the split engine refines Δ for it); ``Accuracy.grid_step`` fixes Δ. Give ``accuracy`` or
+            ``tolerance``, not both; neither means one pass at ``tolerance=DEFAULT_TOLERANCE``.
         method: as in :func:`epsilon`; ``"mv"`` computes ε only.
-        tolerance: a width in ε from which the split engine's Δ is chosen.
+        tolerance: expert override: a width in ε from which the split engine's Δ is chosen (one pass).
         max_points: work limit of the split engine.
 
     Returns:
         ``Bound`` on δ_g: the D bracket of the engine's two envelopes, and Π(1 − δ_i) with its
         certified error, evaluated with expm1/log1p and rounded outwards.
     """
-    method, tolerance, max_points = _check_common(method, tolerance, max_points)
+    method, goal, max_points = _check_common(method, accuracy, tolerance, max_points)
     eps_g = check_nonnegative("epsilon", epsilon, allow_inf=True)
     s = spec(mechanisms)
     if method == "mv":
@@ -309,26 +189,15 @@ def delta(
         if ls[0] == 0.0 and ls[1] == 0.0:
             return Bound(0.0, 0.0)
         return Bound(max(0.0, round_down(-math.expm1(ls[2]))), min(1.0, round_up(-math.expm1(ls[1]))))
-    rest_eps, rest_counts, sh_lo, sh_hi, n_huge = _split_huge(s)
-    x = eps_g - sh_lo
-    if n_huge and (x < 0.0 or sh_hi == math.inf):
-        # D ∈ [1 − e^{ε_g − shift}, 1] (E_P e^{−L'} = 1); only the trivial upper end is claimed.
-        d_lo = -math.expm1(min(0.0, eps_g - sh_lo)) if x < 0 else 0.0
-        lo = -math.expm1(ls[2] + math.log1p(-d_lo)) if d_lo < 1.0 else 1.0
-        return Bound(max(0.0, round_down(lo)), 1.0)
-    if rest_eps.size == 0:
-        up, lo_w = EMPTY, EMPTY
-    else:
-        n = float(np.sum(rest_counts))
-        step = max(math.sqrt(8.0 * tolerance / n), _min_step(rest_eps, rest_counts, max_points))
-        up, lo_w, _ = _envelopes(rest_eps, rest_counts, method, max_points, step, x, DEFAULT_DEPTH)
-    up = _with_extra(up, n_huge * _TINY)
-    if not n_huge:
-        return delta_from_envelopes(up, lo_w, x, ls)
-    # D(ε_g) = D'(ε_g − shift) with shift ∈ [sh_lo, sh_hi]: D' is non-increasing.
-    hi_b = delta_from_envelopes(up, lo_w, max(0.0, eps_g - sh_hi), ls)
-    lo_b = delta_from_envelopes(up, lo_w, x, ls)
-    return Bound(min(lo_b.lower, hi_b.upper), hi_b.upper)
+    split = split_huge(s)
+    trivial = trivial_delta(eps_g, split, ls)
+    if trivial is not None:
+        return trivial
+
+    def evaluate(up: Weights, lo_w: Weights) -> Bound:
+        return shifted_delta(with_extra(up, split.extra_mass), lo_w, eps_g, split, ls)
+
+    return delta_rest(split.eps, split.counts, method, goal, max_points, eps_g - split.shift_lo, evaluate)
 
 
 from optcomp.optimal._calibrate import BlackBoxCalibration, calibrate
@@ -338,6 +207,7 @@ __all__ = [
     "DEFAULT_MAX_POINTS",
     "DEFAULT_MV_ETA",
     "DEFAULT_TOLERANCE",
+    "HUGE_EPS",
     "MV_MAX_SECONDS",
     "BlackBoxCalibration",
     "Bound",

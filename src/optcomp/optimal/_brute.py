@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import FloatArray, rounding_error
 from optcomp.optimal._solve import Weights
 
-_U = UNIT_ROUNDOFF
 #: Largest number of non-zero ε_i (with multiplicity) handled by enumeration of all subsets.
 BRUTE_FORCE_MAX_K = 16
 
@@ -26,8 +25,8 @@ def brute_weights(eps: FloatArray) -> tuple[Weights, Weights]:
         logp = np.concatenate([logp + (e - s), logp - s])
     k = eps.size
     scale = float(np.sum(eps) + np.sum(sp))
-    eta = 4.0 * _U * (k + 2) * (scale + 1.0)
-    t_err = 4.0 * _U * (k + 2) * float(np.sum(eps))
+    eta = rounding_error(4.0, k + 2) * (scale + 1.0)
+    t_err = rounding_error(4.0, k + 2) * float(np.sum(eps))
     order = np.argsort(loss, kind="stable")
     loss, logp = loss[order], logp[order]
     up = loss + t_err > 0

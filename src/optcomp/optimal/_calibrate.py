@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from optcomp._numerics import (
     CALIBRATION_RTOL,
+    OPTIMAL_CALIBRATE_START,
     Bound,
     check_int,
     check_open_probability,
@@ -82,7 +83,7 @@ def calibrate(
             seen[e0] = bracket_at(e0)
         return seen[e0]
 
-    tiny = eps * 2.0**-60 / kk
+    tiny = eps * OPTIMAL_CALIBRATE_START / kk
     if ev(tiny).upper > eps:
         raise ValueError(
             f"delta0={d0!r} is too large: k={kk} queries already exceed target_delta={dlt!r} at epsilon0 -> 0 "

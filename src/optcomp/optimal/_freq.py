@@ -56,10 +56,20 @@ from typing import NamedTuple
 import numpy as np
 from scipy import fft as sfft
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray, fft_error_bound
+from optcomp._numerics import (
+    GENEROUS_RELATIVE_SLACK,
+    SMALLEST_SUBNORMAL,
+    TINY_PAD,
+    FloatArray,
+    fft_error_bound,
+    next_down,
+    next_up,
+    rounding_error,
+    widen_down,
+    widen_up,
+)
 from optcomp.optimal._solve import Weights
 
-_U = UNIT_ROUNDOFF
 #: Half-width of the window in tilted standard deviations (tightness only, never soundness).
 WINDOW_SDS = 10.0
 #: Bins whose certified |Φ| bound is below e^{_LOG_DEAD} are not computed.
@@ -75,7 +85,7 @@ _DIRECT_WORK = 4e7
 #: Items × bins per block of the alive evaluation (memory).
 _BLOCK = 1 << 19
 #: Per-item bound on |φ̃_i − φ_i| / s_i (four products of a mass by an integer-phase e^{−iωx}).
-_PHI_ERR = 128.0 * _U
+_PHI_ERR = rounding_error(128.0)
 _TWO_PI = 2.0 * math.pi
 #: A window side is widened while the tilted mass beyond it may exceed e^{_LOG_EDGE}.
 _LOG_EDGE = -45.0
@@ -116,11 +126,12 @@ def make_law(
     fin = np.isfinite(lt)
     absmax = np.max(np.where(fin, np.abs(lt), 0.0), axis=1)
     spread = np.max(np.where(fin, np.abs(lt - log_mi[:, None]), 0.0), axis=1)
-    eta_i = 4.0 * _U * (np.abs(theta) * np.max(np.abs(x), axis=1) + absmax + spread + 4.0) + logp_err
+    eta_i = rounding_error(4.0, np.abs(theta) * np.max(np.abs(x), axis=1) + absmax + spread + 4.0) + logp_err
     terms = counts * log_mi
     log_m = float(np.sum(terms))
-    # products c·log M̃ (u each) and their sum ((k + 2)u, any summation order) are carried in η
-    eta = float(np.sum(counts * eta_i)) * (1.0 + 1e-6) + (base.size + 4.0) * _U * float(np.sum(np.abs(terms)))
+    # products c·log M̃ and their sum ((k + 4)u ≥ γ_k of dot_error_bound, any summation order) are in η
+    # Σ c·η_i: non-negative terms, one product and ≤ n − 1 additions each (γ_n), so n + 2 units cover it
+    eta = widen_up(float(np.sum(counts * eta_i)), counts.size + 2) + rounding_error(base.size + 4.0, float(np.sum(np.abs(terms))))
     # log m̃ straight from the logs, never as log(exp(·)): a tilted mass that underflows to 0 in m can carry
     # O(1) untilted probability (e^{θ|x|} with θ|x| in the thousands), and the Chernoff bounds of steps 5-6
     # must see it (found by review: 20 × (3, 0) + 2000 × (0.001, 0) at δ_g = 0.5 returned [0, 0], truth
@@ -152,40 +163,39 @@ def log_mgf(law: Law, t: float) -> float:
     total = float(np.sum(terms))
     # log m̃ (u|·|), t·x, the sums/exp/log of a row (8u·(|row| + magnitudes + 4)), c·row and the sum
     mag = np.abs(mx) + np.abs(t) * (law.base.astype(np.float64) + 1.0)
-    slack = 8.0 * _U * float(np.sum(law.c * (np.abs(row) + mag + 4.0))) + (law.base.size + 4.0) * _U * float(
-        np.sum(np.abs(terms))
-    )
+    slack = rounding_error(8.0, float(np.sum(law.c * (np.abs(row) + mag + 4.0)))) + rounding_error(law.base.size + 4.0, float(np.sum(np.abs(terms))))
     return total + slack
 
 
 def _dead_bound(law: Law, n: int) -> FloatArray:
     """log B(f) ≥ log|Φ(f)| for every bin f = 0 … n//2 (module docstring, step 2)."""
     x = _points(law.base)
-    s = np.sum(law.m, axis=1) * (1.0 + 4.0 * _U)  # ≥ the exact sum of the m̃
+    s = widen_up(np.sum(law.m, axis=1), 4)  # ≥ the exact sum of the m̃
     # Σ c_i log s_i ≤ Σ c_i (s_i − 1) (s_i − 1 is exact near 1), summed with its rounding bound.
     dev = law.c * (s - 1.0)
-    log_s = float(np.sum(dev)) + (law.base.size + 4.0) * _U * float(np.sum(np.abs(dev))) + 1e-300
+    log_s = float(np.sum(dev)) + rounding_error(law.base.size + 4.0, float(np.sum(np.abs(dev)))) + TINY_PAD
     cols = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] if law.four else [(0, 1)]
-    scale = law.c / (s * s) * (1.0 - 8.0 * _U)
+    scale = widen_down(law.c / (s * s), 8)
     dmax = int(np.max(np.abs(x))) * 2 + 2 if x.size else 2
     xd = np.zeros(dmax + 1)
     for a, b in cols:
         w = law.m[:, a] * law.m[:, b] * scale
         xd += np.bincount(np.abs(x[:, a] - x[:, b]), weights=w, minlength=dmax + 1)
     # bincount sums sequentially (≤ #terms·u relative), two more roundings per term
-    xd *= 1.0 - (len(cols) * law.base.size + 8.0) * _U
+    xd = widen_down(xd, len(cols) * law.base.size + 8.0)
     if dmax >= n:  # cos(2πdf/n) is n-periodic in d: fold exactly
         folded = np.zeros(n)
         np.add.at(folded, np.arange(dmax + 1) % n, xd)
-        xd = folded * (1.0 - (dmax / n + 2.0) * _U)
+        xd = widen_down(folded, dmax / n + 2.0)
     xd[0] = 0.0  # d ≡ 0 contributes 1 − cos = 0
     total = math.fsum(xd.tolist())
     full = np.zeros(n)
     full[: xd.size] = xd
     re = sfft.rfft(full).real
     # Higham: per-bin error ≤ ‖ΔY‖₂ ≤ c·log₂(n)·u·‖Y‖₂, ‖Y‖₂ = √n·‖X‖₂ (Parseval).
-    norm = math.sqrt(n * math.fsum((xd * xd).tolist())) * (1.0 + 1e-9)
-    err = fft_error_bound(1 << max(1, math.ceil(math.log2(n))), norm, 0) + 4.0 * _U * total
+    # squares (u), fsum (correctly rounded, u), n· (u), √ (halves them, + u): ≤ 3 roundings
+    norm = widen_up(math.sqrt(n * math.fsum((xd * xd).tolist())), 8)
+    err = fft_error_bound(1 << max(1, math.ceil(math.log2(n))), norm, 0) + rounding_error(4.0, total)
     h = np.maximum(total - re - err, 0.0)
     return np.asarray(log_s - h, dtype=np.float64)
 
@@ -201,7 +211,7 @@ def _alive_values(laws: list[Law], freqs: np.ndarray, n: int, lo: int) -> list[t
     outs = [(np.zeros(freqs.size, dtype=np.complex128), np.full(freqs.size, math.inf)) for _ in laws]
     prep = []
     for law in laws:
-        s = np.sum(law.m, axis=1) * (1.0 + 4.0 * _U)
+        s = widen_up(np.sum(law.m, axis=1), 4)
         m = law.m
         prep.append(
             (
@@ -244,10 +254,10 @@ def _alive_values(laws: list[Law], freqs: np.ndarray, n: int, lo: int) -> list[t
                 t_re = np.sum(c * lmod, axis=0)
                 t_im = np.sum(c * arg, axis=0)
                 alg = np.abs(lmod) + np.abs(arg)
-                e_s = np.sum(c * (tau / (mod - 2.0 * tau) + ((ntot + 8.0) * _U) * alg), axis=0)
-            e_s = e_s + 4.0 * _U * ntot + 2.0 * _U * (np.abs(t_re) + np.abs(t_im)) + 32.0 * _U
+                e_s = np.sum(c * (tau / (mod - 2.0 * tau) + (rounding_error(ntot + 8.0)) * alg), axis=0)
+            e_s = e_s + rounding_error(4.0, ntot) + rounding_error(2.0, np.abs(t_re) + np.abs(t_im)) + rounding_error(32.0)
             val = np.exp(t_re) * np.exp(1j * (t_im + shift))
-            e = np.abs(val) * (np.expm1(e_s) * (1.0 + 4.0 * _U) + 8.0 * _U)
+            e = np.abs(val) * (widen_up(np.expm1(e_s), 4) + rounding_error(8.0))
             good = ok & np.isfinite(e) & np.isfinite(val)
             out[i0 : i0 + step] = np.where(good, val, 0.0)
             err[i0 : i0 + step] = np.where(good, e, math.inf)
@@ -332,8 +342,8 @@ def direct(law: Law, lo: int, n: int) -> tuple[FloatArray, FloatArray]:
                     new[: n + off] += mass * v[-off:]
             v = new
             steps += 1
-    eta = 5.0 * steps * _U * (1.0 + 1e-9)
-    err = v * (math.expm1(eta) * (1.0 + 4.0 * _U)) + 4.0 * steps * 2.0**-1074
+    eta = rounding_error(5.0 * steps)  # exact: an integer times a power of two
+    err = v * widen_up(math.expm1(eta), 4) + 4.0 * steps * SMALLEST_SUBNORMAL
     return v, err
 
 
@@ -364,16 +374,16 @@ def transform(laws: list[Law], win: Window) -> list[tuple[FloatArray, FloatArray
     got = _alive_values(laws, alive, n, lo)
     res: list[tuple[FloatArray, FloatArray | float]] = []
     for log_b, (vals, errs) in zip(log_bs, got):
-        bnd = np.exp(log_b) * (1.0 + 64.0 * _U)
+        bnd = widen_up(np.exp(log_b), 64)
         errs = np.minimum(errs, bnd[alive])
         vals = np.where(errs >= bnd[alive], 0.0, vals)  # |Φ| ≤ B: zero is as good
         spec = np.zeros(wf.size, dtype=np.complex128)
         spec[alive] = vals
-        bin_err = (float(np.sum(wf[alive] * errs)) + float(np.sum(wf[dead] * bnd[dead]))) * (1.0 + 64.0 * _U)
-        norm2 = math.sqrt(float(np.sum(wf[alive] * np.abs(vals) ** 2)) / n) * (1.0 + 64.0 * _U)
+        bin_err = widen_up(float(np.sum(wf[alive] * errs)) + float(np.sum(wf[dead] * bnd[dead])), 64)
+        norm2 = widen_up(math.sqrt(float(np.sum(wf[alive] * np.abs(vals) ** 2)) / n), 64)
         out = sfft.irfft(spec, n)
         e = bin_err / n + fft_error_bound(1 << max(1, math.ceil(math.log2(n))), norm2, 0)
-        res.append((np.asarray(out, dtype=np.float64), e * (1.0 + 64.0 * _U)))
+        res.append((np.asarray(out, dtype=np.float64), widen_up(e, 64)))
     return res
 
 
@@ -412,7 +422,7 @@ def _tail(law: Law, h: float, upper: bool, theta: float | None) -> float:
     if sign * (h - mean) > 0.0:
         past: float | None = None
         for _ in range(8):
-            t_new = t + (h - mean) / max(var, 1e-300)
+            t_new = t + (h - mean) / max(var, TINY_PAD)
             if not math.isfinite(t_new):
                 break
             m_new, v_new = _tilted_moments(law, t_new)
@@ -444,7 +454,7 @@ def _tail(law: Law, h: float, upper: bool, theta: float | None) -> float:
             best = min(best, log_mgf(law, t) - (t + shift) * h)
     if theta is not None:
         best += law.eta + law.log_m
-    return best + 1e-9 * (abs(best) + 1.0)
+    return best + GENEROUS_RELATIVE_SLACK * (abs(best) + 1.0)
 
 
 def upper_weights(law: Law, theta: float, step: float) -> Weights | None:
@@ -456,19 +466,19 @@ def upper_weights(law: Law, theta: float, step: float) -> Weights | None:
     arr, err = got[0]
     lo, n = win.lo, win.n
     j = lo + np.arange(n, dtype=np.float64)
-    eta = law.eta + 8.0 * _U * (abs(law.log_m) + abs(theta) * float(np.max(np.abs(j))) + 4.0)
+    eta = law.eta + rounding_error(8.0, abs(law.log_m) + abs(theta) * float(np.max(np.abs(j))) + 4.0)
     with np.errstate(divide="ignore"):
         lv = np.log(np.maximum(arr, 0.0) + err)
-    logw = lv + law.log_m - theta * j + (eta + 4.0 * _U * np.abs(lv))
+    logw = lv + law.log_m - theta * j + (eta + rounding_error(4.0, np.abs(lv)))
     log_above = _tail(law, float(lo + n), True, theta)
     log_below = _tail(law, float(lo - 1), False, theta)
     if log_below > -math.inf:
-        logw[0] = np.logaddexp(logw[0], log_below + _U * 64.0)
+        logw[0] = np.logaddexp(logw[0], log_below + rounding_error(64.0))
     t = j * step
     keep = t > 0
     logw = np.minimum(logw[keep], 0.0)
-    inf_p = min(1.0, math.exp(min(log_above, 0.0)) * (1.0 + 64.0 * _U)) if log_above > -math.inf else 0.0
-    return Weights(np.nextafter(t[keep], math.inf), logw, inf_p)
+    inf_p = min(1.0, widen_up(math.exp(min(log_above, 0.0)), 64)) if log_above > -math.inf else 0.0
+    return Weights(next_up(t[keep]), logw, inf_p)
 
 
 def lower_weights(lp: Law, lq: Law, theta: float, step: float) -> Weights | None:
@@ -481,18 +491,18 @@ def lower_weights(lp: Law, lq: Law, theta: float, step: float) -> Weights | None
     lo, n = win.lo, win.n
     outside = math.exp(win.log_above) + math.exp(win.log_below)  # lp's tilted mass outside (step 5)
     j = lo + np.arange(n, dtype=np.float64)
-    pv = np.maximum(ap - ep - outside * (1.0 + 64.0 * _U), 0.0)
+    pv = np.maximum(ap - ep - widen_up(outside, 64), 0.0)
     qv = np.maximum(aq, 0.0) + eq
     keep = pv > 0
     j, pv, qv = j[keep], pv[keep], qv[keep]
     jmax = float(np.max(np.abs(j), initial=0.0))
-    eta_p = lp.eta + 8.0 * _U * (abs(lp.log_m) + abs(theta) * jmax + 4.0)
-    eta_q = lq.eta + 8.0 * _U * (abs(lq.log_m) + abs(theta) * jmax + 4.0)
+    eta_p = lp.eta + rounding_error(8.0, abs(lp.log_m) + abs(theta) * jmax + 4.0)
+    eta_q = lq.eta + rounding_error(8.0, abs(lq.log_m) + abs(theta) * jmax + 4.0)
     lpv, lqv = np.log(pv), np.log(qv)
-    logp = lpv + lp.log_m - theta * j - (eta_p + 4.0 * _U * np.abs(lpv))
-    logq = lqv + lq.log_m - theta * j + (eta_q + 4.0 * _U * np.abs(lqv)) - j * step
+    logp = lpv + lp.log_m - theta * j - (eta_p + rounding_error(4.0, np.abs(lpv)))
+    logq = lqv + lq.log_m - theta * j + (eta_q + rounding_error(4.0, np.abs(lqv))) - j * step
     s = logp - logq
-    s = np.nextafter(s - 8.0 * _U * (np.abs(logp) + np.abs(logq) + np.abs(j * step)), -math.inf)
+    s = next_down(s - rounding_error(8.0, np.abs(logp) + np.abs(logq) + np.abs(j * step)))
     pos = s > 0
     order = np.argsort(s[pos], kind="stable")
     return Weights(s[pos][order], logp[pos][order], 0.0)

@@ -24,10 +24,9 @@ import math
 import mpmath
 import numpy as np
 
-from optcomp._numerics import UNIT_ROUNDOFF
+from optcomp._numerics import GENEROUS_RELATIVE_SLACK, SMALLEST_SUBNORMAL, next_down, next_up, rounding_error
 from optcomp.optimal._solve import Weights
 
-_U = UNIT_ROUNDOFF
 #: Below this many terms with t_ℓ > 0 the whole range is summed (no window).
 FULL_RANGE_TERMS = 2**15
 #: Largest window (number of binomial terms) built; beyond it the query is refused with a ValueError.
@@ -38,7 +37,7 @@ _DEPTH_MARGIN = 60.0
 DEFAULT_DEPTH = 745.0 + _DEPTH_MARGIN
 _BLOCK = 1024
 _FLOAT_MAX = float(np.finfo(np.float64).max)
-_TINY = 5e-324
+_TINY = SMALLEST_SUBNORMAL
 
 
 def _blocked_cumsum(x: np.ndarray) -> np.ndarray:
@@ -88,40 +87,40 @@ def homogeneous_weights(eps: float, k: int, depth: float = DEFAULT_DEPTH) -> tup
         )
     # The floats log_p, log_q differ from the exact logs by ≤ 2u each (logaddexp): an error
     # ≤ 2u·(mode·|log p| + (k − mode)|log q|) in the anchor, plus its rounding to float64.
-    eta = 2.0 * _U * (mode * abs(log_p) + (k - mode) * abs(log_q)) + 2.0 * _U * abs(anchor)
+    eta = rounding_error(2.0, mode * abs(log_p) + (k - mode) * abs(log_q)) + rounding_error(2.0, abs(anchor))
     ells = np.arange(l0, l1, dtype=np.float64)  # ratio w_{ℓ+1}/w_ℓ for ℓ in [l0, l1)
     lr = np.log1p((k - 2.0 * ells - 1.0) / (ells + 1.0))
     rho = lr + eps
-    eta += 4.0 * _U * float(np.sum(np.abs(lr) + eps)) if rho.size else 0.0
+    eta += rounding_error(4.0, float(np.sum(np.abs(lr) + eps))) if rho.size else 0.0
     logw = np.empty(n)
     i = mode - l0
     logw[i] = anchor
     if i + 1 < n:
         up = rho[i:]
         logw[i + 1 :] = anchor + _blocked_cumsum(up)
-        eta_up = (_BLOCK + up.size / _BLOCK + 4.0) * _U * float(np.sum(np.abs(up)))
+        eta_up = rounding_error(_BLOCK + up.size / _BLOCK + 4.0, float(np.sum(np.abs(up))))
     else:
         eta_up = 0.0
     if i > 0:
         down = rho[:i][::-1]
         logw[:i] = (anchor - _blocked_cumsum(down))[::-1]
-        eta_dn = (_BLOCK + down.size / _BLOCK + 4.0) * _U * float(np.sum(np.abs(down)))
+        eta_dn = rounding_error(_BLOCK + down.size / _BLOCK + 4.0, float(np.sum(np.abs(down))))
     else:
         eta_dn = 0.0
-    eta += max(eta_up, eta_dn) + 4.0 * _U * (abs(anchor) + 1.0)
+    eta += max(eta_up, eta_dn) + rounding_error(4.0, abs(anchor) + 1.0)
     ell = np.arange(l0, l1 + 1, dtype=np.float64)
     with np.errstate(over="ignore"):
         t = (2.0 * ell - k) * eps
-    t_up = np.nextafter(t, math.inf)
-    t_dn = np.nextafter(np.minimum(t, _FLOAT_MAX), -math.inf)
+    t_up = next_up(t)
+    t_dn = next_down(np.minimum(t, _FLOAT_MAX))
     # Mass outside the window (upper envelope: moved to +∞), bounded by geometric series.
     outside = n * _TINY
     if l1 < k:
         q = math.exp(math.log((k - l1) / (l1 + 1.0)) + eps)
-        outside += math.exp(float(logw[-1]) + eta) * q / (1.0 - q) * (1.0 + 1e-9) if q < 1.0 else 1.0
+        outside += math.exp(float(logw[-1]) + eta) * q / (1.0 - q) * (1.0 + GENEROUS_RELATIVE_SLACK) if q < 1.0 else 1.0
     if l0 > lmin:
         q = math.exp(math.log(l0 / (k - l0 + 1.0)) - eps)
-        outside += math.exp(float(logw[0]) + eta) * q / (1.0 - q) * (1.0 + 1e-9) if q < 1.0 else 1.0
+        outside += math.exp(float(logw[0]) + eta) * q / (1.0 - q) * (1.0 + GENEROUS_RELATIVE_SLACK) if q < 1.0 else 1.0
     upper = Weights(t_up, logw + eta, min(1.0, outside))
     lower = Weights(t_dn, logw - eta, 0.0)
     return upper, lower

@@ -24,17 +24,24 @@ from collections.abc import Callable
 
 import numpy as np
 
-from optcomp._numerics import UNIT_ROUNDOFF, Bound, round_down, round_up
+from optcomp._numerics import (
+    SMALLEST_SUBNORMAL,
+    Bound,
+    round_down,
+    round_up,
+    rounding_error,
+    widen_down,
+    widen_up,
+)
 from optcomp.optimal._solve import log1mexp_scalar
 from optcomp.optimal._spec import Spec, Target, log_r_bracket
 
-_U = UNIT_ROUNDOFF
 #: Refuse ``method="mv"`` when its estimated running time exceeds this (seconds).
 MV_MAX_SECONDS: float = 120.0
 #: Estimated cost of one DP cell update (seconds), plus a per-item overhead.
 _CELL_SECONDS = 3e-9
 _ITEM_SECONDS = 4e-6
-_TINY = 5e-324
+_TINY = SMALLEST_SUBNORMAL
 
 
 def _params(eps: np.ndarray, counts: np.ndarray, eta: float) -> tuple[float, float, np.ndarray]:
@@ -83,25 +90,25 @@ def _test(
     if a_star >= n:
         return True  # ε* ≥ Σε′_i = max L: D(ε*) = 0 ≤ r
     budget = (n - a_star) // 2
-    gamma = 3.0 * (len(a) + 2) * _U
+    units = 3.0 * (len(a) + 2)  # Dyer's sums: 3 roundings per term (relative)
     fm = _dyer(a, p_minus, budget)
     fp = _dyer(a, p_plus, budget)
     slack = len(a) * _TINY
     if upper:
-        lta = math.log(fm * (1.0 + gamma) + slack) if fm * (1.0 + gamma) + slack > 0 else -math.inf
-        ltb = a_star * eps0 * (1.0 - 4.0 * _U) + (
-            math.log(max(fp * (1.0 - gamma) - slack, 0.0)) if fp * (1.0 - gamma) > slack else -math.inf
+        lta = math.log(widen_up(fm, units) + slack) if widen_up(fm, units) + slack > 0 else -math.inf
+        ltb = widen_down(a_star * eps0, 4) + (
+            math.log(max(widen_down(fp, units) - slack, 0.0)) if widen_down(fp, units) > slack else -math.inf
         )
     else:
-        lta = math.log(max(fm * (1.0 - gamma) - slack, 0.0)) if fm * (1.0 - gamma) > slack else -math.inf
-        ltb = a_star * eps0 * (1.0 + 4.0 * _U) + math.log(fp * (1.0 + gamma) + slack)
+        lta = math.log(max(widen_down(fm, units) - slack, 0.0)) if widen_down(fm, units) > slack else -math.inf
+        ltb = widen_up(a_star * eps0, 4) + math.log(widen_up(fp, units) + slack)
     if ltb >= lta:
         return True
     log_lhs = lta + log1mexp_scalar(ltb - lta)
     return (
-        log_lhs <= log_r - 8.0 * _U * (abs(log_lhs) + 1.0)
+        log_lhs <= log_r - rounding_error(8.0, abs(log_lhs) + 1.0)
         if upper
-        else log_lhs <= log_r + 8.0 * _U * (abs(log_lhs) + 1.0)
+        else log_lhs <= log_r + rounding_error(8.0, abs(log_lhs) + 1.0)
     )
 
 

@@ -17,13 +17,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from optcomp._numerics import UNIT_ROUNDOFF, Bound, FloatArray, log1mexp_array, round_down, round_up
+from optcomp._numerics import (
+    Bound,
+    FloatArray,
+    log1mexp_array,
+    round_down,
+    round_up,
+    rounding_error,
+)
+from optcomp._numerics import log_sum_exp as logsumexp
+from optcomp._numerics import suffix_log_sum_exp as suffix_logsumexp
+from optcomp._numerics import suffix_log_sum_exp_error as suffix_error
 from optcomp.optimal._spec import Target
 
-_U = UNIT_ROUNDOFF
 _LN2 = math.log(2.0)
-#: Block length of the chunked suffix log-sum-exp (its relative error is ≤ (block + #blocks + 4)·u).
-_BLOCK = 2048
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
@@ -48,59 +55,6 @@ def log1mexp_scalar(x: float) -> float:
     if not x < 0.0:
         return -math.inf
     return math.log(-math.expm1(x)) if x > -_LN2 else math.log1p(-math.exp(x))
-
-
-def logsumexp(a: FloatArray) -> float:
-    if a.size == 0:
-        return -math.inf
-    m = float(np.max(a))
-    if m == -math.inf:
-        return -math.inf
-    if m == math.inf:
-        return math.inf
-    return m + math.log(float(np.sum(np.exp(a - m))))
-
-
-def suffix_logsumexp(a: FloatArray) -> FloatArray:
-    """out[j] = log Σ_{i ≥ j} exp(a[i]), out[n] = −inf, in O(n).
-
-    Blocks of ``_BLOCK`` entries are summed with their own maximum as scale (never underflow), and the
-    running total of the later blocks is added in log space: relative error ≤ (_BLOCK + n/_BLOCK + 4)·u
-    per entry (recursive summation of positive terms) plus the per-term exp/log rounding.
-    """
-    n = a.size
-    out = np.full(n + 1, -math.inf)
-    run = -math.inf
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for start in range(((n - 1) // _BLOCK) * _BLOCK, -1, -_BLOCK):
-            part = a[start : start + _BLOCK]
-            local = _block_suffix(part)
-            out[start : start + part.size] = np.logaddexp(local, run)
-            run = float(out[start])
-    return out
-
-
-def _block_suffix(part: FloatArray) -> FloatArray:
-    """Suffix log-sum-exp of one block; restarted with a new scale where the sum drops 600 nats below it."""
-    res = np.full(part.size, -math.inf)
-    start = 0
-    while start < part.size:
-        sub = part[start:]
-        m = float(np.max(sub))
-        if m == -math.inf:
-            break
-        loc = np.log(np.cumsum(np.exp(sub - m)[::-1])[::-1]) + m
-        res[start:] = loc
-        far = np.flatnonzero(loc < m - 600.0)
-        if far.size == 0:
-            break
-        start += int(far[0])
-    return res
-
-
-def suffix_error(n: int) -> float:
-    """Relative error bound of :func:`suffix_logsumexp` on n terms (as a log error)."""
-    return (min(n, _BLOCK) + n / _BLOCK + 8.0) * _U * 2.0
 
 
 def log_tail(w: Weights, eps_g: float) -> float:
@@ -156,8 +110,8 @@ def root(w: Weights, log_r: float) -> tuple[float, float]:
         cond = 1.0
     else:
         eps = min(max(diff - lb, lo), hi)
-        cond = 1.0 / max(-math.expm1(log_r - la), _U)
-    err = 8.0 * _U * (abs(la) + abs(lb) + abs(eps) + 4.0) + 2.0 * cond * suffix_error(n)
+        cond = 1.0 / max(-math.expm1(log_r - la), rounding_error(1))
+    err = rounding_error(8.0, abs(la) + abs(lb) + abs(eps) + 4.0) + 2.0 * cond * suffix_error(n)
     return (eps, err)
 
 
@@ -195,8 +149,8 @@ def delta_from_envelopes(
             return 1.0
         return -math.expm1(ls + math.log1p(-d))
 
-    slack_up = 8.0 * _U * (math.log2(upper.loss.size + 2.0) + 4.0) + 8.0 * _U
-    slack_lo = 8.0 * _U * (math.log2(lower.loss.size + 2.0) + 4.0) + 8.0 * _U
+    slack_up = rounding_error(8.0, math.log2(upper.loss.size + 2.0) + 4.0) + rounding_error(8.0)
+    slack_lo = rounding_error(8.0, math.log2(lower.loss.size + 2.0) + 4.0) + rounding_error(8.0)
     hi = min(1.0, round_up(delta_of(log_tail(upper, eps_g) + slack_up, ls_lo)))
     lo = max(0.0, round_down(delta_of(log_tail(lower, eps_g) - slack_lo, ls_hi)))
     return Bound(min(lo, hi), hi)

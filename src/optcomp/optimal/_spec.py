@@ -26,15 +26,23 @@ from typing import overload
 import mpmath
 import numpy as np
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray, check_epsilon_delta, check_int
+from optcomp._numerics import (
+    OPTIMAL_R_RTOL,
+    FloatArray,
+    check_epsilon_delta,
+    check_int,
+    next_down,
+    next_up,
+    rounding_error,
+    widen_down,
+    widen_up,
+)
 
 EpsDelta = tuple[float, float]
 
-_U = UNIT_ROUNDOFF
 #: Working precision (bits) of the mpmath fallback for r near the δ floor.
 _MP_PREC = 256
-#: Relative error of r below which the float64 evaluation is accepted (else mpmath is used).
-_R_RTOL = 2.0**-20
+_R_RTOL = OPTIMAL_R_RTOL
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +130,8 @@ class Spec:
         if not math.isfinite(s):
             return (np.finfo(np.float64).max, math.inf)
         # each product c·ε rounds once (relative u), fsum is correctly rounded.
-        err = 2.0 * _U * s
-        return (max(0.0, math.nextafter(s - err, -math.inf)), math.nextafter(s + err, math.inf))
+        err = rounding_error(2.0, s)
+        return (max(0.0, next_down(s - err)), next_up(s + err))
 
     def log_survive(self) -> tuple[float, float, float]:
         """(estimate, lower, upper) of log S = Σ c_j log1p(−δ_j); −inf if some δ_j = 1."""
@@ -132,7 +140,7 @@ class Spec:
         terms = (self.delta_counts.astype(np.float64) * np.log1p(-self.deltas)).tolist()
         s = math.fsum(terms)
         # log1p: ≤ 2u relative (we allow 2u), product by the count: u, fsum: u|s|.
-        err = 3.0 * _U * math.fsum(abs(t) for t in terms) + _U * abs(s)
+        err = rounding_error(3.0, math.fsum(abs(t) for t in terms)) + rounding_error(1, abs(s))
         return (s, s - err, min(0.0, s + err))
 
     def expanded_eps(self) -> FloatArray:
@@ -251,15 +259,15 @@ def log_r_bracket(delta_g: float, s: Spec) -> Target:
     if ls == 0.0 and ls_lo == 0.0 and delta_g == 0.0:
         return Target(-math.inf, -math.inf, "zero")
     l1 = math.log1p(-delta_g)
-    e1 = 2.0 * _U * abs(l1)
+    e1 = rounding_error(2.0, abs(l1))
     x = l1 - ls  # r = −expm1(x); x ≤ 0 iff δ_g ≥ floor
-    ex = e1 + (ls_hi - ls_lo) / 2.0 + _U * abs(x) + _U * (abs(l1) + abs(ls))
+    ex = e1 + (ls_hi - ls_lo) / 2.0 + rounding_error(1, abs(x)) + rounding_error(1, abs(l1) + abs(ls))
     if x + ex < 0.0 and ex <= _R_RTOL * abs(x):
         x_hi, x_lo = x + ex, x - ex
-        r_lo = -math.expm1(x_hi) * (1.0 - 4.0 * _U)
-        r_hi = min(1.0, -math.expm1(x_lo) * (1.0 + 4.0 * _U))
+        r_lo = widen_down(-math.expm1(x_hi), 4)
+        r_hi = min(1.0, widen_up(-math.expm1(x_lo), 4))
         lo, hi = math.log(r_lo), math.log(r_hi)  # each rounded to within u·|value|
-        return Target(lo - 2.0 * _U * (abs(lo) + 1.0), min(0.0, hi + 2.0 * _U * (abs(hi) + 1.0)), "positive")
+        return Target(lo - rounding_error(2.0, abs(lo) + 1.0), min(0.0, hi + rounding_error(2.0, abs(hi) + 1.0)), "positive")
     if x - ex > 0.0:
         return Target(-math.inf, -math.inf, "below")
     return _log_r_mp(delta_g, s)
@@ -284,7 +292,7 @@ def _log_r_mp(delta_g: float, s: Spec) -> Target:
         r_hi = -mpmath.expm1(x - err)
         lo = _mp_log(r_lo)
         hi = _mp_log(r_hi)
-        return Target(math.nextafter(lo, -math.inf), min(0.0, math.nextafter(hi, math.inf)), "positive")
+        return Target(next_down(lo), min(0.0, next_up(hi)), "positive")
 
 
 #: Largest number of mechanisms with δ_i > 0 for which r is settled in exact rational arithmetic.
@@ -309,7 +317,7 @@ def _exact_r(delta_g: float, s: Spec, fallback: Target) -> Target:
     with mpmath.workprec(_MP_PREC):
         lr = mpmath.log(mpmath.mpf(r.numerator) / r.denominator)
     v = float(lr)
-    return Target(math.nextafter(v, -math.inf), min(0.0, math.nextafter(v, math.inf)), "positive")
+    return Target(next_down(v), min(0.0, next_up(v)), "positive")
 
 
 def _mp_log(x: mpmath.mpf) -> float:

@@ -38,11 +38,17 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import (
+    FloatArray,
+    next_down,
+    next_up,
+    rounding_error,
+    widen_down,
+    widen_up,
+)
 from optcomp.optimal import _freq, _tree
 from optcomp.optimal._solve import Weights
 
-_U = UNIT_ROUNDOFF
 #: Items per closed-form cell leaf (upper end: n³/6 triples; lower end: O(n²) Poisson-binomial).
 _UPPER_BATCH = 32
 _LOWER_BATCH = 64
@@ -86,7 +92,7 @@ def mixture_lambda(eps: FloatArray, a: np.ndarray, gap: FloatArray, step: float)
     log_pe = -np.logaddexp(0.0, -eps)
     log_pa = -np.logaddexp(0.0, -(a * step))
     lam = np.exp(log_pe - log_pa) * np.expm1(gap) / math.expm1(step)
-    lam = lam * (1.0 - 32.0 * _U)
+    lam = widen_down(lam, 32)
     return np.asarray(np.clip(lam, 0.0, 1.0), dtype=np.float64)
 
 
@@ -161,10 +167,8 @@ def _tilted_leaf(
     log_m = mx + math.log(float(np.sum(np.exp(lt - mx))))
     lo, hi = (int(np.min(index)), int(np.max(index))) if span is None else span
     arr = np.bincount(index - lo, weights=np.exp(lt - log_m), minlength=hi - lo + 1)
-    eta = (
-        16.0
-        * _U
-        * (index.size + 8.0 + abs(theta) * float(np.max(np.abs(index))) + abs(log_m) + mx - float(np.min(lt)))
+    eta = rounding_error(
+        16.0, index.size + 8.0 + abs(theta) * float(np.max(np.abs(index))) + abs(log_m) + mx - float(np.min(lt))
     )
     return lo, np.asarray(arr, dtype=np.float64), log_m, eta
 
@@ -181,7 +185,7 @@ def upper_leaf(big_a: int, lams: FloatArray, step: float, theta: float) -> tuple
         lw = np.log(pb[m]) + _log_binom_pmf(n - m, ja, lpa, lqa) + _log_binom_pmf(m, jb, lpb, lqb)
     index = (2 * big_a * ja + (2 * big_a + 2) * jb - big_a * (n - m) - (big_a + 1) * m).astype(np.int64)
     off, arr, log_m, eta = _tilted_leaf(index, lw, theta)
-    eta += 8.0 * _U * n * (math.log(n + 1.0) + abs(lpa) + abs(lqa) + abs(lpb) + abs(lqb) + 4.0)
+    eta += rounding_error(8.0, n) * (math.log(n + 1.0) + abs(lpa) + abs(lqa) + abs(lpb) + abs(lqb) + 4.0)
     mean0, var0 = _moments(index, lw)
     node = _tree.leaf(off, [arr], [log_m], mean0, var0, n * float(2 * big_a + 2) ** 2)
     return node, eta
@@ -206,7 +210,7 @@ def lower_leaf(big_c: int, eps: FloatArray, step: float, theta: float) -> tuple[
         o1, a1, m1, e1 = _tilted_leaf(index, lfp, theta, span)
         o2, a2, m2, e2 = _tilted_leaf(index, lfq, theta, span)
     assert o1 == o2 and a1.size == a2.size
-    eta = max(e1, e2) + 8.0 * _U * n * (4.0 + abs(cd) + float(np.max(sp_pos)))
+    eta = max(e1, e2) + rounding_error(8.0, n) * (4.0 + abs(cd) + float(np.max(sp_pos)))
     with np.errstate(divide="ignore"):
         mean0, var0 = _moments(index, np.log(fp))
     return _tree.leaf(o1, [a1, a2], [m1, m2], mean0, var0, n * float(2 * big_c) ** 2), eta
@@ -247,12 +251,12 @@ def upper_envelope(eps: FloatArray, counts: np.ndarray, step: float, theta: floa
     t = j * step
     keep = t > 0
     j, t, av = j[keep], t[keep], arr[keep]
-    eta += 8.0 * _U * (abs(log_m) + abs(theta) * float(np.max(np.abs(j), initial=0.0)) + 4.0)
+    eta += rounding_error(8.0, abs(log_m) + abs(theta) * float(np.max(np.abs(j), initial=0.0)) + 4.0)
     with np.errstate(divide="ignore"):
         logw = np.log(av + err) + log_m - theta * j + eta
     # A probability is ≤ 1 (far from the tilt the untilted error bars exceed it).
     logw = np.minimum(logw, 0.0)
-    return Weights(np.nextafter(t, math.inf), logw, min(1.0, root.inf_p * (1.0 + 64.0 * _U)))
+    return Weights(next_up(t), logw, min(1.0, widen_up(root.inf_p, 64)))
 
 
 def lower_envelope(eps: FloatArray, counts: np.ndarray, step: float, theta: float) -> Weights:
@@ -281,11 +285,11 @@ def lower_envelope(eps: FloatArray, counts: np.ndarray, step: float, theta: floa
     qv = aq + eq
     keep = pv > 0
     j, pv, qv = j[keep], pv[keep], qv[keep]
-    eta += 8.0 * _U * (abs(mp) + abs(mq) + abs(theta) * float(np.max(np.abs(j), initial=0.0)) + 4.0)
+    eta += rounding_error(8.0, abs(mp) + abs(mq) + abs(theta) * float(np.max(np.abs(j), initial=0.0)) + 4.0)
     logp = np.log(pv) + mp - theta * j - eta
     logq = np.log(qv) + mq - theta * j + eta - j * step
     s = logp - logq
-    s = np.nextafter(s - 8.0 * _U * (np.abs(logp) + np.abs(logq) + np.abs(j * step)), -math.inf)
+    s = next_down(s - rounding_error(8.0, np.abs(logp) + np.abs(logq) + np.abs(j * step)))
     pos = s > 0
     order = np.argsort(s[pos], kind="stable")
     return Weights(s[pos][order], logp[pos][order], 0.0)
@@ -336,7 +340,7 @@ def upper_law(eps: FloatArray, counts: np.ndarray, step: float, theta: float) ->
     logp = np.stack([ll + lpa, ll + lqa, l1 + lpb, l1 + lqb], axis=1)
     fin_ll = np.where(np.isfinite(ll), np.abs(ll), 0.0)
     fin_l1 = np.where(np.isfinite(l1), np.abs(l1), 0.0)
-    err = 4.0 * _U * (fin_ll + fin_l1 + np.abs(lpa) + np.abs(lqa) + np.abs(lpb) + np.abs(lqb) + av + bv + 4.0)
+    err = rounding_error(4.0, fin_ll + fin_l1 + np.abs(lpa) + np.abs(lqa) + np.abs(lpb) + np.abs(lqb) + av + bv + 4.0)
     return _freq.make_law(a, logp, err, counts.astype(np.float64), theta)
 
 
@@ -352,7 +356,7 @@ def lower_laws(
     sp_pos, sp_neg = np.logaddexp(0.0, e), np.logaddexp(0.0, -e)
     cd = c.astype(np.float64) * step
     none = np.full(c.size, -math.inf)
-    err = 4.0 * _U * (sp_pos + sp_neg + cd + 4.0)
+    err = rounding_error(4.0, sp_pos + sp_neg + cd + 4.0)
     lp = _freq.make_law(c, np.stack([-sp_neg, -sp_pos, none, none], axis=1), err, cnt, theta)
     lq = _freq.make_law(c, np.stack([cd - sp_pos, -sp_neg - cd, none, none], axis=1), err, cnt, theta)
     return lp, lq

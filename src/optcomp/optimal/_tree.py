@@ -30,9 +30,14 @@ from typing import Literal
 import numpy as np
 from scipy import signal
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray, fft_error_bound
+from optcomp._numerics import (
+    FloatArray,
+    fft_error_bound,
+    log_sum_exp,
+    rounding_error,
+    widen_up,
+)
 
-_U = UNIT_ROUNDOFF
 Side = Literal["upper", "lower"]
 #: Half-width of the window in standard deviations (only tightness depends on it, never soundness).
 WINDOW_SDS = 9.0
@@ -41,7 +46,7 @@ _HOEFFDING_HALF_LOG = 23.0
 #: Direct convolution (relative error only) when the product of lengths is at most this.
 _DIRECT_MAX = 2**22
 #: Relative slack on masses moved by the window (covers their own float evaluation).
-_MOVE_SLACK = 64.0 * UNIT_ROUNDOFF
+_MOVE_SLACK = rounding_error(64.0)
 
 
 @dataclass(slots=True)
@@ -74,7 +79,7 @@ def _conv(a: FloatArray, b: FloatArray) -> tuple[FloatArray, float]:
     m = min(a.size, b.size)
     if a.size * b.size <= _DIRECT_MAX or m <= 64:
         out = np.convolve(a, b)
-        return out, 2.0 * (m + 1) * _U * float(np.max(out)) if out.size else 0.0
+        return out, rounding_error(2.0 * (m + 1), float(np.max(out))) if out.size else 0.0
     out = signal.fftconvolve(a, b)
     np.maximum(out, 0.0, out=out)
     n = a.size + b.size - 1
@@ -172,7 +177,7 @@ def window(node: Node, theta: float, side: Side) -> Node:
             t = (node.offset + hi + 1) - node.mean0 - 2.0 * abs(node.mean0) * _MOVE_SLACK
             if t > 0.0 and node.range2 > 0.0:
                 tail = min(tail, math.exp(-2.0 * t * t / node.range2) + moved_total)
-            inf_p += tail * (1.0 + _MOVE_SLACK)
+            inf_p += widen_up(tail, 64)
     return Node(
         node.offset + lo, [new], node.errs, node.log_m, node.mean0, node.var0, inf_p, node.range2, moved_total
     )
@@ -180,12 +185,8 @@ def window(node: Node, theta: float, side: Side) -> Node:
 
 def _logsum(a: FloatArray) -> float:
     """log Σ exp(a) (−inf for an empty or all −inf input); relative error ≤ (n + 2)u."""
-    if a.size == 0:
-        return -math.inf
-    m = float(np.max(a))
-    if m == -math.inf:
-        return -math.inf
-    return m + math.log(float(np.sum(np.exp(a - m)))) + (a.size + 2) * _U
+    v = log_sum_exp(a)
+    return v + rounding_error(a.size + 2) if math.isfinite(v) else v
 
 
 def power(x: Node, c: int, theta: float, side: Side) -> Node:

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optcomp._numerics import LAW_LOG_ERROR, PLD_TAIL_XTOL, UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import (
+    LAW_LOG_ERROR,
+    PLD_TAIL_XTOL,
+    FloatArray,
+    rounding_error,
+    widen_down,
+    widen_up,
+)
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 
 __all__ = [
@@ -35,9 +42,9 @@ __all__ = [
     "window",
 ]
 
-_U = UNIT_ROUNDOFF
 #: Relative accuracy assumed of a law's stored atom masses.
-_ATOM_REL = 64 * UNIT_ROUNDOFF
+_ATOM_UNITS = 64
+_ATOM_REL = rounding_error(_ATOM_UNITS)
 #: The smallest normal double.
 _NORMAL = float(np.finfo(np.float64).tiny)
 #: Bytes of transient working memory per grid cell while one law is discretised (edges, four tail
@@ -119,9 +126,9 @@ def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, 
     tc, ts = _log_theta(logcdf), _log_theta(logsf)
     with np.errstate(invalid="ignore"):
         lerr = np.where(use_cdf, np.logaddexp(tc[1:], tc[:-1]), np.logaddexp(ts[1:], ts[:-1]))
-        lerr = np.logaddexp(lerr, lm + math.log(8 * _U)) + 8 * _U * (1 + mag(lerr))
-        hi = np.logaddexp(lm, lerr) + 4 * _U * (1 + mag(lm) + mag(lerr))
-        lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - 4 * _U * (1 + mag(lm))
+        lerr = np.logaddexp(lerr, lm + math.log(rounding_error(8))) + rounding_error(8, 1 + mag(lerr))
+        hi = np.logaddexp(lm, lerr) + rounding_error(4, 1 + mag(lm) + mag(lerr))
+        lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - rounding_error(4, 1 + mag(lm))
     lo = np.where((lerr >= lm) | np.isnan(lo), -np.inf, lo)
     return lm, lo, np.where(np.isnan(hi), np.inf, hi)
 
@@ -248,13 +255,13 @@ def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells
         np.logaddexp.at(m_hi, ii[inside], lp + math.log1p(_ATOM_REL))
         np.logaddexp.at(q_lo, ii[inside], lq + math.log1p(-_ATOM_REL))
         np.logaddexp.at(q_hi, ii[inside], lq + math.log1p(_ATOM_REL))
-        m_lo = m_lo - 4 * _U * (1 + mag(m_lo))
-        q_lo = q_lo - 4 * _U * (1 + mag(q_lo))
-        m_hi = m_hi + 4 * _U * (1 + mag(m_hi))
-        q_hi = q_hi + 4 * _U * (1 + mag(q_hi))
+        m_lo = m_lo - rounding_error(4, 1 + mag(m_lo))
+        q_lo = q_lo - rounding_error(4, 1 + mag(q_lo))
+        m_hi = m_hi + rounding_error(4, 1 + mag(m_hi))
+        q_hi = q_hi + rounding_error(4, 1 + mag(q_hi))
         lo_side = ~inside & (atoms < edges[0])
-        below += math.fsum(law.atom_p[lo_side]) * (1 + _ATOM_REL)
-        above += math.fsum(law.atom_p[~inside & ~lo_side]) * (1 + _ATOM_REL)
+        below += widen_up(math.fsum(law.atom_p[lo_side]), _ATOM_UNITS)
+        above += widen_up(math.fsum(law.atom_p[~inside & ~lo_side]), _ATOM_UNITS)
     p_inf = float(law.p_inf)
     return Cells(
         step=step,
@@ -263,8 +270,8 @@ def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells
         lm_hi=m_hi,
         lq_lo=q_lo,
         lq_hi=q_hi,
-        below_hi=below * (1 + 8 * _U),
-        above_hi=above * (1 + 8 * _U),
-        p_inf_lo=p_inf * (1 - _ATOM_REL),
-        p_inf_hi=min(1.0, p_inf * (1 + _ATOM_REL)),
+        below_hi=widen_up(below, 8),
+        above_hi=widen_up(above, 8),
+        p_inf_lo=widen_down(p_inf, _ATOM_UNITS),
+        p_inf_hi=min(1.0, widen_up(p_inf, _ATOM_UNITS)),
     )

@@ -20,10 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import FloatArray, rounding_error
 from optcomp.pld._cells import Cells, mag
-
-_U = UNIT_ROUNDOFF
 
 
 @dataclass(frozen=True)
@@ -42,6 +40,6 @@ def quantise(c: Cells) -> Quantised:
     """The quantised-outcome vectors of one law's cells (module docstring), in logs."""
     mid = (c.first + 0.5 + np.arange(c.lm_lo.size, dtype=np.float64)) * c.step
     with np.errstate(invalid="ignore"):
-        lq = c.lq_hi + mid + 4 * _U * (3 + np.abs(mid) + mag(c.lq_hi))
+        lq = c.lq_hi + mid + rounding_error(4, 3 + np.abs(mid) + mag(c.lq_hi))
     lq = np.where(np.isneginf(c.lq_hi), -np.inf, lq)
     return Quantised(step=c.step, first=c.first, log_p=c.lm_lo, log_q_hat=lq, p_inf=c.p_inf_lo)

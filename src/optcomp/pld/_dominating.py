@@ -27,10 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import FloatArray, rounding_error, widen_up
 from optcomp.pld._cells import Cells, mag
-
-_U = UNIT_ROUNDOFF
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,7 @@ class Split:
 
 def _up(x: FloatArray) -> FloatArray:
     """A computed logarithm moved up by its rounding (a few ulps of its magnitude)."""
-    return np.asarray(x + 4 * _U * (1 + mag(x)), dtype=np.float64)
+    return np.asarray(x + rounding_error(4, 1 + mag(x)), dtype=np.float64)
 
 
 def split(c: Cells) -> Split:
@@ -60,10 +58,10 @@ def split(c: Cells) -> Split:
     lm = _up(c.lm_hi)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         lqb = c.lq_lo + b
-        lqb = lqb - 4 * _U * (3 + np.abs(b) + mag(c.lq_lo))
+        lqb = lqb - rounding_error(4, 3 + np.abs(b) + mag(c.lq_lo))
         gap = np.minimum(lm - lqb, 0.0)
         l1m = np.where(gap > -math.log(2.0), np.log(-np.expm1(gap)), np.log1p(-np.exp(gap)))
-        la = lqb + l1m - math.log(math.expm1(step)) - 4 * _U * (8 + mag(lqb) + mag(l1m))
+        la = lqb + l1m - math.log(math.expm1(step)) - rounding_error(4, 8 + mag(lqb) + mag(l1m))
     la = np.where((lqb > lm) & np.isfinite(la), np.minimum(la, lm), -np.inf)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         gap2 = np.minimum(la - lm, 0.0)
@@ -74,5 +72,5 @@ def split(c: Cells) -> Split:
     out[1:] = np.logaddexp(out[1:], rest)
     if c.below_hi > 0:
         out[0] = np.logaddexp(out[0], math.log(c.below_hi))
-    p_inf = min(1.0, (c.p_inf_hi + c.above_hi) * (1 + 4 * _U))
+    p_inf = min(1.0, widen_up(c.p_inf_hi + c.above_hi, 4))
     return Split(step=step, first=c.first, log_masses=_up(out), p_inf=p_inf)

@@ -23,10 +23,16 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray, fft_error_bound
+from optcomp._numerics import (
+    SMALLEST_SUBNORMAL,
+    UNIT_ROUNDOFF,
+    FloatArray,
+    fft_error_bound,
+    rounding_error,
+    widen_up,
+)
 from optcomp.pld._cells import GridTooLargeError
 
-_U = UNIT_ROUNDOFF
 #: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged).
 _LOG_NEGLIGIBLE = -760.0
 #: Cap of the Chernoff tilt (per index) used to place the window (keeps θ·j finite).
@@ -39,12 +45,12 @@ LONG_DOUBLE_COUNT = 64
 #: Unit roundoff of numpy's long double (2⁻⁶⁴ for x87 extended precision; 2⁻⁵³ where it is a double).
 _U_LD = float(np.finfo(np.longdouble).eps) / 2
 #: The smallest positive double (absolute error of a product that lands in the subnormal range).
-_TINY = float(np.nextafter(0.0, 1.0))
+_TINY = SMALLEST_SUBNORMAL
 
 
 def _fft_bound(n: int, mass: float, u: float) -> float:
     """:func:`~optcomp._numerics.fft_error_bound` (Higham Thm 24.2) for unit roundoff ``u``."""
-    return fft_error_bound(n, mass, 0) * (u / _U)
+    return fft_error_bound(n, mass, 0) * (u / UNIT_ROUNDOFF)
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ class _Cumulant:
         self.j = np.arange(int(np.sum(sizes)), dtype=np.float64) - np.repeat(self.starts, sizes)
         self.sizes = sizes
         self.k = np.array([k for _, k in parts], dtype=np.float64)
-        self.slack = (4 * sizes + 8).astype(np.float64) * _U
+        self.slack = rounding_error(1, (4 * sizes + 8).astype(np.float64))
 
     def __call__(self, theta: float) -> float:
         v = self.logx + theta * self.j
@@ -82,7 +88,7 @@ class _Cumulant:
         terms = (self.k * val).tolist()
         total = math.fsum(terms)
         # each product k·val within u of itself, the correctly rounded sum within u|total|: round up
-        return total + _U * abs(total) + 2 * _U * math.fsum(abs(t) for t in terms) + _TINY
+        return total + rounding_error(1, abs(total)) + rounding_error(2, math.fsum(abs(t) for t in terms)) + _TINY
 
 
 def window(parts: list[tuple[FloatArray, int]], log_tau: float, max_len: int) -> tuple[int, int, float]:
@@ -138,7 +144,7 @@ def window(parts: list[tuple[FloatArray, int]], log_tau: float, max_len: int) ->
         wrap += math.exp(cumulant(th_b) - th_b * (b_int + 1))
     if a_int > 0:
         wrap += math.exp(cumulant(-th_a) + th_a * (a_int - 1))
-    return a_int, n, wrap * (1 + 16 * _U)
+    return a_int, n, widen_up(wrap, 16)
 
 
 #: Parts used once with at most this many non-zero entries are multiplied together by shifted adds.
@@ -228,8 +234,8 @@ def premultiply(
     rel = 0.0
     for g, m in groups:
         out.append((g, 1))
-        rel += m * _U / (1 - m * _U) if m else 0.0
-    return out, rel * (1 + 4 * _U), ops * _TINY
+        rel += rounding_error(m) / (1 - rounding_error(m)) if m else 0.0
+    return out, widen_up(rel, 4), ops * _TINY
 
 
 def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) -> Composed:
@@ -251,7 +257,7 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
     """
     a_int, n, wrap = win
     nf = n // 2 + 1
-    masses = [float(np.sum(x)) * (1 + 4 * math.log2(x.size + 2) * _U) for x, _ in parts]
+    masses = [widen_up(float(np.sum(x)), 4 * math.log2(x.size + 2)) for x, _ in parts]
     if any(m <= 0.0 for m in masses):
         return Composed(np.zeros(1), a_int, 0.0, 0.0)
     total = sum(k for _, k in parts)
@@ -261,24 +267,24 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
     direct = 0.0
     if len(parts) < n_parts:
         # premultiply's error on any [0, 1]-weighted sum (its docstring)
-        direct = (rel + absolute) * (1 + rel) ** n_parts * math.exp(min(log_all * (1 + 8 * _U), 700.0)) * 1.01
-        masses = [float(np.sum(x)) * (1 + 4 * math.log2(x.size + 2) * _U) for x, _ in parts]
+        direct = (rel + absolute) * (1 + rel) ** n_parts * math.exp(min(log_all * (1 + rounding_error(8)), 700.0)) * 1.01
+        masses = [widen_up(float(np.sum(x)), 4 * math.log2(x.size + 2)) for x, _ in parts]
         if any(m <= 0.0 for m in masses):
             # a product underflowed to 0 entirely: the exact one is within ``direct`` of it on any
             # [0, 1]-weighted sum (premultiply's bound counts every subnormal rounding)
             return Composed(np.zeros(1), a_int, direct, wrap)
     excess = [k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True)]
-    remaining = math.fsum(excess) * (1 + 8 * _U)
+    remaining = widen_up(math.fsum(excess), 8)
     log_m_sum = np.zeros(nf)
     log_psi = np.zeros(nf, dtype=np.clongdouble)
-    rho = np.full(nf, 16 * _U)
+    rho = np.full(nf, rounding_error(16))
     ratio_sum = np.zeros(nf)
     prod: npt.NDArray[np.complex128] | None = None
     n_prod = 0
     for (x, k), mass, exc in zip(parts, masses, excess, strict=True):
         remaining -= exc
         wide = k >= LONG_DOUBLE_COUNT
-        u = _U_LD if wide else _U
+        u = _U_LD if wide else UNIT_ROUNDOFF
         pad = (-x.size) % n
         xf = np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0) if pad or x.size > n else x
         phi = scipy.fft.rfft(xf.astype(np.longdouble) if wide else xf)
@@ -312,10 +318,10 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
         lp = log_psi[idx]
         psi[idx] = np.exp(lp).astype(np.complex128)
         # exp in long double (relative 4u_ld per unit of |argument|) and the rounding to complex128
-        rho[idx] += 4 * _U_LD * (np.abs(lp).astype(np.float64) + 1) + 2 * _U
+        rho[idx] += 4 * _U_LD * (np.abs(lp).astype(np.float64) + 1) + rounding_error(2)
         if prod is not None:
             psi[idx] *= prod[idx]
-            rho[idx] += (6 * n_prod + 6) * _U
+            rho[idx] += rounding_error(6 * n_prod + 6)
     del log_psi, prod
     log_excess = math.fsum(excess)
     absval = np.abs(psi)
