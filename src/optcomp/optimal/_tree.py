@@ -33,7 +33,8 @@ from scipy import signal
 from optcomp._numerics import (
     FloatArray,
     fft_error_bound,
-    log_sum_exp,
+    log_sum_exp_down,
+    log_sum_exp_up,
     rounding_error,
     widen_up,
 )
@@ -156,8 +157,10 @@ def window(node: Node, theta: float, side: Side) -> Node:
             # e^{θ(lo − j)}), and as 1 − (certified mass from lo on), the law having total mass 1.
             j = np.arange(size, dtype=np.float64) + node.offset
             log_fac = lm - theta * j
-            direct = _logsum(np.log(arr[:lo] + err) + log_fac[:lo]) + _MOVE_SLACK
-            kept = _logsum(np.log(np.maximum(arr[lo:] - err, 0.0)) + log_fac[lo:])
+            log_lo, log_hi = np.log(arr[:lo] + err), np.log(np.maximum(arr[lo:] - err, 0.0))
+            fac_size = abs(lm) + np.abs(theta * j)  # operands of lm − θ·j (its rounding is relative to them)
+            direct = log_sum_exp_up(log_lo + log_fac[:lo]) + _term_error(log_lo, fac_size[:lo]) + _MOVE_SLACK
+            kept = log_sum_exp_down(log_hi + log_fac[lo:]) - _term_error(log_hi, fac_size[lo:])
             rest = -math.expm1(kept - _MOVE_SLACK * (size + 4)) if kept < 0.0 else 0.0
             # Hoeffding on the independent items (moves only go up, so the node's law is stochastically
             # above the plain product): P(index < lo) ≤ exp(−2t²/Σ range²), t = mean0 − lo.
@@ -183,10 +186,14 @@ def window(node: Node, theta: float, side: Side) -> Node:
     )
 
 
-def _logsum(a: FloatArray) -> float:
-    """log Σ exp(a) (−inf for an empty or all −inf input); relative error ≤ (n + 2)u."""
-    v = log_sum_exp(a)
-    return v + rounding_error(a.size + 2) if math.isfinite(v) else v
+def _term_error(log_mass: FloatArray, fac_size: FloatArray) -> float:
+    """Absolute error of the terms log(mass) + (lm − θ·j) fed to a log-sum-exp: log, the product θ·j,
+    the subtraction and the final sum each round once, relative to operands of size at most |log mass|
+    and ``fac_size`` = |lm| + |θ·j|, so each term is off by at most 4u·(|log mass| + fac_size) (−inf terms
+    contribute nothing)."""
+    size = np.abs(log_mass) + fac_size
+    size = size[np.isfinite(size)]
+    return float(rounding_error(4.0, float(np.max(size)))) if size.size else 0.0
 
 
 def power(x: Node, c: int, theta: float, side: Side) -> Node:
