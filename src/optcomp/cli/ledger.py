@@ -19,6 +19,7 @@ a failed ``verify`` (``ledger verification failed: …``).
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +81,33 @@ def _ticket(t: Ticket) -> dict[str, Any]:
             "charge": [str(c) for c in t.charge], "slot": t.slot, "status": t.status, "replay": t.replay}
 
 
+def _brief(value: Any) -> Any:
+    """Text-mode form of a report value: exact rationals and hex floats as 10 significant digits (the
+    exact strings stay in ``--json``)."""
+    if isinstance(value, dict):
+        return {k: _brief(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_brief(v) for v in value]
+    if isinstance(value, str):
+        try:
+            if value.startswith(("0x", "-0x")):
+                return float.fromhex(value)
+            if "/" in value and len(value) > 24:
+                return f"{float(Fraction(value)):.10g}…"
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return value
+    return value
+
+
 def _show(payload: dict[str, Any], as_json: bool) -> None:
     if as_json:
         emit_json(payload)
         return
     for key, value in payload.items():
-        click.echo(f"{key}: {value}")
+        shown = _brief(value)
+        if isinstance(shown, list) and len(shown) == 1:
+            shown = shown[0]
+        click.echo(f"{key}: {shown}")
 
 
 _path = click.argument("path")
