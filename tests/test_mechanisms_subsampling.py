@@ -231,3 +231,20 @@ def test_without_replacement_laplace(scale: float, q: float, epsilon: float) -> 
 def test_base_mechanism_validation(cls: type) -> None:
     with pytest.raises(ValueError, match="mechanism"):
         cls(1.0, sampling_rate=0.5)
+
+
+def test_subnormal_sampling_rate_has_no_internal_nan() -> None:
+    """q = 5e-324: (1 − q)/q and (eˣ − 1)/q overflow; the law keeps them in log space (the inverse
+    dpsgd.noise_multiplier(1.0, 5e-324, 1, 1e-5) used to see NaNs and report that no σ meets ε ≤ 1)."""
+    import warnings
+
+    import optcomp
+    from optcomp import dpsgd
+    from optcomp.mechanisms import Gaussian, PoissonSubsampled
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = optcomp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=5e-324), 1)).epsilon(1e-5)
+        assert b.lower == 0.0 <= b.upper
+        sigma = dpsgd.noise_multiplier(1.0, 5e-324, 1, 1e-5)
+        assert dpsgd.epsilon(sigma, 5e-324, 1, 1e-5).upper <= 1.0

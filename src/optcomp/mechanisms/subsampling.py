@@ -59,7 +59,11 @@ def _forward(losses: FloatArray, q: float) -> FloatArray:
     big = losses > 700.0  # expm1 would overflow
     out[~big] = np.log1p(q * np.expm1(losses[~big]))
     # ln(q e^ℓ + 1 − q) = ℓ + ln q + log1p((1 − q)/q · e^{−ℓ}), no overflow for huge ℓ.
-    out[big] = losses[big] + math.log(q) + np.log1p((1.0 - q) / q * np.exp(-losses[big]))
+    odds = (1.0 - q) / q
+    if math.isinf(odds):  # subnormal q: the same quantity with the odds kept in log space
+        out[big] = losses[big] + math.log(q) + np.log1p(np.exp(math.log1p(-q) - math.log(q) - losses[big]))
+    else:
+        out[big] = losses[big] + math.log(q) + np.log1p(odds * np.exp(-losses[big]))
     return out
 
 
@@ -71,12 +75,17 @@ def _inverse(x: FloatArray, q: float) -> FloatArray:
     for x > 1 (no overflow).
     """
     log_1mq = math.log1p(-q)
-    ratio = np.expm1(np.minimum(x, 1.0)) / q
+    with np.errstate(over="ignore"):  # overflow (subnormal q) is handled below
+        ratio = np.expm1(np.minimum(x, 1.0)) / q
     out = np.empty_like(x)
     mid = (ratio > -0.5) & (x <= 1.0)
     low = (ratio <= -0.5) & (x <= 1.0)
     big = x > 1.0
     out[mid] = np.log1p(ratio[mid])
+    over = mid & np.isinf(ratio)  # (eˣ − 1)/q overflows only for a subnormal q: ln r + log1p(1/r), r = (eˣ − 1)/q
+    if np.any(over):
+        em1 = np.expm1(x[over])
+        out[over] = np.log(em1) - math.log(q) + np.log1p(q / em1)
     with np.errstate(divide="ignore"):
         out[low] = log_1mq - math.log(q) + log_expm1(np.maximum(x[low] - log_1mq, 0.0))
     out[big] = x[big] - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-x[big]))

@@ -44,7 +44,8 @@ class Split:
 
 def _up(x: FloatArray) -> FloatArray:
     """A computed logarithm moved up by its rounding (a few ulps of its magnitude)."""
-    return np.asarray(x + rounding_error(4, 1 + mag(x)), dtype=np.float64)
+    with np.errstate(over="ignore"):  # a log near the largest double moves up to inf: still an upper end
+        return np.asarray(x + rounding_error(4, 1 + mag(x)), dtype=np.float64)
 
 
 def split(c: Cells) -> Split:
