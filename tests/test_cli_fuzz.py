@@ -116,6 +116,26 @@ class Files:
             (root / name).write_text(text, encoding="utf-8")
             self.configs.append(str(root / name))
         self.configs += [str(root / "missing.toml"), str(root / "binary.txt")]
+        from optcomp.ledger import Ledger
+
+        self.ledgers = [str(root / f"fuzz-{c}.ledger") for c in ("basic", "zcdp", "gdp")]
+        for path, currency in zip(self.ledgers, ("basic", "zcdp", "gdp"), strict=True):
+            Ledger.create(path, dataset="fuzz", relation="add_remove", epsilon=1, delta="1e-6",
+                          currency=currency).close()
+        self.ledgers += [str(root / "missing.ledger"), str(root / "good.txt"), str(root)]
+        plan = ('version = 1\nepsilon = {eps}\ndelta = {delta}\nbeta = 0.05\n'
+                '[[statistics]]\nname = "n"\nkind = "count"\nmechanism = "{mech}"\n'
+                '[[statistics]]\nname = "h"\nkind = "histogram"\nbins = {bins}\nmechanism = "gaussian"\n')
+        self.plans = []
+        for i, (eps, delta, mech, bins) in enumerate([
+            ("1.0", "1e-6", "geometric", "10"), ("1e-320", "1e-6", "laplace", "4"), ("5e-324", "0", "laplace", "2"),
+            ("1e308", "1e-6", "gaussian", "3"), ("nan", "1e-6", "laplace", "2"), ("-1", "1e-6", "laplace", "2"),
+            ("0.5", "1.5", "gaussian", "2"), ("2.0", "-0.0", "laplace", "2"), ("1.0", "1e-6", "nosuch", "2"),
+            ("1.0", "1e-6", "gaussian", "0"), ("1.0", "1e-6", "gaussian", "1e300"), ("0.1", "1e-300", "gaussian", "5"),
+        ]):
+            (root / f"plan{i}.toml").write_text(plan.format(eps=eps, delta=delta, mech=mech, bins=bins), encoding="utf-8")
+            self.plans.append(str(root / f"plan{i}.toml"))
+        self.plans += [str(root / "broken.toml"), str(root / "good.json"), str(root / "missing.toml")]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,6 +313,48 @@ def gen_plot(rng: random.Random, files: Files) -> list[str]:
     return args
 
 
+def _release_spec(rng: random.Random) -> str:
+    kind = rng.choice(["pure", "pure", "approx", "gaussian", "gaussian", "zcdp", "nosuch", ""])
+    keys = {"pure": ["epsilon"], "approx": ["epsilon", "delta"], "gaussian": ["sigma", "sensitivity"],
+            "zcdp": ["rho"]}.get(kind, ["x"])
+    sane = {"epsilon": ["0.01", "0.1", "1e-9"], "delta": ["0", "1e-9"], "sigma": ["5", "20", "1000"],
+            "sensitivity": ["1", "2"], "rho": ["0.001", "1e-6"], "x": ["1"]}
+    parts = [f"{key}={rng.choice(sane[key]) if rng.random() < 0.6 else _prob(rng) if key == 'delta' else _number(rng)}"
+             for key in keys if rng.random() < 0.95]
+    return f"{kind}:{','.join(parts)}"
+
+
+def gen_ledger(rng: random.Random, files: Files) -> list[str]:
+    sub = rng.choice(["init", "charge", "charge", "charge", "released", "void", "report", "verify", "export"])
+    if sub == "init":
+        args = ["ledger", "init", str(files.root / f"new-{rng.randrange(10**9)}.ledger"), "--dataset", "d",
+                "--relation", rng.choice(["add_remove", "substitution", "nosuch"]),
+                "--epsilon", _number(rng), "--delta", _prob(rng),
+                "--currency", rng.choice(["basic", "approx-zcdp", "zcdp", "rdp", "gdp"])]
+    else:
+        args = ["ledger", sub, rng.choice(files.ledgers)]
+        rid = rng.choice(["r1", "r2", "r3", "", "x" * 300])
+        if sub == "charge":
+            args += [rid, _release_spec(rng)]
+        elif sub == "released":
+            args += [rid, "--digest", "d"]
+        elif sub == "void":
+            args += [rid, "--reason", rng.choice(["never ran", ""])]
+        elif sub == "report" and rng.random() < 0.5:
+            args += ["--fits", _release_spec(rng)]
+    if sub != "export" and rng.random() < 0.5:
+        args.append("--json")
+    return args
+
+
+def gen_plan(rng: random.Random, files: Files) -> list[str]:
+    plan = rng.choice(files.plans) if rng.random() < 0.6 else rng.choice([files.plans[i] for i in (0, 7, 11)])
+    args = ["plan", plan, "--mode", rng.choice(["basic", "advanced", "kov", "optimal"])]
+    if rng.random() < 0.5:
+        args.append("--json")
+    return args
+
+
 GENERATORS: dict[str, tuple[Callable[[random.Random, Files], list[str]], int]] = {
     "compose": (gen_compose, 150),
     "region": (gen_region, 90),
@@ -300,6 +362,8 @@ GENERATORS: dict[str, tuple[Callable[[random.Random, Files], list[str]], int]] =
     "account": (gen_account, 110),
     "dpsgd": (gen_dpsgd, 60),
     "plot": (gen_plot, 40),
+    "ledger": (gen_ledger, 120),
+    "plan": (gen_plan, 40),
 }
 
 
@@ -497,7 +561,7 @@ def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tup
 def test_fuzz_every_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = Files(tmp_path)
     calls = _invocations(files)
-    assert len(calls) >= 500
+    assert len(calls) >= 720  # with the big and hostile family below: more than 800 invocations
     outcomes = {0: 0, 2: 0}
     for args in calls:
         rc = bounded_main(args)

@@ -174,9 +174,12 @@ class SQLiteStore(Store):
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        try:
+            self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.DatabaseError as exc:  # not a database file, a directory, no permission
+            raise StoreError(f"ledger {path!r} cannot be opened as a SQLite ledger ({exc})") from None
         if str(mode).lower() != "wal":
             self._conn.close()
             raise StoreError(f"ledger {path!r}: journal_mode came back as {mode!r}, not 'wal' "
