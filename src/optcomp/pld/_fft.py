@@ -335,8 +335,9 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
     if n % 2 == 0:
         w[-1] = 1.0
     dead = math.sqrt(2.0 * nf) * (total + 1) * math.exp(min(_LOG_NEGLIGIBLE + log_excess, 700.0))
-    err_prop = math.sqrt(float(np.dot(w, e_omega**2))) + dead
-    err_inv = fft_error_bound(n, math.sqrt(float(np.dot(w, absval**2))) + dead, 0)
+    with np.errstate(over="ignore"):  # a norm past the double range is inf: the error bound stays an upper end
+        err_prop = math.sqrt(float(np.dot(w, e_omega**2))) + dead
+        err_inv = fft_error_bound(n, math.sqrt(float(np.dot(w, absval**2))) + dead, 0)
     del e_omega, power_err, absval, rho, log_m_sum, ratio_sum, w
     y = scipy.fft.irfft(psi, n)
     del psi
