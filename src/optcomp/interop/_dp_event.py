@@ -58,7 +58,7 @@ from optcomp.mechanisms import (
     RandomizedResponse,
     SubsampledWithoutReplacement,
 )
-from optcomp.pld import PrivacyLossDistribution
+from optcomp.queries import Composition, merged_mu
 
 #: The fully distinguishing pair (loss +∞ under P, −∞ under Q): what a ``NonPrivateDpEvent`` releases.
 #: Its hockey-stick divergence is 1 at every ε, in composition with anything and so ε(δ) = ∞ for δ < 1.
@@ -131,8 +131,9 @@ class EventComposition:
         """False when the composition contains a non-private release outside any sampling (ε = ∞)."""
         return not any(m == NON_PRIVATE for m, _ in self.items)
 
-    def pld(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> PrivacyLossDistribution:
-        """The composition's ``PrivacyLossDistribution`` (any engine; ``ValueError`` if it is empty)."""
+    def pld(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Composition:
+        """The composition as :func:`optcomp.compose` returns it (its ``pld()`` is the PLD grid;
+        ``ValueError`` if it is empty)."""
         if not self.items:
             raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
         return compose_items(self.items, self.neighbouring, accuracy)
@@ -376,8 +377,7 @@ class _Walk:
         if len(items) == 1 and items[0][1] == 1:
             return items[0][0]
         if all(isinstance(m, Gaussian) for m, _ in items):
-            mu = math.sqrt(math.fsum(k * m.mu**2 for m, k in items if isinstance(m, Gaussian)))
-            return Gaussian(sigma=1.0 / mu)
+            return Gaussian(sigma=1.0 / merged_mu((m, k) for m, k in items if isinstance(m, Gaussian)))
         names = ", ".join(f"{type(m).__name__} x{k}" for m, k in items)
         raise ValueError(
             f"{path}: sampling a composition of {names} is not supported (the amplified law of a "

@@ -10,14 +10,13 @@ two directions of the neighbouring relation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
-from optcomp import optimal
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
     EPSILON_XTOL,
@@ -433,9 +432,8 @@ class PrivacyLossDistribution:
     tilted compositions (relative accuracy down to δ = 1e-300). δ(ε) is the maximum over the remove
     and add directions; ε(δ) is found by bisection on the certified values of each end.
 
-    A PLD made only of (ε, δ) black boxes (:meth:`from_epsilon_delta`, which :func:`optcomp.compose`
-    uses for ``EpsilonDelta`` and ``RandomizedResponse``) answers with the automatic accuracy from
-    :mod:`optcomp.optimal` instead: the same quantity, bracketed exactly for one distinct ε.
+    A pure grid engine: which engine answers a composition (this grid, the GDP closed form or
+    :mod:`optcomp.optimal`) is decided by :mod:`optcomp.queries`.
     """
 
     def __init__(
@@ -443,18 +441,10 @@ class PrivacyLossDistribution:
         parts: tuple[tuple[PrivacyLossLaw, PrivacyLossLaw | None, int], ...],
         accuracy: Accuracy,
         neighbouring: Neighbouring | None = None,
-        *,
-        black_boxes: tuple[tuple[float, float] | None, ...] | None = None,
     ) -> None:
         self._parts = parts
         self._accuracy = accuracy
         self._neighbouring = check_neighbouring("neighbouring", neighbouring)
-        if black_boxes is None:
-            black_boxes = (None,) * len(parts)
-        if len(black_boxes) != len(parts):
-            raise ValueError(f"black_boxes must have one entry per part ({len(parts)}), got {len(black_boxes)}")
-        #: per part, (ε, δ) when its laws are exactly the KOV canonical pair of an (ε, δ) black box
-        self._boxes = black_boxes
         self._count = sum(k for _, _, k in parts)
         self._realised: dict[float, tuple[_Direction, ...]] = {}
         self._spans: dict[tuple[int, int], tuple[float, float]] = {}
@@ -484,30 +474,6 @@ class PrivacyLossDistribution:
         if not isinstance(accuracy, Accuracy):
             raise TypeError(f"accuracy must be an Accuracy, got {accuracy!r}")
         return cls(((remove, None if add is remove else add, 1),), accuracy, neighbouring)
-
-    @classmethod
-    def from_epsilon_delta(
-        cls,
-        epsilon: float,
-        delta: float,
-        law: PrivacyLossLaw,
-        *,
-        accuracy: Accuracy = DEFAULT_ACCURACY,
-        neighbouring: Neighbouring | None = None,
-    ) -> PrivacyLossDistribution:
-        """The PLD of one (ε, δ)-DP black box whose (symmetric) law ``law`` is the KOV canonical pair
-        (``optcomp.mechanisms.EpsilonDelta``; ``RandomizedResponse`` is the case δ = 0).
-
-        A composition made only of such parts answers ε and δ queries with the automatic accuracy from
-        :mod:`optcomp.optimal` instead of the grid (:meth:`epsilon`): the δ(ε) of a product of
-        canonical pairs *is* the optimal black-box composition 1 − Π(1 − δᵢ)(1 − D(ε)) (KOV Thm III.3,
-        Murtagh–Vadhan Thm 1.5), which that engine brackets exactly for one distinct εᵢ or ≤ 16 items,
-        and to a requested width otherwise. The caller vouches that ``law`` is that pair.
-        """
-        eps = check_nonnegative("epsilon", epsilon)
-        dlt = check_probability("delta", delta)
-        pld = cls.from_laws(law, accuracy=accuracy, neighbouring=neighbouring)
-        return cls(pld._parts, accuracy, pld._neighbouring, black_boxes=((eps, dlt),))
 
     @property
     def accuracy(self) -> Accuracy:
@@ -539,9 +505,7 @@ class PrivacyLossDistribution:
                 f"cannot compose PLDs of different accuracy: {self._accuracy} and {other._accuracy}"
             )
         relation = combined_relation(self._neighbouring, other._neighbouring, what="the two PLDs")
-        return PrivacyLossDistribution(
-            self._parts + other._parts, self._accuracy, relation, black_boxes=self._boxes + other._boxes
-        )
+        return PrivacyLossDistribution(self._parts + other._parts, self._accuracy, relation)
 
     def self_compose(self, k: int) -> PrivacyLossDistribution:
         """The k-fold composition; its cost does not grow with k beyond the width of the grid."""
@@ -550,33 +514,9 @@ class PrivacyLossDistribution:
             tuple((r, a, c * k) for r, a, c in self._parts),
             self._accuracy,
             self._neighbouring,
-            black_boxes=self._boxes,
         )
 
     # -- realisation ------------------------------------------------------------------------------
-    def _black_box_items(self) -> Sequence[tuple[float, float]] | None:
-        """The (ε, δ) pairs, with multiplicity, when every part is a canonical black box and the
-        accuracy is automatic (an explicit ``grid_step`` keeps the grid engine); else ``None``."""
-        if self._accuracy.grid_step is not None or any(b is None for b in self._boxes):
-            return None
-        if any(b is not None and b[0] > optimal.HUGE_EPS for b in self._boxes):
-            # ε_i whose − outcome underflows: optimal treats them as a shift and is loose below it
-            # (a mix of such items with others); the grid engine answers these tightly.
-            return None
-        pairs: dict[tuple[float, float], int] = {}
-        for box, (_, _, k) in zip(self._boxes, self._parts, strict=True):
-            assert box is not None
-            pairs[box] = pairs.get(box, 0) + k
-        if len(pairs) == 1:
-            ((eps, dlt), k), = pairs.items()
-            return optimal.homogeneous(eps, dlt, k)
-        if sum(pairs.values()) > _BLACK_BOX_MAX_ITEMS:
-            return None  # the optimal engine takes a list of pairs: too long to materialise
-        out: list[tuple[float, float]] = []
-        for pair, k in pairs.items():
-            out.extend([pair] * k)  # one tuple object repeated: pooled by identity there
-        return out
-
     def _laws(self) -> list[list[tuple[PrivacyLossLaw, int]]]:
         remove = _merge([(r, k) for r, _, k in self._parts])
         if self.symmetric:
@@ -672,9 +612,6 @@ class PrivacyLossDistribution:
             epsilon: ε ≥ 0.
         """
         eps = check_nonnegative("epsilon", epsilon)
-        boxes = self._black_box_items()
-        if boxes is not None:
-            return _black_box_delta(boxes, eps, self._accuracy.relative_width)
         return self._refine(_DeltaMeasure(np.array([eps])), strict=False)
 
     def delta_curve(self, epsilons: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -683,13 +620,6 @@ class PrivacyLossDistribution:
         if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
             bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
             raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
-        boxes = self._black_box_items()
-        if boxes is not None:
-            bounds = [_black_box_delta(boxes, float(e), self._accuracy.relative_width) for e in eps]
-            return (
-                np.array([b.lower for b in bounds], dtype=np.float64),
-                np.array([b.upper for b in bounds], dtype=np.float64),
-            )
         m = _DeltaMeasure(eps)
         self._refine(m, strict=False)
         assert m.last is not None
@@ -708,9 +638,6 @@ class PrivacyLossDistribution:
             delta: δ in [0, 1].
         """
         delta = check_probability("delta", delta)
-        boxes = self._black_box_items()
-        if boxes is not None:
-            return _black_box_epsilon(boxes, delta, self._accuracy.relative_width, delta >= PLD_DEEP_DELTA)
         return self._refine(_EpsilonMeasure(delta), strict=delta >= PLD_DEEP_DELTA)
 
     def epsilon_estimate(self, delta: float) -> float:
@@ -800,48 +727,3 @@ class _DeltaMeasure(_Measure):
 
     def refinable(self, b: Bound) -> bool:
         return True
-
-
-#: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
-#: many references is built; above it the grid engine answers).
-_BLACK_BOX_MAX_ITEMS = 1 << 22
-#: Refinements of the optimal engine's tolerance towards the requested relative width.
-_BLACK_BOX_PASSES = 4
-
-
-def _black_box_epsilon(
-    items: Sequence[tuple[float, float]], delta: float, target: float, strict: bool
-) -> Bound:
-    """ε(δ) of a composition of canonical (ε, δ) black boxes from :func:`optcomp.optimal.epsilon`
-    (certified at both ends), its tolerance (a width in ε) refined until the relative width
-    (upper − lower)/max(upper, 0.01) meets ``target``; ``GridTooLargeError`` if it cannot (``strict``)."""
-    tol = optimal.DEFAULT_TOLERANCE
-    b = optimal.epsilon(items, delta, tolerance=tol)
-    for _ in range(_BLACK_BOX_PASSES):
-        w = _EpsilonMeasure.width_of(b)
-        if w <= target or not math.isfinite(b.upper):
-            return b
-        tol = min(tol / 2, 0.5 * target * max(b.upper, 0.01))
-        b = optimal.epsilon(items, delta, tolerance=tol)
-    if strict and _EpsilonMeasure.width_of(b) > target:
-        raise GridTooLargeError(
-            f"the requested relative width {target:g} is not reached by the optimal black-box engine "
-            f"(bracket [{b.lower!r}, {b.upper!r}]); ask for a larger Accuracy.relative_width, or query "
-            "optcomp.optimal.epsilon with a larger max_points"
-        )
-    return b
-
-
-def _black_box_delta(items: Sequence[tuple[float, float]], epsilon: float, target: float) -> Bound:
-    """δ(ε) of a composition of canonical (ε, δ) black boxes from :func:`optcomp.optimal.delta`
-    (certified at both ends), refined towards the relative width (upper − lower)/upper ≤ ``target``
-    (the narrowest bracket reached is returned, as for the grid engine's δ queries)."""
-    tol = optimal.DEFAULT_TOLERANCE
-    b = optimal.delta(items, epsilon, tolerance=tol)
-    for _ in range(_BLACK_BOX_PASSES):
-        if b.upper <= _FLOOR_WIDTH or (b.upper - b.lower) / b.upper <= target:
-            break
-        # the split engine's δ error is second order in its step, i.e. ∝ tolerance
-        tol = tol * max(1e-3, min(0.5, 0.5 * target * b.upper / (b.upper - b.lower)))
-        b = optimal.delta(items, epsilon, tolerance=tol)
-    return b
