@@ -163,3 +163,24 @@ def test_merged_mu_adds_in_quadrature() -> None:
     assert merged_mu([(Gaussian(1.0, sensitivity=3.0), 1), (Gaussian(1.0, sensitivity=4.0), 1)]) == 5.0
     assert merged_mu([(Gaussian(0.5), 4)]) == 4.0
     assert np.isclose(merged_mu([(Gaussian(2.0), 3), (Gaussian(1.0), 2)]), math.sqrt(3 / 4 + 2))
+
+
+@pytest.mark.parametrize("mu", [1.01e-8, 1e-3, 1e3, 0.99e6])
+def test_gdp_route_over_its_mu_range(mu: float) -> None:
+    comp = compose(Gaussian(1.0 / mu))
+    assert comp.engine() == "gdp"
+    true_mu = _true_mu([(Gaussian(1.0 / mu), 1)])
+    for delta in (1e-5, 1e-300):
+        b = comp.epsilon(delta)  # the truth's δ at the ends: ≤ δ at upper, > δ at lower (or lower = 0)
+        assert gdp_delta(true_mu, b.upper) <= delta  # type: ignore[arg-type]
+        assert b.lower == 0.0 or gdp_delta(true_mu, b.lower) > delta  # type: ignore[arg-type]
+    for epsilon in (0.0, 1.0):
+        d = comp.delta(epsilon)
+        assert d.lower <= gdp_delta(true_mu, epsilon) <= d.upper  # type: ignore[arg-type]
+    for epsilon in (1e300, 1.7976931348623157e308):  # far tail: δ has underflowed, and says so
+        assert comp.delta(epsilon) == optcomp.Bound(0.0, math.ulp(0.0))
+
+
+@pytest.mark.parametrize("sigma", [1e9, 1e-7])
+def test_gaussians_outside_the_gdp_range_stay_on_the_grid(sigma: float) -> None:
+    assert compose(Gaussian(sigma)).engine() == "grid"

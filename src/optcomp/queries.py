@@ -72,8 +72,12 @@ _BLACK_BOX_PASSES = 4
 #: Relative error of :func:`merged_mu`: ≤ 3.5u from μᵢ = Δᵢ/σᵢ, its square, kᵢ·, ``fsum`` and ``sqrt``
 #: (each correctly rounded, all terms positive); widened outward by twice that.
 _MU_SLACK = 8.0 * UNIT_ROUNDOFF
-#: μᵢ (and the merged μ) kept on the GDP route: their squares neither underflow nor overflow.
-_GDP_MU_RANGE = (1e-150, 1e150)
+#: μᵢ and merged μ kept on the GDP route: the range where ``gdp_delta_bound`` is informative at every ε
+#: (with the cap below; outside it, e.g. μ = 1e-12 or 1e8, its ends degrade to [0, 1] or overflow).
+_GDP_MU_RANGE = (1e-8, 1e6)
+#: Upper δ ends are read at ε' = min(ε, μ(μ/2 + this)), where a = −ε'/μ + μ/2 = −this: δ_μ decreases in
+#: ε, so δ(ε) ≤ δ(ε'), and there δ has underflowed while ``gdp_delta_bound``'s error bound is finite.
+_GDP_TAIL_A = 1e4
 #: δ brackets narrower than this (relative to their upper end) are not refined further.
 _DELTA_FLOOR = 1e-300
 #: Steps of the outward search that turns the GDP closed-form ε into a certified bracket.
@@ -143,7 +147,7 @@ class Composition:
         """The engine that answers this composition's queries at ``accuracy`` (module docstring).
 
         An explicit ``accuracy.grid_step`` always selects the grid. Otherwise all-Gaussian items whose
-        μᵢ and merged μ lie in [1e-150, 1e150] select ``"gdp"``; all-black-box items with every
+        μᵢ and merged μ lie in [1e-8, 1e6] select ``"gdp"``; all-black-box items with every
         εᵢ ≤ ``optimal.HUGE_EPS`` (whose − outcome does not underflow) and at most 2²² items unless they
         are all one pair select ``"optimal"``; anything else ``"grid"``.
         """
@@ -331,9 +335,24 @@ class Composition:
 
 
 # -- the GDP engine ---------------------------------------------------------------------------------
+def _gdp_tail(mu: float) -> float:
+    """ε' = μ(μ/2 + ``_GDP_TAIL_A``): beyond it δ_μ(ε) ≤ δ_μ(ε') has underflowed."""
+    return mu * (mu / 2 + _GDP_TAIL_A)
+
+
+def _gdp_upper(mu: float, epsilon: float) -> float:
+    """A certified upper end of δ_μ(ε), read at min(ε, ε') (δ_μ decreases in ε)."""
+    return gdp_delta_bound(mu, min(epsilon, _gdp_tail(mu)))[1]
+
+
+def _gdp_lower(mu: float, epsilon: float) -> float:
+    """A certified lower end of δ_μ(ε) (0, trivially, beyond ε')."""
+    return gdp_delta_bound(mu, epsilon)[0] if epsilon <= _gdp_tail(mu) else 0.0
+
+
 def _gdp_delta(mu_lo: float, mu_hi: float, epsilon: float) -> Bound:
     """δ(ε) of μ-GDP for μ ∈ [mu_lo, mu_hi] (δ increases with μ; DRS Cor 2.13, certified ends)."""
-    return Bound(gdp_delta_bound(mu_lo, epsilon)[0], gdp_delta_bound(mu_hi, epsilon)[1])
+    return Bound(_gdp_lower(mu_lo, epsilon), _gdp_upper(mu_hi, epsilon))
 
 
 def _gdp_epsilon(mu_lo: float, mu_hi: float, delta: float) -> Bound:
@@ -345,18 +364,18 @@ def _gdp_epsilon(mu_lo: float, mu_hi: float, delta: float) -> Bound:
     """
     if delta == 0.0:
         return Bound(math.inf, math.inf)  # δ_μ(ε) > 0 for every finite ε when μ > 0
-    if gdp_delta_bound(mu_hi, 0.0)[1] <= delta:
+    if _gdp_upper(mu_hi, 0.0) <= delta:
         upper = 0.0
     else:
         upper = gdp_epsilon(mu_hi, delta)
         gap = math.ulp(upper)
         for _ in range(_GDP_SEARCH_STEPS):
-            if gdp_delta_bound(mu_hi, upper)[1] <= delta:
+            if _gdp_upper(mu_hi, upper) <= delta:
                 break
             upper, gap = round_up(upper + gap, 0.0), 2.0 * gap
         else:
             upper = math.inf
-    if upper == 0.0 or gdp_delta_bound(mu_lo, 0.0)[0] <= delta:
+    if upper == 0.0 or _gdp_lower(mu_lo, 0.0) <= delta:
         return Bound(0.0, upper)
     root = min(gdp_epsilon(mu_lo, delta), upper)
     gap = math.ulp(root)
@@ -365,7 +384,7 @@ def _gdp_epsilon(mu_lo: float, mu_hi: float, delta: float) -> Bound:
         candidate = round_down(root - gap, 0.0)
         if candidate <= 0.0:
             break
-        if gdp_delta_bound(mu_lo, candidate)[0] > delta:
+        if _gdp_lower(mu_lo, candidate) > delta:
             lower = candidate
             break
         gap *= 2.0
