@@ -282,14 +282,18 @@ class Composition:
     ) -> tuple[FloatArray, FloatArray]:
         """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
         acc = self._accuracy(accuracy)
-        engine = self.engine(acc)
+        engine, boxes = self._decide(acc)
         if engine == "grid":
             return self.pld(acc).delta_curve(epsilons)
         eps = np.asarray(epsilons, dtype=np.float64).ravel()
         if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
             bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
             raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
-        bounds = [self.delta(float(e), accuracy=acc) for e in eps]
+        if boxes is not None:
+            bounds = [_optimal_delta(boxes, float(e), acc.relative_width) for e in eps]
+        else:
+            mu_lo, mu_hi = self._mu()
+            bounds = [_gdp_delta(mu_lo, mu_hi, float(e)) for e in eps]
         return (
             np.array([b.lower for b in bounds], dtype=np.float64),
             np.array([b.upper for b in bounds], dtype=np.float64),

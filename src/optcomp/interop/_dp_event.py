@@ -111,6 +111,10 @@ class EventComposition:
       :func:`optcomp.optimal.epsilon`/:func:`optcomp.optimal.delta` (Kairouz–Oh–Viswanath Thm III.3,
       Murtagh–Vadhan Thm 1.5); this also covers a top-level ``NonPrivateDpEvent``;
     * ``"pld"``: anything else — :func:`optcomp.compose` and the PLD engine's certified bracket.
+
+    The label is informative; the queries go through :func:`optcomp.compose`, whose
+    :meth:`~optcomp.queries.Composition.engine` decides (the same engine for these cases, and the
+    GDP closed form for Gaussian-only compositions).
     """
 
     items: tuple[tuple[Mechanism, int], ...]
@@ -138,21 +142,11 @@ class EventComposition:
             raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
         return compose_items(self.items, self.neighbouring, accuracy)
 
-    def _pairs(self) -> Sequence[tuple[float, float]]:
-        from optcomp.optimal import homogeneous
-
-        specs = [(m, k) for m, k in self.items if isinstance(m, EpsilonDelta)]
-        if len(specs) == 1:
-            m, k = specs[0]
-            return homogeneous(m.epsilon, m.delta, k)
-        return [(m.epsilon, m.delta) for m, k in specs for _ in range(k)]
-
     def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified bracket on the optimal ε at ``delta`` (``upper`` certified by the engine used).
 
         ``Bound(inf, inf)`` for a non-private composition (exact: δ(ε) = 1 for every ε).
         """
-        from optcomp import optimal
         from optcomp._numerics import check_probability
 
         d = check_probability("delta", delta)
@@ -160,13 +154,10 @@ class EventComposition:
             return Bound.exact(0.0)
         if not self.private:
             return Bound(math.inf, math.inf) if d < 1.0 else Bound.exact(0.0)
-        if self.engine == "optimal":
-            return optimal.epsilon(self._pairs(), d)
-        return self.pld(accuracy=accuracy).epsilon(d)
+        return self.pld(accuracy=accuracy).epsilon(d)  # the floor picks the engine (optcomp.queries)
 
     def delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified bracket on the optimal δ at ``epsilon`` (``Bound(1, 1)`` when not private)."""
-        from optcomp import optimal
         from optcomp._numerics import check_nonnegative
 
         e = check_nonnegative("epsilon", epsilon)
@@ -174,8 +165,6 @@ class EventComposition:
             return Bound.exact(0.0)
         if not self.private:
             return Bound.exact(1.0)
-        if self.engine == "optimal":
-            return optimal.delta(self._pairs(), e)
         return self.pld(accuracy=accuracy).delta(e)
 
     def to_dp_event_json(self) -> dict[str, Any]:

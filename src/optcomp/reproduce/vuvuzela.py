@@ -31,8 +31,8 @@ import math
 from dataclasses import dataclass
 
 from optcomp import Accuracy, compose
-from optcomp.mechanisms import Laplace, ShiftedTruncatedLaplace
-from optcomp.queries import Composition
+from optcomp.mechanisms import Gaussian, Laplace, ShiftedTruncatedLaplace
+from optcomp.queries import Composition, merged_mu
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,10 @@ def gaussian_same_variance_mu(panel: Panel) -> float:
     count, √2·b/2 for the pairs), unclamped: μ = √(r·((2/σ₁)² + (1/σ₂)²)) (DRS Cor. 3.3)."""
     s1 = math.sqrt(2.0) * panel.scale
     s2 = s1 / 2
-    return math.sqrt(panel.rounds * ((DELTA_SINGLE / s1) ** 2 + (DELTA_PAIR / s2) ** 2))
+    return merged_mu([
+        (Gaussian(s1, sensitivity=float(DELTA_SINGLE)), panel.rounds),
+        (Gaussian(s2, sensitivity=float(DELTA_PAIR)), panel.rounds),
+    ])
 
 
 __all__ = [
