@@ -88,7 +88,7 @@ def coupling_mass(rounds: int, taus: list[float]) -> float:
 
 
 def bracket(
-    pld: optcomp.pld.PrivacyLossDistribution, exp_eps: np.ndarray, t: float, floor: float
+    pld: optcomp.Composition, exp_eps: np.ndarray, t: float, floor: float
 ) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = pld.delta_curve(np.log(exp_eps))
     slack = (1.0 + exp_eps) * t

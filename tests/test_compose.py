@@ -178,10 +178,12 @@ def test_pooling_equal_items_is_self_composition() -> None:
     assert (a.lower, a.upper) == (b.lower, b.upper)
 
 
-def test_result_is_a_pld_with_the_total_count() -> None:
-    pld = compose((Laplace(1.0), 3), RandomizedResponse(0.5), (Gaussian(2.0), 5), Gaussian(3.0))
-    assert isinstance(pld, optcomp.pld.PrivacyLossDistribution)
-    assert pld.count == 3 + 1 + 1  # the six Gaussian runs become one exact Gaussian
+def test_result_is_a_composition_whose_grid_merges_the_gaussians() -> None:
+    comp = compose((Laplace(1.0), 3), RandomizedResponse(0.5), (Gaussian(2.0), 5), Gaussian(3.0))
+    assert isinstance(comp, optcomp.Composition)
+    assert comp.count == 3 + 1 + 5 + 1
+    assert isinstance(comp.pld(), optcomp.pld.PrivacyLossDistribution)
+    assert comp.pld().count == 3 + 1 + 1  # the six Gaussian runs become one exact Gaussian
 
 
 @settings(max_examples=5, deadline=None)

@@ -19,6 +19,7 @@ import pytest
 
 import optcomp
 from optcomp import Gaussian, PoissonSubsampled
+from optcomp._numerics import CURVE_ABSOLUTE_SLACK
 from optcomp.fdp import (
     advantage,
     attack_tpr,
@@ -144,5 +145,7 @@ def test_from_pld_bracket_contains_gaussian_curve_everywhere(sigma: float, k: in
     a = alpha_grid()
     truth = np.asarray(gaussian_tradeoff(math.sqrt(k) / sigma)(a))
     lo, hi = (np.asarray(v) for v in b(a))
-    assert np.all(lo <= truth) and np.all(truth <= hi)
+    # Curve values are certified to the absolute CURVE_ABSOLUTE_SLACK (64u) that every readout adds
+    # (docs/fdp.md): near α = 1, where β ≈ 1e-15, a GDP-routed bracket is tighter than that slack.
+    assert np.all(lo <= truth + CURVE_ABSOLUTE_SLACK) and np.all(truth <= hi + CURVE_ABSOLUTE_SLACK)
     assert float(np.max(hi - lo)) < 1e-3

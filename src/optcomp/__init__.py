@@ -39,6 +39,7 @@ from optcomp.mechanisms import (
     privacy_loss_laws,
 )
 from optcomp.pld import GridTooLargeError  # the engines' refusal of a too-fine grid, at the root
+from optcomp.queries import Composition
 
 __version__ = "0.1.0"
 
@@ -66,6 +67,7 @@ __all__ = [
     "DEFAULT_ACCURACY",
     "Accuracy",
     "Bound",
+    "Composition",
     "DiscreteLaplace",
     "DiscretePair",
     "EpsilonDelta",

@@ -1,43 +1,20 @@
-"""``optcomp.compose``: the privacy-loss distribution of a sequence of mechanisms.
+"""``optcomp.compose``: a sequence of mechanisms as one immutable :class:`~optcomp.queries.Composition`.
 
-Each *distinct* mechanism's PLD is built once from its exact laws
-(:func:`optcomp.mechanisms.privacy_loss_laws` → ``PrivacyLossDistribution.from_laws``) and composed
-``count`` times with ``self_compose``; distinct PLDs are then combined with ``compose``. Privacy losses
-of independent (even adaptively chosen) mechanisms add, so the PLD of the composition is the
-convolution of the PLDs (``shared/MATH.md``; KOV Thm III.3 for adaptivity).
-
-Closed form used before any discretisation: Gaussian mechanisms compose exactly into one Gaussian,
-G_{μ₁} ⊗ G_{μ₂} = G_{√(μ₁² + μ₂²)} (Dong–Roth–Su Cor 3.3), so all Gaussian items (any σ, Δ, count)
-become the single ``Gaussian(sigma=1/μ)`` with μ = √(Σ countᵢ·(Δᵢ/σᵢ)²) and cost one discretisation and
-no FFT error. The result is always a ``PrivacyLossDistribution``.
-
-(ε, δ) black boxes: when *every* item is an ``EpsilonDelta`` (or a ``RandomizedResponse``, the case
-δ = 0) and the accuracy is automatic, the PLD answers ε and δ queries from :mod:`optcomp.optimal`
-(``PrivacyLossDistribution.from_epsilon_delta``): the composition of canonical pairs is exactly the
-optimal black-box composition (KOV Thm III.3), which that engine brackets exactly for one distinct ε
-(Murtagh–Vadhan Thm 1.4, e.g. 10⁴ × (0.01, 10⁻⁹) in milliseconds, where the grid would need a step the
-memory cap does not allow) and with certified ends otherwise. Mixed with any other mechanism, or with
-an explicit ``Accuracy.grid_step``, the grid engine answers.
+This module validates and pools the items (``(mechanism, count)`` pairs; equal specifications add
+their counts) and settles the neighbouring relation they agree on. Which engine answers the queries
+(the GDP closed form, :mod:`optcomp.optimal` for (ε, δ) black boxes, or the PLD grid) is decided by
+the queries floor, :mod:`optcomp.queries`.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Hashable
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, check_int
-from optcomp.mechanisms import (
-    EpsilonDelta,
-    Gaussian,
-    Mechanism,
-    Neighbouring,
-    RandomizedResponse,
-    privacy_loss_laws,
-)
+from optcomp.mechanisms import Mechanism, Neighbouring
 from optcomp.mechanisms._dispatch import is_mechanism
 from optcomp.mechanisms._spec import check_neighbouring
-from optcomp.pld import PrivacyLossDistribution
+from optcomp.queries import Composition
 
 #: One argument of :func:`compose`: a mechanism specification or a ``(mechanism, count)`` pair.
 Item = Mechanism | tuple[Mechanism, int]
@@ -68,26 +45,6 @@ def _normalise(item: object, position: int) -> tuple[Mechanism, int]:
     return item, 1  # type: ignore[return-value]  # is_mechanism checked the protocol
 
 
-def _merge_gaussians(counts: dict[Mechanism, int]) -> dict[Mechanism, int]:
-    """All Gaussian items replaced by one Gaussian with μ² = Σ countᵢ μᵢ² (Dong–Roth–Su Cor 3.3)."""
-    gaussians = [(m, k) for m, k in counts.items() if isinstance(m, Gaussian)]
-    if len(gaussians) <= 1 and all(k == 1 for _, k in gaussians):
-        return counts
-    mu = math.sqrt(math.fsum(k * m.mu**2 for m, k in gaussians))
-    merged: dict[Mechanism, int] = {Gaussian(1.0 / mu): 1}
-    merged.update((m, k) for m, k in counts.items() if not isinstance(m, Gaussian))
-    return merged
-
-
-def _black_box(mechanism: Mechanism) -> tuple[float, float] | None:
-    """(ε, δ) of a mechanism whose pair is the KOV canonical one (``EpsilonDelta``, ``RandomizedResponse``)."""
-    if isinstance(mechanism, EpsilonDelta):
-        return mechanism.epsilon, mechanism.delta
-    if isinstance(mechanism, RandomizedResponse):
-        return mechanism.epsilon, 0.0
-    return None
-
-
 def _relation(counts: dict[Mechanism, int], neighbouring: Neighbouring | None) -> Neighbouring | None:
     """The one relation the items and ``neighbouring`` agree on (``None``: none fixes one)."""
     fixed: dict[Neighbouring, Mechanism] = {}
@@ -113,8 +70,8 @@ def compose(
     *items: Item,
     neighbouring: Neighbouring | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
-) -> PrivacyLossDistribution:
-    """The PLD of running every item (adaptively) in sequence.
+) -> Composition:
+    """The composition of running every item (adaptively) in sequence.
 
     Args:
         *items: mechanism specifications from :mod:`optcomp.mechanisms`, or ``(mechanism, count)``
@@ -123,11 +80,13 @@ def compose(
             ``"substitution"``; ``None`` (default) takes the relation the items fix, if any. Base
             mechanisms fix none (their sensitivities are stated for the caller's relation); the
             subsampling wrappers fix theirs, and items that fix different relations are refused.
-        accuracy: the engine's accuracy knob (:class:`optcomp.Accuracy`).
+        accuracy: the accuracy the queries use unless given another (:class:`optcomp.Accuracy`).
 
     Returns:
-        A ``PrivacyLossDistribution`` whose ``delta``/``epsilon`` queries give certified brackets and
-        whose ``neighbouring`` attribute reports the relation (``None``: relation-agnostic).
+        A frozen :class:`~optcomp.queries.Composition` whose ``delta``/``epsilon`` queries give
+        certified brackets from the engine :meth:`~optcomp.queries.Composition.engine` picks, whose
+        ``neighbouring`` attribute reports the relation (``None``: relation-agnostic) and whose
+        ``pld(accuracy)`` is the PLD grid.
 
     Raises:
         ValueError: no items; a malformed item (not a mechanism or a ``(mechanism, count)`` pair —
@@ -146,17 +105,4 @@ def compose(
     for position, item in enumerate(items):
         mechanism, k = _normalise(item, position)
         counts[mechanism] = counts.get(mechanism, 0) + k
-    relation = _relation(counts, relation)
-    counts = _merge_gaussians(counts)
-    plds = []
-    for mechanism, k in counts.items():
-        remove, add = privacy_loss_laws(mechanism)
-        box = _black_box(mechanism)
-        if box is not None:
-            pld = PrivacyLossDistribution.from_epsilon_delta(
-                *box, remove, accuracy=accuracy, neighbouring=relation
-            )
-        else:
-            pld = PrivacyLossDistribution.from_laws(remove, add, accuracy=accuracy, neighbouring=relation)
-        plds.append(pld.self_compose(k) if k > 1 else pld)
-    return functools.reduce(lambda left, right: left.compose(right), plds)
+    return Composition(tuple(counts.items()), _relation(counts, relation), accuracy)

@@ -52,7 +52,7 @@ from optcomp.calibrate import Probe, level_accuracies, multilevel_search, smalle
 
 if TYPE_CHECKING:
     from optcomp.mechanisms import Mechanism, MixtureOfGaussians
-    from optcomp.pld import PrivacyLossDistribution
+    from optcomp.queries import Composition
 
 Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
 
@@ -178,7 +178,7 @@ class Run:
         return [(pair, full_epochs)] if pair is not None and full_epochs >= 1 else []
 
     def bound(
-        self, query: Callable[[PrivacyLossDistribution], Bound], accuracy: Accuracy, *, lower: bool = True
+        self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, lower: bool = True
     ) -> Bound:
         """``query`` on the dominating composition; lower end from the dominated pair where there is one
         (``lower=False``: the dominating composition's bracket only, for searches on the upper end)."""
@@ -197,9 +197,8 @@ def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
 
     if run.examples_per_user > 1:
         return [(user_level_mixture(run.sigma, run.q, run.examples_per_user), run.steps)]
-    if run.q == 1.0:
-        # k Gaussians with noise σ are one Gaussian with noise σ/√k (GDP μ's add in quadrature).
-        return [(Gaussian(sigma=run.sigma / math.sqrt(run.steps)), 1)]
+    if run.q == 1.0:  # no sampling: the floor composes the Gaussians in closed form (optcomp.queries)
+        return [(Gaussian(sigma=run.sigma), run.steps)]
     return [(PoissonSubsampled(Gaussian(sigma=run.sigma), sampling_rate=run.q), run.steps)]
 
 

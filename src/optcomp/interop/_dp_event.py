@@ -70,7 +70,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
 )
 from optcomp.mechanisms.allocation import RandomAllocation
-from optcomp.pld import PrivacyLossDistribution
+from optcomp.queries import Composition, merged_mu
 
 #: The fully distinguishing pair (loss +∞ under P, −∞ under Q): what a ``NonPrivateDpEvent`` releases.
 #: Its hockey-stick divergence is 1 at every ε, in composition with anything and so ε(δ) = ∞ for δ < 1.
@@ -129,6 +129,10 @@ class EventComposition:
       :func:`optcomp.optimal.epsilon`/:func:`optcomp.optimal.delta` (Kairouz–Oh–Viswanath Thm III.3,
       Murtagh–Vadhan Thm 1.5); this also covers a top-level ``NonPrivateDpEvent``;
     * ``"pld"``: anything else — :func:`optcomp.compose` and the PLD engine's certified bracket.
+
+    The label is informative; the queries go through :func:`optcomp.compose`, whose
+    :meth:`~optcomp.queries.Composition.engine` decides (the same engine for these cases, and the
+    GDP closed form for Gaussian-only compositions).
     """
 
     items: tuple[tuple[Mechanism, int], ...]
@@ -159,8 +163,9 @@ class EventComposition:
         """False when the composition contains a non-private release outside any sampling (ε = ∞)."""
         return not any(m == NON_PRIVATE for m, _ in self.items)
 
-    def pld(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> PrivacyLossDistribution:
-        """The composition's ``PrivacyLossDistribution`` (any engine; ``ValueError`` if it is empty).
+    def pld(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Composition:
+        """The composition as :func:`optcomp.compose` returns it (its ``pld()`` is the PLD grid;
+        ``ValueError`` if it is empty).
 
         With ``allocations`` there is no exact law: this is the *dominating* composition
         (:meth:`dominating_items`), whose bracket's lower end is not the run's; :meth:`epsilon` and
@@ -170,7 +175,7 @@ class EventComposition:
             raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
         return compose_items(self.dominating_items(), self.neighbouring, accuracy)
 
-    def _bracket(self, query: Callable[[PrivacyLossDistribution], Bound], accuracy: Accuracy) -> Bound:
+    def _bracket(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> Bound:
         """``query`` on the dominating composition; with allocations, lower end from the dominated one."""
         upper = query(self.pld(accuracy=accuracy))
         if not self.allocations:
@@ -178,21 +183,11 @@ class EventComposition:
         lower = query(compose_items(self.dominated_items(), self.neighbouring, accuracy)).lower
         return Bound(min(lower, upper.upper), upper.upper)
 
-    def _pairs(self) -> Sequence[tuple[float, float]]:
-        from optcomp.optimal import homogeneous
-
-        specs = [(m, k) for m, k in self.items if isinstance(m, EpsilonDelta)]
-        if len(specs) == 1:
-            m, k = specs[0]
-            return homogeneous(m.epsilon, m.delta, k)
-        return [(m.epsilon, m.delta) for m, k in specs for _ in range(k)]
-
     def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified bracket on the optimal ε at ``delta`` (``upper`` certified by the engine used).
 
         ``Bound(inf, inf)`` for a non-private composition (exact: δ(ε) = 1 for every ε).
         """
-        from optcomp import optimal
         from optcomp._numerics import check_probability
 
         d = check_probability("delta", delta)
@@ -200,13 +195,10 @@ class EventComposition:
             return Bound.exact(0.0)
         if not self.private:
             return Bound(math.inf, math.inf) if d < 1.0 else Bound.exact(0.0)
-        if self.engine == "optimal":
-            return optimal.epsilon(self._pairs(), d)
-        return self._bracket(lambda pld: pld.epsilon(d), accuracy)
+        return self._bracket(lambda c: c.epsilon(d), accuracy)  # the floor picks the engine (optcomp.queries)
 
     def delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified bracket on the optimal δ at ``epsilon`` (``Bound(1, 1)`` when not private)."""
-        from optcomp import optimal
         from optcomp._numerics import check_nonnegative
 
         e = check_nonnegative("epsilon", epsilon)
@@ -214,9 +206,7 @@ class EventComposition:
             return Bound.exact(0.0)
         if not self.private:
             return Bound.exact(1.0)
-        if self.engine == "optimal":
-            return optimal.delta(self._pairs(), e)
-        return self._bracket(lambda pld: pld.delta(e), accuracy)
+        return self._bracket(lambda c: c.delta(e), accuracy)
 
     def to_dp_event_json(self) -> dict[str, Any]:
         """This composition in the JSON schema of ``docs/interop.md`` (see :func:`to_dp_event_json`)."""
@@ -459,8 +449,7 @@ class _Walk:
         if len(items) == 1 and items[0][1] == 1:
             return items[0][0]
         if all(isinstance(m, Gaussian) for m, _ in items):
-            mu = math.sqrt(math.fsum(k * m.mu**2 for m, k in items if isinstance(m, Gaussian)))
-            return Gaussian(sigma=1.0 / mu)
+            return Gaussian(sigma=1.0 / merged_mu((m, k) for m, k in items if isinstance(m, Gaussian)))
         names = ", ".join(f"{type(m).__name__} x{k}" for m, k in items)
         raise ValueError(
             f"{path}: sampling a composition of {names} is not supported (the amplified law of a "

@@ -15,7 +15,7 @@ from optcomp._numerics import DEFAULT_ACCURACY, Accuracy
 
 if TYPE_CHECKING:
     from optcomp.mechanisms import Mechanism
-    from optcomp.pld import PrivacyLossDistribution
+    from optcomp.queries import Composition
 
 Neighbouring = Literal["add_remove", "substitution"]
 
@@ -51,7 +51,7 @@ def check_neighbouring(value: object) -> Neighbouring:
 
 def compose_items(
     items: Sequence[tuple[Mechanism, int]], neighbouring: Neighbouring, accuracy: Accuracy = DEFAULT_ACCURACY
-) -> PrivacyLossDistribution:
+) -> Composition:
     """``optcomp.compose(*items)`` for mechanisms already stated for ``neighbouring``.
 
     The mechanisms built by :mod:`optcomp.interop` carry the relation in their parameters (e.g. a

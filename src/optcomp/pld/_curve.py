@@ -35,7 +35,8 @@ import numpy.typing as npt
 from optcomp._numerics import Bound, FloatArray
 
 if TYPE_CHECKING:
-    from optcomp.pld._pld import PrivacyLossDistribution, _Direction
+    from optcomp.pld._pld import PrivacyLossDistribution
+    from optcomp.pld._realise import Direction
 
 __all__ = ["CURVE_DELTA_SCALE", "CURVE_PLACEMENT_RTOL", "HockeyStickCurve", "hockey_stick_curve"]
 
@@ -69,14 +70,14 @@ class HockeyStickCurve:
     upper: FloatArray
 
 
-def _upper0(d: _Direction, eps: FloatArray) -> FloatArray:
+def _upper0(d: Direction, eps: FloatArray) -> FloatArray:
     base = d.upper(0)
     if base is None:
         return np.full(eps.size, max(d.p_inf_hi, 0.0) if d._all_infinite() else 1.0)
     return base.delta(eps)
 
 
-def _lower0(d: _Direction, eps: FloatArray) -> FloatArray:
+def _lower0(d: Direction, eps: FloatArray) -> FloatArray:
     base = d.lower(0)
     if base is None:
         return np.full(eps.size, d.p_inf_lo)
@@ -117,7 +118,7 @@ def place(eps: FloatArray, delta: FloatArray, scale: float, rtol: float) -> Floa
     return np.asarray(e[keep], dtype=np.float64)
 
 
-def _floor(d: _Direction) -> float:
+def _floor(d: Direction) -> float:
     """The absolute error the untilted ends of ``d`` carry whatever the grid (FFT floor, cut tails)."""
     out = d.cut
     up = d.upper(0)
@@ -137,7 +138,7 @@ class _CurveMeasure:
         self.rw = relative_width
         self.last: HockeyStickCurve | None = None
 
-    def _grid(self, dirs: tuple[_Direction, ...]) -> FloatArray:
+    def _grid(self, dirs: tuple[Direction, ...]) -> FloatArray:
         if self.fixed is not None:
             return self.fixed
         top = 1.0
@@ -152,7 +153,7 @@ class _CurveMeasure:
     def _bad(self, lo: FloatArray, hi: FloatArray) -> npt.NDArray[np.bool_]:
         return np.asarray(hi - lo > self.rw * np.maximum(hi, CURVE_DELTA_SCALE), dtype=np.bool_)
 
-    def run(self, dirs: tuple[_Direction, ...]) -> Bound:
+    def run(self, dirs: tuple[Direction, ...]) -> Bound:
         eps = self._grid(dirs)
         ups = [_upper0(d, eps) for d in dirs]
         hi = np.max(ups, axis=0)
@@ -211,10 +212,6 @@ def hockey_stick_curve(pld: PrivacyLossDistribution, epsilons: npt.ArrayLike | N
         if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
             bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
             raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
-    if pld._black_box_items() is not None:
-        grid = np.linspace(0.0, 20.0, _BLACK_BOX_GRID) if eps is None else eps
-        lo, hi = pld.delta_curve(grid)
-        return HockeyStickCurve(grid, lo, hi)
     m = _CurveMeasure(eps, pld.accuracy.relative_width)
     pld._refine(m, strict=False)  # type: ignore[arg-type]
     assert m.last is not None

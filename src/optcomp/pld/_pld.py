@@ -3,29 +3,24 @@
 Data flow, one idea per module: :mod:`._cells` (a law → certified cell masses) →
 :mod:`._dominating` (upper end: the split pair) and :mod:`._dominated` (lower end: the
 quantised-outcome pair) → :mod:`._fft` (composition, window, error bars) → :mod:`._query` (δ(ε),
-ε(δ)). This module only merges parts, picks the grid step and the tilt, and takes maxima over the
-two directions of the neighbouring relation.
+ε(δ)); :mod:`._realise` builds one direction at one grid step (and its tilted ends). This module
+only merges parts, picks the grid step, and takes maxima over the two directions of the
+neighbouring relation.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import logsumexp
 
-from optcomp import optimal
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
-    EPSILON_XTOL,
     PLD_DEEP_DELTA,
     PLD_FIRST_STEP,
     PLD_LAW_TAIL,
-    UNIT_ROUNDOFF,
     Accuracy,
     Bound,
     FloatArray,
@@ -35,27 +30,12 @@ from optcomp._numerics import (
 )
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.mechanisms._spec import Neighbouring, check_neighbouring, combined_relation
-from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells, window
-from optcomp.pld._dominated import Quantised, quantise
-from optcomp.pld._dominating import Split, split
-from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
-from optcomp.pld._fft import window as fft_window
-from optcomp.pld._query import LowerEnd, UpperEnd, bisect, tilt
+from optcomp.pld._cells import GridTooLargeError, window
+from optcomp.pld._realise import Direction, Memo, realise
 
 if TYPE_CHECKING:
     from optcomp.pld._curve import HockeyStickCurve
 
-_U = UNIT_ROUNDOFF
-#: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
-_THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
-#: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
-_TILT_TRIGGER = 1e-4
-#: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
-_KEPT_PER_POINT = 96
-#: Bisection steps before the exact root iteration of a lower ε end.
-_COARSE_BISECTIONS = 8
-#: First step (relative to the upper end) of the downward scan for a lower ε end.
-_SCAN_START = 1e-7
 #: Widths below which two passes estimate the width's order in Δ (above, the model's order 2 is used).
 _ASYMPTOTIC = 0.05
 #: Refinement passes of the automatic grid step.
@@ -76,349 +56,6 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
     return list(out.values())
 
 
-@dataclass
-class _Vectors:
-    """Split and quantised vectors of every part on one set of per-step windows, and the envelopes
-    of P(some step at +∞) they imply (the split's includes the mass its windows moved there)."""
-
-    splits: list[tuple[Split, int]]
-    quants: list[tuple[Quantised, int]]
-    p_inf_hi: float
-    p_inf_lo: float
-
-
-#: Per-law vectors of one grid step, shared by the two directions (a symmetric mechanism's law is the
-#: same object in both): key (id(law), span).
-_Memo = dict[tuple[int, tuple[float, float]], tuple[Split, Quantised]]
-
-
-def _vectors(
-    laws: list[tuple[PrivacyLossLaw, int]],
-    step: float,
-    acc: Accuracy,
-    spans: list[tuple[float, float]],
-    memo: _Memo | None = None,
-) -> _Vectors:
-    max_cells = acc.memory_cap // BYTES_PER_CELL
-    needed = sum(math.floor(b / step) - math.floor(a / step) + 3 for a, b in spans)
-    if needed > acc.memory_cap // BYTES_KEPT_PER_CELL:
-        raise GridTooLargeError(
-            f"the {len(laws)} distinct privacy-loss laws need {needed} grid cells of step {step:g} "
-            f"(the memory cap allows {acc.memory_cap // BYTES_KEPT_PER_CELL}); ask for a larger "
-            "Accuracy.relative_width or grid_step, or raise Accuracy.memory_cap"
-        )
-    splits, quants = [], []
-    log_hi = log_lo = 0.0
-    memo = {} if memo is None else memo
-    for (law, k), span in zip(laws, spans, strict=True):
-        key = (id(law), span)
-        if key not in memo:
-            c = cells(law, step, span, max_cells)
-            memo[key] = (split(c), quantise(c))
-        sp, qu = memo[key]
-        splits.append((sp, k))
-        quants.append((qu, k))
-        log_hi += k * (math.log1p(-sp.p_inf) if sp.p_inf < 1 else -math.inf)
-        log_lo += k * (math.log1p(-qu.p_inf) if qu.p_inf < 1 else -math.inf)
-    p_hi = min(1.0, -math.expm1(log_hi * (1 + 8 * _U)) * (1 + 8 * _U)) if log_hi > -math.inf else 1.0
-    p_lo = max(0.0, -math.expm1(log_lo * (1 - 8 * _U)) * (1 - 8 * _U)) if log_lo > -math.inf else 1.0
-    return _Vectors(splits, quants, p_hi, p_lo)
-
-
-@dataclass
-class _Direction:
-    """One direction of the neighbouring relation at one grid step: split and quantised vectors of
-    every part, and (lazily, per tilt θ) the composed upper and lower ends.
-
-    The untilted ends use *bulk* windows (each per-step tail beyond P-mass tail_mass/(8·count) moves
-    to +∞ / onto the first point for the upper end, and is dropped for the lower end); tilted ends,
-    which read the deep tail, use *full* windows (per-step tails down to ``PLD_LAW_TAIL``), built on
-    first use.
-    """
-
-    laws: list[tuple[PrivacyLossLaw, int]]
-    bulk: _Vectors
-    full_spans: Callable[[], list[tuple[float, float]]]
-    memo: _Memo
-    acc: Accuracy
-    step: float
-    log_tau: float
-    max_len: int
-    count: int
-    _full: _Vectors | None = None
-    _upper: dict[int, UpperEnd | None] = field(default_factory=dict)
-    _lower: dict[int, LowerEnd | None] = field(default_factory=dict)
-    _cumulant: dict[int, float] | None = None
-
-    @classmethod
-    def build(
-        cls,
-        laws: list[tuple[PrivacyLossLaw, int]],
-        step: float,
-        acc: Accuracy,
-        spans: list[tuple[float, float]],
-        full_spans: Callable[[], list[tuple[float, float]]],
-        memo: _Memo,
-    ) -> _Direction:
-        bulk = _vectors(laws, step, acc, spans, memo)
-        count = sum(k for _, k in laws)
-        max_len = acc.memory_cap // (BYTES_PER_POINT + _KEPT_PER_POINT)
-        return cls(laws, bulk, full_spans, memo, acc, step, math.log(acc.tail_mass / 4), max_len, count)
-
-    @property
-    def p_inf_hi(self) -> float:
-        return self.bulk.p_inf_hi
-
-    @property
-    def p_law(self) -> float:
-        """P(some step at +∞) from the laws alone (an estimate, used to decide on tilts only)."""
-        log_fin = sum(k * (math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf) for law, k in self.laws)
-        return -math.expm1(log_fin) if log_fin > -math.inf else 1.0
-
-    @property
-    def cut(self) -> float:
-        """The P-mass the bulk windows moved to +∞ or dropped (what only the full windows resolve)."""
-        return max(0.0, self.bulk.p_inf_hi - self.p_law)
-
-    @property
-    def p_inf_lo(self) -> float:
-        return self.bulk.p_inf_lo
-
-    def full(self) -> _Vectors:
-        if self._full is None:
-            self._full = _vectors(self.laws, self.step, self.acc, self.full_spans(), self.memo)
-        return self._full
-
-    def vectors(self, ti: int) -> _Vectors:
-        return self.bulk if ti == 0 else self.full()
-
-    # -- tilt ---------------------------------------------------------------------------------------
-    def cumulant(self, ti: int) -> float:
-        """K(θ) = Σ k ln Σ_c x_c e^{θ cΔ} of the (full) split vectors at θ = ``_THETAS[ti]``."""
-        if self._cumulant is None:
-            self._cumulant = {}
-        if ti not in self._cumulant:
-            th = float(_THETAS[ti])
-            out = 0.0
-            for sp, k in self.full().splits:
-                pos = np.isfinite(sp.log_masses)
-                c = (sp.first + np.flatnonzero(pos)) * self.step
-                out += k * float(logsumexp(sp.log_masses[pos] + th * c))
-            self._cumulant[ti] = out
-        return self._cumulant[ti]
-
-    def _argmin(self, f: Callable[[int], float]) -> int:
-        """Index in 1 … len(_THETAS) − 1 minimising a unimodal f (ternary search on the index)."""
-        lo, hi = 1, _THETAS.size - 1
-        while hi - lo > 2:
-            m1 = lo + (hi - lo) // 3
-            m2 = hi - (hi - lo) // 3
-            if f(m1) <= f(m2):
-                hi = m2
-            else:
-                lo = m1
-        return min(range(lo, hi + 1), key=f)
-
-    def theta_for_eps(self, eps: float) -> int:
-        """The tilt minimising the Chernoff bound K(θ) − θε at ε (the saddle point, on the grid)."""
-        return self._argmin(lambda i: self.cumulant(i) - float(_THETAS[i]) * eps)
-
-    def theta_for_delta(self, delta: float) -> int:
-        """The tilt minimising the Chernoff ε bound (K(θ) − ln δ)/θ for δ (δ = 0: the smallest double).
-
-        The tilt only decides tightness (every tilt gives a certified end), so δ = 0 may pick the
-        deepest one."""
-        ld = math.log(max(delta, math.ulp(0.0)))
-        return self._argmin(lambda i: (self.cumulant(i) - ld) / float(_THETAS[i]))
-
-    # -- ends -----------------------------------------------------------------------------------------
-    def upper(self, ti: int) -> UpperEnd | None:
-        if ti not in self._upper:
-            th = float(_THETAS[ti])
-            vs = self.vectors(ti)
-            vecs, log_scale, slack = [], 0.0, 0.0
-            for sp, k in vs.splits:
-                x, lm = tilt(sp.log_masses, sp.first, self.step, th, 1.0)
-                vecs.append((x, k))
-                log_scale += k * lm
-                slack += k * abs(lm)
-            p_inf = vs.p_inf_hi
-            first = sum(k * sp.first for sp, k in vs.splits)
-            try:
-                if not all(np.any(x > 0) for x, _ in vecs):
-                    self._upper[ti] = None
-                else:
-                    if len(vecs) == 1 and vecs[0][1] == 1:  # one step: the vector itself, exact
-                        comp = Composed(vecs[0][0], first, 0.0, 0.0)
-                    else:
-                        win = fft_window(vecs, self.log_tau, self.max_len)
-                        comp = compose(vecs, win)
-                        comp = Composed(comp.values, first + comp.first, comp.fft_error, comp.wrap)
-                    ls = 4 * _U * (slack + len(vecs) + 1)
-                    self._upper[ti] = UpperEnd(comp, self.step, th, log_scale, ls, p_inf)
-            except GridTooLargeError:
-                if ti == 0:
-                    raise
-                self._upper[ti] = None
-        return self._upper[ti]
-
-    def lower(self, ti: int) -> LowerEnd | None:
-        if ti not in self._lower:
-            th = float(_THETAS[ti])
-            vs = self.vectors(ti)
-            pv, av = [], []
-            lp = la = slack = 0.0
-            for qu, k in vs.quants:
-                x, lm = tilt(qu.log_p, qu.first, self.step, th, -1.0)
-                pv.append((x, k))
-                lp += k * lm
-                y, lma = tilt(qu.log_q_hat, qu.first, self.step, th, 1.0, normalise=True)
-                av.append((y, k))
-                la += k * lma
-                slack += k * (abs(lm) + abs(lma))
-            first = sum(k * qu.first for qu, k in vs.quants)
-            try:
-                if not all(np.any(x > 0) for x, _ in pv) or not all(np.all(np.isfinite(y)) for y, _ in av):
-                    self._lower[ti] = None
-                else:
-                    if len(pv) == 1 and pv[0][1] == 1:  # one step: the vectors themselves, exact
-                        cp = Composed(pv[0][0], first, 0.0, 0.0)
-                        ca = Composed(av[0][0], first, 0.0, 0.0)
-                    else:
-                        win = fft_window(pv, self.log_tau, self.max_len)
-                        cp = compose(pv, win)
-                        ca = compose(av, (win[0], win[1], 0.0))
-                        cp = Composed(cp.values, first + cp.first, cp.fft_error, cp.wrap)
-                        ca = Composed(ca.values, first + ca.first, ca.fft_error, 0.0)
-                    # index tilt e^{θΔJ} = e^{θ(s_J − kΔ/2)}: fold e^{θkΔ/2} into both scales
-                    half = th * self.count * self.step / 2
-                    ls = 4 * _U * (slack + len(pv) + 1 + abs(half))
-                    self._lower[ti] = LowerEnd(
-                        cp, ca, self.count, self.step, th, lp + half, la + half, ls, vs.p_inf_lo
-                    )
-            except GridTooLargeError:
-                if ti == 0:
-                    raise
-                self._lower[ti] = None
-        return self._lower[ti]
-
-    def delta_upper(self, eps: FloatArray) -> FloatArray:
-        base = self.upper(0)
-        if base is None:
-            return np.full(eps.size, max(self.p_inf_hi, 0.0) if self._all_infinite() else 1.0)
-        out = base.delta(eps)
-        fin = out - self.p_law
-        need = base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0)
-        for i in np.flatnonzero(need):
-            ti = self.theta_for_eps(float(eps[i]))
-            if ti == 0:
-                continue
-            end = self.upper(ti)
-            if end is not None:
-                out[i] = min(out[i], float(end.delta(eps[i : i + 1])[0]))
-        return out
-
-    def _all_infinite(self) -> bool:
-        return any(not np.any(np.isfinite(sp.log_masses)) for sp, _ in self.bulk.splits)
-
-    def delta_lower(self, eps: FloatArray, hint: FloatArray | None = None) -> FloatArray:
-        """Certified lower δ(ε); where the untilted FFT floor matters, the tilts that suit ε and the
-        δ level ``hint`` (an upper δ at ε, as ε(δ) would choose) are tried too."""
-        base = self.lower(0)
-        if base is None:
-            return np.full(eps.size, self.p_inf_lo)
-        out = base.delta(eps)
-        floor = base.err_p + math.e * base.err_a + self.cut
-        for i in range(eps.size):
-            fin = out[i] - self.p_inf_lo
-            if fin >= floor / _TILT_TRIGGER:
-                continue
-            tis = {self.theta_for_eps(float(eps[i]))}
-            if hint is not None and 0 < hint[i] < 1:
-                tis.add(self.theta_for_delta(float(hint[i])))
-            for ti in tis - {0}:
-                end = self.lower(ti)
-                if end is not None:
-                    out[i] = max(out[i], float(end.delta(eps[i : i + 1])[0]))
-        return out
-
-    def epsilon_upper(self, delta: float) -> float:
-        """Least ε found (bisection) whose certified upper δ is ≤ ``delta``."""
-        if self.p_law >= delta:
-            return math.inf
-        base = self.upper(0)
-        if base is None:
-            return math.inf
-        ends = [base]
-        if base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * (delta - self.p_law):
-            t = self.upper(self.theta_for_delta(delta))
-            if t is not None:
-                ends.append(t)
-
-        def ok(e: float) -> bool:
-            x = np.array([e])
-            return min(float(end.delta(x)[0]) for end in ends) <= delta
-
-        if ok(0.0):
-            return 0.0
-        hi = max(1.0, max(end.s_max() for end in ends) + 1.0)
-        for _ in range(64):
-            if ok(hi):
-                break
-            hi = 2 * hi + 1.0
-        else:
-            return math.inf
-        return bisect(0.0, hi, ok, "hi", EPSILON_XTOL)
-
-    def epsilon_lower(self, delta: float, upper: float) -> float:
-        """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""
-        if self.p_inf_lo > delta:
-            return math.inf
-        base = self.lower(0)
-        if base is None:
-            return 0.0
-        ends = [base]
-        if (base.err_p + math.e * base.err_a + self.cut) > _TILT_TRIGGER * (delta - self.p_inf_lo):
-            t = self.lower(self.theta_for_delta(delta))
-            if t is not None:
-                ends.append(t)
-
-        def ok(e: float) -> bool:
-            return max(float(end.delta(np.array([e]))[0]) for end in ends) <= delta
-
-        if ok(0.0):
-            return 0.0
-        lo = 0.0
-        if math.isfinite(upper) and upper > 0:
-            # scan down from the upper end (the computed lower δ need not be monotone far from the
-            # tilt's window, so a bisection from 0 could stop in the wrong place)
-            gap = max(upper * _SCAN_START, EPSILON_XTOL)
-            while gap < upper:
-                if not ok(upper - gap):
-                    lo = upper - gap
-                    break
-                gap *= 2.0
-        if lo == 0.0:
-            hi = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
-            for _ in range(64):
-                if ok(hi):
-                    break
-                lo, hi = hi, 2 * hi + 1.0
-            else:
-                return lo
-            for _ in range(_COARSE_BISECTIONS):
-                mid = 0.5 * (lo + hi)
-                if ok(mid):
-                    hi = mid
-                else:
-                    lo = mid
-        target = delta * (1 + 16 * _U) - self.p_inf_lo * (1 - 16 * _U)
-        best = lo
-        for end in ends:
-            best = max(best, end.root(lo, target))
-        return best
-
-
 class PrivacyLossDistribution:
     """Privacy loss distribution of a (heterogeneous) composition, with certified δ(ε) brackets.
 
@@ -437,9 +74,8 @@ class PrivacyLossDistribution:
     tilted compositions (relative accuracy down to δ = 1e-300). δ(ε) is the maximum over the remove
     and add directions; ε(δ) is found by bisection on the certified values of each end.
 
-    A PLD made only of (ε, δ) black boxes (:meth:`from_epsilon_delta`, which :func:`optcomp.compose`
-    uses for ``EpsilonDelta`` and ``RandomizedResponse``) answers with the automatic accuracy from
-    :mod:`optcomp.optimal` instead: the same quantity, bracketed exactly for one distinct ε.
+    A pure grid engine: which engine answers a composition (this grid, the GDP closed form or
+    :mod:`optcomp.optimal`) is decided by :mod:`optcomp.queries`.
     """
 
     def __init__(
@@ -447,20 +83,12 @@ class PrivacyLossDistribution:
         parts: tuple[tuple[PrivacyLossLaw, PrivacyLossLaw | None, int], ...],
         accuracy: Accuracy,
         neighbouring: Neighbouring | None = None,
-        *,
-        black_boxes: tuple[tuple[float, float] | None, ...] | None = None,
     ) -> None:
         self._parts = parts
         self._accuracy = accuracy
         self._neighbouring = check_neighbouring("neighbouring", neighbouring)
-        if black_boxes is None:
-            black_boxes = (None,) * len(parts)
-        if len(black_boxes) != len(parts):
-            raise ValueError(f"black_boxes must have one entry per part ({len(parts)}), got {len(black_boxes)}")
-        #: per part, (ε, δ) when its laws are exactly the KOV canonical pair of an (ε, δ) black box
-        self._boxes = black_boxes
         self._count = sum(k for _, _, k in parts)
-        self._realised: dict[float, tuple[_Direction, ...]] = {}
+        self._realised: dict[float, tuple[Direction, ...]] = {}
         self._spans: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- construction -----------------------------------------------------------------------------
@@ -488,30 +116,6 @@ class PrivacyLossDistribution:
         if not isinstance(accuracy, Accuracy):
             raise TypeError(f"accuracy must be an Accuracy, got {accuracy!r}")
         return cls(((remove, None if add is remove else add, 1),), accuracy, neighbouring)
-
-    @classmethod
-    def from_epsilon_delta(
-        cls,
-        epsilon: float,
-        delta: float,
-        law: PrivacyLossLaw,
-        *,
-        accuracy: Accuracy = DEFAULT_ACCURACY,
-        neighbouring: Neighbouring | None = None,
-    ) -> PrivacyLossDistribution:
-        """The PLD of one (ε, δ)-DP black box whose (symmetric) law ``law`` is the KOV canonical pair
-        (``optcomp.mechanisms.EpsilonDelta``; ``RandomizedResponse`` is the case δ = 0).
-
-        A composition made only of such parts answers ε and δ queries with the automatic accuracy from
-        :mod:`optcomp.optimal` instead of the grid (:meth:`epsilon`): the δ(ε) of a product of
-        canonical pairs *is* the optimal black-box composition 1 − Π(1 − δᵢ)(1 − D(ε)) (KOV Thm III.3,
-        Murtagh–Vadhan Thm 1.5), which that engine brackets exactly for one distinct εᵢ or ≤ 16 items,
-        and to a requested width otherwise. The caller vouches that ``law`` is that pair.
-        """
-        eps = check_nonnegative("epsilon", epsilon)
-        dlt = check_probability("delta", delta)
-        pld = cls.from_laws(law, accuracy=accuracy, neighbouring=neighbouring)
-        return cls(pld._parts, accuracy, pld._neighbouring, black_boxes=((eps, dlt),))
 
     @property
     def accuracy(self) -> Accuracy:
@@ -543,9 +147,7 @@ class PrivacyLossDistribution:
                 f"cannot compose PLDs of different accuracy: {self._accuracy} and {other._accuracy}"
             )
         relation = combined_relation(self._neighbouring, other._neighbouring, what="the two PLDs")
-        return PrivacyLossDistribution(
-            self._parts + other._parts, self._accuracy, relation, black_boxes=self._boxes + other._boxes
-        )
+        return PrivacyLossDistribution(self._parts + other._parts, self._accuracy, relation)
 
     def self_compose(self, k: int) -> PrivacyLossDistribution:
         """The k-fold composition; its cost does not grow with k beyond the width of the grid."""
@@ -554,33 +156,9 @@ class PrivacyLossDistribution:
             tuple((r, a, c * k) for r, a, c in self._parts),
             self._accuracy,
             self._neighbouring,
-            black_boxes=self._boxes,
         )
 
     # -- realisation ------------------------------------------------------------------------------
-    def _black_box_items(self) -> Sequence[tuple[float, float]] | None:
-        """The (ε, δ) pairs, with multiplicity, when every part is a canonical black box and the
-        accuracy is automatic (an explicit ``grid_step`` keeps the grid engine); else ``None``."""
-        if self._accuracy.grid_step is not None or any(b is None for b in self._boxes):
-            return None
-        if any(b is not None and b[0] > optimal.HUGE_EPS for b in self._boxes):
-            # ε_i whose − outcome underflows: optimal treats them as a shift and is loose below it
-            # (a mix of such items with others); the grid engine answers these tightly.
-            return None
-        pairs: dict[tuple[float, float], int] = {}
-        for box, (_, _, k) in zip(self._boxes, self._parts, strict=True):
-            assert box is not None
-            pairs[box] = pairs.get(box, 0) + k
-        if len(pairs) == 1:
-            ((eps, dlt), k), = pairs.items()
-            return optimal.homogeneous(eps, dlt, k)
-        if sum(pairs.values()) > _BLACK_BOX_MAX_ITEMS:
-            return None  # the optimal engine takes a list of pairs: too long to materialise
-        out: list[tuple[float, float]] = []
-        for pair, k in pairs.items():
-            out.extend([pair] * k)  # one tuple object repeated: pooled by identity there
-        return out
-
     def _laws(self) -> list[list[tuple[PrivacyLossLaw, int]]]:
         remove = _merge([(r, k) for r, _, k in self._parts])
         if self.symmetric:
@@ -597,11 +175,11 @@ class PrivacyLossDistribution:
             self._spans[(id(law), key)] = window(law, lt)
         return self._spans[(id(law), key)]
 
-    def _directions(self, step: float) -> tuple[_Direction, ...]:
+    def _directions(self, step: float) -> tuple[Direction, ...]:
         if step not in self._realised:
             # per-law vectors are shared by both directions; full windows (deep-tail tilts) are only
             # searched for when a query needs them
-            memo: _Memo = {}
+            memo: Memo = {}
             dirs = []
             for laws in self._laws():
                 spans = [self._span(law, 0) for law, _ in laws]
@@ -609,7 +187,7 @@ class PrivacyLossDistribution:
                 def full(laws: list[tuple[PrivacyLossLaw, int]] = laws) -> list[tuple[float, float]]:
                     return [self._span(law, 1) for law, _ in laws]
 
-                dirs.append(_Direction.build(laws, step, self._accuracy, spans, full, memo))
+                dirs.append(realise(laws, step, self._accuracy, spans, full, memo))
             # keep only the finest realisation (and this one): memory stays bounded by one grid
             for old in [s for s in self._realised if s != step]:
                 del self._realised[old]
@@ -648,7 +226,7 @@ class PrivacyLossDistribution:
             w = measure.width(b)
             best = b
             history.append((step, w))
-            if w <= target or not math.isfinite(w) or not measure.refinable(b):
+            if w <= target or not math.isfinite(w):
                 return b
             order = 2.0
             if len(history) >= 2:
@@ -676,28 +254,7 @@ class PrivacyLossDistribution:
             epsilon: ε ≥ 0.
         """
         eps = check_nonnegative("epsilon", epsilon)
-        boxes = self._black_box_items()
-        if boxes is not None:
-            return _black_box_delta(boxes, eps, self._accuracy.relative_width)
         return self._refine(_DeltaMeasure(np.array([eps])), strict=False)
-
-    def delta_curve(self, epsilons: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
-        """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
-        eps = np.asarray(epsilons, dtype=np.float64).ravel()
-        if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
-            bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
-            raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
-        boxes = self._black_box_items()
-        if boxes is not None:
-            bounds = [_black_box_delta(boxes, float(e), self._accuracy.relative_width) for e in eps]
-            return (
-                np.array([b.lower for b in bounds], dtype=np.float64),
-                np.array([b.upper for b in bounds], dtype=np.float64),
-            )
-        m = _DeltaMeasure(eps)
-        self._refine(m, strict=False)
-        assert m.last is not None
-        return m.last
 
     def hockey_stick_curve(self, epsilons: npt.ArrayLike | None = None) -> HockeyStickCurve:
         """The whole certified δ(ε) curve from one realisation (:func:`optcomp.pld._curve.hockey_stick_curve`):
@@ -705,6 +262,17 @@ class PrivacyLossDistribution:
         from optcomp.pld._curve import hockey_stick_curve
 
         return hockey_stick_curve(self, epsilons)
+
+    def delta_curve(self, epsilons: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
+        eps = np.asarray(epsilons, dtype=np.float64).ravel()
+        if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
+            bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
+            raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
+        m = _DeltaMeasure(eps)
+        self._refine(m, strict=False)
+        assert m.last is not None
+        return m.last
 
     def epsilon(self, delta: float) -> Bound:
         """Certified bracket of ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.
@@ -719,9 +287,6 @@ class PrivacyLossDistribution:
             delta: δ in [0, 1].
         """
         delta = check_probability("delta", delta)
-        boxes = self._black_box_items()
-        if boxes is not None:
-            return _black_box_epsilon(boxes, delta, self._accuracy.relative_width, delta >= PLD_DEEP_DELTA)
         return self._refine(_EpsilonMeasure(delta), strict=delta >= PLD_DEEP_DELTA)
 
     def epsilon_estimate(self, delta: float) -> float:
@@ -742,21 +307,18 @@ class PrivacyLossDistribution:
 class _Measure:
     """A query run on one realisation, and its relative width."""
 
-    def run(self, dirs: tuple[_Direction, ...]) -> Bound:
+    def run(self, dirs: tuple[Direction, ...]) -> Bound:
         raise NotImplementedError
 
     def width(self, b: Bound) -> float:
         raise NotImplementedError
-
-    def refinable(self, b: Bound) -> bool:
-        return True
 
 
 class _EpsilonMeasure(_Measure):
     def __init__(self, delta: float) -> None:
         self.delta = delta
 
-    def run(self, dirs: tuple[_Direction, ...]) -> Bound:
+    def run(self, dirs: tuple[Direction, ...]) -> Bound:
         ups = [d.epsilon_upper(self.delta) for d in dirs]
         upper = max(ups)
         lower = 0.0
@@ -783,7 +345,7 @@ class _DeltaMeasure(_Measure):
         self.eps = eps
         self.last: tuple[FloatArray, FloatArray] | None = None
 
-    def run(self, dirs: tuple[_Direction, ...]) -> Bound:
+    def run(self, dirs: tuple[Direction, ...]) -> Bound:
         ups = [d.delta_upper(self.eps) for d in dirs]
         hi = np.max(ups, axis=0)
         lo = np.zeros(self.eps.size)
@@ -808,51 +370,3 @@ class _DeltaMeasure(_Measure):
         assert self.last is not None
         w = self._widths(*self.last)
         return float(np.max(w)) if w.size else 0.0
-
-    def refinable(self, b: Bound) -> bool:
-        return True
-
-
-#: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
-#: many references is built; above it the grid engine answers).
-_BLACK_BOX_MAX_ITEMS = 1 << 22
-#: Refinements of the optimal engine's tolerance towards the requested relative width.
-_BLACK_BOX_PASSES = 4
-
-
-def _black_box_epsilon(
-    items: Sequence[tuple[float, float]], delta: float, target: float, strict: bool
-) -> Bound:
-    """ε(δ) of a composition of canonical (ε, δ) black boxes from :func:`optcomp.optimal.epsilon`
-    (certified at both ends), its tolerance (a width in ε) refined until the relative width
-    (upper − lower)/max(upper, 0.01) meets ``target``; ``GridTooLargeError`` if it cannot (``strict``)."""
-    tol = optimal.DEFAULT_TOLERANCE
-    b = optimal.epsilon(items, delta, tolerance=tol)
-    for _ in range(_BLACK_BOX_PASSES):
-        w = _EpsilonMeasure.width_of(b)
-        if w <= target or not math.isfinite(b.upper):
-            return b
-        tol = min(tol / 2, 0.5 * target * max(b.upper, 0.01))
-        b = optimal.epsilon(items, delta, tolerance=tol)
-    if strict and _EpsilonMeasure.width_of(b) > target:
-        raise GridTooLargeError(
-            f"the requested relative width {target:g} is not reached by the optimal black-box engine "
-            f"(bracket [{b.lower!r}, {b.upper!r}]); ask for a larger Accuracy.relative_width, or query "
-            "optcomp.optimal.epsilon with a larger max_points"
-        )
-    return b
-
-
-def _black_box_delta(items: Sequence[tuple[float, float]], epsilon: float, target: float) -> Bound:
-    """δ(ε) of a composition of canonical (ε, δ) black boxes from :func:`optcomp.optimal.delta`
-    (certified at both ends), refined towards the relative width (upper − lower)/upper ≤ ``target``
-    (the narrowest bracket reached is returned, as for the grid engine's δ queries)."""
-    tol = optimal.DEFAULT_TOLERANCE
-    b = optimal.delta(items, epsilon, tolerance=tol)
-    for _ in range(_BLACK_BOX_PASSES):
-        if b.upper <= _FLOOR_WIDTH or (b.upper - b.lower) / b.upper <= target:
-            break
-        # the split engine's δ error is second order in its step, i.e. ∝ tolerance
-        tol = tol * max(1e-3, min(0.5, 0.5 * target * b.upper / (b.upper - b.lower)))
-        b = optimal.delta(items, epsilon, tolerance=tol)
-    return b

@@ -31,8 +31,8 @@ import math
 from dataclasses import dataclass
 
 from optcomp import Accuracy, compose
-from optcomp.mechanisms import Laplace, ShiftedTruncatedLaplace
-from optcomp.pld import PrivacyLossDistribution
+from optcomp.mechanisms import Gaussian, Laplace, ShiftedTruncatedLaplace
+from optcomp.queries import Composition, merged_mu
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ DELTA_SINGLE, DELTA_PAIR = 2, 1
 TARGET_EXP_EPSILON, TARGET_DELTA = 2.0, 1e-4
 
 
-def clamped(panel: Panel, *, accuracy: Accuracy | None = None) -> PrivacyLossDistribution:
+def clamped(panel: Panel, *, accuracy: Accuracy | None = None) -> Composition:
     """The r-round composition of the protocol's noise itself: n₁ = max(0, ⌈Lap(µ, b)⌉) (Δ = 2) and
     n₂ = max(0, ⌈Lap(µ/2, b/2)⌉) (Δ = 1), exact laws (the clamp's rare large loss is kept off the grid)."""
     items = (
@@ -68,7 +68,7 @@ def clamped(panel: Panel, *, accuracy: Accuracy | None = None) -> PrivacyLossDis
     return compose(*items) if accuracy is None else compose(*items, accuracy=accuracy)
 
 
-def unclamped(panel: Panel, *, accuracy: Accuracy | None = None) -> PrivacyLossDistribution:
+def unclamped(panel: Panel, *, accuracy: Accuracy | None = None) -> Composition:
     """The r-round composition of the continuous, unclamped noise: Lap(b) with Δ = 2 and Lap(b/2) with
     Δ = 1 (each round (4/b)-DP)."""
     items = (
@@ -94,7 +94,10 @@ def gaussian_same_variance_mu(panel: Panel) -> float:
     count, √2·b/2 for the pairs), unclamped: μ = √(r·((2/σ₁)² + (1/σ₂)²)) (DRS Cor. 3.3)."""
     s1 = math.sqrt(2.0) * panel.scale
     s2 = s1 / 2
-    return math.sqrt(panel.rounds * ((DELTA_SINGLE / s1) ** 2 + (DELTA_PAIR / s2) ** 2))
+    return merged_mu([
+        (Gaussian(s1, sensitivity=float(DELTA_SINGLE)), panel.rounds),
+        (Gaussian(s2, sensitivity=float(DELTA_PAIR)), panel.rounds),
+    ])
 
 
 __all__ = [

@@ -1,0 +1,412 @@
+"""Realisation of one direction of the neighbouring relation at one grid step (``docs/pld.md``).
+
+:func:`realise` turns the laws of a composition, a grid step and the per-law loss windows into a
+:class:`Direction`: the split (dominating, upper end) and quantised-outcome (dominated, lower end)
+vectors of every part, and, per exponential tilt θ, the composed ends built on first use
+(:mod:`._cells` → :mod:`._dominating`/:mod:`._dominated` → :mod:`._fft` → :mod:`._query`).
+A ``Direction`` is frozen: its fields never change; the composed ends it builds are memoised in
+private caches (a value of the laws, the step and the accuracy).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import numpy as np
+from scipy.special import logsumexp
+
+from optcomp._numerics import EPSILON_XTOL, UNIT_ROUNDOFF, Accuracy, FloatArray
+from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells
+from optcomp.pld._dominated import Quantised, quantise
+from optcomp.pld._dominating import Split, split
+from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
+from optcomp.pld._fft import window as fft_window
+from optcomp.pld._query import LowerEnd, UpperEnd, bisect, tilt
+
+_U = UNIT_ROUNDOFF
+#: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
+_THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
+#: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
+_TILT_TRIGGER = 1e-4
+#: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
+_KEPT_PER_POINT = 96
+#: Bisection steps before the exact root iteration of a lower ε end.
+_COARSE_BISECTIONS = 8
+#: First step (relative to the upper end) of the downward scan for a lower ε end.
+_SCAN_START = 1e-7
+
+
+@dataclass
+class _Vectors:
+    """Split and quantised vectors of every part on one set of per-step windows, and the envelopes
+    of P(some step at +∞) they imply (the split's includes the mass its windows moved there)."""
+
+    splits: list[tuple[Split, int]]
+    quants: list[tuple[Quantised, int]]
+    p_inf_hi: float
+    p_inf_lo: float
+
+
+#: Per-law vectors of one grid step, shared by the two directions (a symmetric mechanism's law is the
+#: same object in both): key (id(law), span).
+Memo = dict[tuple[int, tuple[float, float]], tuple[Split, Quantised]]
+
+
+def _vectors(
+    laws: list[tuple[PrivacyLossLaw, int]],
+    step: float,
+    acc: Accuracy,
+    spans: list[tuple[float, float]],
+    memo: Memo | None = None,
+) -> _Vectors:
+    max_cells = acc.memory_cap // BYTES_PER_CELL
+    needed = sum(math.floor(b / step) - math.floor(a / step) + 3 for a, b in spans)
+    if needed > acc.memory_cap // BYTES_KEPT_PER_CELL:
+        raise GridTooLargeError(
+            f"the {len(laws)} distinct privacy-loss laws need {needed} grid cells of step {step:g} "
+            f"(the memory cap allows {acc.memory_cap // BYTES_KEPT_PER_CELL}); ask for a larger "
+            "Accuracy.relative_width or grid_step, or raise Accuracy.memory_cap"
+        )
+    splits, quants = [], []
+    log_hi = log_lo = 0.0
+    memo = {} if memo is None else memo
+    for (law, k), span in zip(laws, spans, strict=True):
+        key = (id(law), span)
+        if key not in memo:
+            c = cells(law, step, span, max_cells)
+            memo[key] = (split(c), quantise(c))
+        sp, qu = memo[key]
+        splits.append((sp, k))
+        quants.append((qu, k))
+        log_hi += k * (math.log1p(-sp.p_inf) if sp.p_inf < 1 else -math.inf)
+        log_lo += k * (math.log1p(-qu.p_inf) if qu.p_inf < 1 else -math.inf)
+    p_hi = min(1.0, -math.expm1(log_hi * (1 + 8 * _U)) * (1 + 8 * _U)) if log_hi > -math.inf else 1.0
+    p_lo = max(0.0, -math.expm1(log_lo * (1 - 8 * _U)) * (1 - 8 * _U)) if log_lo > -math.inf else 1.0
+    return _Vectors(splits, quants, p_hi, p_lo)
+
+
+@dataclass(frozen=True, eq=False)
+class Direction:
+    """One direction of the neighbouring relation at one grid step: split and quantised vectors of
+    every part, and (lazily, per tilt θ) the composed upper and lower ends.
+
+    The untilted ends use *bulk* windows (each per-step tail beyond P-mass tail_mass/(8·count) moves
+    to +∞ / onto the first point for the upper end, and is dropped for the lower end); tilted ends,
+    which read the deep tail, use *full* windows (per-step tails down to ``PLD_LAW_TAIL``), built on
+    first use.
+    """
+
+    laws: list[tuple[PrivacyLossLaw, int]]
+    bulk: _Vectors
+    full_spans: Callable[[], list[tuple[float, float]]]
+    memo: Memo
+    acc: Accuracy
+    step: float
+    log_tau: float
+    max_len: int
+    count: int
+    # memoised on first use (never rebound): the full-window vectors, the ends and cumulants per tilt
+    _full: list[_Vectors] = field(default_factory=list)
+    _upper: dict[int, UpperEnd | None] = field(default_factory=dict)
+    _lower: dict[int, LowerEnd | None] = field(default_factory=dict)
+    _cumulant: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def p_inf_hi(self) -> float:
+        return self.bulk.p_inf_hi
+
+    @property
+    def p_law(self) -> float:
+        """P(some step at +∞) from the laws alone (an estimate, used to decide on tilts only)."""
+        log_fin = sum(k * (math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf) for law, k in self.laws)
+        return -math.expm1(log_fin) if log_fin > -math.inf else 1.0
+
+    @property
+    def cut(self) -> float:
+        """The P-mass the bulk windows moved to +∞ or dropped (what only the full windows resolve)."""
+        return max(0.0, self.bulk.p_inf_hi - self.p_law)
+
+    @property
+    def p_inf_lo(self) -> float:
+        return self.bulk.p_inf_lo
+
+    def full(self) -> _Vectors:
+        if not self._full:
+            self._full.append(_vectors(self.laws, self.step, self.acc, self.full_spans(), self.memo))
+        return self._full[0]
+
+    def vectors(self, ti: int) -> _Vectors:
+        return self.bulk if ti == 0 else self.full()
+
+    # -- tilt ---------------------------------------------------------------------------------------
+    def cumulant(self, ti: int) -> float:
+        """K(θ) = Σ k ln Σ_c x_c e^{θ cΔ} of the (full) split vectors at θ = ``_THETAS[ti]``."""
+        if ti not in self._cumulant:
+            th = float(_THETAS[ti])
+            out = 0.0
+            for sp, k in self.full().splits:
+                pos = np.isfinite(sp.log_masses)
+                c = (sp.first + np.flatnonzero(pos)) * self.step
+                out += k * float(logsumexp(sp.log_masses[pos] + th * c))
+            self._cumulant[ti] = out
+        return self._cumulant[ti]
+
+    def _argmin(self, f: Callable[[int], float]) -> int:
+        """Index in 1 … len(_THETAS) − 1 minimising a unimodal f (ternary search on the index)."""
+        lo, hi = 1, _THETAS.size - 1
+        while hi - lo > 2:
+            m1 = lo + (hi - lo) // 3
+            m2 = hi - (hi - lo) // 3
+            if f(m1) <= f(m2):
+                hi = m2
+            else:
+                lo = m1
+        return min(range(lo, hi + 1), key=f)
+
+    def theta_for_eps(self, eps: float) -> int:
+        """The tilt minimising the Chernoff bound K(θ) − θε at ε (the saddle point, on the grid)."""
+        return self._argmin(lambda i: self.cumulant(i) - float(_THETAS[i]) * eps)
+
+    def theta_for_delta(self, delta: float) -> int:
+        """The tilt minimising the Chernoff ε bound (K(θ) − ln δ)/θ for δ (δ = 0: the smallest double).
+
+        The tilt only decides tightness (every tilt gives a certified end), so δ = 0 may pick the
+        deepest one."""
+        ld = math.log(max(delta, math.ulp(0.0)))
+        return self._argmin(lambda i: (self.cumulant(i) - ld) / float(_THETAS[i]))
+
+    # -- ends -----------------------------------------------------------------------------------------
+    def upper(self, ti: int) -> UpperEnd | None:
+        if ti not in self._upper:
+            th = float(_THETAS[ti])
+            vs = self.vectors(ti)
+            vecs, log_scale, slack = [], 0.0, 0.0
+            for sp, k in vs.splits:
+                x, lm = tilt(sp.log_masses, sp.first, self.step, th, 1.0)
+                vecs.append((x, k))
+                log_scale += k * lm
+                slack += k * abs(lm)
+            p_inf = vs.p_inf_hi
+            first = sum(k * sp.first for sp, k in vs.splits)
+
+            def build() -> UpperEnd | None:
+                if not all(np.any(x > 0) for x, _ in vecs):
+                    return None
+                win = None if _one_step(vecs) else fft_window(vecs, self.log_tau, self.max_len)
+                comp = _fold(vecs, first, win)
+                ls = 4 * _U * (slack + len(vecs) + 1)
+                return UpperEnd(comp, self.step, th, log_scale, ls, p_inf)
+
+            self._upper[ti] = _guarded(ti, build)
+        return self._upper[ti]
+
+    def lower(self, ti: int) -> LowerEnd | None:
+        if ti not in self._lower:
+            th = float(_THETAS[ti])
+            vs = self.vectors(ti)
+            pv, av = [], []
+            lp = la = slack = 0.0
+            for qu, k in vs.quants:
+                x, lm = tilt(qu.log_p, qu.first, self.step, th, -1.0)
+                pv.append((x, k))
+                lp += k * lm
+                y, lma = tilt(qu.log_q_hat, qu.first, self.step, th, 1.0, normalise=True)
+                av.append((y, k))
+                la += k * lma
+                slack += k * (abs(lm) + abs(lma))
+            first = sum(k * qu.first for qu, k in vs.quants)
+
+            def build() -> LowerEnd | None:
+                if not all(np.any(x > 0) for x, _ in pv) or not all(np.all(np.isfinite(y)) for y, _ in av):
+                    return None
+                win = None if _one_step(pv) else fft_window(pv, self.log_tau, self.max_len)
+                cp = _fold(pv, first, win)
+                # the Q-side vectors share P's window; its wrap-around is not charged (lower end)
+                ca = _fold(av, first, None if win is None else (win[0], win[1], 0.0), keep_wrap=False)
+                # index tilt e^{θΔJ} = e^{θ(s_J − kΔ/2)}: fold e^{θkΔ/2} into both scales
+                half = th * self.count * self.step / 2
+                ls = 4 * _U * (slack + len(pv) + 1 + abs(half))
+                return LowerEnd(cp, ca, self.count, self.step, th, lp + half, la + half, ls, vs.p_inf_lo)
+
+            self._lower[ti] = _guarded(ti, build)
+        return self._lower[ti]
+
+    def delta_upper(self, eps: FloatArray) -> FloatArray:
+        base = self.upper(0)
+        if base is None:
+            return np.full(eps.size, max(self.p_inf_hi, 0.0) if self._all_infinite() else 1.0)
+        out = base.delta(eps)
+        fin = out - self.p_law
+        need = base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0)
+        for i in np.flatnonzero(need):
+            ti = self.theta_for_eps(float(eps[i]))
+            if ti == 0:
+                continue
+            end = self.upper(ti)
+            if end is not None:
+                out[i] = min(out[i], float(end.delta(eps[i : i + 1])[0]))
+        return out
+
+    def _all_infinite(self) -> bool:
+        return any(not np.any(np.isfinite(sp.log_masses)) for sp, _ in self.bulk.splits)
+
+    def delta_lower(self, eps: FloatArray, hint: FloatArray | None = None) -> FloatArray:
+        """Certified lower δ(ε); where the untilted FFT floor matters, the tilts that suit ε and the
+        δ level ``hint`` (an upper δ at ε, as ε(δ) would choose) are tried too."""
+        base = self.lower(0)
+        if base is None:
+            return np.full(eps.size, self.p_inf_lo)
+        out = base.delta(eps)
+        floor = base.err_p + math.e * base.err_a + self.cut
+        for i in range(eps.size):
+            fin = out[i] - self.p_inf_lo
+            if fin >= floor / _TILT_TRIGGER:
+                continue
+            tis = {self.theta_for_eps(float(eps[i]))}
+            if hint is not None and 0 < hint[i] < 1:
+                tis.add(self.theta_for_delta(float(hint[i])))
+            for ti in tis - {0}:
+                end = self.lower(ti)
+                if end is not None:
+                    out[i] = max(out[i], float(end.delta(eps[i : i + 1])[0]))
+        return out
+
+    def epsilon_upper(self, delta: float) -> float:
+        """Least ε found (bisection) whose certified upper δ is ≤ ``delta``."""
+        if self.p_law >= delta:
+            return math.inf
+        base = self.upper(0)
+        if base is None:
+            return math.inf
+        ends = [base]
+        if base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * (delta - self.p_law):
+            t = self.upper(self.theta_for_delta(delta))
+            if t is not None:
+                ends.append(t)
+
+        def ok(e: float) -> bool:
+            x = np.array([e])
+            return min(float(end.delta(x)[0]) for end in ends) <= delta
+
+        if ok(0.0):
+            return 0.0
+        hi = max(1.0, max(end.s_max() for end in ends) + 1.0)
+        for _ in range(64):
+            if ok(hi):
+                break
+            hi = 2 * hi + 1.0
+        else:
+            return math.inf
+        return bisect(0.0, hi, ok, "hi", EPSILON_XTOL)
+
+    def epsilon_lower(self, delta: float, upper: float) -> float:
+        """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""
+        if self.p_inf_lo > delta:
+            return math.inf
+        base = self.lower(0)
+        if base is None:
+            return 0.0
+        ends = [base]
+        if (base.err_p + math.e * base.err_a + self.cut) > _TILT_TRIGGER * (delta - self.p_inf_lo):
+            t = self.lower(self.theta_for_delta(delta))
+            if t is not None:
+                ends.append(t)
+
+        def ok(e: float) -> bool:
+            return max(float(end.delta(np.array([e]))[0]) for end in ends) <= delta
+
+        if ok(0.0):
+            return 0.0
+        lo = 0.0
+        if math.isfinite(upper) and upper > 0:
+            # scan down from the upper end (the computed lower δ need not be monotone far from the
+            # tilt's window, so a bisection from 0 could stop in the wrong place)
+            gap = max(upper * _SCAN_START, EPSILON_XTOL)
+            while gap < upper:
+                if not ok(upper - gap):
+                    lo = upper - gap
+                    break
+                gap *= 2.0
+        if lo == 0.0:
+            hi = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
+            for _ in range(64):
+                if ok(hi):
+                    break
+                lo, hi = hi, 2 * hi + 1.0
+            else:
+                return lo
+            for _ in range(_COARSE_BISECTIONS):
+                mid = 0.5 * (lo + hi)
+                if ok(mid):
+                    hi = mid
+                else:
+                    lo = mid
+        target = delta * (1 + 16 * _U) - self.p_inf_lo * (1 - 16 * _U)
+        best = lo
+        for end in ends:
+            best = max(best, end.root(lo, target))
+        return best
+
+
+def realise(
+    laws: list[tuple[PrivacyLossLaw, int]],
+    step: float,
+    acc: Accuracy,
+    spans: list[tuple[float, float]],
+    full_spans: Callable[[], list[tuple[float, float]]],
+    memo: Memo,
+) -> Direction:
+    """One direction of the relation (its laws with counts) realised on a grid of step ``step``.
+
+    Args:
+        laws: the direction's distinct laws and their counts.
+        step: the grid step Δ.
+        acc: the accuracy (tail mass of the windows, memory cap).
+        spans: the bulk loss window of each law (tail mass ``tail_mass``/(8·count)).
+        full_spans: the full windows (per-law tails down to ``PLD_LAW_TAIL``), computed on demand.
+        memo: per-law vectors shared with the other direction (a symmetric law is one object).
+
+    Raises:
+        GridTooLargeError: the bulk vectors need more cells than ``acc.memory_cap`` allows.
+    """
+    bulk = _vectors(laws, step, acc, spans, memo)
+    count = sum(k for _, k in laws)
+    max_len = acc.memory_cap // (BYTES_PER_POINT + _KEPT_PER_POINT)
+    return Direction(laws, bulk, full_spans, memo, acc, step, math.log(acc.tail_mass / 4), max_len, count)
+
+
+_End = TypeVar("_End", UpperEnd, LowerEnd)
+
+
+def _guarded(ti: int, build: Callable[[], _End | None]) -> _End | None:
+    """``build()``; a tilted end (θ index ``ti`` > 0) whose FFT would exceed the memory cap is
+    ``None`` (the query keeps the untilted end), the untilted one raises."""
+    try:
+        return build()
+    except GridTooLargeError:
+        if ti == 0:
+            raise
+        return None
+
+
+def _one_step(vecs: list[tuple[FloatArray, int]]) -> bool:
+    """Whether the composition is a single step (its vector is the answer, no FFT)."""
+    return len(vecs) == 1 and vecs[0][1] == 1
+
+
+def _fold(
+    vecs: list[tuple[FloatArray, int]],
+    first: int,
+    win: tuple[int, int, float] | None,
+    *,
+    keep_wrap: bool = True,
+) -> Composed:
+    """Πᵢ xᵢ^{*kᵢ} on ``win`` placed at grid index ``first`` (``win`` ``None``: one step, exact)."""
+    if win is None:
+        return Composed(vecs[0][0], first, 0.0, 0.0)
+    c = compose(vecs, win)
+    return Composed(c.values, first + c.first, c.fft_error, c.wrap if keep_wrap else 0.0)
