@@ -404,3 +404,14 @@ def test_dpsgd_twenty_million_steps_has_no_internal_nan() -> None:
         warnings.simplefilter("error", RuntimeWarning)
         b = dpsgd.epsilon(1.1, 0.01, 20_000_000, 1e-5)
     assert 1478.0 < b.lower <= b.upper < 1479.0
+
+
+def test_no_silent_zero_to_inf_bracket() -> None:
+    """10¹³ subsampled Gaussians: the composed FFT error bound overflows at every grid the memory cap
+    allows; the engine refuses (GridTooLargeError, a ValueError) instead of answering [0, inf]."""
+    import optcomp
+    from optcomp import GridTooLargeError
+    from optcomp.mechanisms import Gaussian, PoissonSubsampled
+
+    with pytest.raises(GridTooLargeError, match="no finite certified bracket"):
+        optcomp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=1e-6), 10**13)).epsilon(1e-5)

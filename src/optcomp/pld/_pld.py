@@ -226,7 +226,15 @@ class PrivacyLossDistribution:
             w = measure.width(b)
             best = b
             history.append((step, w))
-            if w <= target or not math.isfinite(w):
+            if w <= target:
+                return b
+            if not math.isfinite(w):
+                if strict and b.lower == 0.0 and math.isinf(b.upper):  # [0, inf]: no answer, refuse it
+                    raise GridTooLargeError(
+                        f"no finite certified bracket at grid step {step:g}: the composed error bound "
+                        "overflows the floating-point range (too many compositions for one grid: compose "
+                        "fewer mechanisms); ask for a larger Accuracy.relative_width"
+                    )
                 return b
             order = 2.0
             if len(history) >= 2:
