@@ -18,7 +18,7 @@ from typing import TypeVar
 import numpy as np
 from scipy.special import logsumexp
 
-from optcomp._numerics import EPSILON_XTOL, UNIT_ROUNDOFF, Accuracy, FloatArray
+from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray, rounding_error, widen_down, widen_up
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells
 from optcomp.pld._dominated import Quantised, quantise
@@ -27,7 +27,6 @@ from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import LowerEnd, UpperEnd, bisect, tilt
 
-_U = UNIT_ROUNDOFF
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
 _THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
 #: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
@@ -84,8 +83,8 @@ def _vectors(
         quants.append((qu, k))
         log_hi += k * (math.log1p(-sp.p_inf) if sp.p_inf < 1 else -math.inf)
         log_lo += k * (math.log1p(-qu.p_inf) if qu.p_inf < 1 else -math.inf)
-    p_hi = min(1.0, -math.expm1(log_hi * (1 + 8 * _U)) * (1 + 8 * _U)) if log_hi > -math.inf else 1.0
-    p_lo = max(0.0, -math.expm1(log_lo * (1 - 8 * _U)) * (1 - 8 * _U)) if log_lo > -math.inf else 1.0
+    p_hi = min(1.0, widen_up(-math.expm1(widen_up(log_hi, 8)), 8)) if log_hi > -math.inf else 1.0
+    p_lo = max(0.0, widen_down(-math.expm1(widen_down(log_lo, 8)), 8)) if log_lo > -math.inf else 1.0
     return _Vectors(splits, quants, p_hi, p_lo)
 
 
@@ -198,7 +197,7 @@ class Direction:
                     return None
                 win = None if _one_step(vecs) else fft_window(vecs, self.log_tau, self.max_len)
                 comp = _fold(vecs, first, win)
-                ls = 4 * _U * (slack + len(vecs) + 1)
+                ls = rounding_error(4, slack + len(vecs) + 1)
                 return UpperEnd(comp, self.step, th, log_scale, ls, p_inf)
 
             self._upper[ti] = _guarded(ti, build)
@@ -229,7 +228,7 @@ class Direction:
                 ca = _fold(av, first, None if win is None else (win[0], win[1], 0.0), keep_wrap=False)
                 # index tilt e^{θΔJ} = e^{θ(s_J − kΔ/2)}: fold e^{θkΔ/2} into both scales
                 half = th * self.count * self.step / 2
-                ls = 4 * _U * (slack + len(pv) + 1 + abs(half))
+                ls = rounding_error(4, slack + len(pv) + 1 + abs(half))
                 return LowerEnd(cp, ca, self.count, self.step, th, lp + half, la + half, ls, vs.p_inf_lo)
 
             self._lower[ti] = _guarded(ti, build)
@@ -345,7 +344,7 @@ class Direction:
                     hi = mid
                 else:
                     lo = mid
-        target = delta * (1 + 16 * _U) - self.p_inf_lo * (1 - 16 * _U)
+        target = widen_up(delta, 16) - widen_down(self.p_inf_lo, 16)
         best = lo
         for end in ends:
             best = max(best, end.root(lo, target))
