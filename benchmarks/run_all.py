@@ -4,7 +4,9 @@ Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py``, ``bench_rdp.p
 ``bench_fdp.py`` and ``bench_ledger.py``, each in its own
 interpreter, then concatenates their ``RESULTS_*.md`` (those that exist) into ``RESULTS.md``.
 Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``), except ``--skip-optimal``, which
-reuses the existing ``RESULTS_optimal.md`` instead of re-running ``bench_optimal.py``.
+reuses the existing ``RESULTS_optimal.md`` instead of re-running ``bench_optimal.py``, and except
+``--gather``, which runs nothing and only concatenates the ``RESULTS_*.md`` already there (each part
+keeps its own date and machine line).
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ BENCHMARKS = [
 def main(argv: list[str]) -> int:
     status = 0
     skip = set()
+    if "--gather" in argv:  # only concatenate the RESULTS_*.md already there (no benchmark is run)
+        skip.update(script for script, _ in BENCHMARKS)
+        argv = [a for a in argv if a != "--gather"]
     if "--skip-optimal" in argv:
         argv = [a for a in argv if a != "--skip-optimal"]
         skip.add("bench_optimal.py")
     for script, _ in BENCHMARKS:
         path = HERE / script
         if script in skip:
-            print(f"run_all: {script} skipped (--skip-optimal)", file=sys.stderr)
+            print(f"run_all: {script} skipped (existing results kept)", file=sys.stderr)
             continue
         if not path.exists():
             print(f"run_all: {script} not present, skipped", file=sys.stderr)
