@@ -557,17 +557,23 @@ def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tup
     return paths
 
 
-@pytest.mark.filterwarnings("error")
-def test_fuzz_every_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    files = Files(tmp_path)
-    calls = _invocations(files)
-    assert len(calls) >= 720  # with the big and hostile family below: more than 800 invocations
+def _run_all(calls: list[list[str]], files: Files, capsys: pytest.CaptureFixture[str]) -> dict[int, int]:
+    """Run each invocation under the time bound, check it, and count the exit statuses."""
     outcomes = {0: 0, 2: 0}
     for args in calls:
         rc = bounded_main(args)
         captured = capsys.readouterr()
         check_invocation(args, rc, captured.out, captured.err, files)
         outcomes[rc] += 1
+    return outcomes
+
+
+@pytest.mark.filterwarnings("error")
+def test_fuzz_every_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = Files(tmp_path)
+    calls = _invocations(files)
+    assert len(calls) >= 720  # with the big and hostile family below: more than 800 invocations
+    outcomes = _run_all(calls, files, capsys)
     # Both sides of the contract are exercised: many refusals and many answers.
     assert outcomes[0] >= 80 and outcomes[2] >= 250, outcomes
 
@@ -671,10 +677,5 @@ def test_fuzz_big_and_hostile_inputs(tmp_path: Path, capsys: pytest.CaptureFixtu
     files = Files(tmp_path)
     calls = big_and_hostile(_big_files(tmp_path))
     assert len(calls) >= 60
-    outcomes = {0: 0, 2: 0}
-    for args in calls:
-        rc = bounded_main(args)
-        captured = capsys.readouterr()
-        check_invocation(args, rc, captured.out, captured.err, files)
-        outcomes[rc] += 1
+    outcomes = _run_all(calls, files, capsys)
     assert outcomes[0] >= 25 and outcomes[2] >= 20, outcomes

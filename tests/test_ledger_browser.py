@@ -7,9 +7,6 @@ screenshot is saved to pytest's tmp dir (``pytest --basetemp DIR`` keeps it).
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +18,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Pyt
 
 from optcomp.ledger import Ledger, PureDP
 from optcomp.web import create_app
+from tests._live import live_server
 from tests.test_web_browser import CHROMIUM
 
 pytestmark = pytest.mark.skipif(
@@ -39,20 +37,8 @@ def ledger_url(tmp_path: Path) -> Iterator[str]:
     led.charge("cancelled-run", PureDP("0.05"))
     led.void("cancelled-run", "the job failed before reading the data")
     led.close()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(ledger=path), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/ledger"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with live_server(create_app(ledger=path)) as url:
+        yield url + "ledger"
 
 
 def test_ledger_page_shows_budget_and_releases(ledger_url: str, tmp_path: Path) -> None:

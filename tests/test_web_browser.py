@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Pyt
 
 from optcomp.planner import load_plan
 from optcomp.web import create_app
+from tests._live import live_server
 
 
 def _chromium() -> str | None:
@@ -44,20 +42,8 @@ WAIT_MS = 60_000
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the planner server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with live_server(create_app()) as url:
+        yield url
 
 
 @pytest.fixture
