@@ -19,9 +19,10 @@ a failed ``verify`` (``ledger verification failed: …``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -74,6 +75,18 @@ def _open(path: str, schema: str) -> Ledger:
         return Ledger.open(path, schema=schema)
     except StoreError as e:
         raise click.ClickException(str(e)) from None
+
+
+_T = TypeVar("_T")
+
+
+def _with(path: str, schema: str, action: Callable[[Ledger], _T]) -> _T:
+    """Open the ledger, run ``action`` on it, close it (whatever happens)."""
+    led = _open(path, schema)
+    try:
+        return action(led)
+    finally:
+        led.close()
 
 
 def _ticket(t: Ticket) -> dict[str, Any]:
@@ -188,11 +201,7 @@ def charge_command(path: str, release_id: str, release: str, slot: int | None, s
 @_json
 def released_command(path: str, release_id: str, digest: str, schema: str, as_json: bool) -> None:
     """Mark a charged release as run and published."""
-    led = _open(path, schema)
-    try:
-        _show(_ticket(led.released(release_id, digest)), as_json)
-    finally:
-        led.close()
+    _show(_ticket(_with(path, schema, lambda led: led.released(release_id, digest))), as_json)
 
 
 @ledger_group.command("void")
@@ -203,11 +212,7 @@ def released_command(path: str, release_id: str, digest: str, schema: str, as_js
 @_json
 def void_command(path: str, release_id: str, reason: str, schema: str, as_json: bool) -> None:
     """Curator's refund of a charged release that never ran (recorded with its reason)."""
-    led = _open(path, schema)
-    try:
-        _show(_ticket(led.void(release_id, reason)), as_json)
-    finally:
-        led.close()
+    _show(_ticket(_with(path, schema, lambda led: led.void(release_id, reason))), as_json)
 
 
 @ledger_group.command("report")
@@ -218,11 +223,7 @@ def void_command(path: str, release_id: str, reason: str, schema: str, as_json: 
 def report_command(path: str, fits: str | None, schema: str, as_json: bool) -> None:
     """Spent, remaining, the guarantee with its certificate, and remaining in user units."""
     r = parse_release(fits) if fits else None
-    led = _open(path, schema)
-    try:
-        _show(led.report(r), as_json)
-    finally:
-        led.close()
+    _show(_with(path, schema, lambda led: led.report(r)), as_json)
 
 
 @ledger_group.command("verify")
