@@ -65,7 +65,7 @@ def epsilon_delta_composition_delta(epsilon: float, delta: float, k: int, epsilo
             for ell in range(k + 1)
             if (k - 2 * ell) * e > eg
         ) / (1 + mpmath.exp(e)) ** k
-        big = 1 - (1 - d) ** k
+        big = -mpmath.expm1(k * mpmath.log1p(-d))  # 1 − (1 − δ)^k without cancelling a tiny δ
         return big + (1 - big) * pure
 
 

@@ -185,3 +185,18 @@ def test_epsilon_at_composition_brackets_the_mpmath_root(eps: float, k: int, del
     if b.lower > 0.0:
         assert epsilon_delta_composition_delta(eps, 0.0, k, b.lower) > delta
     assert b.upper < math.inf and epsilon_delta_composition_delta(eps, 0.0, k, b.upper) <= delta
+
+
+def test_composition_delta_at_a_knot_with_tiny_delta_is_sound() -> None:
+    """ε_g exactly at the knot kε with δ ≈ 4e-285 (a draw that once failed only because the reference
+    lost δ in 1 − (1 − δ)^k): the bracket contains the 50-digit truth."""
+    truth = epsilon_delta_composition_delta(1.0, 4.2892031251005445e-285, 1, 1.0)
+    assert _inside(epsilon_delta_composition(1.0, 4.2892031251005445e-285, 1).delta_bound(1.0), truth)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: at ε_g exactly on a knot the upper end carries an absolute "
+                   "slack (≈ 4e-32 here) for the vanishing term e^{kε} − e^{ε_g}, far above a δ of 4e-285")
+def test_composition_delta_at_a_knot_with_tiny_delta_is_tight() -> None:
+    truth = epsilon_delta_composition_delta(1.0, 4.2892031251005445e-285, 1, 1.0)
+    b = epsilon_delta_composition(1.0, 4.2892031251005445e-285, 1).delta_bound(1.0)
+    assert b.upper <= float(truth) * (1 + FDP_COMPOSITION_DELTA_RTOL) + GDP_ATOL
