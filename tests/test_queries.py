@@ -184,3 +184,20 @@ def test_gdp_route_over_its_mu_range(mu: float) -> None:
 @pytest.mark.parametrize("sigma", [1e9, 1e-7])
 def test_gaussians_outside_the_gdp_range_stay_on_the_grid(sigma: float) -> None:
     assert compose(Gaussian(sigma)).engine() == "grid"
+
+
+def test_merged_gaussian_dominates_the_exact_merge() -> None:
+    """The grid's merged Gaussian has μ = Δ/σ at least the exact √(Σ kᵢ μᵢ²) (50 digits), so upper ends
+    computed on it stay upper ends of the true composition."""
+    import mpmath
+
+    from optcomp.mechanisms import Gaussian, Laplace
+    from optcomp.queries import merge_gaussians
+
+    for sigmas in ([4.0, 3.0], [0.7, 1.3, 2.9], [1e-3, 7.0]):
+        counts = {Gaussian(s): k for k, s in enumerate(sigmas, start=3)}
+        counts[Laplace(1.0)] = 2
+        merged = next(m for m in merge_gaussians(counts) if isinstance(m, Gaussian))
+        with mpmath.workdps(50):
+            exact = mpmath.sqrt(mpmath.fsum(k / mpmath.mpf(s) ** 2 for k, s in enumerate(sigmas, start=3)))
+            assert 1 / mpmath.mpf(merged.sigma) >= exact

@@ -97,11 +97,15 @@ def merged_mu(gaussians: Iterable[tuple[Gaussian, int]]) -> float:
 
 def merge_gaussians(counts: dict[Mechanism, int]) -> dict[Mechanism, int]:
     """All Gaussian items replaced by the one ``Gaussian(sigma=1/μ)`` of :func:`merged_mu` (first,
-    then the other items in their order); unchanged when there is at most one Gaussian run once."""
+    then the other items in their order); unchanged when there is at most one Gaussian run once.
+
+    μ is the computed μ widened up by its rounding (``_MU_SLACK``) and σ = 1/μ rounded down, so the
+    merged Gaussian is at least as distinguishing as the exact merge: the grid's certified upper ends
+    stay upper ends (its lower ends may sit that few-ulp step above the exact merge's)."""
     gaussians = [(m, k) for m, k in counts.items() if isinstance(m, Gaussian)]
     if len(gaussians) <= 1 and all(k == 1 for _, k in gaussians):
         return counts
-    merged: dict[Mechanism, int] = {Gaussian(1.0 / merged_mu(gaussians)): 1}
+    merged: dict[Mechanism, int] = {Gaussian(round_down(1.0 / round_up(merged_mu(gaussians), _MU_SLACK), 0.0)): 1}
     merged.update((m, k) for m, k in counts.items() if not isinstance(m, Gaussian))
     return merged
 
