@@ -230,12 +230,16 @@ def test_no_ops_give_zero() -> None:
     assert from_dp_event(E.RandomizedResponseDpEvent(0.5, 1), neighbouring="substitution").items == ()
 
 
-def test_sampled_gaussian_compositions_merge_exactly() -> None:
-    """Poisson sampling of k Gaussians = sampling one Gaussian with μ² = Σ μᵢ² (one linear statistic)."""
+def test_sampled_gaussian_compositions_merge_to_a_dominating_gaussian() -> None:
+    """Poisson sampling of k Gaussians = sampling one Gaussian with μ² = Σ μᵢ² (one linear statistic);
+    the merged σ is on the safe side of the exact σ = 1 (μ widened up, σ rounded down), a few ulps away."""
     event = E.PoissonSampledDpEvent(
         0.1, E.ComposedDpEvent([E.SelfComposedDpEvent(E.GaussianDpEvent(2.0), 3), E.GaussianDpEvent(2.0)])
     )
-    assert from_dp_event(event).items == ((PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.1), 1),)
+    ((mechanism, count),) = from_dp_event(event).items
+    assert count == 1 and isinstance(mechanism, PoissonSubsampled) and mechanism.sampling_rate == 0.1
+    sigma = mechanism.mechanism.sigma
+    assert sigma <= 1.0 and 1.0 - sigma <= 16 * 2.0**-53
 
 
 def test_three_spellings_agree() -> None:

@@ -95,17 +95,23 @@ def merged_mu(gaussians: Iterable[tuple[Gaussian, int]]) -> float:
     return math.sqrt(math.fsum(k * m.mu**2 for m, k in gaussians))
 
 
-def merge_gaussians(counts: dict[Mechanism, int]) -> dict[Mechanism, int]:
-    """All Gaussian items replaced by the one ``Gaussian(sigma=1/μ)`` of :func:`merged_mu` (first,
-    then the other items in their order); unchanged when there is at most one Gaussian run once.
+def dominating_gaussian(gaussians: Iterable[tuple[Gaussian, int]]) -> Gaussian:
+    """One ``Gaussian(sigma=1/μ)`` at least as distinguishing as the exact merge of the runs (DRS Cor 3.3).
 
-    μ is the computed μ widened up by its rounding (``_MU_SLACK``) and σ = 1/μ rounded down, so the
-    merged Gaussian is at least as distinguishing as the exact merge: the grid's certified upper ends
-    stay upper ends (its lower ends may sit that few-ulp step above the exact merge's)."""
+    μ is :func:`merged_mu` widened up by its rounding (``_MU_SLACK``) and σ = 1/μ rounded down, so
+    every certified upper end computed from it (directly, or after subsampling, which is monotone in
+    the dominating pair) is an upper end for the exact composition; lower ends may sit that few-ulp
+    step above the exact merge's."""
+    return Gaussian(round_down(1.0 / round_up(merged_mu(gaussians), _MU_SLACK), 0.0))
+
+
+def merge_gaussians(counts: dict[Mechanism, int]) -> dict[Mechanism, int]:
+    """All Gaussian items replaced by their :func:`dominating_gaussian` (first, then the other items in
+    their order); unchanged when there is at most one Gaussian run once."""
     gaussians = [(m, k) for m, k in counts.items() if isinstance(m, Gaussian)]
     if len(gaussians) <= 1 and all(k == 1 for _, k in gaussians):
         return counts
-    merged: dict[Mechanism, int] = {Gaussian(round_down(1.0 / round_up(merged_mu(gaussians), _MU_SLACK), 0.0)): 1}
+    merged: dict[Mechanism, int] = {dominating_gaussian(gaussians): 1}
     merged.update((m, k) for m, k in counts.items() if not isinstance(m, Gaussian))
     return merged
 

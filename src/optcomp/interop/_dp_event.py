@@ -70,7 +70,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
 )
 from optcomp.mechanisms.allocation import RandomAllocation
-from optcomp.queries import Composition, merged_mu
+from optcomp.queries import Composition, dominating_gaussian
 
 #: The fully distinguishing pair (loss +∞ under P, −∞ under Q): what a ``NonPrivateDpEvent`` releases.
 #: Its hockey-stick divergence is 1 at every ε, in composition with anything and so ε(δ) = ∞ for δ < 1.
@@ -449,7 +449,7 @@ class _Walk:
         if len(items) == 1 and items[0][1] == 1:
             return items[0][0]
         if all(isinstance(m, Gaussian) for m, _ in items):
-            return Gaussian(sigma=1.0 / merged_mu((m, k) for m, k in items if isinstance(m, Gaussian)))
+            return dominating_gaussian((m, k) for m, k in items if isinstance(m, Gaussian))
         names = ", ".join(f"{type(m).__name__} x{k}" for m, k in items)
         raise ValueError(
             f"{path}: sampling a composition of {names} is not supported (the amplified law of a "
