@@ -444,3 +444,14 @@ def test_result_type_and_lazy_import() -> None:
     code = "import sys, optcomp.interop, optcomp.cli; print('dp_accounting' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_engine_label_is_the_floors_decision() -> None:
+    """The label is read from the queries floor (Gaussians only: gdp; black boxes: optimal; else grid)."""
+    gaussians = from_dp_event(E.ComposedDpEvent([E.GaussianDpEvent(2.0), E.GaussianDpEvent(3.0)]))
+    assert gaussians.engine == "gdp" == compose(*gaussians.items).engine()
+    boxes = from_dp_event({"class_name": "SelfComposedDpEvent", "count": 3,
+                           "event": {"class_name": "EpsilonDeltaDpEvent", "epsilon": 0.5, "delta": 1e-6}})
+    assert boxes.engine == "optimal" == compose(*boxes.items).engine()
+    sampled = from_dp_event(E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(1.0)))
+    assert sampled.engine == "grid" == compose(*sampled.items).engine()

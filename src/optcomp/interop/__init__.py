@@ -12,10 +12,11 @@ Nothing here imports dp_accounting or Opacus: events are duck-typed by class nam
 
 from __future__ import annotations
 
-from optcomp.interop._dp_event import NON_PRIVATE, SUPPORTED, UNSUPPORTED, EventComposition, from_dp_event
+from optcomp.interop._dp_event import SUPPORTED, UNSUPPORTED, EventComposition, from_dp_event
 from optcomp.interop._export import to_dp_event_json
 from optcomp.interop._opacus import Accountant, from_opacus_history, opacus_history_to_dp_event
 from optcomp.interop._relation import NEIGHBOURING, Neighbouring, check_neighbouring
+from optcomp.interop._sampler_events import NON_PRIVATE
 from optcomp.interop._statement import dpsgd_statement
 
 __all__ = [

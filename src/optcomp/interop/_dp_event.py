@@ -57,7 +57,7 @@ from typing import Any, Literal, cast
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
 from optcomp.interop._relation import Neighbouring, check_neighbouring, compose_items
-from optcomp.interop._sampler_events import SAMPLER_EVENTS
+from optcomp.interop._sampler_events import NON_PRIVATE, SAMPLER_EVENTS
 from optcomp.mechanisms import (
     DiscreteLaplace,
     EpsilonDelta,
@@ -71,10 +71,6 @@ from optcomp.mechanisms import (
 )
 from optcomp.mechanisms.allocation import RandomAllocation
 from optcomp.queries import Composition, dominating_gaussian
-
-#: The fully distinguishing pair (loss +∞ under P, −∞ under Q): what a ``NonPrivateDpEvent`` releases.
-#: Its hockey-stick divergence is 1 at every ε, in composition with anything and so ε(δ) = ∞ for δ < 1.
-NON_PRIVATE = EpsilonDelta(0.0, delta=1.0)
 
 #: Supported event classes and their fields, in dp_accounting's order (the JSON schema).
 SUPPORTED: dict[str, tuple[str, ...]] = {
@@ -105,7 +101,8 @@ UNSUPPORTED: dict[str, str] = {
     "DiscreteGaussianDpEvent": "no exact law of the discrete Gaussian mechanism is implemented",
 }
 
-Engine = Literal["none", "optimal", "pld"]
+#: ``"none"`` (no mechanism) or the engine :meth:`optcomp.queries.Composition.engine` picks.
+Engine = Literal["none", "gdp", "optimal", "grid"]
 
 
 @dataclass(frozen=True)
@@ -125,14 +122,13 @@ class EventComposition:
     Which engine answers (``engine``):
 
     * ``"none"``: no mechanism at all — ε = 0 and δ = 0 exactly;
-    * ``"optimal"``: only ``EpsilonDelta`` items — the optimal composition of (ε, δ)-DP black boxes,
-      :func:`optcomp.optimal.epsilon`/:func:`optcomp.optimal.delta` (Kairouz–Oh–Viswanath Thm III.3,
-      Murtagh–Vadhan Thm 1.5); this also covers a top-level ``NonPrivateDpEvent``;
-    * ``"pld"``: anything else — :func:`optcomp.compose` and the PLD engine's certified bracket.
+    * otherwise what the queries floor decides for the (upper end's) items at the default accuracy,
+      :meth:`optcomp.queries.Composition.engine`: ``"gdp"`` (Gaussians only: the GDP closed form),
+      ``"optimal"`` (``EpsilonDelta`` items only: the optimal composition of (ε, δ)-DP black boxes,
+      Kairouz–Oh–Viswanath Thm III.3, Murtagh–Vadhan Thm 1.5; this also covers a top-level
+      ``NonPrivateDpEvent``) or ``"grid"`` (the PLD engine's certified bracket).
 
-    The label is informative; the queries go through :func:`optcomp.compose`, whose
-    :meth:`~optcomp.queries.Composition.engine` decides (the same engine for these cases, and the
-    GDP closed form for Gaussian-only compositions).
+    The label is read from the floor, not decided here; every query goes through :func:`optcomp.compose`.
     """
 
     items: tuple[tuple[Mechanism, int], ...]
@@ -142,12 +138,10 @@ class EventComposition:
 
     @property
     def engine(self) -> Engine:
-        """``"none"``, ``"optimal"`` or ``"pld"`` (class docstring)."""
+        """``"none"``, or the floor's engine for the upper end's items (class docstring)."""
         if not self.items and not self.allocations:
             return "none"
-        if not self.allocations and all(isinstance(m, EpsilonDelta) for m, _ in self.items):
-            return "optimal"
-        return "pld"
+        return compose_items(self.dominating_items(), self.neighbouring, DEFAULT_ACCURACY).engine()
 
     def dominating_items(self) -> tuple[tuple[Mechanism, int], ...]:
         """``items`` and each allocation's dominating ``Gaussian(σ/√k)``: the upper end's composition."""

@@ -23,7 +23,8 @@ from typing import Any
 from optcomp.interop._relation import Neighbouring
 from optcomp.mechanisms import EpsilonDelta, Mechanism, MixtureOfGaussians, TruncatedPoissonGaussian
 
-#: The fully distinguishing pair (what a non-private release is); equal to ``_dp_event.NON_PRIVATE``.
+#: The fully distinguishing pair (loss +∞ under P, −∞ under Q): what a ``NonPrivateDpEvent`` releases.
+#: Its hockey-stick divergence is 1 at every ε, in composition with anything and so ε(δ) = ∞ for δ < 1.
 NON_PRIVATE = EpsilonDelta(0.0, delta=1.0)
 
 Reader = Callable[[dict[str, Any], str, Neighbouring], Mechanism | None]
