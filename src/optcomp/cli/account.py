@@ -49,20 +49,14 @@ from optcomp.cli._common import (
     load_structured,
     memory_limit_bytes,
 )
+from optcomp.mechanisms import MECHANISM_NAMES, mechanism_spellings
 
 #: What to change when the engines return no information ([0, inf]).
 _FEWER = "use fewer compositions (a smaller count) or a larger sampling rate or noise"
 
-#: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
-KINDS: dict[str, str] = {
-    "gaussian": "Gaussian",
-    "laplace": "Laplace",
-    "epsdelta": "EpsilonDelta",
-    "rr": "RandomizedResponse",
-    "randomized_response": "RandomizedResponse",
-    "discrete_laplace": "DiscreteLaplace",
-    "staircase": "Staircase",
-}
+#: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works), from the
+#: one name table :data:`optcomp.mechanisms.MECHANISM_NAMES`.
+KINDS: dict[str, str] = {spelling: e.spec.__name__ for spelling, e in mechanism_spellings().items()}
 
 #: Short spellings of field names accepted in ``--mech`` and config files.
 ALIASES: dict[str, str] = {"eps": "epsilon"}
@@ -187,13 +181,18 @@ def _describe(entry: dict[str, Any]) -> str:
     return f"{entry.get('kind')}({params}) × {entry.get('count', 1)}"
 
 
+def _kind_lines() -> str:
+    """The help's list of ``--mech`` kinds, one line per entry of the name table."""
+    lines = []
+    for e in MECHANISM_NAMES:
+        lines.append(f"  {e.name:<20}{e.keys}\n")
+        lines.extend(f"  {alias:<20}the same as {e.name}\n" for alias in e.aliases)
+    return "".join(lines)
+
+
 _ACCOUNT_EPILOG = """\b
 Mechanism kinds (KIND in --mech, "kind" in a config file):
-  gaussian            sigma=, sensitivity= (default 1)
-  laplace             scale=, sensitivity= (default 1)
-  epsdelta            eps= (or epsilon=), delta=
-  rr                  eps=  (also spelled randomized_response)
-  discrete_laplace    scale=, sensitivity= (an integer, default 1)
+""" + _kind_lines() + """\
   or any class name of optcomp.mechanisms, with its fields as keys.
 Every kind also takes count= (how many times it runs, default 1) and
 q= (Poisson subsampling rate in (0, 1]).
