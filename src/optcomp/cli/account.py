@@ -268,8 +268,6 @@ def account(
     reference: bool | None = None,
 ) -> None:
     """Certified ε(δ) or δ(ε) bracket of a composition of mechanisms."""
-    from optcomp import compose
-
     if dp_event is not None or opacus_history is not None:  # another library's description: cli/_interop.py
         from optcomp.cli._interop import account_interop
 
@@ -280,6 +278,24 @@ def account(
                         deltas=deltas, epsilons=epsilons, accuracy=acc, as_json=as_json,
                         reference=reference)
         return
+    entries, deltas, epsilons, accuracy_table = _gather(mechs, config, deltas, epsilons)
+    from optcomp._numerics import check_nonnegative, check_probability
+
+    # The queries' own checks, run before the (possibly long) composition rather than after it.
+    deltas = [check_probability("delta", d) for d in deltas]
+    epsilons = [check_nonnegative("epsilon", e) for e in epsilons]
+    items = [build_item(e) for e in entries]
+    acc = parse_accuracy(accuracy, accuracy_table)
+    rows = _query_rows(items, acc, deltas, epsilons)
+    rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
+    _emit_account(entries, rows, rdp_payload, as_json=as_json)
+
+
+def _gather(
+    mechs: Sequence[str], config: Path | None, deltas: Sequence[float], epsilons: Sequence[float]
+) -> tuple[list[dict[str, Any]], list[float], list[float], dict[str, Any] | None]:
+    """The ``--mech`` entries after the config file's, the queries (the command line's, else the config
+    file's ``delta``/``epsilon``) and the config file's ``accuracy`` table; usage errors when either is empty."""
     entries = [parse_mech(m) for m in mechs]
     deltas, epsilons = list(deltas), list(epsilons)
     accuracy_table: dict[str, Any] | None = None
@@ -296,13 +312,15 @@ def account(
         raise click.UsageError("give at least one --mech or a --config with mechanisms")
     if not deltas and not epsilons:
         raise click.UsageError("give --delta (for an ε bracket) or --epsilon (for a δ bracket)")
-    from optcomp._numerics import check_nonnegative, check_probability
+    return entries, deltas, epsilons, accuracy_table
 
-    # The queries' own checks, run before the (possibly long) composition rather than after it.
-    deltas = [check_probability("delta", d) for d in deltas]
-    epsilons = [check_nonnegative("epsilon", e) for e in epsilons]
-    items = [build_item(e) for e in entries]
-    acc = parse_accuracy(accuracy, accuracy_table)
+
+def _query_rows(
+    items: list[tuple[Any, int]], acc: Any, deltas: Sequence[float], epsilons: Sequence[float]
+) -> list[dict[str, Any]]:
+    """One call, :func:`optcomp.compose` ``(*items)``, then its ε bracket at each δ and δ bracket at each ε."""
+    from optcomp import compose
+
     rows: list[dict[str, Any]] = []
     with _progress("composing") as progress:
         task = progress.add_task("composing privacy loss distributions", total=None)
@@ -313,7 +331,13 @@ def account(
                          "bound": informative(pld.epsilon(d), f"epsilon at delta={d:g}", _FEWER)})
         for e in epsilons:
             rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(pld.delta, e)})
-    rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
+    return rows
+
+
+def _emit_account(
+    entries: list[dict[str, Any]], rows: list[dict[str, Any]], rdp_payload: Any, *, as_json: bool
+) -> None:
+    """Print the brackets (and the RDP comparison) as JSON or as a table."""
     if as_json:
         emit_json(
             {
