@@ -6,9 +6,9 @@
                     --mech laplace:scale=2,count=10 --mech epsdelta:eps=0.1,delta=1e-6,count=50 \\
                     --delta 1e-4
 
-A ``--mech`` is ``KIND:KEY=VALUE,...``. ``KIND`` names a mechanism of :mod:`optcomp.mechanisms`
-(``gaussian``, ``laplace``, ``epsdelta``, ``rr``/``randomized_response``, ``discrete_laplace``, or its
-class name); the keys are that class's fields (``eps`` is short for ``epsilon``), plus ``count`` (how
+A ``--mech`` is ``KIND:KEY=VALUE,...``. ``KIND`` names a mechanism of :mod:`optcomp.mechanisms` by a
+name of the one table :data:`optcomp.mechanisms.MECHANISM_NAMES` (``gaussian``, ``epsdelta``, ...;
+``optcomp account --help`` lists them all) or by its class name; the keys are that class's fields (``eps`` is short for ``epsilon``), plus ``count`` (how
 many times it runs, default 1) and ``q`` (Poisson subsampling rate: wraps it in
 :class:`optcomp.mechanisms.PoissonSubsampled`). A config file holds the same as a list::
 

@@ -57,9 +57,9 @@ MECHANISM_NAMES: tuple[MechanismEntry, ...] = (
 )
 
 
-def mechanism_spellings(*, planner: bool = False) -> dict[str, MechanismEntry]:
-    """Every accepted spelling (names and aliases) → its entry; only the planner's with ``planner=True``."""
-    return {spelling: e for e in MECHANISM_NAMES if e.planner or not planner for spelling in (e.name, *e.aliases)}
+def mechanism_spellings() -> dict[str, MechanismEntry]:
+    """Every accepted spelling (names and aliases) → its entry."""
+    return {spelling: e for e in MECHANISM_NAMES for spelling in (e.name, *e.aliases)}
 
 
 def planner_mechanisms() -> tuple[MechanismEntry, ...]:
