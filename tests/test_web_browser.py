@@ -189,3 +189,18 @@ def test_save_and_reload(page: Any, tmp_path: Path) -> None:
     pg.wait_for_function("document.querySelector('#file-message').textContent.startsWith('not loaded')",
                          timeout=WAIT_MS)
     assert "statistic 'region' (#3): field 'bins'" in pg.locator("#file-message").inner_text()
+
+
+def test_mechanism_menu_is_the_table(page: Any, tmp_path: Path) -> None:
+    """Every statistic's mechanism menu lists the name table's planner entries, in order, as the server sends them."""
+    from optcomp.mechanisms import planner_mechanisms
+
+    pg = page
+    want = [(e.name, e.label) for e in planner_mechanisms()]
+    assert pg.locator("tr.stat").count() == 3
+    for i in range(3):
+        options = _row(pg, i).locator('[data-key="mechanism"] option')
+        got = [(options.nth(j).get_attribute("value"), options.nth(j).inner_text()) for j in range(options.count())]
+        assert got == want
+    assert _row(pg, 0).locator('[data-key="mechanism"]').input_value() == "discrete_laplace"  # the default plan's
+    pg.screenshot(path=str(tmp_path / "7-mechanism-menu.png"), full_page=True)

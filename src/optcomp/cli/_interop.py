@@ -174,28 +174,11 @@ def account_interop(
     reference: bool | None = None,
 ) -> None:
     """Run ``optcomp account`` on a DpEvent JSON file or an Opacus history JSON file (module docstring)."""
-    from optcomp import interop
-
     if (dp_event is None) == (opacus_history is None):
         raise ValueError("give exactly one of --dp-event FILE and --opacus-history FILE")
     if not deltas and not epsilons:
         raise ValueError("give --delta (for an ε bracket) or --epsilon (for a δ bracket)")
-    if dp_event is not None:
-        data = parse_json(read_text(dp_event, "--dp-event file"), dp_event, "--dp-event file")
-        composition = interop.from_dp_event(data, neighbouring=neighbouring)
-        event_json = data
-        source = "dp_event"
-    elif opacus_history is not None:
-        data = parse_json(
-            read_text(opacus_history, "--opacus-history file"), opacus_history, "--opacus-history file"
-        )
-        if neighbouring != "add_remove":
-            raise ValueError(f"--neighbouring must be add_remove for an Opacus history, got {neighbouring!r}")
-        composition = interop.from_opacus_history(data)
-        event_json = interop.opacus_history_to_dp_event(data)
-        source = "opacus_history"
-    else:  # unreachable: exactly one was given (checked above)
-        raise ValueError("give exactly one of --dp-event FILE and --opacus-history FILE")
+    composition, event_json, source = _read_source(dp_event, opacus_history, neighbouring)
     with progress_bar(f"accounting the {source.replace('_', ' ')}") as _:
         bounds = [informative(composition.epsilon(d, accuracy=accuracy), f"epsilon at delta={d:g}",
                               "use fewer compositions") for d in deltas]
@@ -204,19 +187,7 @@ def account_interop(
     with progress_bar("dp_accounting's reference answer") as _:
         label, answers = _reference(event_json, composition.neighbouring, deltas, epsilons,
                                     reference)
-    rows = []
-    for i, ((query, at_name, at), bound) in enumerate(zip(queries, bounds)):
-        ref = None if answers is None else answers[i]
-        rows.append(
-            {
-                "query": query,
-                at_name: at,
-                "lower": bound.lower,
-                "upper": bound.upper,
-                "reference": ref,
-                "position": None if ref is None or math.isnan(ref) else _position(ref, bound),
-            }
-        )
+    rows = _rows(queries, bounds, answers)
     if as_json:
         emit_json(
             {
@@ -230,6 +201,52 @@ def account_interop(
             }
         )
         return
+    _print_table(composition, source, label, queries, rows)
+
+
+def _read_source(dp_event: Path | None, opacus_history: Path | None, neighbouring: str) -> tuple[Any, Any, str]:
+    """(the composition, its DpEvent JSON tree, ``"dp_event"`` or ``"opacus_history"``) of the one file given."""
+    from optcomp import interop
+
+    if dp_event is not None:
+        data = parse_json(read_text(dp_event, "--dp-event file"), dp_event, "--dp-event file")
+        return interop.from_dp_event(data, neighbouring=neighbouring), data, "dp_event"
+    if opacus_history is not None:
+        data = parse_json(
+            read_text(opacus_history, "--opacus-history file"), opacus_history, "--opacus-history file"
+        )
+        if neighbouring != "add_remove":
+            raise ValueError(f"--neighbouring must be add_remove for an Opacus history, got {neighbouring!r}")
+        composition = interop.from_opacus_history(data)
+        return composition, interop.opacus_history_to_dp_event(data), "opacus_history"
+    # unreachable: exactly one was given (checked by the caller)
+    raise ValueError("give exactly one of --dp-event FILE and --opacus-history FILE")
+
+
+def _rows(
+    queries: list[tuple[str, str, float]], bounds: list[Bound], answers: list[float] | None
+) -> list[dict[str, Any]]:
+    """One result row per query: our bracket, the reference's answer and where it falls against the bracket."""
+    rows = []
+    for i, ((query, at_name, at), bound) in enumerate(zip(queries, bounds)):
+        ref = None if answers is None else answers[i]
+        rows.append(
+            {
+                "query": query,
+                at_name: at,
+                "lower": bound.lower,
+                "upper": bound.upper,
+                "reference": ref,
+                "position": None if ref is None or math.isnan(ref) else _position(ref, bound),
+            }
+        )
+    return rows
+
+
+def _print_table(
+    composition: Any, source: str, label: str, queries: list[tuple[str, str, float]], rows: list[dict[str, Any]]
+) -> None:
+    """The rows as a table, then one line per query placing the reference's answer against our bracket."""
     labels = [f"{name}={value:g}" for _, name, value in queries]
     title = f"{source} ({composition.neighbouring}, engine {composition.engine}); reference: {label}"
     if not composition.private:

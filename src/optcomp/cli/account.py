@@ -6,9 +6,9 @@
                     --mech laplace:scale=2,count=10 --mech epsdelta:eps=0.1,delta=1e-6,count=50 \\
                     --delta 1e-4
 
-A ``--mech`` is ``KIND:KEY=VALUE,...``. ``KIND`` names a mechanism of :mod:`optcomp.mechanisms`
-(``gaussian``, ``laplace``, ``epsdelta``, ``rr``/``randomized_response``, ``discrete_laplace``, or its
-class name); the keys are that class's fields (``eps`` is short for ``epsilon``), plus ``count`` (how
+A ``--mech`` is ``KIND:KEY=VALUE,...``. ``KIND`` names a mechanism of :mod:`optcomp.mechanisms` by a
+name of the one table :data:`optcomp.mechanisms.MECHANISM_NAMES` (``gaussian``, ``epsdelta``, ...;
+``optcomp account --help`` lists them all) or by its class name; the keys are that class's fields (``eps`` is short for ``epsilon``), plus ``count`` (how
 many times it runs, default 1) and ``q`` (Poisson subsampling rate: wraps it in
 :class:`optcomp.mechanisms.PoissonSubsampled`). A config file holds the same as a list::
 
@@ -49,20 +49,14 @@ from optcomp.cli._common import (
     load_structured,
     memory_limit_bytes,
 )
+from optcomp.mechanisms import MECHANISM_NAMES, mechanism_spellings
 
 #: What to change when the engines return no information ([0, inf]).
 _FEWER = "use fewer compositions (a smaller count) or a larger sampling rate or noise"
 
-#: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works).
-KINDS: dict[str, str] = {
-    "gaussian": "Gaussian",
-    "laplace": "Laplace",
-    "epsdelta": "EpsilonDelta",
-    "rr": "RandomizedResponse",
-    "randomized_response": "RandomizedResponse",
-    "discrete_laplace": "DiscreteLaplace",
-    "staircase": "Staircase",
-}
+#: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works), from the
+#: one name table :data:`optcomp.mechanisms.MECHANISM_NAMES`.
+KINDS: dict[str, str] = {spelling: e.spec.__name__ for spelling, e in mechanism_spellings().items()}
 
 #: Short spellings of field names accepted in ``--mech`` and config files.
 ALIASES: dict[str, str] = {"eps": "epsilon"}
@@ -187,13 +181,18 @@ def _describe(entry: dict[str, Any]) -> str:
     return f"{entry.get('kind')}({params}) × {entry.get('count', 1)}"
 
 
+def _kind_lines() -> str:
+    """The help's list of ``--mech`` kinds, one line per entry of the name table."""
+    lines = []
+    for e in MECHANISM_NAMES:
+        lines.append(f"  {e.name:<20}{e.keys}\n")
+        lines.extend(f"  {alias:<20}the same as {e.name}\n" for alias in e.aliases)
+    return "".join(lines)
+
+
 _ACCOUNT_EPILOG = """\b
 Mechanism kinds (KIND in --mech, "kind" in a config file):
-  gaussian            sigma=, sensitivity= (default 1)
-  laplace             scale=, sensitivity= (default 1)
-  epsdelta            eps= (or epsilon=), delta=
-  rr                  eps=  (also spelled randomized_response)
-  discrete_laplace    scale=, sensitivity= (an integer, default 1)
+""" + _kind_lines() + """\
   or any class name of optcomp.mechanisms, with its fields as keys.
 Every kind also takes count= (how many times it runs, default 1) and
 q= (Poisson subsampling rate in (0, 1]).
@@ -269,8 +268,6 @@ def account(
     reference: bool | None = None,
 ) -> None:
     """Certified ε(δ) or δ(ε) bracket of a composition of mechanisms."""
-    from optcomp import compose
-
     if dp_event is not None or opacus_history is not None:  # another library's description: cli/_interop.py
         from optcomp.cli._interop import account_interop
 
@@ -281,6 +278,24 @@ def account(
                         deltas=deltas, epsilons=epsilons, accuracy=acc, as_json=as_json,
                         reference=reference)
         return
+    entries, deltas, epsilons, accuracy_table = _gather(mechs, config, deltas, epsilons)
+    from optcomp._numerics import check_nonnegative, check_probability
+
+    # The queries' own checks, run before the (possibly long) composition rather than after it.
+    deltas = [check_probability("delta", d) for d in deltas]
+    epsilons = [check_nonnegative("epsilon", e) for e in epsilons]
+    items = [build_item(e) for e in entries]
+    acc = parse_accuracy(accuracy, accuracy_table)
+    rows = _query_rows(items, acc, deltas, epsilons)
+    rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
+    _emit_account(entries, rows, rdp_payload, as_json=as_json)
+
+
+def _gather(
+    mechs: Sequence[str], config: Path | None, deltas: Sequence[float], epsilons: Sequence[float]
+) -> tuple[list[dict[str, Any]], list[float], list[float], dict[str, Any] | None]:
+    """The ``--mech`` entries after the config file's, the queries (the command line's, else the config
+    file's ``delta``/``epsilon``) and the config file's ``accuracy`` table; usage errors when either is empty."""
     entries = [parse_mech(m) for m in mechs]
     deltas, epsilons = list(deltas), list(epsilons)
     accuracy_table: dict[str, Any] | None = None
@@ -297,13 +312,15 @@ def account(
         raise click.UsageError("give at least one --mech or a --config with mechanisms")
     if not deltas and not epsilons:
         raise click.UsageError("give --delta (for an ε bracket) or --epsilon (for a δ bracket)")
-    from optcomp._numerics import check_nonnegative, check_probability
+    return entries, deltas, epsilons, accuracy_table
 
-    # The queries' own checks, run before the (possibly long) composition rather than after it.
-    deltas = [check_probability("delta", d) for d in deltas]
-    epsilons = [check_nonnegative("epsilon", e) for e in epsilons]
-    items = [build_item(e) for e in entries]
-    acc = parse_accuracy(accuracy, accuracy_table)
+
+def _query_rows(
+    items: list[tuple[Any, int]], acc: Any, deltas: Sequence[float], epsilons: Sequence[float]
+) -> list[dict[str, Any]]:
+    """One call, :func:`optcomp.compose` ``(*items)``, then its ε bracket at each δ and δ bracket at each ε."""
+    from optcomp import compose
+
     rows: list[dict[str, Any]] = []
     with _progress("composing") as progress:
         task = progress.add_task("composing privacy loss distributions", total=None)
@@ -314,7 +331,13 @@ def account(
                          "bound": informative(pld.epsilon(d), f"epsilon at delta={d:g}", _FEWER)})
         for e in epsilons:
             rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(pld.delta, e)})
-    rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
+    return rows
+
+
+def _emit_account(
+    entries: list[dict[str, Any]], rows: list[dict[str, Any]], rdp_payload: Any, *, as_json: bool
+) -> None:
+    """Print the brackets (and the RDP comparison) as JSON or as a table."""
     if as_json:
         emit_json(
             {

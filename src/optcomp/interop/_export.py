@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import singledispatch
 from typing import Any
 
 from optcomp._numerics import check_int
@@ -56,91 +57,138 @@ def _sizes(q: float) -> tuple[int, int]:
     return frac.numerator, frac.denominator
 
 
+@singledispatch
 def _event(mechanism: object, substitution: bool) -> dict[str, Any]:
-    scale = 2.0 if substitution else 1.0
-    name = type(mechanism).__name__
-    if mechanism == EpsilonDelta(0.0, delta=1.0):
+    """The DpEvent JSON of one run of ``mechanism`` (module table): one registered function per spec class,
+    ``substitution`` the relation its parameters are stated for; this default refuses the rest."""
+    raise ValueError(f"{type(mechanism).__name__} has no DpEvent (mechanism {mechanism!r} cannot be exported)")
+
+
+def _scale(substitution: bool) -> float:
+    """c/Δ's inverse: 2 under substitution (a replaced record moves a Δ-bounded sum by 2Δ), else 1."""
+    return 2.0 if substitution else 1.0
+
+
+@_event.register
+def _gaussian_event(mechanism: Gaussian, substitution: bool) -> dict[str, Any]:
+    return {
+        "class_name": "GaussianDpEvent",
+        "noise_multiplier": mechanism.sigma * _scale(substitution) / mechanism.sensitivity,
+    }
+
+
+@_event.register
+def _laplace_event(mechanism: Laplace, substitution: bool) -> dict[str, Any]:
+    return {
+        "class_name": "LaplaceDpEvent",
+        "noise_multiplier": mechanism.scale * _scale(substitution) / mechanism.sensitivity,
+    }
+
+
+@_event.register
+def _discrete_laplace_event(mechanism: DiscreteLaplace, substitution: bool) -> dict[str, Any]:
+    c, rem = divmod(mechanism.sensitivity, 2 if substitution else 1)
+    if rem:
+        raise ValueError(
+            f"DiscreteLaplace(sensitivity={mechanism.sensitivity}) has no DiscreteLaplaceDpEvent under "
+            "substitution (the event's sensitivity is per record, doubled by a replacement: it must be even)"
+        )
+    return {
+        "class_name": "DiscreteLaplaceDpEvent",
+        "noise_parameter": 1.0 / mechanism.scale,
+        "sensitivity": c,
+    }
+
+
+@_event.register(RandomizedResponse)
+@_event.register(KaryRandomizedResponse)
+def _randomized_response_event(
+    mechanism: RandomizedResponse | KaryRandomizedResponse, substitution: bool
+) -> dict[str, Any]:
+    if not substitution:
+        raise ValueError(
+            f"{type(mechanism).__name__} has a RandomizedResponseDpEvent under neighbouring='substitution' only"
+        )
+    k = mechanism.k if isinstance(mechanism, KaryRandomizedResponse) else 2
+    # p = k/(e^ε + k − 1), written with e^{−ε} so that large ε does not overflow.
+    t = math.exp(-mechanism.epsilon)
+    return {
+        "class_name": "RandomizedResponseDpEvent",
+        "noise_parameter": k * t / (1.0 + (k - 1) * t),
+        "num_buckets": k,
+    }
+
+
+@_event.register
+def _epsilon_delta_event(mechanism: EpsilonDelta, substitution: bool) -> dict[str, Any]:
+    if mechanism == EpsilonDelta(0.0, delta=1.0):  # fully distinguishing
         return {"class_name": "NonPrivateDpEvent"}
-    if isinstance(mechanism, Gaussian):
-        return {
-            "class_name": "GaussianDpEvent",
-            "noise_multiplier": mechanism.sigma * scale / mechanism.sensitivity,
-        }
-    if isinstance(mechanism, Laplace):
-        return {
-            "class_name": "LaplaceDpEvent",
-            "noise_multiplier": mechanism.scale * scale / mechanism.sensitivity,
-        }
-    if isinstance(mechanism, DiscreteLaplace):
-        c, rem = divmod(mechanism.sensitivity, 2 if substitution else 1)
-        if rem:
-            raise ValueError(
-                f"DiscreteLaplace(sensitivity={mechanism.sensitivity}) has no DiscreteLaplaceDpEvent under "
-                "substitution (the event's sensitivity is per record, doubled by a replacement: it must be even)"
-            )
-        return {
-            "class_name": "DiscreteLaplaceDpEvent",
-            "noise_parameter": 1.0 / mechanism.scale,
-            "sensitivity": c,
-        }
-    if isinstance(mechanism, (RandomizedResponse, KaryRandomizedResponse)):
-        if not substitution:
-            raise ValueError(f"{name} has a RandomizedResponseDpEvent under neighbouring='substitution' only")
-        k = mechanism.k if isinstance(mechanism, KaryRandomizedResponse) else 2
-        # p = k/(e^ε + k − 1), written with e^{−ε} so that large ε does not overflow.
-        t = math.exp(-mechanism.epsilon)
-        return {
-            "class_name": "RandomizedResponseDpEvent",
-            "noise_parameter": k * t / (1.0 + (k - 1) * t),
-            "num_buckets": k,
-        }
-    if isinstance(mechanism, EpsilonDelta):
-        return {"class_name": "EpsilonDeltaDpEvent", "epsilon": mechanism.epsilon, "delta": mechanism.delta}
-    if isinstance(mechanism, PoissonSubsampled):
-        if substitution:
-            raise ValueError("PoissonSubsampled has no DpEvent reading under neighbouring='substitution'")
-        return {
-            "class_name": "PoissonSampledDpEvent",
-            "sampling_probability": mechanism.sampling_rate,
-            "event": _event(mechanism.mechanism, substitution),
-        }
-    if isinstance(mechanism, SubsampledWithoutReplacement):
-        if not substitution:
-            raise ValueError(
-                "SubsampledWithoutReplacement has a DpEvent reading under neighbouring='substitution' only"
-            )
-        m, n = _sizes(mechanism.sampling_rate)
-        return {
-            "class_name": "SampledWithoutReplacementDpEvent",
-            "source_dataset_size": n,
-            "sample_size": m,
-            "event": _event(mechanism.mechanism, substitution),
-        }
-    if isinstance(mechanism, MixtureOfGaussians):
-        return {
-            "class_name": "MixtureOfGaussiansDpEvent",
-            "standard_deviation": mechanism.sigma,
-            "sensitivities": list(mechanism.sensitivities),
-            "sampling_probs": list(mechanism.probabilities),
-        }
-    if isinstance(mechanism, TruncatedPoissonGaussian) and not substitution:
-        return {
-            "class_name": "TruncatedSubsampledGaussianDpEvent",
-            "dataset_size": mechanism.dataset_size,
-            "sampling_probability": mechanism.sampling_rate,
-            "truncated_batch_size": mechanism.max_batch_size,
-            "noise_multiplier": mechanism.sigma,
-        }
-    if isinstance(mechanism, RandomAllocation) and not substitution:
-        # Field names and order: google/differential-privacy python/dp_accounting/dp_accounting/
-        # dp_event_test.py after PR #414, RandomAllocationDpEvent(event, num_selected, num_steps).
-        return {
-            "class_name": "RandomAllocationDpEvent",
-            "event": {"class_name": "GaussianDpEvent", "noise_multiplier": mechanism.sigma},
-            "num_selected": mechanism.selected,
-            "num_steps": mechanism.steps,
-        }
-    raise ValueError(f"{name} has no DpEvent (mechanism {mechanism!r} cannot be exported)")
+    return {"class_name": "EpsilonDeltaDpEvent", "epsilon": mechanism.epsilon, "delta": mechanism.delta}
+
+
+@_event.register
+def _poisson_event(mechanism: PoissonSubsampled, substitution: bool) -> dict[str, Any]:
+    if substitution:
+        raise ValueError("PoissonSubsampled has no DpEvent reading under neighbouring='substitution'")
+    return {
+        "class_name": "PoissonSampledDpEvent",
+        "sampling_probability": mechanism.sampling_rate,
+        "event": _event(mechanism.mechanism, substitution),
+    }
+
+
+@_event.register
+def _without_replacement_event(
+    mechanism: SubsampledWithoutReplacement, substitution: bool
+) -> dict[str, Any]:
+    if not substitution:
+        raise ValueError(
+            "SubsampledWithoutReplacement has a DpEvent reading under neighbouring='substitution' only"
+        )
+    m, n = _sizes(mechanism.sampling_rate)
+    return {
+        "class_name": "SampledWithoutReplacementDpEvent",
+        "source_dataset_size": n,
+        "sample_size": m,
+        "event": _event(mechanism.mechanism, substitution),
+    }
+
+
+@_event.register
+def _mixture_event(mechanism: MixtureOfGaussians, substitution: bool) -> dict[str, Any]:
+    return {
+        "class_name": "MixtureOfGaussiansDpEvent",
+        "standard_deviation": mechanism.sigma,
+        "sensitivities": list(mechanism.sensitivities),
+        "sampling_probs": list(mechanism.probabilities),
+    }
+
+
+@_event.register
+def _truncated_poisson_event(mechanism: TruncatedPoissonGaussian, substitution: bool) -> dict[str, Any]:
+    if substitution:
+        return _event.dispatch(object)(mechanism, substitution)
+    return {
+        "class_name": "TruncatedSubsampledGaussianDpEvent",
+        "dataset_size": mechanism.dataset_size,
+        "sampling_probability": mechanism.sampling_rate,
+        "truncated_batch_size": mechanism.max_batch_size,
+        "noise_multiplier": mechanism.sigma,
+    }
+
+
+@_event.register
+def _random_allocation_event(mechanism: RandomAllocation, substitution: bool) -> dict[str, Any]:
+    if substitution:
+        return _event.dispatch(object)(mechanism, substitution)
+    # Field names and order: google/differential-privacy python/dp_accounting/dp_accounting/
+    # dp_event_test.py after PR #414, RandomAllocationDpEvent(event, num_selected, num_steps).
+    return {
+        "class_name": "RandomAllocationDpEvent",
+        "event": {"class_name": "GaussianDpEvent", "noise_multiplier": mechanism.sigma},
+        "num_selected": mechanism.selected,
+        "num_steps": mechanism.steps,
+    }
 
 
 def to_dp_event_json(*items: object, neighbouring: object = "add_remove") -> dict[str, Any]:

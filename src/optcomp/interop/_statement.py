@@ -110,6 +110,35 @@ def dpsgd_statement(
         raise TypeError(f"epsilon must be an optcomp.Bound, got {epsilon!r}")
     if sampling not in _SAMPLERS:
         raise ValueError(f"sampling must be one of {tuple(_SAMPLERS)}, got {sampling!r}")
+    batches, relation = _batches_and_relation(sampling, q, examples_per_user, dataset_size, max_batch_size)
+    upper = _rounded(epsilon.upper, ROUND_CEILING)  # quoted numbers keep the safe side
+    lower = _rounded(epsilon.lower, ROUND_FLOOR)
+    claim = (
+        f"Privacy statement. This model was trained with {k} steps of DP-SGD: per-example gradients clipped "
+        f"to norm C, Gaussian noise of standard deviation {sigma:g}·C added to their sum, and {batches}. "
+        f"Under {relation}, the final model and every intermediate "
+        f"model together satisfy (ε, δ)-differential privacy with ε = {upper} at "
+        f"δ = {d:g}. {_bracket_sentences(sampling, lower, upper)}"
+    )
+    parts = [claim, _ASSUMED]
+    if q < 1.0 and sampling not in ("shuffle", "balls_in_bins"):
+        parts.append(_not_covered(sampling))
+    return "\n\n".join(textwrap.fill(p, STATEMENT_WIDTH) for p in parts)
+
+
+#: The statement's second paragraph: what the guarantee assumes.
+_ASSUMED = (
+    "Assumed: the batches were formed exactly as stated; every per-example gradient was clipped "
+    "before noise was added; the noise was fresh, independent and Gaussian at every step; nothing else "
+    "read the training data (hyper-parameter search, evaluation on training data and earlier runs are "
+    "not covered). Idealised: the noise sampler is treated as exact real-valued Gaussian noise."
+)
+
+
+def _batches_and_relation(
+    sampling: str, q: float, examples_per_user: int, dataset_size: int | None, max_batch_size: int | None
+) -> tuple[str, str]:
+    """(how the batches were formed, the neighbouring relation), in words, for the sampler (``_SAMPLERS``)."""
     how, relation = _SAMPLERS[sampling]
     batches = how.format(q=f"{q:g}", n=dataset_size, b=max_batch_size)
     if q == 1.0 and sampling == "poisson":
@@ -119,54 +148,47 @@ def dpsgd_statement(
             f"the add/remove-one-user neighbouring relation (a user holds at most {examples_per_user} "
             "examples, each clipped separately)"
         )
-    upper = _rounded(epsilon.upper, ROUND_CEILING)  # quoted numbers keep the safe side
-    lower = _rounded(epsilon.lower, ROUND_FLOOR)
-    bracket = {
-        "shuffle": (
+    return batches, relation
+
+
+def _bracket_sentences(sampling: str, lower: str, upper: str) -> str:
+    """What the quoted ε is and which end of the bracket [lower, upper] (already rounded outwards) is tight."""
+    if sampling == "shuffle":
+        return (
             f"This ε is a certified upper bound that uses no amplification (each epoch counted as one "
             f"Gaussian release); the run's true ε is at least {lower}, certified from an explicit pair of "
             f"datasets (Chua et al., ICML 2024). Neither end is proven tight: the lower end is attained by "
             f"that pair, the upper end is the guarantee, and the truth lies between them. A number computed as if batches were Poisson-sampled "
             f"is not a guarantee for this run."
-        ),
-        "balls_in_bins": (
+        )
+    if sampling == "balls_in_bins":
+        return (
             f"This ε is a certified upper bound that uses no amplification (each epoch counted as one "
             f"Gaussian release); the run's true ε is at least {lower}, certified from an explicit pair of "
             f"datasets. Neither end is tight: amplified upper bounds (Feldman–Shenfeld's random "
             f"allocation) can be far below this upper end and are not implemented in optcomp. A number computed "
             f"as if batches were Poisson-sampled is not a guarantee for this run."
-        ),
-        "truncated_poisson": (
+        )
+    if sampling == "truncated_poisson":
+        return (
             f"This ε is a certified upper bound from a dominating pair that reveals whether the batch was "
             f"truncated; optcomp's bracket [{lower}, {upper}] is that pair's ε (the run's ε may be smaller)."
-        ),
-    }.get(
-        sampling,
+        )
+    return (
         f"This ε is a certified upper bound: optcomp's privacy-loss-distribution bracket [{lower}, {upper}] "
         f"contains the optimal ε of this mechanism, and its upper end accounts for discretisation, "
-        f"truncated tails and floating-point error (quoted numbers are rounded outwards).",
+        f"truncated tails and floating-point error (quoted numbers are rounded outwards)."
     )
-    claim = (
-        f"Privacy statement. This model was trained with {k} steps of DP-SGD: per-example gradients clipped "
-        f"to norm C, Gaussian noise of standard deviation {sigma:g}·C added to their sum, and {batches}. "
-        f"Under {relation}, the final model and every intermediate "
-        f"model together satisfy (ε, δ)-differential privacy with ε = {upper} at "
-        f"δ = {d:g}. {bracket}"
+
+
+def _not_covered(sampling: str) -> str:
+    """The third paragraph, for a sampled run (q < 1) whose sampler claims amplification: shuffled
+    once-per-epoch batches are not that sampler."""
+    name = {"poisson": "Poisson sampling", "fixed_size": "independent fixed-size sampling"}.get(
+        sampling, "truncated Poisson sampling"
     )
-    assumed = (
-        "Assumed: the batches were formed exactly as stated; every per-example gradient was clipped "
-        "before noise was added; the noise was fresh, independent and Gaussian at every step; nothing else "
-        "read the training data (hyper-parameter search, evaluation on training data and earlier runs are "
-        "not covered). Idealised: the noise sampler is treated as exact real-valued Gaussian noise."
+    return (
+        "Not covered: shuffling the data once per epoch and cutting it into fixed-size batches is not "
+        f"{name}. This statement does not apply to such a run (optcomp dpsgd --sampling shuffle "
+        "accounts for it), and no amplification by sampling is claimed for it."
     )
-    parts = [claim, assumed]
-    if q < 1.0 and sampling not in ("shuffle", "balls_in_bins"):
-        name = {"poisson": "Poisson sampling", "fixed_size": "independent fixed-size sampling"}.get(
-            sampling, "truncated Poisson sampling"
-        )
-        parts.append(
-            "Not covered: shuffling the data once per epoch and cutting it into fixed-size batches is not "
-            f"{name}. This statement does not apply to such a run (optcomp dpsgd --sampling shuffle "
-            "accounts for it), and no amplification by sampling is claimed for it."
-        )
-    return "\n\n".join(textwrap.fill(p, STATEMENT_WIDTH) for p in parts)

@@ -32,12 +32,16 @@ Specifications, with the pair (P, Q) of the remove direction and the kind of law
   dominating (not claimed tight).
 * ``Staircase(epsilon, *, gamma=None, sensitivity=1.0)``: Δ + staircase noise, staircase noise
   (Geng–Viswanath); atoms ±ε, 0.
+
+:data:`MECHANISM_NAMES` is the one table of the names users type for them (the CLI's ``--mech`` kinds,
+a plan's ``mechanism``, the planner page's menu).
 """
 
 from __future__ import annotations
 
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms._names import MECHANISM_NAMES, MechanismEntry, mechanism_spellings, planner_mechanisms
 from optcomp.mechanisms._spec import NEIGHBOURING_RELATIONS, Mechanism, Neighbouring
 from optcomp.mechanisms.discrete import (
     DiscreteLaplace,
@@ -54,6 +58,7 @@ from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutR
 from optcomp.mechanisms.truncated import TruncatedPoissonGaussian
 
 __all__ = [
+    "MECHANISM_NAMES",
     "NEIGHBOURING_RELATIONS",
     "ContinuousLoss",
     "DiscreteLaplace",
@@ -64,6 +69,7 @@ __all__ = [
     "Laplace",
     "LawPair",
     "Mechanism",
+    "MechanismEntry",
     "MixtureOfGaussians",
     "Neighbouring",
     "PoissonSubsampled",
@@ -74,6 +80,8 @@ __all__ = [
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
     "TruncatedPoissonGaussian",
+    "mechanism_spellings",
     "optimal_gamma",
+    "planner_mechanisms",
     "privacy_loss_laws",
 ]

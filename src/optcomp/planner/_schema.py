@@ -19,17 +19,22 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from optcomp.mechanisms import planner_mechanisms
+
 #: Version of the plan schema this module reads and writes.
 SCHEMA_VERSION = 1
 
 Kind = Literal["count", "sum", "mean", "histogram"]
+#: The planner's mechanisms for the type checker: the ``planner`` entries of the one name table
+#: :data:`optcomp.mechanisms.MECHANISM_NAMES` (``tests/test_mechanism_names.py`` holds the two equal).
 MechanismName = Literal["laplace", "gaussian", "discrete_laplace"]
 Neighbouring = Literal["add_remove", "substitution"]
 
 KINDS: tuple[str, ...] = ("count", "sum", "mean", "histogram")
-MECHANISMS: tuple[str, ...] = ("laplace", "gaussian", "discrete_laplace")
-#: Accepted spellings of the mechanism names (``geometric`` is the two-sided geometric = discrete Laplace).
-MECHANISM_ALIASES: dict[str, str] = {"geometric": "discrete_laplace"}
+#: The mechanisms a statistic may use, from the name table, in its order.
+MECHANISMS: tuple[str, ...] = tuple(e.name for e in planner_mechanisms())
+#: Other accepted spellings of them (``geometric`` is the two-sided geometric = discrete Laplace).
+MECHANISM_ALIASES: dict[str, str] = {alias: e.name for e in planner_mechanisms() for alias in e.aliases}
 NEIGHBOURINGS: tuple[str, ...] = ("add_remove", "substitution")
 
 #: Largest total ε and δ a plan may ask for: beyond them a "privacy budget" protects nothing, and the

@@ -1,5 +1,5 @@
-"""Routes: ``/`` (the page), ``/static/*``, ``POST /api/plan``, ``POST /api/export``, ``POST /api/import``;
-``GET /ledger`` and ``GET /api/ledger`` (read-only ledger view, :mod:`optcomp.web.ledger`).
+"""Routes: ``/`` (the page), ``/static/*``, ``GET /api/mechanisms`` (the page's mechanism menu),
+``POST /api/plan``, ``POST /api/export``, ``POST /api/import``; ``GET /ledger`` and ``GET /api/ledger`` (read-only ledger view, :mod:`optcomp.web.ledger`).
 
 Requests are validated on the event loop (bounded work: the body is at most ``MAX_BODY_BYTES`` and a
 plan at most ``MAX_STATISTICS`` statistics); the plan itself is computed in a separate worker process
@@ -21,6 +21,7 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from optcomp.mechanisms import planner_mechanisms
 from optcomp.planner import MODES, plan_from_dict, plan_from_text, plan_to_toml
 from optcomp.planner._schema import show
 from optcomp.web._worker import PLAN_TIME_LIMIT, PlanRunner
@@ -95,6 +96,13 @@ async def index(request: Request) -> Response:
     return FileResponse(str(_STATIC / "index.html"), media_type="text/html")
 
 
+async def api_mechanisms(request: Request) -> Response:
+    """The mechanisms a statistic may use, from the one name table (``optcomp.mechanisms.MECHANISM_NAMES``):
+    ``{"ok": true, "mechanisms": [{"name", "label", "aliases"}, ...]}`` in menu order."""
+    return JSONResponse({"ok": True, "mechanisms": [
+        {"name": e.name, "label": e.label, "aliases": list(e.aliases)} for e in planner_mechanisms()]})
+
+
 def _modes(body: dict[str, Any]) -> list[str]:
     modes = body.get("modes", list(MODES))
     if not isinstance(modes, list) or not modes or not all(isinstance(m, str) and m in MODES for m in modes):
@@ -156,6 +164,7 @@ def create_app(ledger: str | None = None, *, time_limit: float = PLAN_TIME_LIMIT
     return Starlette(
         routes=[
             Route("/", index),
+            Route("/api/mechanisms", api_mechanisms, methods=["GET"]),
             Route("/api/plan", _api(_plan_endpoint(runner)), methods=["POST"]),
             Route("/api/export", _api(api_export), methods=["POST"]),
             Route("/api/import", _api(api_import), methods=["POST"]),

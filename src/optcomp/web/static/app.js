@@ -4,7 +4,7 @@
 
 const GLOBALS = ["epsilon", "delta", "beta", "reserve_epsilon", "gaussian_delta_share", "dataset_size"];
 const KINDS = ["count", "sum", "mean", "histogram"];
-const MECHANISMS = [["laplace", "Laplace"], ["gaussian", "Gaussian"], ["discrete_laplace", "discrete Laplace"]];
+let MECHANISMS = []; // [name, label] pairs, from GET /api/mechanisms (the server's one name table)
 const MODE_NAMES = { basic: "basic", advanced: "advanced", kov: "KOV bound", optimal: "optimal", mechanism_aware: "mechanism-aware" };
 const DEBOUNCE_MS = 250;
 
@@ -297,7 +297,20 @@ async function load(file) {
   schedule();
 }
 
-function init() {
+// The mechanism menu's [name, label] pairs, as the server's name table lists them.
+async function loadMechanisms() {
+  const r = await fetch("/api/mechanisms");
+  const data = await r.json();
+  return data.mechanisms.map((m) => [m.name, m.label]);
+}
+
+async function init() {
+  try {
+    MECHANISMS = await loadMechanisms();
+  } catch (err) {
+    showError({ error: "the planner server did not list its mechanisms (" + err.message + ")", index: null, field: null });
+    return;
+  }
   for (const key of GLOBALS.concat(["neighbouring", "dataset_size_public"])) {
     const input = $("#g-" + key);
     input.addEventListener("input", schedule);
