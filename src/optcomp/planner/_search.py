@@ -52,8 +52,8 @@ _SEARCH_AIM = 0.1
 _SEARCH_SPAN = 2100
 #: Relative precision of the ``optimal`` search's fine phase: finer than ``SCALE_RTOL`` (the black-box
 #: engine's value jitters with the scale by about its bracket width, so the coarse phase's bracket says
-#: little about where in it the fine root lies; a few more calls land the scale close to it).
-_OPTIMAL_FINAL_RTOL: float = SCALE_RTOL / 4.0
+#: little about where in it the fine root lies; one or two more calls land the scale closer to it).
+_OPTIMAL_FINAL_RTOL: float = SCALE_RTOL / 2.0
 #: Most accounting evaluations of one search (bracketing plus refinement).
 _MAX_EVALUATIONS = 80
 
@@ -242,9 +242,9 @@ def _search_optimal(p: _Prepared, s0: float, progress: Progress | None) -> tuple
     The coarse phase pins the scale to 3·``SCALE_RTOL``; the fine one goes on from its passing scale to
     ``_OPTIMAL_FINAL_RTOL``. A bracket the floor returned is kept per scale: one already as narrow as the
     fine width asks (measured as the floor measures it, :meth:`~optcomp.Bound.relative_width_above`)
-    serves the fine phase as is, so a coarse failing scale can bound the fine search from above; when
+    serves the fine phase as is, so a coarse failing scale can bound the fine search from above. When
     the first coarse bracket is already that narrow (the floor's first pass meets both widths at this
-    budget), the coarse phase is skipped. The
+    budget), there is no cheaper phase: one search on the reported value to ``_OPTIMAL_FINAL_RTOL``. The
     reported value is the smaller of the two widths' certified upper ends at the final scale (as
     :func:`~optcomp.planner._accounting.certified_epsilon` computes it).
     """
@@ -272,17 +272,22 @@ def _search_optimal(p: _Prepared, s0: float, progress: Progress | None) -> tuple
     def fine(x: float) -> float:
         return bound(x, OPTIMAL_FINAL_TOLERANCE).upper
 
-    coarse(s0)
-    if reusable(s0):  # the coarse width buys nothing at this budget: one fine search
-        s, value, _, _ = _search(fine, p.budget, s0, progress, _OPTIMAL_FINAL_RTOL, limit=p.max_scale)
-        return s, min(value, coarse(s)), calls
+    def both(x: float) -> float:  # the reported value: a coarse call, and a fine one only if it is not as narrow
+        return min(coarse(x), fine(x))
+
+    coarse(s0)  # its width tells whether the coarse phase is any coarser at this budget
+    if reusable(s0):  # it is not: one search on the reported value, to the fine precision
+        s, value, _, _ = _search(both, p.budget, s0, progress, _OPTIMAL_FINAL_RTOL, limit=p.max_scale)
+        return s, value, calls
     try:
         s1, v1, _, f1 = _search(coarse, p.budget, s0, progress, 3.0 * SCALE_RTOL, limit=p.max_scale)
     except PlanError:  # the locks may fit only by the finer bracket: search with it alone
         s, value, _, _ = _search(fine, p.budget, s0, progress, _OPTIMAL_FINAL_RTOL, limit=p.max_scale)
         return s, min(value, coarse(s)), calls
     fail = f1 if f1 is not None and reusable(f1) and fine(f1) > p.budget else None
-    s, value, _, _ = _search(fine, p.budget, s1, progress, _OPTIMAL_FINAL_RTOL, (s1, v1), p.max_scale, fail)
+    # near the root the coarse bracket is as narrow as the fine one asks: search the reported value (one call each)
+    fine_phase = both if reusable(s1) else fine
+    s, value, _, _ = _search(fine_phase, p.budget, s1, progress, _OPTIMAL_FINAL_RTOL, (s1, v1), p.max_scale, fail)
     return s, min(value, fine(s), coarse(s)), calls
 
 
