@@ -155,8 +155,8 @@ def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: 
         elif mode == "optimal":
             s, value, calls = _search_optimal(p, s0, progress)
         else:
-            s, value, calls, _ = _search(lambda x: account(p, p.epsilons(x)), p.budget, s0, progress, SCALE_RTOL,
-                                      limit=p.max_scale)
+            s, value, calls, _ = _search(lambda x: account(p, p.epsilons(x)), p.budget, s0, progress,
+                                         SCALE_RTOL, limit=p.max_scale)
     eps = p.epsilons(s)
     scales = p.scales(eps)
     stats = []
