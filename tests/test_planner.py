@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from optcomp import optimal
+from optcomp import compose, optimal
 from optcomp.cli import main
 from optcomp.planner import (
     MECHANISM_AWARE_RTOL,
@@ -308,9 +308,9 @@ def test_pure_plan_at_delta_zero_is_the_exact_sum_mechanism_aware() -> None:
 
 def test_pld_step_coarsens_when_the_grid_is_too_large() -> None:
     from optcomp.mechanisms import Laplace
-    from optcomp.planner._allocate import _pld_epsilon
+    from optcomp.planner._accounting import _grid_epsilon
 
-    b = _pld_epsilon([(Laplace(scale=0.02), 1)], 1e-9, 1e-6)  # ε = 50 on a 1e-9 grid: far above the cap
+    b = _grid_epsilon(compose(Laplace(scale=0.02)), 1e-9, 1e-6)  # ε = 50 on a 1e-9 grid: far above the cap
     assert 49.99 < b.upper <= 50.0 + 1e-6  # ε(δ) of one 50-DP Laplace: just below 50
 
 

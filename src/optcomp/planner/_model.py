@@ -1,4 +1,4 @@
-"""An *uncertified* guide for the ``mechanism_aware`` scale search (:mod:`optcomp.planner._allocate`).
+"""An *uncertified* guide for the ``mechanism_aware`` scale search (:mod:`optcomp.planner._search`).
 
 The plan's ε at scale s as if the whole composition were μ-GDP (central limit): it only places the scales
 that the PLD engine then certifies; nothing returned depends on it being right.
@@ -17,7 +17,7 @@ from scipy.special import log_ndtr
 from optcomp.planner._noise import _gaussian_mu, gaussian_mus
 
 if TYPE_CHECKING:
-    from optcomp.planner._allocate import _Prepared
+    from optcomp.planner._prepare import _Prepared
 
 
 class _Model:
@@ -81,7 +81,7 @@ class _Model:
 
     def epsilon(self, s: float) -> float:
         """The model's ε at scale s (0 when μ-GDP needs none at δ; inf when it cannot reach δ)."""
-        return _gdp_epsilon_estimate(self.mu(s), self.delta)
+        return _central_limit_epsilon(self.mu(s), self.delta)
 
     def solve(self, target: float, log_ratio: Callable[[float], float], start: float) -> float:
         """s with model ε(s)·exp(log_ratio(ln s)) = target, searched from ``start`` (nan if the model
@@ -136,8 +136,8 @@ def _kl2_array(e: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return np.asarray(2.0 * (e + np.expm1(-e)), dtype=np.float64)
 
 
-def _gdp_epsilon_estimate(mu: float, delta: float) -> float:
-    """ε with δ_μ(ε) = δ, uncertified (a guide; the certified value is :func:`gdp_epsilon`)."""
+def _central_limit_epsilon(mu: float, delta: float) -> float:
+    """ε with δ_μ(ε) = δ (DRS Cor 2.13), uncertified: the model's guide (certified values come from the floor)."""
     if mu <= 0.0 or delta >= 1.0:
         return 0.0
     if delta <= 0.0 or not math.isfinite(mu):

@@ -1,0 +1,223 @@
+"""Accounting: the certified upper ε of a plan at the plan's δ, under each mode.
+
+Every mode returns a certified upper ε of releasing the statistics with the given ε_i
+(:class:`~optcomp.planner._prepare._Prepared` turns them into components, pairs and noise):
+
+* ``basic``: Σε_i, with Σδ_i ≤ δ (KOV Thm III.1).
+* ``advanced``: heterogeneous advanced composition (Dwork–Rothblum–Vadhan; KOV Thm III.2 with per-step
+  ε_i): min{Σε_i, Σε_i(e^{ε_i} − 1) + √(2 ln(1/δ̃)·Σε_i²)} with δ̃ = δ − Σδ_i.
+* ``kov``: the KOV heterogeneous bound (KOV Thm III.5), δ̃ = 1 − (1 − δ)/Π(1 − δ_i)
+  (:func:`optcomp.bounds.kov_bound_heterogeneous`).
+* ``optimal``: optimal black-box composition of the (ε_i, δ_i) pairs (KOV Thm III.3, MV Thm 1.5), asked of
+  the queries floor: ``optcomp.compose`` of :class:`~optcomp.mechanisms.EpsilonDelta` items, whose
+  routing sends them to :mod:`optcomp.optimal` (:func:`_black_box`).
+* ``mechanism_aware``: the composition of the actual mechanisms, asked of the queries floor
+  (``optcomp.compose(...).epsilon(δ)``): all Gaussian, it answers by the GDP closed form (μ merged by
+  :func:`optcomp.queries.merged_mu`, Dong–Roth–Su Cor 3.3); otherwise on the PLD grid, at a fixed grid
+  step (:func:`pld_accuracy`). The black-box bound is certified for the same mechanisms:
+  :func:`certified_epsilon` reports the smaller of the two.
+
+The planner's widths are :class:`~optcomp.Accuracy` values: a width in ε relative to the budget is the
+floor's ``relative_width`` (measured by :meth:`~optcomp.Bound.relative_width_above`) at ε = budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from optcomp._numerics import (
+    EPSILON_WIDTH_FLOOR,
+    PLANNER_MIN_GRID_STEP,
+    Accuracy,
+    Bound,
+    round_down,
+    round_up,
+)
+from optcomp.bounds import kov_bound_heterogeneous
+from optcomp.composition import compose
+from optcomp.mechanisms import EpsilonDelta
+from optcomp.planner._noise import mechanism_spec
+from optcomp.planner._prepare import _Prepared, prepare
+from optcomp.planner._schema import Plan
+from optcomp.pld import GridTooLargeError
+from optcomp.queries import Composition
+
+MODES: tuple[str, ...] = ("basic", "advanced", "kov", "optimal", "mechanism_aware")
+
+#: Relative width aimed at for the PLD engine's certified ε bracket in ``mechanism_aware`` mode. It sets a
+#: *fixed* grid step (:func:`pld_accuracy`, one realisation per evaluation instead of the engine's coarse
+#: first pass and refinement); the upper end stays certified at any step, a coarser step only gives
+#: away up to about this fraction of ε.
+PLANNER_PLD_RELATIVE_WIDTH: float = 1e-3
+#: Coarsest grid step relative to the budget (few laws: the evaluations are cheap; a few Laplace laws have
+#: atoms at ±ε_c, whose discretisation error is first order in the step).
+_PLD_MAX_RELATIVE_STEP: float = 1e-3
+#: Finest grid step used (``_numerics.PLANNER_MIN_GRID_STEP``).
+_PLD_MIN_STEP: float = PLANNER_MIN_GRID_STEP
+#: A mechanism-aware evaluation whose bracket is wider than this many times
+#: ``PLANNER_PLD_RELATIVE_WIDTH`` is redone once on a finer step (first-order error: few Laplace atoms).
+_PLD_REFINE_TRIGGER: float = 3.0
+#: The grid brackets' relative width is measured above this fraction of the budget.
+_PLD_WIDTH_FLOOR: float = 1e-2
+#: Fixed grid steps tried (each 4× coarser) before the engine's own choice, when memory runs out.
+_MAX_COARSENINGS = 4
+#: Bracket width in ε asked of the black-box composition, relative to the budget: coarse while the
+#: ``optimal`` search brackets the scale, fine for its last steps. Every call's upper end is certified;
+#: the fine width costs at most about this fraction of the budget.
+OPTIMAL_SEARCH_TOLERANCE: float = 1e-2
+OPTIMAL_FINAL_TOLERANCE: float = 2e-3
+#: A black-box width the optimal engine cannot reach is asked again this many times 8× coarser.
+_BLACK_BOX_COARSENINGS = 3
+
+Accounting = Callable[[_Prepared, Sequence[float]], float]
+
+
+def pld_accuracy(budget: float, k: int) -> Accuracy:
+    """The PLD engine's accuracy for a mechanism-aware evaluation: a fixed grid step Δ.
+
+    ``k`` is the number of distinct-law steps (non-Gaussian component copies, plus one for all the
+    Gaussians, which compose into one law). Both ends of the engine's bracket are off by about 3kΔ²/ε
+    in ε for these laws (measured on mixed plans), so Δ = ε·√(w/(3k)) (w =
+    ``PLANNER_PLD_RELATIVE_WIDTH``), at most ``_PLD_MAX_RELATIVE_STEP``·ε and at least
+    ``_PLD_MIN_STEP`` (a coarser step stays certified). A deterministic function of the plan:
+    :func:`certified_epsilon` reproduces the search's values.
+    """
+    rel = min(_PLD_MAX_RELATIVE_STEP, math.sqrt(PLANNER_PLD_RELATIVE_WIDTH / (3.0 * max(k, 1))))
+    return Accuracy(grid_step=max(budget * rel, _PLD_MIN_STEP))
+
+
+def black_box_accuracy(budget: float, relative_tolerance: float) -> Accuracy:
+    """A bracket width in ε of ``relative_tolerance``·budget, as the one accuracy dialect.
+
+    ``Accuracy.relative_width`` is (upper − lower)/max(upper, ``EPSILON_WIDTH_FLOOR``)
+    (:meth:`~optcomp.Bound.relative_width_above`); at upper = budget that width is
+    ``relative_tolerance``·budget / max(budget, ``EPSILON_WIDTH_FLOOR``).
+    """
+    return Accuracy(relative_width=relative_tolerance * budget / max(budget, EPSILON_WIDTH_FLOOR))
+
+
+def _basic(p: _Prepared, eps: Sequence[float]) -> float:
+    pairs = p.pairs(eps)
+    return round_up(math.fsum(e for e, _ in pairs))
+
+
+def _advanced(p: _Prepared, eps: Sequence[float]) -> float:
+    pairs = p.pairs(eps)
+    total = math.fsum(e for e, _ in pairs)
+    slack = round_down(p.plan.delta - math.fsum(d for _, d in pairs))
+    if slack <= 0.0:
+        return round_up(total)
+    # hypot: Σε_i² would underflow to 0 for tiny ε_i (and overflow for none here); the drift terms ε_i² may
+    # underflow too, each by less than the smallest subnormal, which is added back per term
+    drift = math.fsum(e * math.expm1(e) for e, _ in pairs) + len(pairs) * math.ulp(0.0)
+    spread = math.sqrt(2.0 * -math.log(slack)) * math.hypot(*(e for e, _ in pairs))
+    return round_up(min(total, drift + spread))
+
+
+def _kov(p: _Prepared, eps: Sequence[float]) -> float:
+    pairs = p.pairs(eps)
+    log_surv = math.fsum(math.log1p(-d) for _, d in pairs)
+    slack = max(0.0, round_down(-math.expm1(math.log1p(-p.plan.delta) - log_surv)))
+    value, total_delta = kov_bound_heterogeneous(pairs, slack)
+    if total_delta > p.plan.delta:
+        value = math.fsum(e for e, _ in pairs)  # the slack-free first term of KOV eq. (8)
+    return round_up(value)
+
+
+def black_box_bound(p: _Prepared, eps: Sequence[float], relative_tolerance: float) -> Bound:
+    """Certified ε bracket of the optimal black-box composition of the plan's (ε_c, δ_c) pairs.
+
+    The queries floor answers ``compose`` of :class:`~optcomp.mechanisms.EpsilonDelta` items (by
+    :mod:`optcomp.optimal`: KOV Thm III.3, MV Thms 1.4–1.5) at :func:`black_box_accuracy`; a width it
+    cannot reach (``GridTooLargeError``) is asked again coarser (any upper end is certified), and
+    [0, ∞] (infeasible, the safe side) is returned if none is reached.
+    """
+    composition = compose(*((EpsilonDelta(epsilon=e, delta=d), 1) for e, d in p.pairs(eps)))
+    accuracy = black_box_accuracy(p.budget, relative_tolerance)
+    for _ in range(_BLACK_BOX_COARSENINGS + 1):
+        try:
+            return composition.epsilon(p.plan.delta, accuracy=accuracy)
+        except GridTooLargeError:
+            accuracy = Accuracy(relative_width=min(0.5, 8.0 * accuracy.relative_width))
+    return Bound(0.0, math.inf)
+
+
+def _black_box(p: _Prepared, eps: Sequence[float], relative_tolerance: float) -> float:
+    """The certified upper end of :func:`black_box_bound`."""
+    return black_box_bound(p, eps, relative_tolerance).upper
+
+
+def _optimal(p: _Prepared, eps: Sequence[float]) -> float:
+    # Both widths give certified upper bounds of the same OptComp: the smaller one is reported.
+    return min(_black_box(p, eps, OPTIMAL_SEARCH_TOLERANCE), _black_box(p, eps, OPTIMAL_FINAL_TOLERANCE))
+
+
+def _mechanism_aware(p: _Prepared, eps: Sequence[float]) -> float:
+    scales = p.scales(eps)
+    # a component with infinite noise (ε_c = 0: a free statistic at scale 0) releases nothing: its privacy
+    # loss is identically 0, so leaving it out is exact
+    flat = [(c, sc) for cs, scs in zip(p.comps, scales) for c, sc in zip(cs, scs) if sc < math.inf]
+    if not flat:
+        return 0.0
+    if p.plan.delta == 0.0:
+        # only Laplace-family components (prepare refuses Gaussians at δ = 0): each one's loss reaches its
+        # ε_c with positive probability, so ε(0) of the composition is exactly Σε_c (basic composition)
+        return _basic(p, eps)
+    composition = compose(*(mechanism_spec(c, sc) for c, sc in flat))
+    closed = Accuracy(relative_width=PLANNER_PLD_RELATIVE_WIDTH)
+    if composition.engine(closed) != "grid":  # the floor's closed form (all Gaussian: GDP) needs no step
+        return composition.epsilon(p.plan.delta, accuracy=closed).upper
+    k = sum(c.copies for c, _ in flat if c.mechanism != "gaussian")
+    k += any(c.mechanism == "gaussian" for c, _ in flat)
+    step = pld_accuracy(p.budget, k).grid_step
+    assert step is not None
+    b = _grid_epsilon(composition, step, p.plan.delta)
+    width = b.relative_width_above(_PLD_WIDTH_FLOOR * p.budget)
+    if math.isfinite(b.upper) and width > _PLD_REFINE_TRIGGER * PLANNER_PLD_RELATIVE_WIDTH:
+        # the error is first order in the step here (atoms of few Laplace laws deep in the tail): one
+        # finer realisation; both upper ends are certified, the smaller is kept
+        finer = step * max(0.1, PLANNER_PLD_RELATIVE_WIDTH / width)
+        return min(b.upper, _grid_epsilon(composition, finer, p.plan.delta).upper)
+    return b.upper
+
+
+def _grid_epsilon(composition: Composition, step: float, delta: float) -> Bound:
+    """The floor's certified ε(δ) bracket on the grid at step ``step`` (coarser steps if memory runs out)."""
+    for _ in range(_MAX_COARSENINGS):
+        try:
+            return composition.epsilon(delta, accuracy=Accuracy(grid_step=step))
+        except GridTooLargeError:  # a step too fine for the memory cap: a coarser one is still certified
+            step *= 4.0
+    return composition.epsilon(delta, accuracy=Accuracy(relative_width=PLANNER_PLD_RELATIVE_WIDTH))
+
+
+ACCOUNTING: dict[str, Accounting] = {
+    "basic": _basic,
+    "advanced": _advanced,
+    "kov": _kov,
+    "optimal": _optimal,
+    "mechanism_aware": _mechanism_aware,
+}
+
+
+def check_mode(mode: object) -> str:
+    """``mode`` if it is one of :data:`MODES`, else ``ValueError`` naming them."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return mode
+
+
+def certified_epsilon(plan: Plan, mode: str, epsilons: Sequence[float]) -> float:
+    """Certified upper ε at the plan's δ of releasing the statistics with the given ε_i under ``mode``.
+
+    For ``mechanism_aware`` this is the smaller of the floor's mechanism bound (GDP or PLD) and the
+    optimal black-box bound, so it may be below a :class:`ModeResult`'s ``epsilon_certified`` (whose
+    search can stop on a scale it certified by one of the two only); both are certified.
+    """
+    p = prepare(plan)
+    mode = check_mode(mode)
+    value = ACCOUNTING[mode](p, list(epsilons))
+    if mode == "mechanism_aware":  # the black-box bound holds for the same mechanisms: keep the smaller
+        value = min(value, _optimal(p, list(epsilons)))
+    return value
