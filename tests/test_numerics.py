@@ -17,6 +17,10 @@ from optcomp._numerics import (
     check_nonnegative,
     check_probability,
     check_sampling_rate,
+    round_down,
+    round_up,
+)
+from optcomp._rounding import (
     dot_error_bound,
     log1mexp,
     log1mexp_array,
@@ -24,8 +28,6 @@ from optcomp._numerics import (
     log_sum_exp_down,
     log_sum_exp_up,
     logsubexp,
-    round_down,
-    round_up,
     suffix_log_sum_exp,
     suffix_log_sum_exp_error,
     sum_error_bound,

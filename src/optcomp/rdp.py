@@ -46,8 +46,8 @@ from optcomp._numerics import (
     check_open_probability,
     check_positive,
     check_sampling_rate,
-    log_binomial,
 )
+from optcomp._rounding import log_binomial
 from optcomp.mechanisms import (
     Gaussian,
     Laplace,

@@ -29,11 +29,10 @@ from optcomp._numerics import (
     check_int,
     check_nonnegative,
     check_probability,
-    log1mexp_array,
-    log_binomial,
     round_down,
     round_up,
 )
+from optcomp._rounding import log1mexp_array, log_binomial
 from optcomp.fdp._tradeoff import (
     GaussianTradeOff,
     PiecewiseLinearTradeOff,

@@ -29,12 +29,10 @@ from optcomp._numerics import (
     check_int,
     check_nonnegative,
     check_open_probability,
-    log1mexp_array,
-    next_down,
-    next_up,
     round_down,
     round_up,
 )
+from optcomp._rounding import log1mexp_array, next_down, next_up
 
 _SQRT2: float = math.sqrt(2.0)
 

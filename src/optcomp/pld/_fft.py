@@ -23,14 +23,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft
 
-from optcomp._numerics import (
-    SMALLEST_SUBNORMAL,
-    UNIT_ROUNDOFF,
-    FloatArray,
-    fft_error_bound,
-    rounding_error,
-    widen_up,
-)
+from optcomp._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, FloatArray
+from optcomp._rounding import fft_error_bound, rounding_error, widen_up
 from optcomp.pld._cells import GridTooLargeError
 
 #: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged).
@@ -49,7 +43,7 @@ _TINY = SMALLEST_SUBNORMAL
 
 
 def _fft_bound(n: int, mass: float, u: float) -> float:
-    """:func:`~optcomp._numerics.fft_error_bound` (Higham Thm 24.2) for unit roundoff ``u``."""
+    """:func:`~optcomp._rounding.fft_error_bound` (Higham Thm 24.2) for unit roundoff ``u``."""
     return fft_error_bound(n, mass, 0) * (u / UNIT_ROUNDOFF)
 
 
