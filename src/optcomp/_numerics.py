@@ -103,6 +103,10 @@ CALIBRATION_RTOL: float = 1e-3
 #: is pointless for a planning answer, and a subnormal step leaves the engine's index range).
 PLANNER_MIN_GRID_STEP: float = 1e-12
 
+#: Smallest α of the geometric parts of ``fdp.alpha_grid`` (points 2⁻⁴⁰ … 0.5 and their mirror images
+#: resolve the ends of [0, 1], where trade-off curves bend most).
+ALPHA_GRID_MIN: float = 2.0**-40
+
 
 # ---------------------------------------------------------------------------------------------
 # The Bound value.
@@ -464,6 +468,7 @@ DEFAULT_ACCURACY: Accuracy = Accuracy()
 
 __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
+    "ALPHA_GRID_MIN",
     "CALIBRATION_RTOL",
     "CURVE_ABSOLUTE_SLACK",
     "DEFAULT_ACCURACY",
