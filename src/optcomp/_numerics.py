@@ -50,7 +50,8 @@ OPTIMAL_EXACT_RELATIVE_WIDTH: float = 2.0**-30
 #: is below this, else in 256-bit mpmath (near the δ floor).
 OPTIMAL_R_RTOL: float = 2.0**-20
 
-#: ``optimal.calibrate`` starts its bisection at ε·2⁻⁶⁰/k: a per-query ε₀ so small that every target is met.
+#: ``optimal.calibrate`` first checks ε₀ = ε·2⁻⁶⁰/k, so small that every feasible target is met (else δ₀ is
+#: too large), and hands it to the inverse solver as the known passing end.
 OPTIMAL_CALIBRATE_START: float = 2.0**-60
 
 #: Relative slack added to a computed quantity before it is reported as an upper bound (and removed
