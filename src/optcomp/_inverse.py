@@ -181,8 +181,8 @@ def solve(
 
 @dataclass
 class _Search:
-    """The state of one :func:`solve` call: the bracket ends (``fail``, ``passing``: evaluated points
-    only) and the step controller's counters, with the call's settings. Each method is one step of the
+    """The state of one :func:`solve` call: the bracket ends (``fail``, ``passing``: given or evaluated
+    points only) and the step controller's counters, with the call's settings. Each method is one step of the
     loop in :func:`solve`; none of them evaluates anything."""
 
     target: float
