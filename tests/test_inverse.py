@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optcomp import Bound
+from optcomp import Bound, optimal
 from optcomp._inverse import NotMonotoneError, SearchBudgetExceeded, solve
+from optcomp._numerics import CALIBRATION_RTOL, EPSILON_XTOL
+from optcomp.fdp import gdp_delta, gdp_mu_for
 
 RTOL = 1e-3
 
@@ -88,3 +90,28 @@ def test_blind_steps_cross_many_decades() -> None:
 def test_wrong_direction_is_named() -> None:
     with pytest.raises(NotMonotoneError, match="sigma"):
         solve(lambda x: Bound(x, x), 1.0, name="sigma", guess=3.0, rtol=RTOL)  # grows: not a noise scale
+
+
+# --- the engines' inverses that use the solver ---------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.5, 2.0, 50.0])
+@pytest.mark.parametrize("delta", [1e-300, 1e-6, 0.5, 0.999999])
+def test_gdp_mu_for_meets_gdp_delta_and_is_tight(epsilon: float, delta: float) -> None:
+    """μ from the solver is certified by the public δ (gdp_delta, also at δ → 1) and a failing μ is near."""
+    mu = gdp_mu_for(epsilon, delta)
+    assert mu > 0.0 or epsilon == 0.0
+    assert gdp_delta(mu, epsilon) <= delta
+    if mu > 0.0:
+        assert gdp_delta(mu * (1.0 + 4.0 * EPSILON_XTOL), epsilon) > delta
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(1.0, 1e-5), (0.3, 1e-9), (3.0, 0.1)])
+def test_black_box_calibration_brackets_the_single_query_root(epsilon: float, delta: float) -> None:
+    """k = 1: ε₀* = ln((e^ε + δ)/(1 − δ)) (one ε₀-DP pair: δ(ε) = (e^ε₀ − e^ε)/(1 + e^ε₀)) lies in the
+    bracket the solver leaves, whose lower end is the returned, certified ε₀."""
+    c = optimal.calibrate(epsilon, delta, 1)
+    truth = math.log((math.exp(epsilon) + delta) / (1.0 - delta))
+    assert c.epsilon.upper <= epsilon
+    assert c.bracket.lower == c.epsilon0 <= truth <= c.bracket.upper
+    assert c.bracket.upper <= c.epsilon0 * (1.0 + 2.0 * CALIBRATION_RTOL)

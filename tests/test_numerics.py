@@ -17,6 +17,10 @@ from optcomp._numerics import (
     check_nonnegative,
     check_probability,
     check_sampling_rate,
+    round_down,
+    round_up,
+)
+from optcomp._rounding import (
     dot_error_bound,
     log1mexp,
     log1mexp_array,
@@ -24,8 +28,6 @@ from optcomp._numerics import (
     log_sum_exp_down,
     log_sum_exp_up,
     logsubexp,
-    round_down,
-    round_up,
     suffix_log_sum_exp,
     suffix_log_sum_exp_error,
     sum_error_bound,
@@ -202,3 +204,19 @@ def test_dot_error_bound_covers_products_and_their_sum(pairs: list[tuple[float, 
         return  # overflow or underflowing products: outside the relative rounding model
     bound = Fraction(dot_error_bound(len(pairs), float(np.sum(np.abs(products)))))
     assert abs(Fraction(float(np.sum(products))) - exact) <= bound
+
+
+def test_rounding_vocabulary_builds_only_on_numerics() -> None:
+    """The two numeric floors (docs/architecture.md): _numerics imports nothing of ours, _rounding only it."""
+    import ast
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "optcomp"
+
+    def ours(name: str) -> set[str]:
+        tree = ast.parse((src / name).read_text(encoding="utf-8"))
+        modules = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        return {m for m in modules if m.startswith("optcomp")}
+
+    assert ours("_numerics.py") == set()
+    assert ours("_rounding.py") == {"optcomp._numerics"}

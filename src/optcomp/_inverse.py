@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from optcomp._numerics import Bound
@@ -150,18 +151,16 @@ def solve(
     """
     if not (guess > 0.0 and math.isfinite(guess)):
         raise ValueError(f"{name}: the search needs a finite positive start, got {guess!r}")
-
-    def toward_pass(x: float, factor: float) -> float:
-        return x / factor if increasing else x * factor
-
     lowest = max(math.ldexp(guess, -span), math.ulp(0.0))
     up = span + math.frexp(guess)[1]  # ldexp(guess, span) overflows from an exponent 1024 on
     highest = min(limit, math.ldexp(guess, span) if up < sys.float_info.max_exp else sys.float_info.max)
-    blind = clamped = 0
+    search = _Search(
+        target, increasing, integer, rtol, 1.0 + (rtol / 3.0 if aim is None else aim), lowest, highest, limit
+    )
+    search.fail, search.passing = fail, passing
     brackets: list[tuple[float, Bound]] = []
     points: list[tuple[float, float]] = []
     x = guess
-    shrink_failures = 0
     for _ in range(budget):
         if integer:
             x = float(max(1, round(x)))
@@ -171,72 +170,140 @@ def solve(
         if isinstance(result, Bound):
             _check_direction(brackets, x, result, increasing, name)
         points.append((x, v))
-        old = _log_width(fail, passing)
-        if v <= target:
-            passing = x if passing is None else (max(passing, x) if increasing else min(passing, x))
-        else:
-            fail = x if fail is None else (min(fail, x) if increasing else max(fail, x))
-        if fail is not None and passing is not None:
-            if _log_width(fail, passing) <= math.log1p(rtol) or _adjacent(fail, passing, integer):
-                return fail, passing
-            shrink_failures = shrink_failures + 1 if _log_width(fail, passing) > 0.5 * old else 0
-        # The ends of the search range.
-        if increasing:
-            if v <= target and x >= limit:
-                return fail, passing
-            if passing is None and x <= (1.0 if integer else lowest):
-                return fail, None
-            if fail is None and x >= highest:
-                return None, passing
-        else:
-            if passing is None and x >= highest:
-                return fail, None
-            if fail is None and x <= lowest:
-                return None, passing
-        # Predict the root from the local log-log slope.
-        slope = log_slope(points) or slope_hint
-        sign = 1.0 if increasing else -1.0
-        if slope is None or slope * sign <= 0 or not 0.0 < v < math.inf or not target > 0.0:
-            predicted = None
-        else:  # the shift is clipped only to keep exp finite (one-sided steps are clipped to 4× anyway)
-            shift = (math.log(target) - math.log(v)) / slope
-            predicted = x * math.exp(max(-_MAX_LOG_SHIFT, min(_MAX_LOG_SHIFT, shift)))
-        aim_factor = 1.0 + (rtol / 3.0 if aim is None else aim)
-        if predicted is not None and 0.0 < predicted < math.inf:
-            nxt = toward_pass(predicted, aim_factor) if v > target else toward_pass(predicted, 1.0 / aim_factor)
-        else:
-            nxt = toward_pass(x, 2.0) if v > target else toward_pass(x, 0.5)
-        if fail is not None and passing is not None:
-            lo, hi = min(fail, passing), max(fail, passing)
-            if shrink_failures >= 2 or not lo < nxt < hi:
-                nxt = math.sqrt(lo) * math.sqrt(hi)
-                shrink_failures = 0
-        elif predicted is None:  # one-sided and blind: an accelerating step
-            factor = 2.0 ** (2 ** min(blind, _MAX_BLIND_LEVEL))
-            blind += 1
-            nxt = min(max(toward_pass(x, factor) if v > target else toward_pass(x, 1.0 / factor), lowest), highest)
-        else:  # one-sided: move at most a factor 4 per step (16, 256, ... after steps held at it), at least 1 + rtol/3
-            blind = 0
-            cap = 4.0 ** (2 ** min(clamped, _MAX_BLIND_LEVEL))
-            ratio = min(max(nxt / x, 1.0 / cap), cap)
-            clamped = clamped + 1 if ratio in (cap, 1.0 / cap) else 0
-            if abs(math.log(ratio)) < math.log1p(rtol / 3.0):
-                step = 1.0 + rtol / 3.0
-                ratio = toward_pass(1.0, step) if v > target else toward_pass(1.0, 1.0 / step)
-            nxt = min(max(x * ratio, lowest), highest)
-        if integer:
-            nxt = float(round(nxt))
-            if fail is not None and passing is not None:
-                lo_i, hi_i = min(fail, passing), max(fail, passing)
-                if not lo_i < nxt < hi_i:
-                    nxt = float((int(lo_i) + int(hi_i)) // 2)
-            elif nxt == x:
-                nxt = max(x + (1.0 if (v <= target) == increasing else -1.0), 1.0)
-        x = nxt
+        if search.record(x, v) or search.at_range_end(x, v):
+            return search.fail, search.passing
+        x = search.next_x(x, v, search.predict(points, slope_hint, x, v))
     raise SearchBudgetExceeded(
         f"{name}: the search did not pin the root of its certified value = {target:.6g} within {budget} "
-        f"evaluations (bracket {_show(fail)} .. {_show(passing)})"
+        f"evaluations (bracket {_show(search.fail)} .. {_show(search.passing)})"
     )
+
+
+@dataclass
+class _Search:
+    """The state of one :func:`solve` call: the bracket ends (``fail``, ``passing``: given or evaluated
+    points only) and the step controller's counters, with the call's settings. Each method is one step of the
+    loop in :func:`solve`; none of them evaluates anything."""
+
+    target: float
+    increasing: bool
+    integer: bool
+    rtol: float
+    aim_factor: float
+    lowest: float
+    highest: float
+    limit: float
+    fail: float | None = None
+    passing: float | None = None
+    blind: int = 0
+    clamped: int = 0
+    shrink_failures: int = 0
+
+    def toward_pass(self, x: float, factor: float) -> float:
+        """x moved by ``factor`` towards the passing side (up for a noise scale, down when increasing)."""
+        return x / factor if self.increasing else x * factor
+
+    def record(self, x: float, v: float) -> bool:
+        """Move the bracket end that x's value ``v`` certifies (the safe-side proof of :func:`solve`);
+        ``True`` when the bracket has converged (within 1 + rtol, or adjacent)."""
+        fail, passing = self.fail, self.passing
+        old = _log_width(fail, passing)
+        if v <= self.target:
+            passing = x if passing is None else (max(passing, x) if self.increasing else min(passing, x))
+        else:
+            fail = x if fail is None else (min(fail, x) if self.increasing else max(fail, x))
+        self.fail, self.passing = fail, passing
+        if fail is not None and passing is not None:
+            if _log_width(fail, passing) <= math.log1p(self.rtol) or _adjacent(fail, passing, self.integer):
+                return True
+            self.shrink_failures = self.shrink_failures + 1 if _log_width(fail, passing) > 0.5 * old else 0
+        return False
+
+    def at_range_end(self, x: float, v: float) -> bool:
+        """Whether x is an end of the search range that settles the answer (the end left unknown is
+        set to ``None``: nothing passes, or everything does, in that direction)."""
+        if self.increasing:
+            if v <= self.target and x >= self.limit:
+                return True
+            if self.passing is None and x <= (1.0 if self.integer else self.lowest):
+                return True
+            if self.fail is None and x >= self.highest:
+                return True
+        else:
+            if self.passing is None and x >= self.highest:
+                return True
+            if self.fail is None and x <= self.lowest:
+                return True
+        return False
+
+    def predict(
+        self, points: list[tuple[float, float]], slope_hint: float | None, x: float, v: float
+    ) -> float | None:
+        """The root predicted by a secant in (ln x, ln v) through the last two finite values (or the
+        hinted slope); ``None`` when the slope is unknown or points the wrong way."""
+        slope = log_slope(points) or slope_hint
+        sign = 1.0 if self.increasing else -1.0
+        if slope is None or slope * sign <= 0 or not 0.0 < v < math.inf or not self.target > 0.0:
+            return None
+        # the shift is clipped only to keep exp finite (one-sided steps are clipped to 4× anyway)
+        shift = (math.log(self.target) - math.log(v)) / slope
+        return x * math.exp(max(-_MAX_LOG_SHIFT, min(_MAX_LOG_SHIFT, shift)))
+
+    def next_x(self, x: float, v: float, predicted: float | None) -> float:
+        """The next point: just past the predicted root on the side not yet pinned (else a factor 2),
+        then safeguarded (:meth:`bracketed`, :meth:`blind_step`, :meth:`one_sided`) and made integer."""
+        fails = v > self.target
+        if predicted is not None and 0.0 < predicted < math.inf:
+            factor = self.aim_factor if fails else 1.0 / self.aim_factor
+            nxt = self.toward_pass(predicted, factor)
+        else:
+            nxt = self.toward_pass(x, 2.0) if fails else self.toward_pass(x, 0.5)
+        fail, passing = self.fail, self.passing
+        if fail is not None and passing is not None:
+            nxt = self.bracketed(nxt, min(fail, passing), max(fail, passing))
+        elif predicted is None:
+            nxt = self.blind_step(x, fails)
+        else:
+            nxt = self.one_sided(x, nxt, fails)
+        return self.integer_step(x, nxt, fails) if self.integer else nxt
+
+    def bracketed(self, nxt: float, lo: float, hi: float) -> float:
+        """Inside the bracket [lo, hi]: bisect (geometrically) when the step leaves it or failed twice
+        to halve it."""
+        if self.shrink_failures >= 2 or not lo < nxt < hi:
+            self.shrink_failures = 0
+            return math.sqrt(lo) * math.sqrt(hi)
+        return nxt
+
+    def blind_step(self, x: float, fails: bool) -> float:
+        """One-sided with no prediction: move by 2, 4, 16, 256, ... (the factor squares each time)."""
+        factor = 2.0 ** (2 ** min(self.blind, _MAX_BLIND_LEVEL))
+        self.blind += 1
+        nxt = self.toward_pass(x, factor) if fails else self.toward_pass(x, 1.0 / factor)
+        return min(max(nxt, self.lowest), self.highest)
+
+    def one_sided(self, x: float, nxt: float, fails: bool) -> float:
+        """One-sided with a prediction: move at most a factor 4 (16, 256, ... after steps held at the
+        cap), at least 1 + rtol/3."""
+        self.blind = 0
+        cap: float = 4.0 ** (2 ** min(self.clamped, _MAX_BLIND_LEVEL))
+        ratio = min(max(nxt / x, 1.0 / cap), cap)
+        self.clamped = self.clamped + 1 if ratio in (cap, 1.0 / cap) else 0
+        if abs(math.log(ratio)) < math.log1p(self.rtol / 3.0):
+            step = 1.0 + self.rtol / 3.0
+            ratio = self.toward_pass(1.0, step) if fails else self.toward_pass(1.0, 1.0 / step)
+        return min(max(x * ratio, self.lowest), self.highest)
+
+    def integer_step(self, x: float, nxt: float, fails: bool) -> float:
+        """``nxt`` rounded to an integer that makes progress (the integer midpoint inside a bracket)."""
+        nxt = float(round(nxt))
+        if self.fail is not None and self.passing is not None:
+            lo_i, hi_i = min(self.fail, self.passing), max(self.fail, self.passing)
+            if not lo_i < nxt < hi_i:
+                nxt = float((int(lo_i) + int(hi_i)) // 2)
+        elif nxt == x:
+            nxt = max(x + (1.0 if (not fails) == self.increasing else -1.0), 1.0)
+        return nxt
 
 
 def _show(x: float | None) -> str:

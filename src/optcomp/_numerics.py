@@ -1,11 +1,13 @@
-"""The numeric vocabulary of optcomp: the certified ``Bound``, tolerances, validators and log-space helpers.
+"""The numeric values of optcomp: the certified ``Bound``, ``Accuracy``, the named tolerances and validators.
 
 Everything in optcomp that is not an exact closed form returns a :class:`Bound` ``(lower, upper)``.
 ``upper`` is *certified*: it is never below the true value, with rounding direction, truncation and
 floating-point error accounted for by the function that produced it (its docstring says how).
 ``lower`` is a valid lower bound under the same accounting.
 
-This module imports nothing of ours; every other module may import it.
+The rounding vocabulary that certified engines state their slack in (``widen_up``, ``rounding_error``,
+``sum_error_bound``, ``log_sum_exp_up``, …) and the log-space helpers live in :mod:`optcomp._rounding`,
+which builds on the constants here. This module imports nothing of ours; every other module may import it.
 """
 
 from __future__ import annotations
@@ -14,14 +16,11 @@ import math
 import numbers
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammaln
 
 FloatArray = npt.NDArray[np.float64]
-_Real = TypeVar("_Real", float, FloatArray)
 
 # ---------------------------------------------------------------------------------------------
 # Tolerances: the one place for the numbers that decide how careful we are.
@@ -51,7 +50,8 @@ OPTIMAL_EXACT_RELATIVE_WIDTH: float = 2.0**-30
 #: is below this, else in 256-bit mpmath (near the δ floor).
 OPTIMAL_R_RTOL: float = 2.0**-20
 
-#: ``optimal.calibrate`` starts its bisection at ε·2⁻⁶⁰/k: a per-query ε₀ so small that every target is met.
+#: ``optimal.calibrate`` first checks ε₀ = ε·2⁻⁶⁰/k, so small that every feasible target is met (else δ₀ is
+#: too large), and hands it to the inverse solver as the known passing end.
 OPTIMAL_CALIBRATE_START: float = 2.0**-60
 
 #: Relative slack added to a computed quantity before it is reported as an upper bound (and removed
@@ -104,20 +104,9 @@ CALIBRATION_RTOL: float = 1e-3
 #: is pointless for a planning answer, and a subnormal step leaves the engine's index range).
 PLANNER_MIN_GRID_STEP: float = 1e-12
 
-
-def fft_error_bound(n: int, mass: float = 1.0, multiplications: int = 1) -> float:
-    """A bound on the absolute error of each coefficient of an FFT-based convolution product.
-
-    For a length-``n`` complex FFT computed with the Cooley–Tukey algorithm in floating point, the
-    computed transform ŷ of x satisfies ‖ŷ − y‖₂ ≤ (log₂ n)·η·‖y‖₂ with η ≈ 5u (Higham, *Accuracy and
-    Stability of Numerical Algorithms*, 2nd ed., Thm 24.2). A product of ``multiplications`` transforms of
-    probability vectors of total mass ``mass`` followed by an inverse transform therefore has a per-bin
-    error of at most (multiplications + 2)·log₂(n)·5u·mass, up to second-order terms, which the factor 2
-    below absorbs. This is the budget every FFT result in optcomp is widened by.
-    """
-    if n < 2:
-        return 0.0
-    return 2.0 * (multiplications + 2) * math.log2(n) * 5.0 * UNIT_ROUNDOFF * mass
+#: Smallest α of the geometric parts of ``fdp.alpha_grid`` (points 2⁻⁴⁰ … 0.5 and their mirror images
+#: resolve the ends of [0, 1], where trade-off curves bend most).
+ALPHA_GRID_MIN: float = 2.0**-40
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,7 +186,8 @@ class Bound:
 
 
 # ---------------------------------------------------------------------------------------------
-# Safe-side rounding.
+# Safe-side rounding: the generic ends of a Bound (RELATIVE_SLACK and one ulp). Slack counted
+# operation by operation is stated with optcomp._rounding's vocabulary instead.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -215,134 +205,6 @@ def round_down(x: float, relative: float = RELATIVE_SLACK) -> float:
         return x
     y = x - abs(x) * relative
     return math.nextafter(y, -math.inf)
-
-
-# ---------------------------------------------------------------------------------------------
-# The rounding vocabulary: every certified engine states its slack in these words.
-#
-# Rounding model (all helpers below): IEEE-754 binary64, round to nearest, so every basic operation
-# (+, −, ×, ÷, √) returns fl(a ∘ b) = (a ∘ b)(1 + θ) with |θ| ≤ u = 2⁻⁵³ (Higham, *Accuracy and Stability
-# of Numerical Algorithms*, 2nd ed., §2.2, eq. (2.4)); numpy's and libm's exp, log, log1p, expm1 are
-# within 1 ulp (relative ≤ 2u). A quantity computed by m such roundings carries a relative error of at
-# most γ_m = m·u/(1 − m·u) (Higham Lemma 3.1). Subnormal results are not covered by relative bounds:
-# engines that can underflow add an absolute term (a multiple of the smallest subnormal) themselves.
-# ---------------------------------------------------------------------------------------------
-
-
-def widen_up(x: _Real, units: float) -> _Real:
-    """``x`` multiplied by ``1 + units·u``: a safe upper end for a non-negative computed value.
-
-    With ``units`` an integer in [2, 2²⁶], 1 + units·u is computed with an error of at most u (exactly
-    when ``units`` is even), and the product rounds to nearest, so for x̂ ≥ 0 the result is at least
-    x̂·(1 + (units − 1)u)/(1 + u). If x̂ came from at most ``units − 2`` roundings of a non-negative exact
-    value x (relative error ≤ γ_{units−2}), the result is ≥ x: (1 − γ_m)(1 + (m + 1)u) ≥ 1 + u for
-    m ≤ 2²⁵ (Higham Lemma 3.1). So ``widen_up(x, 4)`` covers two roundings, ``widen_up(x, 64)`` 62.
-    For x < 0 the result moves towards 0 (use :func:`widen_down` on −x). Works elementwise on arrays.
-
-    Args:
-        x: the computed value(s), ≥ 0.
-        units: the relative widening in units of the unit roundoff u = 2⁻⁵³.
-    """
-    return x * (1.0 + units * UNIT_ROUNDOFF)
-
-
-def widen_down(x: _Real, units: float) -> _Real:
-    """``x`` multiplied by ``1 − units·u``: a safe lower end for a non-negative computed value.
-
-    1 − units·u is exact for an integer ``units`` in [1, 2⁵²] (it lies in [½, 1), where the spacing is
-    u); the product rounds to nearest. If x̂ ≥ 0 came from at most ``units − 1`` roundings of an exact
-    x ≥ 0, x̂ ≤ x/(1 − (units − 1)u), and (1 − units·u)(1 + u) ≤ 1 − (units − 1)u, so the result is ≤ x
-    (Higham Lemma 3.1). Works elementwise on arrays.
-
-    Args:
-        x: the computed value(s), ≥ 0.
-        units: the relative narrowing in units of u = 2⁻⁵³.
-    """
-    return x * (1.0 - units * UNIT_ROUNDOFF)
-
-
-def next_up(x: _Real) -> _Real:
-    """The next float above ``x`` (elementwise): one ulp outwards, for a value already rounded correctly
-    or with its error charged elsewhere (IEEE-754 ``nextUp``; ``inf`` stays ``inf``)."""
-    if isinstance(x, np.ndarray):
-        return np.nextafter(x, math.inf)
-    return math.nextafter(x, math.inf)
-
-
-def next_down(x: _Real) -> _Real:
-    """The next float below ``x`` (elementwise): one ulp outwards (IEEE-754 ``nextDown``)."""
-    if isinstance(x, np.ndarray):
-        return np.nextafter(x, -math.inf)
-    return math.nextafter(x, -math.inf)
-
-
-@overload
-def rounding_error(roundings: float, magnitude: float = 1.0) -> float: ...
-@overload
-def rounding_error(roundings: float, magnitude: FloatArray) -> FloatArray: ...
-def rounding_error(roundings: float, magnitude: float | FloatArray = 1.0) -> float | FloatArray:
-    """``roundings·u·magnitude``: the absolute error of that many roundings of values of size ≤ ``magnitude``.
-
-    One rounding of a value y moves it by at most u·|y| (round to nearest); errors that add up without
-    amplification (a log-space formula summing logs, each step's result bounded by ``magnitude``) total
-    at most ``roundings·u·magnitude``. The caller states the count and the magnitudes (its docstring
-    says which operations they are); the product is computed as (roundings·u)·magnitude, exact in its
-    first factor, and callers add it with room to spare (their counts include a margin). Elementwise on
-    arrays.
-
-    Args:
-        roundings: the number of roundings (or unit-roundoff multiples of a relative error) charged.
-        magnitude: a bound on the size of the values rounded (≥ 0).
-    """
-    return roundings * UNIT_ROUNDOFF * magnitude
-
-
-def gamma(n: int) -> float:
-    """γ_n = n·u/(1 − n·u), rounded up: the relative error bound of n roundings (Higham Lemma 3.1).
-
-    Args:
-        n: the number of roundings, 0 ≤ n < 2⁵⁰.
-    """
-    if n <= 0:
-        return 0.0
-    nu = n * UNIT_ROUNDOFF  # exact (n < 2^53 times a power of two)
-    return widen_up(nu / (1.0 - nu), 4)  # 1 − nu exact for n < 2^50; one division covered by 4u
-
-
-def sum_error_bound(n: int, abs_sum: float) -> float:
-    """A bound on |fl(Σxᵢ) − Σxᵢ| for n floats summed in any order (recursive, pairwise, blocked).
-
-    Higham §4.2, eq. (4.4): |fl(Σxᵢ) − Σxᵢ| ≤ γ_{n−1}·Σ|xᵢ|. ``abs_sum`` is Σ|xᵢ| as *computed* (also a
-    sum of n floats, so abs_sum ≥ (1 − γ_{n−1})·Σ|xᵢ|); the bound returned is γ_{n−1}·abs_sum/(1 − γ_{n−1}),
-    evaluated with upward widening. It does not cover errors in the xᵢ themselves.
-
-    Args:
-        n: the number of terms (≥ 0).
-        abs_sum: the computed Σ|xᵢ| (≥ 0; ``inf`` gives ``inf``).
-    """
-    if n <= 1 or abs_sum == 0.0:
-        return 0.0
-    g = gamma(n - 1)
-    return widen_up(g * abs_sum / (1.0 - g), 4)  # two roundings after γ (1 − g rounds down ≤ u: in the 4u)
-
-
-def dot_error_bound(n: int, abs_sum: float) -> float:
-    """A bound on |fl(Σ aᵢbᵢ) − Σ aᵢbᵢ| for n products summed in any order (Higham §3.1, eq. (3.5)).
-
-    |fl(xᵀy) − xᵀy| ≤ γ_n·Σ|xᵢyᵢ|: one rounding per product, n − 1 in the sum. ``abs_sum`` is Σ|fl(aᵢbᵢ)|
-    as computed (≥ (1 − γ_n)·Σ|aᵢbᵢ|), so :func:`sum_error_bound` with n + 1 terms (γ_n·abs_sum/(1 − γ_n))
-    covers it.
-
-    Args:
-        n: the number of products.
-        abs_sum: the computed Σ|aᵢbᵢ| (≥ 0).
-    """
-    return sum_error_bound(n + 1, abs_sum)
-
-
-def clip_probability_upper(p: float) -> float:
-    """An upper bound on a probability, after safe rounding, capped at the trivially true value 1."""
-    return min(1.0, max(0.0, p))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -539,147 +401,6 @@ def check_probability_vector(name: str, values: object, *, normalised: bool = Tr
 
 
 # ---------------------------------------------------------------------------------------------
-# Log-space helpers.
-# ---------------------------------------------------------------------------------------------
-
-
-def log1mexp(x: float) -> float:
-    """log(1 − eˣ) for x ≤ 0, accurate everywhere (Mächler 2012); −inf at x = 0."""
-    if x > 0:
-        raise ValueError(f"log1mexp needs x <= 0, got {x!r}")
-    if x == 0:
-        return -math.inf
-    if x > -math.log(2.0):
-        return math.log(-math.expm1(x))
-    return math.log1p(-math.exp(x))
-
-
-def log1mexp_array(x: npt.ArrayLike) -> FloatArray:
-    """log(1 − eˣ) elementwise for x ≤ 0 (Mächler 2012): −inf at 0, 0 at −inf (NaN for x > 0)."""
-    arr = np.asarray(x, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(arr > -math.log(2.0), np.log(-np.expm1(arr)), np.log1p(-np.exp(arr)))
-    return np.asarray(out, dtype=np.float64)
-
-
-def logsubexp(a: float, b: float) -> float:
-    """log(eᵃ − eᵇ) for a ≥ b; −inf when a = b."""
-    if b > a:
-        raise ValueError(f"logsubexp needs a >= b, got a={a!r}, b={b!r}")
-    if b == -math.inf:
-        return a
-    return a + log1mexp(b - a)
-
-
-def log_binomial(n: int, k: FloatArray | int) -> FloatArray:
-    """log C(n, k), vectorised over ``k`` (via ``scipy.special.gammaln``)."""
-    kk = np.asarray(k, dtype=np.float64)
-    return np.asarray(gammaln(n + 1.0) - gammaln(kk + 1.0) - gammaln(n - kk + 1.0), dtype=np.float64)
-
-
-def log_sum_exp(values: npt.ArrayLike) -> float:
-    """log Σ exp(vᵢ) = m + log Σ exp(vᵢ − m) with m = max vᵢ: −inf for an empty input or all −inf.
-
-    Nearest-rounded, not certified: :func:`log_sum_exp_up` is the rounded-up variant and
-    :func:`log_sum_exp_error` the error bound between them.
-    """
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        return -math.inf
-    m = float(np.max(arr))
-    if m == -math.inf:
-        return -math.inf
-    if m == math.inf:
-        return math.inf
-    return m + math.log(float(np.sum(np.exp(arr - m))))
-
-
-def log_sum_exp_error(n: int, value: float) -> float:
-    """A bound on |:func:`log_sum_exp` − log Σ exp(vᵢ)| for n terms (finite or −inf) whose result is ``value``.
-
-    With m = max vᵢ and S = Σ exp(vᵢ − m) ∈ [1, n]: vᵢ − m rounds once (absolute u·|vᵢ − m|, a relative
-    factor e^{±u|vᵢ−m|} on its exponential) and exp adds 2u, so term i is off by at most
-    e^{vᵢ−m}(u|vᵢ − m|·1.01 + 2.01u) ≤ (0.38 + 2.01·e^{vᵢ−m})u absolutely (x·e^{−x} ≤ 1/e; terms that
-    underflow lose less than 2⁻¹⁰⁷⁴ each). Relative to S ≥ 1 that is (0.38n + 2.01)u, and the sum of n
-    non-negative terms adds γ_{n−1} (Higham §4.2), so log S is off by at most (1.4n + 4)u for
-    n < 2²⁰; log adds 2u·log n ≤ 2n·u and m + log S one rounding of the result (1.01u·|value|). In
-    all ≤ (3.4n + 4)u + 1.01u·|value|, returned as ``(4n + 16)·u·(1 + |value|)`` rounded up.
-
-    Args:
-        n: the number of terms (n < 2²⁰).
-        value: the computed log-sum-exp.
-    """
-    if n <= 0 or not math.isfinite(value):
-        return 0.0
-    return widen_up((4.0 * n + 16.0) * UNIT_ROUNDOFF * (1.0 + abs(value)), 8)
-
-
-def log_sum_exp_up(values: npt.ArrayLike) -> float:
-    """:func:`log_sum_exp` rounded up: never below the exact log Σ exp(vᵢ) of the given floats."""
-    arr = np.asarray(values, dtype=np.float64)
-    v = log_sum_exp(arr)
-    return v + log_sum_exp_error(int(arr.size), v) if math.isfinite(v) else v
-
-
-def log_sum_exp_down(values: npt.ArrayLike) -> float:
-    """:func:`log_sum_exp` rounded down: never above the exact log Σ exp(vᵢ) of the given floats."""
-    arr = np.asarray(values, dtype=np.float64)
-    v = log_sum_exp(arr)
-    return v - log_sum_exp_error(int(arr.size), v) if math.isfinite(v) else v
-
-
-#: Block length of :func:`suffix_log_sum_exp` (its relative error is ≤ (block + #blocks + 8)·2u).
-SUFFIX_BLOCK: int = 2048
-
-
-def suffix_log_sum_exp(a: FloatArray) -> FloatArray:
-    """out[j] = log Σ_{i ≥ j} exp(a[i]) for j = 0 … n, out[n] = −inf, in O(n).
-
-    Blocks of :data:`SUFFIX_BLOCK` entries are summed with their own maximum as scale (never
-    underflowing), and the running total of the later blocks is added in log space. For log weights
-    (every a[i] ≤ 0, so |scale| ≤ |out[j]|) the log error of out[j] is at most
-    :func:`suffix_log_sum_exp_error` (recursive summation of positive terms, Higham §4.2) plus the
-    exp/log rounding, 8u·(1 + |out[j]|), which callers charge with the magnitudes of their results.
-    """
-    n = a.size
-    out = np.full(n + 1, -math.inf)
-    run = -math.inf
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for start in range(((n - 1) // SUFFIX_BLOCK) * SUFFIX_BLOCK, -1, -SUFFIX_BLOCK):
-            part = a[start : start + SUFFIX_BLOCK]
-            local = _block_suffix(part)
-            out[start : start + part.size] = np.logaddexp(local, run)
-            run = float(out[start])
-    return out
-
-
-#: A block's suffix sums restart with a new scale once they drop this many nats below the current one.
-_SUFFIX_RESCALE_NATS = 600.0
-
-
-def _block_suffix(part: FloatArray) -> FloatArray:
-    res = np.full(part.size, -math.inf)
-    start = 0
-    while start < part.size:
-        sub = part[start:]
-        m = float(np.max(sub))
-        if m == -math.inf:
-            break
-        loc = np.log(np.cumsum(np.exp(sub - m)[::-1])[::-1]) + m
-        res[start:] = loc
-        far = np.flatnonzero(loc < m - _SUFFIX_RESCALE_NATS)
-        if far.size == 0:
-            break
-        start += int(far[0])
-    return res
-
-
-def suffix_log_sum_exp_error(n: int) -> float:
-    """Relative error bound of :func:`suffix_log_sum_exp` on n terms, as a log error (Higham §4.2)."""
-    return (min(n, SUFFIX_BLOCK) + n / SUFFIX_BLOCK + 8.0) * UNIT_ROUNDOFF * 2.0
-
-
-# ---------------------------------------------------------------------------------------------
 # Accuracy: the one knob of the numerical engines (appended for the PLD engine, issue 4).
 # ---------------------------------------------------------------------------------------------
 
@@ -748,6 +469,7 @@ DEFAULT_ACCURACY: Accuracy = Accuracy()
 
 __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
+    "ALPHA_GRID_MIN",
     "CALIBRATION_RTOL",
     "CURVE_ABSOLUTE_SLACK",
     "DEFAULT_ACCURACY",
@@ -777,7 +499,6 @@ __all__ = [
     "SAMPLING_RATE",
     "SMALLEST_SUBNORMAL",
     "SPECIAL_FUNCTION_LOG_ERROR",
-    "SUFFIX_BLOCK",
     "TINY_PAD",
     "UNIT_ROUNDOFF",
     "Accuracy",
@@ -794,27 +515,7 @@ __all__ = [
     "check_probability",
     "check_probability_vector",
     "check_sampling_rate",
-    "clip_probability_upper",
-    "dot_error_bound",
-    "fft_error_bound",
-    "gamma",
     "integers",
-    "log1mexp",
-    "log1mexp_array",
-    "log_binomial",
-    "log_sum_exp",
-    "log_sum_exp_down",
-    "log_sum_exp_error",
-    "log_sum_exp_up",
-    "logsubexp",
-    "next_down",
-    "next_up",
     "round_down",
     "round_up",
-    "rounding_error",
-    "suffix_log_sum_exp",
-    "suffix_log_sum_exp_error",
-    "sum_error_bound",
-    "widen_down",
-    "widen_up",
 ]

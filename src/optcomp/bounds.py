@@ -44,11 +44,8 @@ from optcomp._numerics import (
     check_nonnegative,
     check_positive,
     check_probability,
-    next_down,
-    next_up,
-    widen_down,
-    widen_up,
 )
+from optcomp._rounding import next_down, next_up, widen_down, widen_up
 
 EpsDelta = tuple[float, float]
 

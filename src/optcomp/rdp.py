@@ -46,8 +46,8 @@ from optcomp._numerics import (
     check_open_probability,
     check_positive,
     check_sampling_rate,
-    log_binomial,
 )
+from optcomp._rounding import log_binomial, next_up
 from optcomp.mechanisms import (
     Gaussian,
     Laplace,
@@ -86,7 +86,7 @@ def check_orders(orders: npt.ArrayLike) -> FloatArray:
 def _up(values: FloatArray) -> FloatArray:
     """Safe-side rounding of computed RDP values (relative ``RELATIVE_SLACK`` plus one ulp)."""
     out = values + np.abs(values) * RELATIVE_SLACK
-    return np.asarray(np.nextafter(out, np.inf), dtype=np.float64)
+    return np.asarray(next_up(out), dtype=np.float64)
 
 
 # --- closed forms ----------------------------------------------------------------------------------

@@ -23,17 +23,15 @@ from scipy.special import gammaln, logsumexp, ndtr, ndtri
 from optcomp._numerics import (
     FEW_ULPS,
     SPECIAL_FUNCTION_LOG_ERROR,
-    UNIT_ROUNDOFF,
     Bound,
     FloatArray,
     check_int,
     check_nonnegative,
     check_probability,
-    log1mexp_array,
-    log_binomial,
     round_down,
     round_up,
 )
+from optcomp._rounding import log1mexp_array, log_binomial, rounding_error
 from optcomp.fdp._tradeoff import (
     GaussianTradeOff,
     PiecewiseLinearTradeOff,
@@ -239,7 +237,7 @@ class EpsilonDeltaComposition(PiecewiseLinearTradeOff):
         m = kk - 2.0 * j  # exact integers (k ≤ MAX_COMPOSITION_K)
         prod, prod_err = _two_product(e, m)  # e·m = prod + prod_err exactly
         x = (epsilon_g - prod) - prod_err  # exact near a knot (Sterbenz), else within u·|x|
-        err_x = FEW_ULPS * (np.abs(x) + UNIT_ROUNDOFF * e * np.abs(m))
+        err_x = FEW_ULPS * (np.abs(x) + rounding_error(1, e * np.abs(m)))
         x_lo = x - err_x  # most negative: the largest term
         x_hi = np.minimum(x + err_x, 0.0)
         keep = x_lo < 0.0

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr
 
+from optcomp._inverse import solve
 from optcomp._numerics import (
     EPSILON_XTOL,
     GDP_LOG_ERROR_PER_UNIT,
@@ -29,12 +30,9 @@ from optcomp._numerics import (
     check_int,
     check_nonnegative,
     check_open_probability,
-    log1mexp_array,
-    next_down,
-    next_up,
-    round_down,
     round_up,
 )
+from optcomp._rounding import log1mexp_array, next_down, next_up
 
 _SQRT2: float = math.sqrt(2.0)
 
@@ -45,6 +43,9 @@ _TINY: float = math.ulp(0.0)
 
 #: Relative error of exp on a log value, and of the product by (1 ± it): a few ulps.
 _EXP_SLACK: float = 4.0 * float(np.finfo(np.float64).eps)
+
+#: :func:`gdp_mu_for` searches μ over [2⁻¹¹⁰⁰, 2¹¹⁰⁰] ∩ the positive doubles (every μ* a double can hold).
+_MU_SPAN: int = 1100
 
 #: Relative tolerance handed to ``brentq`` (the smallest it accepts, 4 machine epsilons).
 _BRENT_RTOL: float = 4.0 * float(np.finfo(np.float64).eps)
@@ -272,8 +273,11 @@ def gdp_epsilon(mu: float, delta: npt.ArrayLike) -> float | FloatArray:
 def gdp_mu_for(epsilon: float, delta: float) -> float:
     """The largest μ such that μ-GDP implies (ε, δ)-DP (DRS Cor. "GDP to DP", §2.4).
 
-    δ_μ(ε) is increasing in μ, so {μ : δ_μ(ε) ≤ δ} = [0, μ*]. μ* is found by Brent's method on log δ and
-    rounded *down* (the safe side for calibration: any μ ≤ the returned value meets the target; checked).
+    δ_μ(ε) is increasing in μ, so {μ : δ_μ(ε) ≤ δ} = [0, μ*]. μ* is found by the one inverse solver
+    (:func:`optcomp._inverse.solve`, increasing direction, secant in (ln μ, ln δ)) on the certified
+    upper end of δ_μ(ε) that :func:`gdp_delta` returns: the returned μ is an evaluated one with
+    ``gdp_delta(μ, ε) ≤ δ`` (the safe side for calibration: any μ ≤ it meets the target), within a
+    factor 1 + ``EPSILON_XTOL`` of an evaluated μ that fails. A μ* below ``EPSILON_XTOL`` is returned as 0.
 
     Args:
         epsilon: ε ≥ 0.
@@ -284,26 +288,12 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
     """
     eps = check_nonnegative("epsilon", epsilon)
     d = check_open_probability("delta", delta)
-    log_target = math.log(d)
 
-    def g(m: float) -> float:  # on the certified upper end: g(μ) ≤ 0 ⇒ δ_μ(ε) ≤ δ
-        return float(_log_delta_upper(m, np.array([eps]))[0]) - log_target
+    def delta_upper(m: float) -> float:  # gdp_delta(m, ε): the certified upper end of δ_m(ε), > 0
+        return float(_delta_bracket(m, np.array([eps]))[1][0])
 
-    lo, hi = 0.0, 1.0
-    while g(hi) < 0.0:
-        lo, hi = hi, hi * 2.0
-    if lo == 0.0:
-        lo = hi
-        while g(lo) > 0.0:
-            lo *= 0.5
-            if lo < EPSILON_XTOL:
-                return 0.0
-        hi = 2.0 * lo
-    root = float(brentq(g, lo, hi, xtol=EPSILON_XTOL * lo, rtol=_BRENT_RTOL))
-    safe = round_down(root - EPSILON_XTOL * lo)
-    while g(safe) > 0.0:
-        safe = round_down(safe - EPSILON_XTOL * lo)
-    return safe
+    _, mu = solve(delta_upper, d, name="mu", guess=1.0, rtol=EPSILON_XTOL, increasing=True, span=_MU_SPAN)
+    return 0.0 if mu is None or mu < EPSILON_XTOL else mu
 
 
 def gdp_compose(mus: Sequence[float]) -> float:

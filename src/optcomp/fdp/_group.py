@@ -27,7 +27,8 @@ from typing import overload
 
 import numpy as np
 
-from optcomp._numerics import CURVE_ABSOLUTE_SLACK, FloatArray, check_int, rounding_error
+from optcomp._numerics import CURVE_ABSOLUTE_SLACK, FloatArray, check_int
+from optcomp._rounding import rounding_error
 from optcomp.fdp._compose import MAX_PRODUCT_ATOMS
 from optcomp.fdp._tradeoff import GaussianTradeOff, PiecewiseLinearTradeOff, TradeOff, TradeOffBracket
 

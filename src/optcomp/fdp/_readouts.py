@@ -19,13 +19,13 @@ import numpy.typing as npt
 from optcomp._numerics import (
     CURVE_ABSOLUTE_SLACK,
     EPSILON_XTOL,
-    UNIT_ROUNDOFF,
     Bound,
     FloatArray,
     check_nonnegative,
     check_positive,
     check_probability,
 )
+from optcomp._rounding import rounding_error
 from optcomp.fdp._compose import EpsilonDeltaComposition
 from optcomp.fdp._gdp import gdp_delta_bound
 from optcomp.fdp._tradeoff import (
@@ -98,7 +98,6 @@ def _support_lower(z: FloatArray, lo: FloatArray, hi: FloatArray) -> tuple[Float
     positions and values (a kink missed by Δt changes yα − g by at most |Δt|(1 + max|slope|)).
     """
     n = z.size
-    u8 = 8.0 * UNIT_ROUNDOFF
     if n == 1:
         lines_v = np.array([[lo[0], lo[0], -1.0]])
         lines_s = np.array([[0.0, 1.0, 0.0]])
@@ -133,7 +132,7 @@ def _support_lower(z: FloatArray, lo: FloatArray, hi: FloatArray) -> tuple[Float
         vals = lines_v[j] + lines_s[j] * t[:, None]
         g = np.max(vals, axis=1)
         smax = np.max(np.abs(lines_s[j]), axis=1)
-        return np.asarray(g - u8 * (2.0 + np.abs(g) + np.abs(t) * (1.0 + smax)), dtype=np.float64)
+        return np.asarray(g - rounding_error(8, 2.0 + np.abs(g) + np.abs(t) * (1.0 + smax)), dtype=np.float64)
 
     # candidates: both ends of every interval and every pairwise crossing inside it
     cy: list[FloatArray] = []
@@ -196,7 +195,7 @@ def from_delta_curve(epsilons: npt.ArrayLike, delta_lower: npt.ArrayLike, delta_
     order = np.argsort(inv_y)
     py = inv_y[order]
     pg = -cand_g[order] / cand_y[order]
-    pg = pg - 8.0 * UNIT_ROUNDOFF * (1.0 + np.abs(pg))
+    pg = pg - rounding_error(8, 1.0 + np.abs(pg))
     cross_y: list[float] = []
     for i in np.flatnonzero((pg[:-1] - c[0]) * (pg[1:] - c[0]) < 0.0):
         frac = (c[0] - pg[i]) / (pg[i + 1] - pg[i])
@@ -261,7 +260,7 @@ def _piecewise_gap(curve: PiecewiseLinearTradeOff, epsilon: float, *, side: str)
             sx = np.where(c.alpha == 0.0, 0.0, slope * c.alpha)
         fin = np.isfinite(sx)  # e^ε α = ∞: that knot contributes −∞
         vals = 1.0 - c.beta[fin] - sx[fin]
-        err = (CURVE_ABSOLUTE_SLACK + c.alpha.size * UNIT_ROUNDOFF) * (1.0 + sx[fin])
+        err = (CURVE_ABSOLUTE_SLACK + rounding_error(c.alpha.size)) * (1.0 + sx[fin])
         e_k = np.broadcast_to(np.asarray(c.knot_error, dtype=np.float64), c.alpha.shape)[fin]
         if np.any(e_k > 0.0):
             # |β_k error| ≤ E_k and |α_k error| ≤ E_k·α_k: the value is off by ≤ E_k(1 + e^ε α_k); read

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from scipy.special import ndtr, ndtri
 
 from optcomp._numerics import (
+    ALPHA_GRID_MIN,
     Bound,
     FloatArray,
     check_int,
@@ -54,8 +55,7 @@ __all__ = [
 
 #: Number of uniform points in the default α grid used by comparisons and numerical operators.
 DEFAULT_GRID_SIZE: int = 2001
-#: Smallest and largest α of the geometric parts of :func:`alpha_grid` (resolve the ends of [0, 1]).
-_GEOM_MIN: float = 2.0**-40
+#: Halvings of [0, 1] in :class:`_BisectionInverse` (to 2⁻⁶⁴ in α: below the spacing of floats near 1).
 _BISECTION_STEPS: int = 64
 
 
@@ -63,7 +63,7 @@ def alpha_grid(n: int = DEFAULT_GRID_SIZE) -> FloatArray:
     """A grid on [0, 1]: ``n`` uniform points plus geometric points near both ends (2^-40 … 0.5)."""
     n = check_int("n", n, minimum=2)
     uniform = np.linspace(0.0, 1.0, n)
-    geo = np.geomspace(_GEOM_MIN, 0.5, max(n // 4, 2))
+    geo = np.geomspace(ALPHA_GRID_MIN, 0.5, max(n // 4, 2))
     return np.unique(np.concatenate([uniform, geo, 1.0 - geo]))
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import FloatArray, log1mexp_array
+from optcomp._numerics import FloatArray
+from optcomp._rounding import log1mexp_array
 
 #: Above this argument, log(expm1(y)) is computed as y + log1p(−e^{−y}) (no overflow, full accuracy).
 _LOG_EXPM1_SWITCH = 30.0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from optcomp._numerics import FloatArray, rounding_error
+from optcomp._numerics import FloatArray
+from optcomp._rounding import rounding_error
 from optcomp.optimal._solve import Weights
 
 #: Largest number of non-zero ε_i (with multiplicity) handled by enumeration of all subsets.

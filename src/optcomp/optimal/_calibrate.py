@@ -1,9 +1,9 @@
 """Exact calibration for black boxes: the largest per-query ε₀ whose k-fold optimal composition meets (ε, δ).
 
 OptComp((ε₀, δ₀)^k, δ) is non-decreasing in ε₀ (MV Lemma 5.3 with c_i ≥ 0), so the set of passing ε₀ is
-an interval [0, ε₀*]. Bisection (geometric, then arithmetic) on the *certified upper* end of the
-homogeneous engine returns an evaluated ε₀ that provably passes (safe side); the certified *lower* end
-gives a bracket on ε₀*. KOV Cor. V.1 (ε₀ = √(ε²/(4k ln(e + ε/δ))), δ₀ = δ/(2k)) and Cor. V.2 are the
+an interval [0, ε₀*]. The one inverse solver (:func:`optcomp._inverse.solve`, increasing direction) on
+the *certified upper* end of the homogeneous engine returns an evaluated ε₀ that provably passes (safe
+side, proved there once); the certified *lower* ends give a bracket on ε₀*. KOV Cor. V.1 (ε₀ = √(ε²/(4k ln(e + ε/δ))), δ₀ = δ/(2k)) and Cor. V.2 are the
 closed-form sufficient conditions reported next to it.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from optcomp._inverse import solve
 from optcomp._numerics import (
     CALIBRATION_RTOL,
     OPTIMAL_CALIBRATE_START,
@@ -25,8 +26,6 @@ from optcomp.optimal._spec import homogeneous
 
 #: Most queries (integers beyond 2**53 are not exact in float64).
 _MAX_K = 2**53
-#: Bisection steps at most (the relative tolerance usually stops it far earlier).
-_MAX_STEPS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,21 +88,11 @@ def calibrate(
             f"delta0={d0!r} is too large: k={kk} queries already exceed target_delta={dlt!r} at epsilon0 -> 0 "
             f"(floor 1 - (1 - delta0)^k)"
         )
-    lo, hi = tiny, eps
-    while ev(hi).upper <= eps:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e300:
-            break
-    for _ in range(_MAX_STEPS):
-        if hi - lo <= tol * lo:
-            break
-        mid = math.sqrt(lo * hi) if hi > 4.0 * lo else 0.5 * (lo + hi)
-        if ev(mid).upper <= eps:
-            lo = mid
-        else:
-            hi = mid
+    kov_e0, kov_d0 = bounds.kov_per_query_budget(eps, dlt, kk)
+    # KOV Cor V.1's ε₀ (a sufficient condition at δ₀ = δ/2k) is a start close to the root
+    _, found = solve(ev, eps, name="epsilon0", guess=max(kov_e0, tiny), rtol=tol, increasing=True, passing=tiny)
+    lo = tiny if found is None else found  # never None: solve only moves the given passing end
     # ε₀* < every evaluated ε₀ whose certified *lower* end exceeds the target.
     above = [e0 for e0, b in seen.items() if b.lower > eps]
     upper_star = min(above) if above else math.inf
-    kov_e0, kov_d0 = bounds.kov_per_query_budget(eps, dlt, kk)
     return BlackBoxCalibration(lo, Bound(lo, max(lo, upper_star)), seen[lo], kov_e0, kov_d0)

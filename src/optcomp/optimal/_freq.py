@@ -23,7 +23,7 @@ FFT of size N. v_N is the N-periodic folding of v (v_N(p) = Σ_m v(lo + p + mN))
    |φ(ω)|² = s² − 2 Σ_{a<b} m_a m_b (1 − cos(d_ab ω)), d_ab = |x_a − x_b|, so
    log|φ(ω)| ≤ log s − Σ_{a<b} m_a m_b (1 − cos(d_ab ω))/s² (√(1 − y) ≤ e^{−y/2}). Summed over items this
    is log s_tot − h(f), h(f) = Σ_d X_d (1 − cos(2π d f/N)), X_d = Σ c_i m_a m_b/s_i² over pairs with d_ab ≡ d
-   (mod N) — evaluated at every f by one real FFT (with :func:`optcomp._numerics.fft_error_bound`, X_d
+   (mod N) — evaluated at every f by one real FFT (with :func:`optcomp._rounding.fft_error_bound`, X_d
    rounded down). So |Φ(f)| ≤ B(f) := exp(log s_tot − h_lo(f)) at *every* bin; bins with B(f) ≤ e^{−70}
    are not computed (set to 0) and cost (1/N)·Σ_dead w_f B(f) per point (w_f = 2 for a bin and its
    conjugate).
@@ -56,18 +56,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import fft as sfft
 
-from optcomp._numerics import (
-    GENEROUS_RELATIVE_SLACK,
-    SMALLEST_SUBNORMAL,
-    TINY_PAD,
-    FloatArray,
-    fft_error_bound,
-    next_down,
-    next_up,
-    rounding_error,
-    widen_down,
-    widen_up,
-)
+from optcomp._numerics import GENEROUS_RELATIVE_SLACK, SMALLEST_SUBNORMAL, TINY_PAD, FloatArray
+from optcomp._rounding import fft_error_bound, next_down, next_up, rounding_error, widen_down, widen_up
 from optcomp.optimal._solve import Weights
 
 #: Half-width of the window in tilted standard deviations (tightness only, never soundness).

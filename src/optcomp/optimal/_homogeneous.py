@@ -24,7 +24,8 @@ import math
 import mpmath
 import numpy as np
 
-from optcomp._numerics import GENEROUS_RELATIVE_SLACK, SMALLEST_SUBNORMAL, next_down, next_up, rounding_error
+from optcomp._numerics import GENEROUS_RELATIVE_SLACK, SMALLEST_SUBNORMAL
+from optcomp._rounding import next_down, next_up, rounding_error
 from optcomp.optimal._solve import Weights
 
 #: Below this many terms with t_ℓ > 0 the whole range is summed (no window).

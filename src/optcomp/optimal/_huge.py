@@ -13,15 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from optcomp._numerics import (
-    RELATIVE_SLACK,
-    SMALLEST_SUBNORMAL,
-    Bound,
-    FloatArray,
-    log1mexp,
-    round_down,
-    round_up,
-)
+from optcomp._numerics import RELATIVE_SLACK, SMALLEST_SUBNORMAL, Bound, FloatArray, round_down, round_up
+from optcomp._rounding import log1mexp
 from optcomp.optimal._solve import Weights, delta_from_envelopes
 from optcomp.optimal._spec import Spec, Target
 

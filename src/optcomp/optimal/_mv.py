@@ -24,15 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from optcomp._numerics import (
-    SMALLEST_SUBNORMAL,
-    Bound,
-    round_down,
-    round_up,
-    rounding_error,
-    widen_down,
-    widen_up,
-)
+from optcomp._numerics import SMALLEST_SUBNORMAL, Bound, round_down, round_up
+from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.optimal._solve import log1mexp_scalar
 from optcomp.optimal._spec import Spec, Target, log_r_bracket
 

@@ -22,8 +22,8 @@ from optcomp._numerics import (
     Accuracy,
     Bound,
     FloatArray,
-    rounding_error,
 )
+from optcomp._rounding import rounding_error
 from optcomp.optimal import _split
 from optcomp.optimal._brute import BRUTE_FORCE_MAX_K, brute_weights
 from optcomp.optimal._homogeneous import DEFAULT_DEPTH, homogeneous_weights

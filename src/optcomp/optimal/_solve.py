@@ -17,17 +17,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from optcomp._numerics import (
-    Bound,
-    FloatArray,
-    log1mexp_array,
-    round_down,
-    round_up,
-    rounding_error,
-)
-from optcomp._numerics import log_sum_exp as logsumexp
-from optcomp._numerics import suffix_log_sum_exp as suffix_logsumexp
-from optcomp._numerics import suffix_log_sum_exp_error as suffix_error
+from optcomp._numerics import Bound, FloatArray, round_down, round_up
+from optcomp._rounding import log1mexp_array, rounding_error
+from optcomp._rounding import log_sum_exp as logsumexp
+from optcomp._rounding import suffix_log_sum_exp as suffix_logsumexp
+from optcomp._rounding import suffix_log_sum_exp_error as suffix_error
 from optcomp.optimal._spec import Target
 
 _LN2 = math.log(2.0)

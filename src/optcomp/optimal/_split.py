@@ -38,14 +38,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from optcomp._numerics import (
-    FloatArray,
-    next_down,
-    next_up,
-    rounding_error,
-    widen_down,
-    widen_up,
-)
+from optcomp._numerics import FloatArray
+from optcomp._rounding import next_down, next_up, rounding_error, widen_down, widen_up
 from optcomp.optimal import _freq, _tree
 from optcomp.optimal._solve import Weights
 

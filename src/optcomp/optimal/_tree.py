@@ -6,7 +6,7 @@ part of the law that decides the answer (near the target loss) has entries of or
 floating-point error is small relative to it. ``err`` bounds |arr − exact| entrywise (absolute, tilted
 units); the caller applies it in its envelope's direction.
 
-Merging is convolution (direct below 2¹⁶ products, else FFT with :func:`optcomp._numerics.fft_error_bound`);
+Merging is convolution (direct below 2¹⁶ products, else FFT with :func:`optcomp._rounding.fft_error_bound`);
 errors propagate as e_x·mass_y + e_y·mass_x + 2e_x·e_y·m + (convolution error). After each merge the
 node is cut to a window of ``WINDOW_SDS`` standard deviations: for the lower end around the first
 vector's tilted mean, for the upper end from the *untilted* mean (the bulk of the law: moving it would
@@ -30,14 +30,8 @@ from typing import Literal
 import numpy as np
 from scipy import signal
 
-from optcomp._numerics import (
-    FloatArray,
-    fft_error_bound,
-    log_sum_exp_down,
-    log_sum_exp_up,
-    rounding_error,
-    widen_up,
-)
+from optcomp._numerics import FloatArray
+from optcomp._rounding import fft_error_bound, log_sum_exp_down, log_sum_exp_up, rounding_error, widen_up
 
 Side = Literal["upper", "lower"]
 #: Half-width of the window in standard deviations (only tightness depends on it, never soundness).

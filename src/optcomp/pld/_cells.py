@@ -21,14 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optcomp._numerics import (
-    LAW_LOG_ERROR,
-    PLD_TAIL_XTOL,
-    FloatArray,
-    rounding_error,
-    widen_down,
-    widen_up,
-)
+from optcomp._numerics import LAW_LOG_ERROR, PLD_TAIL_XTOL, FloatArray
+from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 
 __all__ = [

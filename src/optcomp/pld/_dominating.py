@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optcomp._numerics import FloatArray, rounding_error, widen_up
+from optcomp._numerics import FloatArray
+from optcomp._rounding import rounding_error, widen_up
 from optcomp.pld._cells import Cells, mag
 
 

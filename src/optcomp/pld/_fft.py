@@ -23,14 +23,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft
 
-from optcomp._numerics import (
-    SMALLEST_SUBNORMAL,
-    UNIT_ROUNDOFF,
-    FloatArray,
-    fft_error_bound,
-    rounding_error,
-    widen_up,
-)
+from optcomp._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, FloatArray
+from optcomp._rounding import fft_error_bound, rounding_error, widen_up
 from optcomp.pld._cells import GridTooLargeError
 
 #: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged).
@@ -49,7 +43,7 @@ _TINY = SMALLEST_SUBNORMAL
 
 
 def _fft_bound(n: int, mass: float, u: float) -> float:
-    """:func:`~optcomp._numerics.fft_error_bound` (Higham Thm 24.2) for unit roundoff ``u``."""
+    """:func:`~optcomp._rounding.fft_error_bound` (Higham Thm 24.2) for unit roundoff ``u``."""
     return fft_error_bound(n, mass, 0) * (u / UNIT_ROUNDOFF)
 
 
@@ -253,34 +247,73 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
       Cauchy–Schwarz any [0, 1]-weighted sum of bins changes by at most ‖E‖₂ (full spectrum);
     * inverse transform rounding: at most ``fft_error_bound(N, ‖Ψ̂‖₂, 0)`` on any weighted sum.
 
-    Accumulation is in one pass over the parts, so memory is O(N) whatever their number.
+    Accumulation is in one pass over the parts, so memory is O(N) whatever their number. The steps:
+    :func:`_premultiply_parts` (small parts multiplied before the FFT, their error ``direct``),
+    :func:`_accumulate` (forward transforms and log-powers), :func:`_product_spectrum` (the composed
+    spectrum Ψ̂) and :func:`_spectral_error` (the two bounds above that come from the spectrum).
     """
     a_int, n, wrap = win
-    nf = n // 2 + 1
-    masses = [widen_up(float(np.sum(x)), 4 * math.log2(x.size + 2)) for x, _ in parts]
+    masses = _masses(parts)
     if any(m <= 0.0 for m in masses):
         return Composed(np.zeros(1), a_int, 0.0, 0.0)
     total = sum(k for _, k in parts)
+    parts, masses, direct = _premultiply_parts(parts, masses, n)
+    if any(m <= 0.0 for m in masses):
+        # a product underflowed to 0 entirely: the exact one is within ``direct`` of it on any
+        # [0, 1]-weighted sum (premultiply's bound counts every subnormal rounding)
+        return Composed(np.zeros(1), a_int, direct, wrap)
+    excess = [k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True)]
+    acc = _accumulate(parts, masses, excess, n)
+    psi = _product_spectrum(acc)
+    err_prop, err_inv = _spectral_error(psi, acc, n, total, math.fsum(excess))
+    del acc
+    y = scipy.fft.irfft(psi, n)
+    del psi
+    y = np.roll(y, -(a_int % n))
+    np.maximum(y, 0.0, out=y)
+    return Composed(y, a_int, (err_prop + err_inv) * 1.01 + direct, wrap)
+
+
+def _masses(parts: list[tuple[FloatArray, int]]) -> list[float]:
+    """Each part's mass Σx, rounded up for its summation (4·log₂(n + 2) units, Higham §4.2 pairwise)."""
+    return [widen_up(float(np.sum(x)), 4 * math.log2(x.size + 2)) for x, _ in parts]
+
+
+def _premultiply_parts(
+    parts: list[tuple[FloatArray, int]], masses: list[float], n: int
+) -> tuple[list[tuple[FloatArray, int]], list[float], float]:
+    """:func:`premultiply` and its error on any [0, 1]-weighted sum of the composition (its docstring):
+    (rel + absolute)·(1 + rel)^{#parts}·Π max(1, mass_i)^{k_i}, 1 % over; the new parts' masses."""
     n_parts = len(parts)
     log_all = math.fsum(k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True))
     parts, rel, absolute = premultiply(parts, n)
-    direct = 0.0
-    if len(parts) < n_parts:
-        # premultiply's error on any [0, 1]-weighted sum (its docstring)
-        direct = (rel + absolute) * (1 + rel) ** n_parts * math.exp(min(log_all * (1 + rounding_error(8)), 700.0)) * 1.01
-        masses = [widen_up(float(np.sum(x)), 4 * math.log2(x.size + 2)) for x, _ in parts]
-        if any(m <= 0.0 for m in masses):
-            # a product underflowed to 0 entirely: the exact one is within ``direct`` of it on any
-            # [0, 1]-weighted sum (premultiply's bound counts every subnormal rounding)
-            return Composed(np.zeros(1), a_int, direct, wrap)
-    excess = [k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True)]
+    if len(parts) == n_parts:
+        return parts, masses, 0.0
+    direct = (rel + absolute) * (1 + rel) ** n_parts * math.exp(min(log_all * (1 + rounding_error(8)), 700.0)) * 1.01
+    return parts, _masses(parts), direct
+
+
+@dataclass
+class _Accumulated:
+    """The spectra of the parts, accumulated over one pass (:func:`_accumulate`), per frequency ω:
+    Σ k_i ln M_i, Σ k_i ln φ̂_i (long double), the relative error ρ of exp(Σ k_i ln φ̂_i), Σ k_i e_i/M_i,
+    and the direct product of the spectra of parts used once (``prod``, ``n_prod`` factors)."""
+
+    log_m_sum: FloatArray
+    log_psi: npt.NDArray[np.clongdouble]
+    rho: FloatArray
+    ratio_sum: FloatArray
+    prod: npt.NDArray[np.complex128] | None
+    n_prod: int
+
+
+def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess: list[float], n: int) -> _Accumulated:
+    """Forward transforms of the parts and their log-powers, with the error terms of :func:`compose`."""
+    nf = n // 2 + 1
     remaining = widen_up(math.fsum(excess), 8)
-    log_m_sum = np.zeros(nf)
-    log_psi = np.zeros(nf, dtype=np.clongdouble)
-    rho = np.full(nf, rounding_error(16))
-    ratio_sum = np.zeros(nf)
-    prod: npt.NDArray[np.complex128] | None = None
-    n_prod = 0
+    acc = _Accumulated(
+        np.zeros(nf), np.zeros(nf, dtype=np.clongdouble), np.full(nf, rounding_error(16)), np.zeros(nf), None, 0
+    )
     for (x, k), mass, exc in zip(parts, masses, excess, strict=True):
         remaining -= exc
         wide = k >= LONG_DOUBLE_COUNT
@@ -292,43 +325,62 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
         e = min(_fft_bound(n, mass, u), _fft_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), u))
         aphi = np.abs(phi).astype(np.float64)
         big_m = np.minimum(mass, aphi + e)
-        log_m_sum += k * np.log(big_m)
-        ratio_sum += k * e / big_m
+        acc.log_m_sum += k * np.log(big_m)
+        acc.ratio_sum += k * e / big_m
         if k == 1 and not wide:
             # a part used once (heterogeneous compositions): multiply spectra directly, which is far
             # cheaper than a complex log; each product adds ≤ 6u relative (and ≤ 2⁻¹⁰⁷⁴ absolute)
-            if prod is None:
-                prod = phi.astype(np.complex128)
+            if acc.prod is None:
+                acc.prod = phi.astype(np.complex128)
             else:
-                prod *= phi
-            n_prod += 1
+                acc.prod *= phi
+            acc.n_prod += 1
             del phi, aphi, big_m
             continue
-        idx = np.flatnonzero(log_m_sum + max(remaining, 0.0) > _LOG_NEGLIGIBLE)
+        idx = np.flatnonzero(acc.log_m_sum + max(remaining, 0.0) > _LOG_NEGLIGIBLE)
         with np.errstate(divide="ignore", invalid="ignore"):
             lphi = np.log(phi[idx])
-            log_psi[idx] += k * lphi
+            acc.log_psi[idx] += k * lphi
         lre = np.abs(np.maximum(lphi.real.astype(np.float64), -1e300))
-        rho[idx] += k * (2 * lre + 4 * math.pi + 4) * u + (k * _U_LD if not wide else 0.0)
+        acc.rho[idx] += k * (2 * lre + 4 * math.pi + 4) * u + (k * _U_LD if not wide else 0.0)
         del phi, aphi, big_m, lphi, lre
-    alive = log_m_sum > _LOG_NEGLIGIBLE
-    idx = np.flatnonzero(alive & ~np.isneginf(log_psi.real))
+    return acc
+
+
+def _product_spectrum(acc: _Accumulated) -> npt.NDArray[np.complex128]:
+    """Ψ̂ = exp(Σ k_i ln φ̂_i)·Π(parts used once) at the frequencies that are not negligible (else 0);
+    adds the rounding of exp (long double) and of the products to ``acc.rho``. Frees the log-spectrum."""
+    nf = acc.log_m_sum.size
+    alive = acc.log_m_sum > _LOG_NEGLIGIBLE
+    idx = np.flatnonzero(alive & ~np.isneginf(acc.log_psi.real))
     psi = np.zeros(nf, dtype=np.complex128)
     with np.errstate(over="ignore", invalid="ignore"):
-        lp = log_psi[idx]
+        lp = acc.log_psi[idx]
         psi[idx] = np.exp(lp).astype(np.complex128)
         # exp in long double (relative 4u_ld per unit of |argument|) and the rounding to complex128
-        rho[idx] += 4 * _U_LD * (np.abs(lp).astype(np.float64) + 1) + rounding_error(2)
-        if prod is not None:
-            psi[idx] *= prod[idx]
-            rho[idx] += rounding_error(6 * n_prod + 6)
-    del log_psi, prod
-    log_excess = math.fsum(excess)
+        acc.rho[idx] += 4 * _U_LD * (np.abs(lp).astype(np.float64) + 1) + rounding_error(2)
+        if acc.prod is not None:
+            psi[idx] *= acc.prod[idx]
+            acc.rho[idx] += rounding_error(6 * acc.n_prod + 6)
+    acc.log_psi = np.zeros(0, dtype=np.clongdouble)
+    acc.prod = None
+    return psi
+
+
+def _spectral_error(
+    psi: npt.NDArray[np.complex128], acc: _Accumulated, n: int, total: int, log_excess: float
+) -> tuple[float, float]:
+    """(‖E‖₂ of the per-frequency errors, the inverse transform's rounding) of :func:`compose`: the
+    transform and power errors per frequency, plus the frequencies dropped as negligible."""
+    nf = psi.size
+    alive = acc.log_m_sum > _LOG_NEGLIGIBLE
     absval = np.abs(psi)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        power_err = np.where(absval > 0, absval * np.expm1(1.01 * rho), 0.0)
+        power_err = np.where(absval > 0, absval * np.expm1(1.01 * acc.rho), 0.0)
         e_omega = np.where(
-            alive, np.exp(np.log(ratio_sum) + log_m_sum) * 1.01 + power_err + 2 * (n_prod + 1) * _TINY, 0.0
+            alive,
+            np.exp(np.log(acc.ratio_sum) + acc.log_m_sum) * 1.01 + power_err + 2 * (acc.n_prod + 1) * _TINY,
+            0.0,
         )
     w = np.full(nf, 2.0)
     w[0] = 1.0
@@ -338,9 +390,4 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
     with np.errstate(over="ignore"):  # a norm past the double range is inf: the error bound stays an upper end
         err_prop = math.sqrt(float(np.dot(w, e_omega**2))) + dead
         err_inv = fft_error_bound(n, math.sqrt(float(np.dot(w, absval**2))) + dead, 0)
-    del e_omega, power_err, absval, rho, log_m_sum, ratio_sum, w
-    y = scipy.fft.irfft(psi, n)
-    del psi
-    y = np.roll(y, -(a_int % n))
-    np.maximum(y, 0.0, out=y)
-    return Composed(y, a_int, (err_prop + err_inv) * 1.01 + direct, wrap)
+    return err_prop, err_inv

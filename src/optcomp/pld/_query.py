@@ -17,15 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import lfilter
 
-from optcomp._numerics import EPSILON_XTOL, UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import EPSILON_XTOL, SMALLEST_SUBNORMAL, FloatArray
+from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.pld._fft import Composed
-
-_U = UNIT_ROUNDOFF
-
 
 #: The smallest positive double: added to every entry of an upper envelope computed by exp (which is
 #: only accurate to this absolute amount in the subnormal range).
-_TINY = float(np.nextafter(0.0, 1.0))
+_TINY = SMALLEST_SUBNORMAL
 #: Largest lift m − s_0 of the one-pass lower end (e^{lift} must stay far inside the float range).
 _LIFT_MAX = 600.0
 
@@ -46,7 +44,7 @@ def tilt(
         top = float(np.max(lw[finite]))
         log_m = top + math.log(float(np.sum(np.exp(lw[finite] - top))))
     arg = np.where(finite, lw - log_m, -np.inf)
-    rho = 8 * _U * (3 + abs(log_m) + float(np.max(np.abs(lw[finite]))) + theta * float(np.max(np.abs(c))))
+    rho = rounding_error(8, 3 + abs(log_m) + float(np.max(np.abs(lw[finite]))) + theta * float(np.max(np.abs(c))))
     out = np.exp(arg) * (1 + side * rho)
     if side > 0:
         out = np.where(finite, out + _TINY, 0.0)
@@ -72,7 +70,7 @@ class UpperEnd:
         self.d_sum = lfilter([1.0], [1.0, -math.exp(-(th + 1.0) * d)], z[::-1])[::-1]
         # subnormal arithmetic has an absolute (not relative) error of up to _TINY per operation
         underflow = 8 * (self.n + 2) * _TINY
-        self.floor = (self.composed.fft_error + self.composed.wrap + underflow) * (1 + 16 * _U)
+        self.floor = widen_up(self.composed.fft_error + self.composed.wrap + underflow, 16)
 
     def s(self, j: np.ndarray) -> FloatArray:
         return np.asarray((self.composed.first + j) * self.step, dtype=np.float64)
@@ -105,19 +103,19 @@ class UpperEnd:
         inner = np.where(valid, np.exp(-th * gap) * (cj - np.exp(-gap) * dj), 0.0)
         rounding = np.where(
             valid,
-            3.03 * self.n * _U * (cj + dj) + 8 * _U * (np.abs(eps) + np.abs(sj) + 1) * (1 + th) * cj,
+            rounding_error(3.03 * self.n, cj + dj) + rounding_error(8, np.abs(eps) + np.abs(sj) + 1) * (1 + th) * cj,
             0.0,
         )
-        total = (np.maximum(inner, 0.0) + rounding + self.floor) * (1 + 8 * _U)
+        total = widen_up(np.maximum(inner, 0.0) + rounding + self.floor, 8)
         log_pref = self.log_scale - th * eps
-        log_pref = log_pref + 8 * _U * (np.abs(log_pref) + th * np.abs(eps) + 1) + self.log_slack
+        log_pref = log_pref + rounding_error(8, np.abs(log_pref) + th * np.abs(eps) + 1) + self.log_slack
         with np.errstate(divide="ignore", over="ignore"):
             out = np.exp(log_pref + np.log(total))
         return np.asarray(np.where(total > 0, out, 0.0), dtype=np.float64)
 
     def delta(self, eps: FloatArray) -> FloatArray:
         """Certified upper bound on δ(ε) of the dominating pair (hence of the true pair)."""
-        return np.asarray(np.minimum(1.0, self.p_inf + self.finite(eps) * (1 + 4 * _U)), dtype=np.float64)
+        return np.asarray(np.minimum(1.0, self.p_inf + widen_up(self.finite(eps), 4)), dtype=np.float64)
 
     def s_max(self) -> float:
         return float(self.s(np.array([self.n - 1]))[0])
@@ -141,8 +139,8 @@ class LowerEnd:
     def __post_init__(self) -> None:
         self.n = self.p.values.size
         underflow = 8 * (self.n + 2) * _TINY  # subnormal arithmetic: absolute error per operation
-        self.err_p = (self.p.fft_error + self.p.wrap + underflow) * (1 + 16 * _U)
-        self.err_a = (self.a.fft_error + underflow) * (1 + 16 * _U)
+        self.err_p = widen_up(self.p.fft_error + self.p.wrap + underflow, 16)
+        self.err_a = widen_up(self.a.fft_error + underflow, 16)
         self.s0 = (self.p.first + 0.5 * self.count) * self.step
 
     def s(self, j: np.ndarray) -> FloatArray:
@@ -180,7 +178,7 @@ class LowerEnd:
         sp = float(np.sum(wp * self.p.values[jt]))
         sa = float(np.sum(wa * self.a.values[jt]))
         # each weight and product is within γ relatively; the sums within (n + 4)u
-        gamma = 8 * _U * (3 + (th + 1) * (float(np.max(np.abs(s))) + abs(m) + 1)) + (s.size + 4) * _U
+        gamma = rounding_error(8, 3 + (th + 1) * (float(np.max(np.abs(s))) + abs(m) + 1)) + rounding_error(s.size + 4)
         return m, sp, sa, gamma * sp, gamma * sa
 
     def bound(self, eps: float, t: tuple[float, ...]) -> float:
@@ -193,7 +191,7 @@ class LowerEnd:
             return 0.0
         lp = self.log_p - th * m
         la = self.log_a + eps - (th + 1.0) * m
-        slack = 8 * _U * (abs(lp) + abs(la) + abs(eps) + th * abs(m) + 1) + self.log_slack
+        slack = rounding_error(8, abs(lp) + abs(la) + abs(eps) + th * abs(m) + 1) + self.log_slack
         a_part = sa + ra + self.err_a
         with np.errstate(over="ignore"):
             lv = math.log(p_part) + lp - slack
@@ -201,7 +199,7 @@ class LowerEnd:
         if la_v >= lv:
             return 0.0
         # e^{lv} − e^{la_v} = e^{lv}(1 − e^{la_v − lv}), computed safely downwards
-        return math.exp(lv) * -math.expm1(la_v - lv) * (1 - 8 * _U)
+        return widen_down(math.exp(lv) * -math.expm1(la_v - lv), 8)
 
     def finite_one(self, eps: float) -> float:
         """Certified lower bound on P_J(T) − e^ε Q_J(T) over the test set chosen at ε (Lemma 2)."""
@@ -230,16 +228,16 @@ class LowerEnd:
             lp = self.log_p - th * m
             # bound()'s slack at |ε| ≤ |cur| + 2 (larger ε are rejected by the check below anyway)
             slack = (
-                8 * _U * (abs(lp) + abs(self.log_a) + 2 * (abs(cur) + 2) + (2 * th + 1) * abs(m) + 1)
+                rounding_error(8, abs(lp) + abs(self.log_a) + 2 * (abs(cur) + 2) + (2 * th + 1) * abs(m) + 1)
                 + self.log_slack
             )
             if lp - slack >= 700:
                 break
-            room = math.exp(lp - slack) * p_part * (1 - 16 * _U) - target * (1 + 16 * _U)
+            room = widen_down(math.exp(lp - slack) * p_part, 16) - widen_up(target, 16)
             if not room > 0:
                 break
             root = math.log(room) - math.log(a_part) - self.log_a + (th + 1.0) * m - slack
-            back = 16 * _U * (abs(root) + abs(lp) + abs(self.log_a) + (th + 1.0) * abs(m) + 1)
+            back = rounding_error(16, abs(root) + abs(lp) + abs(self.log_a) + (th + 1.0) * abs(m) + 1)
             cand = root - back
             while cand > cur and self.bound(cand, t) <= target and back < 1e-3 * (cand - cur + back):
                 back *= 8.0
@@ -287,17 +285,17 @@ class LowerEnd:
                 out[i] = self.finite_one(float(eps[i]))
                 continue
             scale = math.exp(lift)
-            gamma = 8 * _U * (3 + 2 * (s_abs + abs(m) + 1)) + (self.n - ji + 4) * _U
+            gamma = rounding_error(8, 3 + 2 * (s_abs + abs(m) + 1)) + rounding_error(self.n - ji + 4)
             sa = scale * float(sw[ji])
             under = (self.n - ji + 2) * _TINY * scale
             t = (m, float(sp[ji]), sa, gamma * float(sp[ji]), gamma * sa + under)
             out[i] = self.bound(float(eps[i]), t)
-        return np.asarray(np.minimum(1.0, (self.p_inf + out) * (1 - 4 * _U)), dtype=np.float64)
+        return np.asarray(np.minimum(1.0, widen_down(self.p_inf + out, 4)), dtype=np.float64)
 
     def delta(self, eps: FloatArray) -> FloatArray:
         """Certified lower bound on δ(ε) (p_inf is P(some step at +∞), always in T)."""
         fin = np.array([self.finite_one(float(e)) for e in eps])
-        return np.asarray(np.minimum(1.0, (self.p_inf + fin) * (1 - 4 * _U)), dtype=np.float64)
+        return np.asarray(np.minimum(1.0, widen_down(self.p_inf + fin, 4)), dtype=np.float64)
 
     def s_max(self) -> float:
         return float(self.s(np.array([self.n - 1]))[0])

@@ -262,16 +262,14 @@ def geometric(ctx: Context) -> Result:
 # --- Appendix A: cut queries ----------------------------------------------------------------------------
 
 
+#: Relative precision of the optimal ε₀ in the cut-query table (its digits are printed).
+_EPSILON0_RTOL = 1e-9
+
+
 def _optimal_epsilon0(eps: float, delta: float, r: int) -> float:
-    """Largest ε₀ (bisection, safe side) with optimal ε of r-fold (ε₀, δ/(2r)) ≤ ε at total δ."""
-    lo, hi = 0.0, eps
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        if optimal.epsilon(optimal.homogeneous(mid, delta / (2 * r), r), delta).upper <= eps:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    """Largest ε₀ (certified, safe side: :func:`optcomp.optimal.calibrate`) with optimal ε of r-fold
+    (ε₀, δ/(2r)) ≤ ε at total δ."""
+    return optimal.calibrate(eps, delta, r, delta0=delta / (2 * r), rtol=_EPSILON0_RTOL).epsilon0
 
 
 def cuts(ctx: Context) -> Result:
