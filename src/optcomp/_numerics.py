@@ -31,6 +31,9 @@ UNIT_ROUNDOFF: float = 2.0**-53
 
 #: The smallest positive subnormal double, 2⁻¹⁰⁷⁴: the absolute error of a result that underflows.
 SMALLEST_SUBNORMAL: float = 5e-324
+#: Smallest product |a·b| for which Dekker's TwoProduct error term is exact (none of its partial products
+#: reaches the subnormal range: 2^-1022 · 2^53 with a margin).
+EXACT_PRODUCT_MIN: float = 2.0**-900
 
 #: An absolute pad far below every quantity it is added to: keeps a divisor non-zero (``max(x, TINY_PAD)``)
 #: or a certified positive bound strictly positive.
@@ -475,6 +478,7 @@ __all__ = [
     "DEFAULT_ACCURACY",
     "EPSILON_WIDTH_FLOOR",
     "EPSILON_XTOL",
+    "EXACT_PRODUCT_MIN",
     "FEW_ULPS",
     "FINITE",
     "GDP_LOG_ERROR_PER_UNIT",

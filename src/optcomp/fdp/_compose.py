@@ -21,6 +21,7 @@ from scipy.integrate import quad
 from scipy.special import gammaln, logsumexp, ndtr, ndtri
 
 from optcomp._numerics import (
+    EXACT_PRODUCT_MIN,
     FEW_ULPS,
     SPECIAL_FUNCTION_LOG_ERROR,
     Bound,
@@ -236,8 +237,12 @@ class EpsilonDeltaComposition(PiecewiseLinearTradeOff):
         )
         m = kk - 2.0 * j  # exact integers (k ≤ MAX_COMPOSITION_K)
         prod, prod_err = _two_product(e, m)  # e·m = prod + prod_err exactly
-        x = (epsilon_g - prod) - prod_err  # exact near a knot (Sterbenz), else within u·|x|
-        err_x = FEW_ULPS * (np.abs(x) + rounding_error(1, e * np.abs(m)))
+        x = (epsilon_g - prod) - prod_err
+        # Where ε_g/2 ≤ prod ≤ 2ε_g, ε_g − prod is exact (Sterbenz) and so is prod_err (Dekker, above
+        # EXACT_PRODUCT_MIN): x is one correctly rounded subtraction, within u·|x| (x = 0 exactly at a knot).
+        # Elsewhere the first subtraction adds at most u·|prod_err| ≤ u²·ε|k − 2j|.
+        exact_first = (prod >= EXACT_PRODUCT_MIN) & (0.5 * prod <= epsilon_g) & (epsilon_g <= 2.0 * prod)
+        err_x = FEW_ULPS * (np.abs(x) + np.where(exact_first, 0.0, rounding_error(1, e * np.abs(m))))
         x_lo = x - err_x  # most negative: the largest term
         x_hi = np.minimum(x + err_x, 0.0)
         keep = x_lo < 0.0
