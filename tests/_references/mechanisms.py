@@ -1,72 +1,11 @@
-"""Independent reference values for the tests, computed from the papers' formulas with mpmath.
-
-One home for every closed form the tests compare against (never a copy per test file). Each function
-evaluates the formula as written in the paper, at ``MPMATH_DPS`` digits, without going through any
-optcomp code, and returns an ``mpmath.mpf`` (callers convert with ``float`` where they need to).
-"""
+"""Privacy-loss truths of single mechanisms and their subsampled forms: hockey-stick divergences by closed
+form, mpmath quadrature or exact enumeration."""
 
 from __future__ import annotations
 
 import mpmath
 
 from tests.tolerances import MPMATH_DPS
-
-__all__ = [
-    "classic_closed_forms",
-    "epsilon_delta_composition_delta",
-    "gdp_delta",
-    "gdp_epsilon",
-    "group_epsilon_delta_tradeoff",
-    "poisson_gaussian_two_step_delta",
-    "subsampled_gaussian_delta",
-]
-
-
-def gdp_delta(mu: float, epsilon: float) -> mpmath.mpf:
-    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong–Roth–Su, "Gaussian Differential Privacy",
-    Cor. 2.13 "GDP to DP"). Arguments in the order of the paper's δ_μ(ε): μ first, then ε."""
-    with mpmath.workdps(MPMATH_DPS):
-        m, e = mpmath.mpf(mu), mpmath.mpf(epsilon)
-        if m == 0:
-            return mpmath.mpf(0)
-        return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
-
-
-def gdp_epsilon(mu: float, delta: float) -> mpmath.mpf:
-    """The ε with δ_μ(ε) = δ (δ_μ is strictly decreasing in ε), by bisection at ``MPMATH_DPS`` digits."""
-    with mpmath.workdps(MPMATH_DPS):
-        target = mpmath.mpf(delta)
-        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-        while gdp_delta(mu, float(hi)) > target:
-            hi *= 2
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            m, e = mpmath.mpf(mu), mid
-            val = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
-            if val > target:
-                lo = mid
-            else:
-                hi = mid
-        return hi
-
-
-def epsilon_delta_composition_delta(epsilon: float, delta: float, k: int, epsilon_g: float) -> mpmath.mpf:
-    """Optimal δ at ε_g of the k-fold composition of (ε, δ)-DP (Kairouz–Oh–Viswanath, "The Composition
-    Theorem for Differential Privacy", Thm III.3; Murtagh–Vadhan Thm 1.4):
-
-    δ = 1 − (1 − δ)^k (1 − δ'),  δ' = (1 + e^ε)^{−k} Σ_{ℓ : (k−2ℓ)ε > ε_g} C(k, ℓ)(e^{(k−ℓ)ε} − e^{ε_g + ℓε}),
-
-    evaluated as Δ + (1 − Δ)δ' with Δ = 1 − (1 − δ)^k so that a tiny δ' is not lost in 1 − (1 − δ').
-    """
-    with mpmath.workdps(MPMATH_DPS + 20):
-        e, eg, d = mpmath.mpf(epsilon), mpmath.mpf(epsilon_g), mpmath.mpf(delta)
-        pure = mpmath.fsum(
-            mpmath.binomial(k, ell) * (mpmath.exp((k - ell) * e) - mpmath.exp(eg + ell * e))
-            for ell in range(k + 1)
-            if (k - 2 * ell) * e > eg
-        ) / (1 + mpmath.exp(e)) ** k
-        big = -mpmath.expm1(k * mpmath.log1p(-d))  # 1 − (1 − δ)^k without cancelling a tiny δ
-        return big + (1 - big) * pure
 
 
 def subsampled_gaussian_delta(mu: float, sampling_rate: float, epsilon: float) -> mpmath.mpf:
@@ -126,14 +65,6 @@ def mixture_gaussian_delta(
         return max(mpmath.mpf(0), p_sf - mpmath.exp(e) * q_sf)
 
 
-#: dp_accounting 0.6.0, ``PLDAccountant`` (default discretisation 1e-4, pessimistic), run on
-#: 2026-11-24: ε at δ = 1e-5 of ``MixtureOfGaussiansDpEvent(1.0, [0, 1], [0.5, 0.5])``.
-DP_ACCOUNTING_MOG_EPSILON = 3.5339979859709816
-#: ... and of ``SelfComposedDpEvent(TruncatedSubsampledGaussianDpEvent(60000, 256/60000, 300, 1.1), 3516)``.
-DP_ACCOUNTING_TRUNCATED_EPSILON = 2.395486972345338
-#: PLD_accounting 2.0 (Feldman–Shenfeld), ``gaussian_allocation_epsilon_range(delta=1e-6, sigma=3.0,
-#: num_steps=100, num_selected=10, num_epochs=1)``, run on 2026-11-24: its (lower, upper) ε.
-PLD_ACCOUNTING_ALLOCATION_EPSILON = (1.4575104425149317, 1.5257305409041644)
 def poisson_gaussian_two_step_delta(sigma: float, sampling_rate: float, epsilon: float) -> mpmath.mpf:
     """δ(ε) of two Poisson-subsampled Gaussian steps (add/remove neighbours), max over both directions,
     by one-dimensional mpmath quadrature over the first step's output (no optcomp code).
@@ -178,33 +109,3 @@ def poisson_gaussian_two_step_delta(sigma: float, sampling_rate: float, epsilon:
         d_pq = mpmath.quad(lambda x: p_pdf(x) * h_pq(e - loss(x)), pts_pq)
         d_qp = mpmath.quad(lambda x: mpmath.npdf(x) * h_qp(e + loss(x)), pts_qp)
         return max(d_pq, d_qp, mpmath.mpf(0))
-
-
-def group_epsilon_delta_tradeoff(epsilon: float, delta: float, g: int, alpha: float) -> mpmath.mpf:
-    """1 − h^{∘g}(α), h(x) = 1 − f_{ε,δ}(x) = min{1, δ + e^ε x, 1 − e^{−ε}(1 − δ − x)}: the group-privacy
-    curve of (ε, δ)-DP (Dong–Roth–Su Thm 2.14 with DRS eq. (5)), at ``MPMATH_DPS`` digits."""
-    with mpmath.workdps(MPMATH_DPS):
-        e, d, x = mpmath.mpf(epsilon), mpmath.mpf(delta), mpmath.mpf(alpha)
-        for _ in range(g):
-            x = min(mpmath.mpf(1), d + mpmath.exp(e) * x, 1 - mpmath.exp(-e) * (1 - d - x))
-        return 1 - x
-
-
-def classic_closed_forms(epsilon: float, delta: float, k: int, delta_slack: float) -> dict[str, mpmath.mpf]:
-    """The classic composition theorems' closed forms at ``MPMATH_DPS`` digits (``optcomp.bounds``):
-    DRV advanced ε = kε(e^ε − 1) + ε√(2k ln(1/δ̃)) (KOV Thm III.2), lecture-notes ε =
-    kε tanh(ε/2) + ε√(2k ln(1/δ̃)) (Smith–Ullman Thm 1.1), KOV ε = min{kε, kε tanh(ε/2) +
-    ε√(2k ln(e + √k ε/δ̃)), kε tanh(ε/2) + ε√(2k ln(1/δ̃))} and δ = 1 − (1 − δ)^k (1 − δ̃) (KOV Thm III.4),
-    the TV bound δ + (1 − δ) tanh(ε/2) (KOV Remark A.1(b)) and KOV Cor V.1's ε₀ = ε/√(4k ln(e + ε/δ))."""
-    with mpmath.workdps(MPMATH_DPS):
-        e, d, s, kk = mpmath.mpf(epsilon), mpmath.mpf(delta), mpmath.mpf(delta_slack), mpmath.mpf(k)
-        drift = kk * e * mpmath.tanh(e / 2)
-        root = e * mpmath.sqrt(2 * kk * mpmath.log(1 / s))
-        return {
-            "drv": kk * e * mpmath.expm1(e) + root,
-            "notes": drift + root,
-            "kov": min(kk * e, drift + e * mpmath.sqrt(2 * kk * mpmath.log(mpmath.e + mpmath.sqrt(kk) * e / s)), drift + root),
-            "kov_delta": -mpmath.expm1(kk * mpmath.log1p(-d) + mpmath.log1p(-s)),  # 1 − (1 − δ)^k (1 − δ̃)
-            "tv": d + (1 - d) * mpmath.tanh(e / 2),
-            "per_query": e / mpmath.sqrt(4 * kk * mpmath.log(mpmath.e + e / d)) if d > 0 else mpmath.mpf(0),
-        }

@@ -1,0 +1,56 @@
+"""Independent reference values for the tests, computed from the papers' formulas with mpmath.
+
+One home for every truth a test compares the library against (never a copy per test file): closed forms,
+quadratures, exact enumerations and high-precision recomputations. Each function evaluates its formula as
+written in the paper, without going through any optcomp code, and says so in its docstring. Test files
+import from here (``from tests._references import X``); no test file imports mpmath itself
+(``tests/test_style.py`` checks).
+
+Modules by topic: ``gdp`` (δ_μ(ε) and inverses), ``composition`` (optimal and classic composition of
+(ε, δ)-DP), ``mechanisms`` (single mechanisms, subsampling, privacy-loss laws), ``fdp`` (trade-off
+functions), ``ledger`` (filters and adaptive trees), ``rdp`` (Rényi divergences), ``exact`` (exact
+comparisons of floats with high-precision truths) and ``published`` (other accountants' pinned numbers).
+
+Precision: every function fixes its working precision; ``mpmath.mp.dps`` is also set to ``MPMATH_DPS``
+here, once, so that arithmetic on a returned ``mpf`` is done at that precision (as the test modules did
+when each set it themselves).
+"""
+
+from __future__ import annotations
+
+import mpmath
+
+from tests.tolerances import MPMATH_DPS
+
+mpmath.mp.dps = MPMATH_DPS
+
+from tests._references.composition import (  # noqa: E402
+    classic_closed_forms,
+    epsilon_delta_composition_delta,
+)
+from tests._references.fdp import group_epsilon_delta_tradeoff  # noqa: E402
+from tests._references.gdp import gdp_delta, gdp_epsilon  # noqa: E402
+from tests._references.mechanisms import (  # noqa: E402
+    mixture_gaussian_delta,
+    poisson_gaussian_two_step_delta,
+    subsampled_gaussian_delta,
+)
+from tests._references.published import (  # noqa: E402
+    DP_ACCOUNTING_MOG_EPSILON,
+    DP_ACCOUNTING_TRUNCATED_EPSILON,
+    PLD_ACCOUNTING_ALLOCATION_EPSILON,
+)
+
+__all__ = [
+    "DP_ACCOUNTING_MOG_EPSILON",
+    "DP_ACCOUNTING_TRUNCATED_EPSILON",
+    "PLD_ACCOUNTING_ALLOCATION_EPSILON",
+    "classic_closed_forms",
+    "epsilon_delta_composition_delta",
+    "gdp_delta",
+    "gdp_epsilon",
+    "group_epsilon_delta_tradeoff",
+    "mixture_gaussian_delta",
+    "poisson_gaussian_two_step_delta",
+    "subsampled_gaussian_delta",
+]

@@ -1,0 +1,35 @@
+"""Gaussian differential privacy: δ_μ(ε) and its inverses (Dong–Roth–Su §2.4, Cor. 2.13)."""
+
+from __future__ import annotations
+
+import mpmath
+
+from tests.tolerances import MPMATH_DPS
+
+
+def gdp_delta(mu: float, epsilon: float) -> mpmath.mpf:
+    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong–Roth–Su, "Gaussian Differential Privacy",
+    Cor. 2.13 "GDP to DP"). Arguments in the order of the paper's δ_μ(ε): μ first, then ε."""
+    with mpmath.workdps(MPMATH_DPS):
+        m, e = mpmath.mpf(mu), mpmath.mpf(epsilon)
+        if m == 0:
+            return mpmath.mpf(0)
+        return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+
+def gdp_epsilon(mu: float, delta: float) -> mpmath.mpf:
+    """The ε with δ_μ(ε) = δ (δ_μ is strictly decreasing in ε), by bisection at ``MPMATH_DPS`` digits."""
+    with mpmath.workdps(MPMATH_DPS):
+        target = mpmath.mpf(delta)
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        while gdp_delta(mu, float(hi)) > target:
+            hi *= 2
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            m, e = mpmath.mpf(mu), mid
+            val = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+            if val > target:
+                lo = mid
+            else:
+                hi = mid
+        return hi
