@@ -24,18 +24,32 @@ from tests.tolerances import MPMATH_DPS
 
 mpmath.mp.dps = MPMATH_DPS
 
-from tests._references.composition import (  # noqa: E402
+from tests._references.composition import (
     classic_closed_forms,
     epsilon_delta_composition_delta,
 )
-from tests._references.fdp import group_epsilon_delta_tradeoff  # noqa: E402
-from tests._references.gdp import gdp_delta, gdp_epsilon  # noqa: E402
-from tests._references.mechanisms import (  # noqa: E402
-    mixture_gaussian_delta,
-    poisson_gaussian_two_step_delta,
-    subsampled_gaussian_delta,
+from tests._references.fdp import (
+    group_epsilon_delta_tradeoff,
 )
-from tests._references.published import (  # noqa: E402
+from tests._references.gdp import (
+    gdp_delta,
+    gdp_epsilon,
+)
+from tests._references.mechanisms import (
+    discrete_kfold_delta,
+    gaussian_delta_by_quadrature,
+    gaussian_loss_log_sf,
+    mixture_gaussian_delta,
+    poisson_gaussian_delta,
+    poisson_gaussian_log_p_sf,
+    poisson_gaussian_two_step_delta,
+    poisson_laplace_delta,
+    subsampled_gaussian_delta,
+    truncated_laplace_delta,
+    vuvuzela_pmfs,
+    without_replacement_laplace_log_q_sf,
+)
+from tests._references.published import (
     DP_ACCOUNTING_MOG_EPSILON,
     DP_ACCOUNTING_TRUNCATED_EPSILON,
     PLD_ACCOUNTING_ALLOCATION_EPSILON,
@@ -46,11 +60,20 @@ __all__ = [
     "DP_ACCOUNTING_TRUNCATED_EPSILON",
     "PLD_ACCOUNTING_ALLOCATION_EPSILON",
     "classic_closed_forms",
+    "discrete_kfold_delta",
     "epsilon_delta_composition_delta",
+    "gaussian_delta_by_quadrature",
+    "gaussian_loss_log_sf",
     "gdp_delta",
     "gdp_epsilon",
     "group_epsilon_delta_tradeoff",
     "mixture_gaussian_delta",
+    "poisson_gaussian_delta",
+    "poisson_gaussian_log_p_sf",
     "poisson_gaussian_two_step_delta",
+    "poisson_laplace_delta",
     "subsampled_gaussian_delta",
+    "truncated_laplace_delta",
+    "vuvuzela_pmfs",
+    "without_replacement_laplace_log_q_sf",
 ]

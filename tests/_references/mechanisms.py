@@ -3,7 +3,12 @@ form, mpmath quadrature or exact enumeration."""
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections.abc import Sequence
+
 import mpmath
+import numpy as np
 
 from tests.tolerances import MPMATH_DPS
 
@@ -109,3 +114,172 @@ def poisson_gaussian_two_step_delta(sigma: float, sampling_rate: float, epsilon:
         d_pq = mpmath.quad(lambda x: p_pdf(x) * h_pq(e - loss(x)), pts_pq)
         d_qp = mpmath.quad(lambda x: mpmath.npdf(x) * h_qp(e + loss(x)), pts_qp)
         return max(d_pq, d_qp, mpmath.mpf(0))
+
+
+def poisson_gaussian_delta(sigma: float, sampling_rate: float, epsilon: float, *, add: bool) -> mpmath.mpf:
+    """Exact δ(ε) of one Poisson-subsampled Gaussian with unit sensitivity, one direction, at ``MPMATH_DPS``
+    digits: P = qN(1, σ²) + (1 − q)N(0, σ²), Q = N(0, σ²); remove is H(P‖Q), add is H(Q‖P).
+
+    The ratio P/Q = (1 − q) + q e^{(2x − 1)/(2σ²)} is increasing, equal to t at x(t) = σ² log((t − 1 + q)/q) + ½:
+    remove: qΦ̄((x − 1)/σ) + (1 − q)Φ̄(x/σ) − e^ε Φ̄(x/σ) at x(e^ε) (1 − e^ε when e^ε ≤ 1 − q);
+    add: Φ(x/σ) − e^ε[qΦ((x − 1)/σ) + (1 − q)Φ(x/σ)] at x(e^{−ε}) (0 when e^{−ε} ≤ 1 − q).
+    Φ̄(z) is evaluated as Φ(−z) (not 1 − Φ(z), which cancels in the far tail).
+    """
+    with mpmath.workdps(MPMATH_DPS):
+        e, qq, s = mpmath.mpf(epsilon), mpmath.mpf(sampling_rate), mpmath.mpf(sigma)
+
+        def ratio_point(target: mpmath.mpf) -> mpmath.mpf:  # x with (1−q) + q e^{(2x−1)/(2σ²)} = target
+            return s**2 * mpmath.log((target - (1 - qq)) / qq) + mpmath.mpf(1) / 2
+
+        if not add:  # ∫ (P − e^ε Q)_+ over x > x*, P/Q = e^ε at x*
+            if mpmath.exp(e) <= 1 - qq:
+                return 1 - mpmath.exp(e)
+            x = ratio_point(mpmath.exp(e))
+
+            def sf(z: mpmath.mpf) -> mpmath.mpf:
+                return mpmath.ncdf(-z)
+
+            return qq * sf((x - 1) / s) + (1 - qq) * sf(x / s) - mpmath.exp(e) * sf(x / s)
+        # add: ∫ (Q − e^ε P)_+ over x < x**, P/Q = e^{−ε} at x**
+        t = mpmath.exp(-e)
+        if t <= 1 - qq:
+            return mpmath.mpf(0)
+        x = ratio_point(t)
+        return mpmath.ncdf(x / s) - mpmath.exp(e) * (qq * mpmath.ncdf((x - 1) / s) + (1 - qq) * mpmath.ncdf(x / s))
+
+
+def poisson_gaussian_log_p_sf(sigma: str, sampling_rate: str, epsilon: float) -> mpmath.mpf:
+    """log P(L > ε) of the Poisson-subsampled Gaussian's remove pair (as in ``poisson_gaussian_delta``), at
+    ``MPMATH_DPS`` digits: the output threshold y = σ² log((e^ε − 1 + q)/q) + ½ and
+    P(L > ε) = qΦ(−(y − 1)/σ) + (1 − q)Φ(−y/σ). σ and q are decimal strings (exact decimal values)."""
+    with mpmath.workdps(MPMATH_DPS):
+        s, qq = mpmath.mpf(sigma), mpmath.mpf(sampling_rate)
+        y = s**2 * mpmath.log((mpmath.exp(epsilon) - 1 + qq) / qq) + mpmath.mpf(1) / 2  # output threshold
+        return mpmath.log(qq * mpmath.ncdf(-(y - 1) / s) + (1 - qq) * mpmath.ncdf(-y / s))
+
+
+def gaussian_loss_log_sf(mu: float, x: float) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(log P(L > x), log Q(L > x)) of the Gaussian mechanism with μ = Δ/σ, at ``MPMATH_DPS`` digits: under P
+    the loss is N(μ²/2, μ²), under Q N(−μ²/2, μ²), so P(L > x) = Φ(−(x − μ²/2)/μ), Q(L > x) = Φ(−(x + μ²/2)/μ)
+    (Dong–Roth–Su §2.1; Balle–Wang 2018 Thm 8)."""
+    with mpmath.workdps(MPMATH_DPS):
+        m, t = mpmath.mpf(mu), mpmath.mpf(x)
+        return mpmath.log(mpmath.ncdf(-(t - m**2 / 2) / m)), mpmath.log(mpmath.ncdf(-(t + m**2 / 2) / m))
+
+
+def gaussian_delta_by_quadrature(sigma: float, sensitivity: float, epsilon: float) -> float:
+    """δ(ε) = ∫ (p(x) − e^ε q(x))_+ dx of P = N(Δ, σ²), Q = N(0, σ²) by mpmath quadrature at 30 digits, from
+    the crossing x* = εσ²/Δ + Δ/2 (where p = e^ε q) to +∞ (the hockey-stick divergence, by its definition)."""
+    with mpmath.workdps(30):
+        p = lambda x: mpmath.npdf(x, sensitivity, sigma)
+        q = lambda x: mpmath.npdf(x, 0, sigma)
+        f = lambda x: max(p(x) - mpmath.exp(epsilon) * q(x), 0)
+        crossing = (epsilon * sigma**2 / sensitivity) + sensitivity / 2
+        return float(mpmath.quad(f, [crossing, mpmath.inf]))
+
+
+def without_replacement_laplace_log_q_sf(base_epsilon: float, sampling_rate: str, t: float) -> mpmath.mpf:
+    """log Q(L > −t) of Laplace with ε₀ = Δ/b sampled without replacement at rate q (Balle–Barthe–Gaboardi
+    Thm 9: the loss is y = log(1 + (e^{L₀} − 1)/q) of the base loss L₀), at ``MPMATH_DPS`` digits.
+
+    With P(a < L₀ ≤ b) = e^{(a − ε₀)/2}(e^{(b − a)/2} − 1)/2 on the continuous part and y = log(1 + expm1(t)/q):
+    Q(L > −t) = P(−ε₀ < L₀ ≤ 0) + q P(0 < L₀ ≤ y) + (1 − q) P(−y < L₀ ≤ 0). q is a decimal string."""
+    with mpmath.workdps(MPMATH_DPS):
+        eps, q = mpmath.mpf(base_epsilon), mpmath.mpf(sampling_rate)
+
+        def base_p(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:  # P(a < L₀ ≤ b), continuous part
+            return mpmath.exp((a - eps) / 2) * mpmath.expm1((b - a) / 2) / 2
+
+        y = mpmath.log(1 + mpmath.expm1(t) / q)
+        return mpmath.log(base_p(-eps, 0) + q * base_p(0, y) + (1 - q) * base_p(-y, 0))
+
+
+def truncated_laplace_delta(scale: float, bound: float, sens: float, epsilon: float) -> float:
+    """∫ max(p(x) − e^ε q(x), 0) dx for P = Δ + noise, Q = noise, noise ∝ e^{−|x|/b} on [−A, A] (the
+    hockey-stick divergence by its definition), by mpmath quadrature at 30 digits split at the kinks."""
+    with mpmath.workdps(30):
+        b, a, d = mpmath.mpf(scale), mpmath.mpf(bound), mpmath.mpf(sens)
+        z = 1 if math.isinf(bound) else 1 - mpmath.exp(-a / b)
+
+        def noise(x: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.exp(-abs(x) / b) / (2 * b * z) if abs(x) <= a else mpmath.mpf(0)
+
+        def f(x: mpmath.mpf) -> mpmath.mpf:
+            return max(noise(x - d) - mpmath.exp(epsilon) * noise(x), 0)
+
+        lo, hi = (-a, d + a) if math.isfinite(bound) else (-mpmath.inf, mpmath.inf)
+        crossing = (b * epsilon + d) / 2  # where p = e^ε q inside (0, Δ)
+        points = sorted({float(v) for v in (lo, 0, d, d - a, a, hi, crossing) if lo <= v <= hi})
+        return float(mpmath.quad(f, [mpmath.mpf(v) for v in points]))
+
+
+def vuvuzela_pmfs(mean: float, scale: float, sens: int, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """pmfs of c + Δ + N and c + N on {c, …, c + top}, N = max(0, ⌈Laplace(mean, scale)⌉) (the Vuvuzela
+    noise, van den Hooff et al. 2015 §6), enumerated from the Laplace cdf at 40 digits."""
+    with mpmath.workdps(40):
+        m, b = mpmath.mpf(mean), mpmath.mpf(scale)
+
+        def cdf(y: int) -> mpmath.mpf:
+            t = (y - m) / b
+            return mpmath.exp(t) / 2 if t <= 0 else 1 - mpmath.exp(-t) / 2
+
+        noise = [cdf(0)] + [cdf(k) - cdf(k - 1) for k in range(1, top + 1)]
+        noise_f = np.array([float(v) for v in noise])
+    p = np.zeros(top + 1 + sens)
+    q = np.zeros(top + 1 + sens)
+    p[sens:] = noise_f
+    q[: top + 1] = noise_f
+    return p, q
+
+
+def poisson_laplace_delta(scale: float, q: float, epsilon: float, *, add: bool) -> float:
+    """δ(ε) of the Poisson-subsampled Laplace pair (qLap(1, b) + (1−q)Lap(0, b), Lap(0, b)) (remove) or its swap
+    (add): ∫ (upper − e^ε lower)_+ dx (the hockey-stick divergence by its definition), by mpmath quadrature at
+    30 digits with the kinks 0, 1 and the crossing x = (b log((e^{±ε} − 1 + q)/q) + 1)/2 as breakpoints."""
+    with mpmath.workdps(30):
+        b, qq, e = mpmath.mpf(scale), mpmath.mpf(q), mpmath.exp(mpmath.mpf(epsilon))
+
+        def lap(x: mpmath.mpf, loc: float) -> mpmath.mpf:
+            return mpmath.exp(-abs(x - loc) / b) / (2 * b)
+
+        def mix(x: mpmath.mpf) -> mpmath.mpf:
+            return qq * lap(x, 1) + (1 - qq) * lap(x, 0)
+
+        def f(x: mpmath.mpf) -> mpmath.mpf:
+            upper, lower = (lap(x, 0), mix(x)) if add else (mix(x), lap(x, 0))
+            return max(upper - e * lower, 0)
+
+        points = [-mpmath.inf, mpmath.mpf(0), mpmath.mpf(1), mpmath.inf]
+        arg = ((1 / e if add else e) - 1 + qq) / qq
+        if arg > 0:
+            crossing = (b * mpmath.log(arg) + 1) / 2
+            if 0 < crossing < 1:
+                points.insert(2, crossing)
+        return float(mpmath.quad(f, points))
+
+
+def discrete_kfold_delta(
+    atom_losses: Sequence[float], atom_p: Sequence[float], p_inf: float, k: int, epsilon: float
+) -> float:
+    """δ_{P^k‖Q^k}(ε) = E_{P^k}[(1 − e^{ε − L})_+] of a finite discrete privacy-loss law (atoms ℓᵢ with
+    P-masses pᵢ, plus a mass p_∞ at +∞), k-fold, by enumerating the atom multiplicities (c₁, …, cₙ) with
+    their multinomial weights k!/Πcᵢ! Πpᵢ^{cᵢ}, at ``MPMATH_DPS`` digits; the ∞ mass contributes
+    1 − (1 − p_∞)^k."""
+    with mpmath.workdps(MPMATH_DPS):
+        n = len(atom_losses)
+        losses = [mpmath.mpf(float(v)) for v in atom_losses]
+        masses = [mpmath.mpf(float(v)) for v in atom_p]
+        total = 1 - (1 - mpmath.mpf(p_inf)) ** k
+        for counts in itertools.product(range(k + 1), repeat=n - 1):
+            last = k - sum(counts)
+            if last < 0:
+                continue
+            cs = (*counts, last)
+            loss = mpmath.fsum(c * v for c, v in zip(cs, losses, strict=True))
+            if loss <= epsilon:
+                continue
+            coef = mpmath.factorial(k)
+            for c, m in zip(cs, masses, strict=True):
+                coef *= m**c / mpmath.factorial(c)
+            total += coef * (1 - mpmath.exp(epsilon - loss))
+        return float(total)
