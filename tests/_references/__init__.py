@@ -26,7 +26,9 @@ mpmath.mp.dps = MPMATH_DPS
 
 from tests._references.composition import (
     classic_closed_forms,
+    delta_floor,
     epsilon_delta_composition_delta,
+    kov_corollary_v1,
 )
 from tests._references.fdp import (
     group_epsilon_delta_tradeoff,
@@ -34,11 +36,14 @@ from tests._references.fdp import (
 from tests._references.gdp import (
     gdp_delta,
     gdp_epsilon,
+    gdp_mu,
 )
 from tests._references.mechanisms import (
     discrete_kfold_delta,
     gaussian_delta_by_quadrature,
     gaussian_loss_log_sf,
+    kary_rr_delta,
+    kary_rr_epsilon,
     mixture_gaussian_delta,
     poisson_gaussian_delta,
     poisson_gaussian_log_p_sf,
@@ -47,6 +52,7 @@ from tests._references.mechanisms import (
     subsampled_gaussian_delta,
     truncated_laplace_delta,
     vuvuzela_pmfs,
+    without_replacement_gaussian_epsilon,
     without_replacement_laplace_log_q_sf,
 )
 from tests._references.published import (
@@ -60,13 +66,18 @@ __all__ = [
     "DP_ACCOUNTING_TRUNCATED_EPSILON",
     "PLD_ACCOUNTING_ALLOCATION_EPSILON",
     "classic_closed_forms",
+    "delta_floor",
     "discrete_kfold_delta",
     "epsilon_delta_composition_delta",
     "gaussian_delta_by_quadrature",
     "gaussian_loss_log_sf",
     "gdp_delta",
     "gdp_epsilon",
+    "gdp_mu",
     "group_epsilon_delta_tradeoff",
+    "kary_rr_delta",
+    "kary_rr_epsilon",
+    "kov_corollary_v1",
     "mixture_gaussian_delta",
     "poisson_gaussian_delta",
     "poisson_gaussian_log_p_sf",
@@ -75,5 +86,6 @@ __all__ = [
     "subsampled_gaussian_delta",
     "truncated_laplace_delta",
     "vuvuzela_pmfs",
+    "without_replacement_gaussian_epsilon",
     "without_replacement_laplace_log_q_sf",
 ]

@@ -3,6 +3,8 @@ classic closed forms (DRV, KOV Thm III.4, Smith–Ullman), term by term in mpmat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import mpmath
 
 from tests.tolerances import MPMATH_DPS
@@ -45,3 +47,19 @@ def classic_closed_forms(epsilon: float, delta: float, k: int, delta_slack: floa
             "tv": d + (1 - d) * mpmath.tanh(e / 2),
             "per_query": e / mpmath.sqrt(4 * kk * mpmath.log(mpmath.e + e / d)) if d > 0 else mpmath.mpf(0),
         }
+
+
+def kov_corollary_v1(epsilon: float, delta: float, k: int) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(ε₀, σ²) of KOV Cor V.1 at ``MPMATH_DPS`` digits: the per-query budget ε₀ = √(ε²/(4k ln(e + ε/δ)))
+    (with δ₀ = δ/(2k)) and the Gaussian noise variance σ² = 8k ln(e + ε/δ)/ε² for a unit-sensitivity query."""
+    with mpmath.workdps(MPMATH_DPS):
+        var = 8 * k * mpmath.log(mpmath.e + mpmath.mpf(epsilon) / delta) / epsilon**2
+        e0 = mpmath.sqrt(epsilon**2 / (4 * k * mpmath.log(mpmath.e + mpmath.mpf(epsilon) / delta)))
+        return e0, var
+
+
+def delta_floor(deltas: Sequence[float]) -> mpmath.mpf:
+    """1 − Π(1 − δᵢ) at ``MPMATH_DPS`` digits: the composed loss's mass at +∞, the least δ_g any ε reaches
+    (KOV Thm III.3 / Murtagh–Vadhan Thm 1.5: δ_g = 1 − Π(1 − δᵢ)(1 − δ′) with δ′ ≥ 0)."""
+    with mpmath.workdps(MPMATH_DPS):
+        return 1 - mpmath.fprod(1 - mpmath.mpf(d) for d in deltas)

@@ -33,3 +33,19 @@ def gdp_epsilon(mu: float, delta: float) -> mpmath.mpf:
             else:
                 hi = mid
         return hi
+
+
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """The largest μ whose GDP ε(δ) is ≤ ε, i.e. the root of δ_μ(ε) = δ in μ (δ_μ(ε) is increasing in μ), by
+    120 bisection steps at ``MPMATH_DPS`` digits; the lower end, as a float."""
+    with mpmath.workdps(MPMATH_DPS):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        while gdp_delta(float(hi), epsilon) < delta:
+            hi *= 2
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            if gdp_delta(mid, epsilon) < delta:
+                lo = mid
+            else:
+                hi = mid
+        return float(lo)

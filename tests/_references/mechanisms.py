@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import mpmath
 import numpy as np
 
+from tests._references.gdp import gdp_epsilon
 from tests.tolerances import MPMATH_DPS
 
 
@@ -283,3 +284,48 @@ def discrete_kfold_delta(
                 coef *= m**c / mpmath.factorial(c)
             total += coef * (1 - mpmath.exp(epsilon - loss))
         return float(total)
+
+
+def kary_rr_delta(eps: float, k: int, n: int, eps_g: mpmath.mpf) -> mpmath.mpf:
+    """Exact δ(ε_g) of n k-ary randomized-response steps (the k-RR of Kairouz–Oh–Viswanath 2016), by
+    enumerating the trinomial counts: each step reports the true value w.p. e^ε/Z, the neighbour's w.p. 1/Z
+    and one of the k − 2 others w.p. (k − 2)/Z (Z = e^ε + k − 1); the loss is L = ε(a − b), and
+    δ(ε_g) = Σ_{L > ε_g} P(a, b, c)(1 − e^{ε_g − L}), at ``MPMATH_DPS`` digits."""
+    with mpmath.workdps(MPMATH_DPS):
+        e = mpmath.exp(mpmath.mpf(eps))
+        z = e + k - 1
+        p_hi, p_lo, p_zero = e / z, 1 / z, mpmath.mpf(k - 2) / z
+        total = mpmath.mpf(0)
+        for a in range(n + 1):
+            for b in range(n - a + 1):
+                loss = eps * (a - b)
+                if loss <= eps_g:
+                    continue
+                c = n - a - b
+                weight = mpmath.factorial(n) / (
+                    mpmath.factorial(a) * mpmath.factorial(b) * mpmath.factorial(c)
+                )
+                prob = weight * p_hi**a * p_lo**b * p_zero**c
+                total += prob * (1 - mpmath.exp(eps_g - loss))
+        return total
+
+
+def kary_rr_epsilon(eps: float, k: int, n: int, delta: float) -> float:
+    """ε(δ) of n k-ary RR steps: 80 bisection steps on ``kary_rr_delta`` (decreasing in ε_g), upper end."""
+    with mpmath.workdps(MPMATH_DPS):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(n * eps)
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            if kary_rr_delta(eps, k, n, mid) > delta:
+                lo = mid
+            else:
+                hi = mid
+        return float(hi)
+
+
+def without_replacement_gaussian_epsilon(mu: float, sampling_rate: float, delta: float) -> float:
+    """ε' = ln(1 + q(e^ε − 1)) at δ' = qδ of a μ-GDP Gaussian sampled without replacement at rate q, with
+    ε = ε_μ(δ'/q) the Gaussian's ε (Balle–Barthe–Gaboardi 2018 Thm 9, tight), at ``MPMATH_DPS`` digits."""
+    with mpmath.workdps(MPMATH_DPS):
+        eps_base = mpmath.mpf(float(gdp_epsilon(mu, delta / sampling_rate)))
+        return float(mpmath.log1p(sampling_rate * mpmath.expm1(eps_base)))
