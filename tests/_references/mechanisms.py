@@ -329,3 +329,30 @@ def without_replacement_gaussian_epsilon(mu: float, sampling_rate: float, delta:
     with mpmath.workdps(MPMATH_DPS):
         eps_base = mpmath.mpf(float(gdp_epsilon(mu, delta / sampling_rate)))
         return float(mpmath.log1p(sampling_rate * mpmath.expm1(eps_base)))
+
+
+def two_point_pair_delta(p: float, q: float, k: int, eps: float) -> mpmath.mpf:
+    """Exact δ(ε) of the k-fold pair P = (p, 1−p), Q = (q, 1−q), max over both orders, by enumerating
+    the binomial count j of first outcomes (the loss is a function of it):
+    Σ_j (C(k, j)a^j(1 − a)^{k−j} − e^ε C(k, j)b^j(1 − b)^{k−j})_+ for (a, b) = (p, q) and (q, p), at
+    ``MPMATH_DPS`` digits."""
+    with mpmath.workdps(MPMATH_DPS):
+        pp, qq, e = mpmath.mpf(p), mpmath.mpf(q), mpmath.mpf(eps)
+        out = []
+        for a, b in ((pp, qq), (qq, pp)):
+            s = mpmath.mpf(0)
+            for j in range(k + 1):
+                pa = mpmath.binomial(k, j) * a**j * (1 - a) ** (k - j)
+                pb = mpmath.binomial(k, j) * b**j * (1 - b) ** (k - j)
+                s += max(pa - mpmath.exp(e) * pb, 0)
+            out.append(s)
+        return max(out)
+
+
+
+
+def laplace_epsilon(epsilon0: float, delta: float) -> float:
+    """ε(δ) = ε₀ + 2 ln(1 − δ) of one Laplace step with ε₀ = Δ/b (δ(ε) = 1 − e^{(ε − ε₀)/2} for 0 ≤ ε ≤ ε₀,
+    the hockey-stick divergence of Lap(Δ, b) vs Lap(0, b)), at ``MPMATH_DPS`` digits, as a float."""
+    with mpmath.workdps(MPMATH_DPS):
+        return float(epsilon0 + 2 * mpmath.log(1 - mpmath.mpf(delta)))
