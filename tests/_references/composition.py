@@ -63,3 +63,10 @@ def delta_floor(deltas: Sequence[float]) -> mpmath.mpf:
     (KOV Thm III.3 / Murtagh–Vadhan Thm 1.5: δ_g = 1 − Π(1 − δᵢ)(1 − δ′) with δ′ ≥ 0)."""
     with mpmath.workdps(MPMATH_DPS):
         return 1 - mpmath.fprod(1 - mpmath.mpf(d) for d in deltas)
+
+
+def no_failure_probability(delta: float, k: int) -> mpmath.mpf:
+    """(1 − δ)^k at 30 digits: the P-mass that k (ε, δ) steps leave off the +∞ atom (KOV Thm III.3's
+    (1 − δ)^k factor), the value of the composed trade-off curve at α = 0."""
+    with mpmath.workdps(30):
+        return (1 - mpmath.mpf(delta)) ** k

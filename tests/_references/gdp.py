@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import mpmath
 
 from tests.tolerances import MPMATH_DPS
@@ -49,3 +51,16 @@ def gdp_mu(epsilon: float, delta: float) -> float:
             else:
                 hi = mid
         return float(lo)
+
+
+def gdp_log_delta(mu: float, epsilon: float) -> mpmath.mpf:
+    """log δ_μ(ε) at ``MPMATH_DPS`` digits (the log of ``gdp_delta``, for the far tail)."""
+    with mpmath.workdps(MPMATH_DPS):
+        return mpmath.log(gdp_delta(mu, epsilon))
+
+
+def gdp_composed_mu(terms: Iterable[tuple[float, float, int]]) -> mpmath.mpf:
+    """μ = √(Σ kᵢ (Δᵢ/σᵢ)²) of the composition of kᵢ Gaussians of sensitivity Δᵢ and noise σᵢ, each
+    Δᵢ/σᵢ-GDP (Dong–Roth–Su Cor 3.3), at ``MPMATH_DPS`` digits; ``terms`` are (Δᵢ, σᵢ, kᵢ)."""
+    with mpmath.workdps(MPMATH_DPS):
+        return mpmath.sqrt(mpmath.fsum(k * (mpmath.mpf(d) / mpmath.mpf(s)) ** 2 for d, s, k in terms))

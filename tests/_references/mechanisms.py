@@ -356,3 +356,14 @@ def laplace_epsilon(epsilon0: float, delta: float) -> float:
     the hockey-stick divergence of Lap(Δ, b) vs Lap(0, b)), at ``MPMATH_DPS`` digits, as a float."""
     with mpmath.workdps(MPMATH_DPS):
         return float(epsilon0 + 2 * mpmath.log(1 - mpmath.mpf(delta)))
+
+
+def pmf_pair_delta_exact(p: Sequence[float], q: Sequence[float], epsilon: float) -> mpmath.mpf:
+    """max(Σ (pᵢ − e^ε qᵢ)_+, Σ (qᵢ − e^ε pᵢ)_+) of two float pmfs (the hockey-stick divergence both ways),
+    summed from the floats' exact values at ``MPMATH_DPS`` digits."""
+    with mpmath.workdps(MPMATH_DPS):
+        e = mpmath.exp(mpmath.mpf(epsilon))
+        return max(
+            mpmath.fsum(max(mpmath.mpf(a) - e * mpmath.mpf(c), 0) for a, c in zip(p, q)),
+            mpmath.fsum(max(mpmath.mpf(c) - e * mpmath.mpf(a), 0) for a, c in zip(p, q)),
+        )
