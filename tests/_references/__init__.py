@@ -32,6 +32,7 @@ from tests._references.composition import (
     no_failure_probability,
 )
 from tests._references.exact import (
+    abs_error_at_most,
     at_least_within,
     brackets,
     excess,
@@ -71,6 +72,10 @@ from tests._references.mechanisms import (
     without_replacement_gaussian_epsilon,
     without_replacement_laplace_log_q_sf,
 )
+from tests._references.numerics import (
+    log1mexp_exact,
+    log_sum_exp_exact,
+)
 from tests._references.optimal import (
     Law,
     canonical_homogeneous_law,
@@ -94,12 +99,27 @@ from tests._references.published import (
     DP_ACCOUNTING_TRUNCATED_EPSILON,
     PLD_ACCOUNTING_ALLOCATION_EPSILON,
 )
+from tests._references.rdp import (
+    Density,
+    gaussian_mixture_pdf,
+    laplace_pdf,
+    normal_pdf,
+    renyi_divergence,
+)
+from tests._references.staircase import (
+    staircase_delta,
+    staircase_density,
+    staircase_moments,
+    three_atom_kfold_delta,
+)
 
 __all__ = [
     "DP_ACCOUNTING_MOG_EPSILON",
     "DP_ACCOUNTING_TRUNCATED_EPSILON",
     "PLD_ACCOUNTING_ALLOCATION_EPSILON",
+    "Density",
     "Law",
+    "abs_error_at_most",
     "at_least_within",
     "brackets",
     "canonical_homogeneous_law",
@@ -114,6 +134,7 @@ __all__ = [
     "gaussian_attack_tpr",
     "gaussian_delta_by_quadrature",
     "gaussian_loss_log_sf",
+    "gaussian_mixture_pdf",
     "gdp_composed_mu",
     "gdp_delta",
     "gdp_epsilon",
@@ -126,9 +147,12 @@ __all__ = [
     "kov_corollary_v1",
     "kov_theorem_iii3_deltas",
     "laplace_epsilon",
+    "laplace_pdf",
     "law_delta_at",
     "law_hockey_stick",
     "law_least_epsilon",
+    "log1mexp_exact",
+    "log_sum_exp_exact",
     "lower_within_ulps",
     "mixture_gaussian_delta",
     "mv_heterogeneous_sum",
@@ -136,6 +160,7 @@ __all__ = [
     "mv_homogeneous_sum_large_k",
     "mv_lattice_sum",
     "no_failure_probability",
+    "normal_pdf",
     "optimal_delta_from_sum",
     "optimal_epsilon_from_sum",
     "pmf_pair_delta_exact",
@@ -144,7 +169,12 @@ __all__ = [
     "poisson_gaussian_two_step_delta",
     "poisson_laplace_delta",
     "reciprocal",
+    "renyi_divergence",
+    "staircase_delta",
+    "staircase_density",
+    "staircase_moments",
     "subsampled_gaussian_delta",
+    "three_atom_kfold_delta",
     "truncated_laplace_delta",
     "two_group_homogeneous_hockey_stick",
     "two_point_pair_delta",

@@ -47,3 +47,9 @@ def lower_within_ulps(got: float, truth: mpmath.mpf, rel: float) -> bool:
     """got ≤ truth ≤ got·(1 + rel), exactly: a closed form rounded down, within ``rel`` of the truth."""
     g = mpmath.mpf(got)
     return g <= truth <= g * (1 + mpmath.mpf(rel))
+
+
+def abs_error_at_most(got: float, truth: mpmath.mpf, atol: float, rel: float) -> bool:
+    """|got − truth| ≤ atol + rel·(1 + |truth|), evaluated exactly (at ``MPMATH_DPS`` digits)."""
+    with mpmath.workdps(MPMATH_DPS):
+        return bool(abs(mpmath.mpf(got) - truth) <= atol + rel * (1 + abs(truth)))
