@@ -44,7 +44,7 @@ def classic_closed_forms(epsilon: float, delta: float, k: int, delta_slack: floa
             "notes": drift + root,
             "kov": min(kk * e, drift + e * mpmath.sqrt(2 * kk * mpmath.log(mpmath.e + mpmath.sqrt(kk) * e / s)), drift + root),
             "kov_delta": -mpmath.expm1(kk * mpmath.log1p(-d) + mpmath.log1p(-s)),  # 1 − (1 − δ)^k (1 − δ̃)
-            "tv": d + (1 - d) * mpmath.tanh(e / 2),
+            "tv": total_variation_bound(epsilon, delta),
             "per_query": e / mpmath.sqrt(4 * kk * mpmath.log(mpmath.e + e / d)) if d > 0 else mpmath.mpf(0),
         }
 
@@ -70,3 +70,11 @@ def no_failure_probability(delta: float, k: int) -> mpmath.mpf:
     (1 − δ)^k factor), the value of the composed trade-off curve at α = 0."""
     with mpmath.workdps(30):
         return (1 - mpmath.mpf(delta)) ** k
+
+
+def total_variation_bound(epsilon: float, delta: float) -> mpmath.mpf:
+    """δ + (1 − δ) tanh(ε/2) = 1 − 2(1 − δ)/(1 + e^ε), the total-variation distance any (ε, δ)-DP pair can
+    reach (KOV Remark A.1(b)), at ``MPMATH_DPS`` digits."""
+    with mpmath.workdps(MPMATH_DPS):
+        e, d = mpmath.mpf(epsilon), mpmath.mpf(delta)
+        return d + (1 - d) * mpmath.tanh(e / 2)

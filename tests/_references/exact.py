@@ -53,3 +53,8 @@ def abs_error_at_most(got: float, truth: mpmath.mpf, atol: float, rel: float) ->
     """|got − truth| ≤ atol + rel·(1 + |truth|), evaluated exactly (at ``MPMATH_DPS`` digits)."""
     with mpmath.workdps(MPMATH_DPS):
         return bool(abs(mpmath.mpf(got) - truth) <= atol + rel * (1 + abs(truth)))
+
+
+def decimal(text: str) -> mpmath.mpf:
+    """The decimal ``text`` as an mpf at the ambient precision (a quoted number, not its nearest double)."""
+    return mpmath.mpf(text)

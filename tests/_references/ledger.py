@@ -74,11 +74,6 @@ def rr_worst_tree(
     return v([], mpmath.mpf(1), mpmath.mpf(1))
 
 
-def decimal(text: str) -> mpmath.mpf:
-    """The decimal ``text`` as an mpf at the ambient precision (a quoted number, not its nearest double)."""
-    return mpmath.mpf(text)
-
-
 def admitted_counts(ei: Fraction, orders: Sequence[float]) -> dict[str, int]:
     """How many RR(ε_i) queries each ledger currency admits at (ε, δ) = (1, 1e-6), from the closed forms at
     ``MPMATH_DPS`` digits: basic ⌊1/ε_i⌋; approx-zCDP ρ* = (√(L + ε) − √L)², L = ln(1/δ) (Bun–Steinke
