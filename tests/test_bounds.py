@@ -125,8 +125,8 @@ def test_compare_round_trip(mechs: list[tuple[float, float]], target: float) -> 
     assert optimal.epsilon(mechs, target).lower <= min(eps_of.values()) * (1 + EXACT_RTOL)
 
 
-# Issue 15: every closed form is rounded to its safe side and within a few tens of ulps of 50-digit mpmath,
-# including the cancelling corners (tiny ε, δ near 0 and 1, huge k).
+# Directed rounding (issue 15): every closed form is rounded to its safe side and within a few tens of
+# ulps of 50-digit mpmath, including the cancelling corners (tiny ε, δ near 0 and 1, huge k).
 _CLOSED_FORM_GRID = [
     (eps, dlt, k, slack)
     for eps in (1e-8, 1e-3, 0.1, 1.0, 5.0)

@@ -1,8 +1,9 @@
-"""GDP closed forms certified (issue 15): directed against 50-digit mpmath on μ ∈ [1e-3, 50], ε ∈ [0, 200].
+"""GDP closed forms certified: directed against 50-digit mpmath on μ ∈ [1e-3, 50], ε ∈ [0, 200] (issue 15).
 
 ``gdp_delta`` and ``gdp_log_delta`` are upper ends (never below the exact value), with a stated excess;
 ``gdp_epsilon`` is never below the exact root and ``gdp_mu_for`` never above. The grid includes the
-cancelling corner (small μ, ε ≫ μ²) and the issue's 25 cases, 15 of which were below the truth.
+cancelling corner (small μ, ε ≫ μ²) and a 5 × 5 spot grid on which the float formula was once below the
+truth at 15 of 25 points.
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from tests._references import gdp_epsilon as mp_epsilon
 from tests._references import gdp_log_delta as mp_log_delta
 from tests.tolerances import GDP_DIRECTED_RTOL
 
-ISSUE_MUS = [0.1, 0.5, 1.0, 2.0, 5.0]
-ISSUE_EPSILONS = [0.01, 0.5, 1.0, 3.0, 10.0]
+SPOT_MUS = [0.1, 0.5, 1.0, 2.0, 5.0]
+SPOT_EPSILONS = [0.01, 0.5, 1.0, 3.0, 10.0]
 GRID_MUS = [1e-3, 3e-3, 0.01, 0.05, 0.1, 0.3, 1.0, 3.0, 10.0, 25.0, 50.0]
 GRID_EPSILONS = [0.0, 1e-6, 0.01, 0.5, 1.0, 3.0, 10.0, 30.0, 100.0, 200.0]
 TINY = math.ulp(0.0)
 
 
-@pytest.mark.parametrize("mu", ISSUE_MUS)
-@pytest.mark.parametrize("eps", ISSUE_EPSILONS)
-def test_issue_cases_never_below_and_within_stated_excess(mu: float, eps: float) -> None:
+@pytest.mark.parametrize("mu", SPOT_MUS)
+@pytest.mark.parametrize("eps", SPOT_EPSILONS)
+def test_gdp_delta_on_spot_grid_never_below_truth_and_within_stated_excess(mu: float, eps: float) -> None:
     truth = mp_delta(mu, eps)
     got = gdp_delta(mu, eps)
     assert at_least_within(got, truth, GDP_DIRECTED_RTOL, floor=TINY)

@@ -39,7 +39,8 @@ def pointwise(f: PiecewiseLinearTradeOff, g: int, alpha: np.ndarray) -> np.ndarr
     return 1.0 - x
 
 
-def test_issue_reproducer_epsilon_delta_group_is_tight() -> None:
+def test_group_of_epsilon_delta_is_tight_at_g_epsilon() -> None:
+    """Group 3 of (1, 1e-6)-DP at ε = 3: the bracket holds δ(1 + e + e²) and is narrow (issue 15)."""
     g = group_privacy(epsilon_delta_tradeoff(1.0, 1e-6), 3)
     b = delta_at(g, 3.0)
     truth = group_epsilon_delta_delta(1.0, 1e-6, 3)

@@ -49,7 +49,8 @@ def overlap(a: Bound, b: Bound) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_issue_done_when_1000_copies() -> None:
+def test_thousand_equal_pairs_are_homogeneous_and_exact() -> None:
+    """1000 × (0.1, 0) as a plain list: detected as homogeneous, the bracket holds the MV Thm 1.4 ε."""
     mechs = [(0.1, 0.0)] * 1000  # a plain list of equal pairs is detected as homogeneous
     b = optimal.epsilon(mechs, 1e-6)
     truth = optimal_epsilon_from_sum(lambda x: mv_homogeneous_sum(0.1, 1000, x), [], 1e-6, hi=100.0)

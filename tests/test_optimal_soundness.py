@@ -1,4 +1,4 @@
-"""Soundness of optimal composition at the edges (issue 8): reproducers and property tests vs 50-digit mpmath.
+"""Soundness of optimal composition at the edges: once-wrong cases and property tests vs 50-digit mpmath (issue 8).
 
 Independent references:
 
@@ -44,7 +44,7 @@ def assert_contains(b: Bound, truth: SupportsFloat) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The issue's reproducers.
+# Edge cases once answered on the wrong side: near the δ floor, after overflow, huge ε and k.
 # ---------------------------------------------------------------------------------------------
 
 
