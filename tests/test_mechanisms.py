@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp.mechanisms import EpsilonDelta, Gaussian, PrivacyLossLaw, privacy_loss_laws
-from tests._references import gaussian_delta_by_quadrature, gaussian_loss_log_sf, gdp_delta
+from tests._references import (
+    canonical_pmfs,
+    discrete_delta,
+    gaussian_delta_by_quadrature,
+    gaussian_loss_log_sf,
+    gdp_delta,
+)
 from tests.tolerances import EXACT_RTOL, GDP_ATOL, LAW_GRID_RTOL, PMF_ATOL
 
 
@@ -32,11 +38,6 @@ def law_total_masses(law: PrivacyLossLaw) -> tuple[float, float]:
         p += math.exp(law.continuous.p_logsf(lo)[0])
         q += math.exp(law.continuous.q_logsf(lo)[0])
     return p, q
-
-
-def discrete_delta(p: np.ndarray, q: np.ndarray, epsilon: float) -> float:
-    """Σ max(P − e^ε Q, 0), the exact hockey-stick divergence of two pmfs."""
-    return math.fsum(np.maximum(p - math.exp(epsilon) * q, 0.0))
 
 
 # --- Gaussian -------------------------------------------------------------------------------------
@@ -104,13 +105,6 @@ def test_gaussian_validation(kwargs: dict[str, float], name: str) -> None:
 
 
 # --- EpsilonDelta ---------------------------------------------------------------------------------
-
-
-def canonical_pmfs(epsilon: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """KOV eqs (9)–(10), straight from the paper."""
-    e = math.exp(epsilon)
-    p = np.array([delta, (1 - delta) * e / (1 + e), (1 - delta) / (1 + e), 0.0])
-    return p, p[::-1].copy()
 
 
 @settings(max_examples=60, deadline=None)

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp.mechanisms import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace, privacy_loss_laws
-from tests._references import truncated_laplace_delta, vuvuzela_pmfs
-from tests.test_mechanisms import discrete_delta, law_delta, law_total_masses
+from tests._references import discrete_delta, truncated_laplace_delta, vuvuzela_pmfs
+from tests.test_mechanisms import law_delta, law_total_masses
 from tests.tolerances import EXACT_RTOL, LAW_GRID_RTOL, PMF_ATOL
 
 

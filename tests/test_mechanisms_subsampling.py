@@ -19,8 +19,15 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
     privacy_loss_laws,
 )
-from tests._references import poisson_gaussian_delta, poisson_gaussian_log_p_sf, poisson_laplace_delta
-from tests.test_mechanisms import canonical_pmfs, discrete_delta, gdp_delta, law_delta, law_total_masses
+from tests._references import (
+    canonical_pmfs,
+    discrete_delta,
+    gdp_delta,
+    poisson_gaussian_delta,
+    poisson_gaussian_log_p_sf,
+    poisson_laplace_delta,
+)
+from tests.test_mechanisms import law_delta, law_total_masses
 from tests.tolerances import EXACT_RTOL, GDP_ATOL, LAW_GRID_RTOL, PMF_ATOL
 
 

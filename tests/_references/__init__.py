@@ -2,18 +2,27 @@
 
 One home for every truth a test compares the library against (never a copy per test file): closed forms,
 quadratures, exact enumerations and high-precision recomputations. Each function evaluates its formula as
-written in the paper, without going through any optcomp code, and says so in its docstring. Test files
-import from here (``from tests._references import X``); no test file imports mpmath itself
+written in the paper (its docstring gives the formula and the source), without going through any optcomp
+code. Test files import from here (``from tests._references import X``); no other test module imports mpmath
 (``tests/test_style.py`` checks).
 
-Modules by topic: ``gdp`` (δ_μ(ε) and inverses), ``composition`` (optimal and classic composition of
-(ε, δ)-DP), ``mechanisms`` (single mechanisms, subsampling, privacy-loss laws), ``fdp`` (trade-off
-functions), ``ledger`` (filters and adaptive trees), ``rdp`` (Rényi divergences), ``exact`` (exact
-comparisons of floats with high-precision truths) and ``published`` (other accountants' pinned numbers).
+Modules by topic:
 
-Precision: every function fixes its working precision; ``mpmath.mp.dps`` is also set to ``MPMATH_DPS``
-here, once, so that arithmetic on a returned ``mpf`` is done at that precision (as the test modules did
-when each set it themselves).
+* ``gdp``: δ_μ(ε), log δ_μ(ε), their inverses in ε and μ, the composed μ (Dong–Roth–Su);
+* ``composition``: the (ε, δ) composition δ, the classic closed forms (DRV, KOV, Smith–Ullman), the δ floor;
+* ``optimal``: Murtagh–Vadhan's sums and the enumerated / convolved canonical laws (KOV Thm III.3);
+* ``mechanisms``: single mechanisms and their subsampled forms (Gaussian, Laplace, k-RR, pairs, pmfs);
+* ``staircase``: the staircase density, its δ, moments and k-fold δ (Geng–Viswanath);
+* ``fdp``: trade-off functions (group privacy, attack power);
+* ``rdp``: Rényi divergences by quadrature; ``numerics``: the log-space helpers at 50 digits;
+* ``ledger``: adaptive RR trees and the ledger currencies' thresholds and counts;
+* ``exact``: exact comparisons of floats with high-precision truths (no rounding on the test's side);
+* ``published``: other accountants' numbers, pinned with the call that produced them.
+
+Precision: most functions fix their own (``MPMATH_DPS`` unless their docstring says otherwise); those in
+``optimal`` and ``ledger`` work at the ambient precision. ``mpmath.mp.dps`` is set to ``MPMATH_DPS`` here,
+once, so that the ambient precision, and arithmetic on a returned ``mpf``, is ``MPMATH_DPS`` digits (as when
+each test module set it itself).
 """
 
 from __future__ import annotations
@@ -68,6 +77,8 @@ from tests._references.ledger import (
     rr_worst_tree,
 )
 from tests._references.mechanisms import (
+    canonical_pmfs,
+    discrete_delta,
     discrete_kfold_delta,
     gaussian_delta_by_quadrature,
     gaussian_loss_log_sf,
@@ -144,10 +155,12 @@ __all__ = [
     "canonical_homogeneous_law",
     "canonical_lattice_law",
     "canonical_outcomes",
+    "canonical_pmfs",
     "classic_closed_forms",
     "decimal",
     "delta_floor",
     "delta_target",
+    "discrete_delta",
     "discrete_kfold_delta",
     "epsilon_delta_composition_delta",
     "excess",

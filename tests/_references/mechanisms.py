@@ -367,3 +367,17 @@ def pmf_pair_delta_exact(p: Sequence[float], q: Sequence[float], epsilon: float)
             mpmath.fsum(max(mpmath.mpf(a) - e * mpmath.mpf(c), 0) for a, c in zip(p, q)),
             mpmath.fsum(max(mpmath.mpf(c) - e * mpmath.mpf(a), 0) for a, c in zip(p, q)),
         )
+
+
+def canonical_pmfs(epsilon: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pmfs of the canonical (ε, δ) pair on four outcomes, Kairouz–Oh–Viswanath eqs (9)–(10), straight from the
+    paper: P = (δ, (1 − δ)e^ε/(1 + e^ε), (1 − δ)/(1 + e^ε), 0) and Q = P reversed (float64)."""
+    e = math.exp(epsilon)
+    p = np.array([delta, (1 - delta) * e / (1 + e), (1 - delta) / (1 + e), 0.0])
+    return p, p[::-1].copy()
+
+
+def discrete_delta(p: np.ndarray, q: np.ndarray, epsilon: float) -> float:
+    """Σ max(P − e^ε Q, 0), the hockey-stick divergence of two pmfs (its definition), in float64 with
+    ``math.fsum``."""
+    return math.fsum(np.maximum(p - math.exp(epsilon) * q, 0.0))
