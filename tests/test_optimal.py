@@ -13,6 +13,7 @@ from optcomp import bounds, optimal
 from optcomp._numerics import Bound
 from tests._references import (
     kov_theorem_iii3_deltas,
+    lattice_hockey_stick_float,
     mv_heterogeneous_sum,
     mv_homogeneous_sum,
     mv_homogeneous_sum_large_k,
@@ -334,29 +335,13 @@ def test_bad_keywords_raise() -> None:
 
 
 def test_windowed_lattice_dp_matches_direct_convolution() -> None:
-    """400 mechanisms on the lattice 0.01·ℤ: the tilted, windowed FFT tree vs a plain float64 convolution.
-
-    The reference convolves the 400 two-point laws one by one with ``numpy.convolve`` (non-negative
-    terms only, relative error ~1e-13) and bisects D(ε_g) = Σ_y P(y)(1 − e^{ε_g − t_y})_+ with ``math.fsum``.
-    """
-    import numpy as np
-
+    """400 mechanisms on the lattice 0.01·ℤ: the tilted, windowed FFT tree vs a plain float64 convolution
+    (``lattice_hockey_stick_float``)."""
     a = [1 + (i * 37) % 10 for i in range(400)]
     unit = 0.01
-    pmf = np.ones(1)
-    for ai in a:
-        p = 1.0 / (1.0 + math.exp(-ai * unit))
-        factor = np.zeros(ai + 1)
-        factor[0], factor[ai] = 1.0 - p, p
-        pmf = np.convolve(pmf, factor)
-    n = sum(a)
-    losses = [(2 * y - n) * unit for y in range(n + 1)]
-
-    def big_d(eps_g: float) -> float:
-        return math.fsum(float(w) * -math.expm1(eps_g - t) for w, t in zip(pmf, losses) if t > eps_g)
-
+    big_d = lattice_hockey_stick_float(a, unit)
     for delta_g in (1e-4, 1e-8):
-        lo, hi = 0.0, n * unit
+        lo, hi = 0.0, sum(a) * unit
         for _ in range(200):
             mid = 0.5 * (lo + hi)
             lo, hi = (lo, mid) if big_d(mid) <= delta_g else (mid, hi)

@@ -12,9 +12,11 @@ a caller may narrow it with ``mpmath.workdps``), as the tests that first wrote t
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 
 import mpmath
+import numpy as np
 
 Law = tuple[list[mpmath.mpf], list[mpmath.mpf]]
 
@@ -251,5 +253,24 @@ def two_group_homogeneous_hockey_stick(
         with mpmath.workdps(dps):
             e = mpmath.mpf(eps_g)
             return mpmath.fsum(pa * pb * (1 - mpmath.exp(e - la - lb)) for la, pa in law1 for lb, pb in law2 if la + lb > e)
+
+    return big_d
+
+
+def lattice_hockey_stick_float(a: Sequence[int], unit: float) -> Callable[[float], float]:
+    """D(ε_g) of (a_i·unit, 0), i = 1..k, in float64: the two-point laws (1 − p_i at 0, p_i at a_i) convolved one
+    by one with ``numpy.convolve`` (non-negative terms only, relative error ~1e-13), the loss of y + units
+    (2y − Σa_i)·unit, and D(ε_g) = Σ_y P(y)(1 − e^{ε_g − t_y})_+ summed with ``math.fsum`` (MV Thm 1.5)."""
+    pmf = np.ones(1)
+    for ai in a:
+        p = 1.0 / (1.0 + math.exp(-ai * unit))
+        factor = np.zeros(ai + 1)
+        factor[0], factor[ai] = 1.0 - p, p
+        pmf = np.convolve(pmf, factor)
+    n = sum(a)
+    losses = [(2 * y - n) * unit for y in range(n + 1)]
+
+    def big_d(eps_g: float) -> float:
+        return math.fsum(float(w) * -math.expm1(eps_g - t) for w, t in zip(pmf, losses) if t > eps_g)
 
     return big_d
