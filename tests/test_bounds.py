@@ -3,36 +3,41 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
+from typing import SupportsFloat
 
-import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp import bounds, optimal
-from tests.tolerances import EXACT_RTOL, MPMATH_DPS, ROUND_TRIP_RTOL
+from tests._references import (
+    classic_closed_forms,
+    decimal,
+    kov_corollary_v1,
+    lower_within_ulps,
+    total_variation_bound,
+    upper_within_ulps,
+)
+from tests.tolerances import EXACT_RTOL, ROUND_TRIP_RTOL
 
-mpmath.mp.dps = MPMATH_DPS
 
-
-def close(a: float, b: mpmath.mpf) -> bool:
+def close(a: float, b: SupportsFloat) -> bool:
     return abs(a - float(b)) <= EXACT_RTOL * abs(float(b))
 
 
 def test_basic_forms() -> None:
     assert bounds.basic(0.1, 1e-5, 30) == (pytest.approx(3.0, rel=EXACT_RTOL), pytest.approx(3e-4, rel=EXACT_RTOL))
     eps, dlt = bounds.basic_heterogeneous([(0.1, 1e-5), (0.2, 0.0), (0.3, 2e-5)])
-    assert close(eps, mpmath.mpf("0.6")) and close(dlt, mpmath.mpf("3e-5"))
+    assert close(eps, decimal("0.6")) and close(dlt, decimal("3e-5"))
     assert bounds.basic(1.0, 0.5, 3)[1] == 1.0
 
 
 @pytest.mark.parametrize(("eps", "k", "slack"), [(0.1, 1000, 1e-6), (0.01, 10**6, 1e-9), (1.0, 5, 0.5)])
 def test_advanced_forms_vs_mpmath(eps: float, k: int, slack: float) -> None:
-    e = mpmath.mpf(eps)
-    drv = k * e * mpmath.expm1(e) + e * mpmath.sqrt(2 * k * mpmath.log(1 / mpmath.mpf(slack)))
-    notes = k * e * mpmath.expm1(e) / (mpmath.exp(e) + 1) + e * mpmath.sqrt(2 * k * mpmath.log(1 / mpmath.mpf(slack)))
-    assert close(bounds.advanced_drv(eps, 1e-9, k, slack)[0], drv)
-    assert close(bounds.advanced_lecture_notes(eps, 1e-9, k, slack)[0], notes)
+    ref = classic_closed_forms(eps, 1e-9, k, slack)
+    assert close(bounds.advanced_drv(eps, 1e-9, k, slack)[0], ref["drv"])
+    assert close(bounds.advanced_lecture_notes(eps, 1e-9, k, slack)[0], ref["notes"])
     assert bounds.advanced_drv(eps, 1e-9, k, slack)[1] == pytest.approx(k * 1e-9 + slack, rel=EXACT_RTOL)
     # The lecture-notes drift is ε·tanh(ε/2) ≤ ε(e^ε − 1): never larger than the DRV form.
     assert bounds.advanced_lecture_notes(eps, 0.0, k, slack)[0] <= bounds.advanced_drv(eps, 0.0, k, slack)[0]
@@ -40,16 +45,10 @@ def test_advanced_forms_vs_mpmath(eps: float, k: int, slack: float) -> None:
 
 @pytest.mark.parametrize(("eps", "dlt", "k", "slack"), [(0.1, 0.001, 30, 1e-3), (0.01, 0.0, 10**4, 1e-6), (2.0, 0.0, 3, 1e-3)])
 def test_kov_bound_vs_mpmath(eps: float, dlt: float, k: int, slack: float) -> None:
-    e, s = mpmath.mpf(eps), mpmath.mpf(slack)
-    drift = k * e * (mpmath.exp(e) - 1) / (mpmath.exp(e) + 1)
-    truth = min(
-        k * e,
-        drift + e * mpmath.sqrt(2 * k * mpmath.log(mpmath.e + mpmath.sqrt(k * e * e) / s)),
-        drift + e * mpmath.sqrt(2 * k * mpmath.log(1 / s)),
-    )
+    ref = classic_closed_forms(eps, dlt, k, slack)
     got_eps, got_delta = bounds.kov_bound(eps, dlt, k, slack)
-    assert close(got_eps, truth)
-    assert close(got_delta, 1 - (1 - mpmath.mpf(dlt)) ** k * (1 - s))
+    assert close(got_eps, ref["kov"])
+    assert close(got_delta, ref["kov_delta"])
     # Thm III.5 with equal entries is Thm III.4.
     het_eps, het_delta = bounds.kov_bound_heterogeneous([(eps, dlt)] * min(k, 50), slack)
     hom_eps, hom_delta = bounds.kov_bound(eps, dlt, min(k, 50), slack)
@@ -65,15 +64,13 @@ def test_kov_per_query_budget_is_sufficient() -> None:
     """KOV Cor V.1: per-query (ε0, δ0) gives (ε, δ) after k-fold composition — checked with OptComp."""
     for eps, dlt, k in [(1.0, 1e-5, 100), (0.5, 1e-6, 1000), (2.0, 1e-3, 10)]:
         e0, d0 = bounds.kov_per_query_budget(eps, dlt, k)
-        e = mpmath.mpf(eps)
-        assert close(e0, mpmath.sqrt(e * e / (4 * k * mpmath.log(mpmath.e + e / mpmath.mpf(dlt)))))
+        assert close(e0, kov_corollary_v1(eps, dlt, k)[0])
         assert d0 == pytest.approx(dlt / (2 * k), rel=EXACT_RTOL)
         assert optimal.epsilon(optimal.homogeneous(e0, d0, k), dlt).upper <= eps
 
 
 def test_tv_bound_remark_a1() -> None:
-    e, d = mpmath.mpf(1.0), mpmath.mpf("0.1")
-    assert close(bounds.tv_bound(1.0, 0.1), 1 - 2 * (1 - d) / (1 + mpmath.exp(e)))
+    assert close(bounds.tv_bound(1.0, 0.1), total_variation_bound(1.0, 0.1))
     assert bounds.tv_bound(0.0, 0.0) == 0.0 and bounds.tv_bound(math.inf, 0.0) == 1.0
 
 
@@ -128,8 +125,8 @@ def test_compare_round_trip(mechs: list[tuple[float, float]], target: float) -> 
     assert optimal.epsilon(mechs, target).lower <= min(eps_of.values()) * (1 + EXACT_RTOL)
 
 
-# Issue 15: every closed form is rounded to its safe side and within a few tens of ulps of 50-digit mpmath,
-# including the cancelling corners (tiny ε, δ near 0 and 1, huge k).
+# Directed rounding (issue 15): every closed form is rounded to its safe side and within a few tens of
+# ulps of 50-digit mpmath, including the cancelling corners (tiny ε, δ near 0 and 1, huge k).
 _CLOSED_FORM_GRID = [
     (eps, dlt, k, slack)
     for eps in (1e-8, 1e-3, 0.1, 1.0, 5.0)
@@ -142,15 +139,10 @@ _ULPS = 64 * 2.0**-53
 
 @pytest.mark.parametrize(("eps", "dlt", "k", "slack"), _CLOSED_FORM_GRID)
 def test_closed_forms_directed_against_mpmath(eps: float, dlt: float, k: int, slack: float) -> None:
-    import mpmath
-
-    from tests._references import classic_closed_forms
-
     ref = classic_closed_forms(eps, dlt, k, slack)
 
-    def up_close(got: float, truth: mpmath.mpf) -> None:
-        assert mpmath.mpf(got) >= truth
-        assert mpmath.mpf(got) <= truth * (1 + mpmath.mpf(_ULPS)) + mpmath.mpf(math.ulp(0.0))
+    def up_close(got: float, truth: SupportsFloat) -> None:
+        assert upper_within_ulps(got, truth, _ULPS)
 
     up_close(bounds.advanced_drv(eps, dlt, k, slack)[0], ref["drv"])
     up_close(bounds.advanced_lecture_notes(eps, dlt, k, slack)[0], ref["notes"])
@@ -160,5 +152,5 @@ def test_closed_forms_directed_against_mpmath(eps: float, dlt: float, k: int, sl
     up_close(bounds.tv_bound(eps, dlt), ref["tv"])
     if dlt > 0:
         e0, d0 = bounds.kov_per_query_budget(eps, dlt, k)
-        assert mpmath.mpf(e0) <= ref["per_query"] <= mpmath.mpf(e0) * (1 + mpmath.mpf(_ULPS))
-        assert mpmath.mpf(d0) <= mpmath.mpf(dlt) / (2 * k)
+        assert lower_within_ulps(e0, ref["per_query"], _ULPS)
+        assert Fraction(d0) <= Fraction(dlt) / (2 * k)  # exact rationals

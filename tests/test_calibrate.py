@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import pytest
 
 from optcomp import Accuracy, Bound, calibrate, compose
 from optcomp._numerics import CALIBRATION_RTOL
 from optcomp.mechanisms import Gaussian
-from tests.test_dpsgd import gdp_mu
-from tests.tolerances import COARSE_GRID_STEP, EXACT_RTOL, MPMATH_DPS
+from tests._references import gdp_mu, kov_corollary_v1
+from tests.tolerances import COARSE_GRID_STEP, EXACT_RTOL
 
 CASES = [(1.0, 1e-5, 10), (0.5, 1e-6, 1)]
 #: Bisection tolerance for these tests: the certified properties hold at any tolerance.
@@ -73,9 +72,7 @@ def test_laplace_family_meets_target() -> None:
 
 def test_kov_formulas() -> None:
     eps, delta, k = 1.0, 1e-5, 10
-    with mpmath.workdps(MPMATH_DPS):
-        var = 8 * k * mpmath.log(mpmath.e + mpmath.mpf(eps) / delta) / eps**2
-        e0 = mpmath.sqrt(eps**2 / (4 * k * mpmath.log(mpmath.e + mpmath.mpf(eps) / delta)))
+    e0, var = kov_corollary_v1(eps, delta, k)
     assert calibrate.kov_noise_variance(eps, delta, k) == pytest.approx(float(var), rel=EXACT_RTOL)
     assert calibrate.kov_noise_variance(eps, delta, k, sensitivity=2.0) == pytest.approx(
         4 * float(var), rel=EXACT_RTOL

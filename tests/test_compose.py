@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
-import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,15 +18,17 @@ from optcomp import (
     SubsampledWithoutReplacement,
     compose,
 )
-from optcomp.mechanisms import PrivacyLossLaw
 
 #: A coarser grid for the many single-mechanism brackets (they must contain the truth at any step).
 COARSE = optcomp.Accuracy(grid_step=1e-3)
-from tests._references import epsilon_delta_composition_delta, gdp_delta
+from tests._references import (
+    discrete_kfold_delta,
+    epsilon_delta_composition_delta,
+    gdp_delta,
+    poisson_gaussian_delta,
+)
 from tests.test_mechanisms import law_delta
 from tests.test_mechanisms_consistency import MECHANISMS
-from tests.test_mechanisms_subsampling import subsampled_gaussian_delta
-from tests.tolerances import MPMATH_DPS
 
 
 @pytest.mark.parametrize("count", [0, -1, 1.5, True, math.nan])
@@ -121,7 +121,7 @@ def test_compose_is_exported() -> None:
 
 
 def mv_homogeneous_delta(epsilon: float, delta: float, k: int, epsilon_g: float) -> float:
-    """Murtagh–Vadhan Thm 1.4 solved for δ_g at 50 digits (the one reference in tests/_references.py)."""
+    """Murtagh–Vadhan Thm 1.4 solved for δ_g at 50 digits (``tests._references``), as a float."""
     return float(epsilon_delta_composition_delta(epsilon, delta, k, epsilon_g))
 
 
@@ -165,8 +165,8 @@ def test_single_subsampled_gaussian_contains_mixture_delta(epsilon: float) -> No
     sigma, q = 0.8, 0.3
     bound = compose(PoissonSubsampled(Gaussian(sigma), sampling_rate=q)).delta(epsilon)
     truth = max(
-        subsampled_gaussian_delta(sigma, q, epsilon, add=False),
-        subsampled_gaussian_delta(sigma, q, epsilon, add=True),
+        float(poisson_gaussian_delta(sigma, q, epsilon, add=False)),
+        float(poisson_gaussian_delta(sigma, q, epsilon, add=True)),
     )
     assert bound.contains(truth)
 
@@ -200,28 +200,6 @@ def test_single_randomized_response_over_domain(epsilon0: float, at: float) -> N
     assert compose(RandomizedResponse(epsilon0)).delta(at).contains(truth)
 
 
-def exact_kfold_delta(law: PrivacyLossLaw, k: int, epsilon: float) -> float:
-    """δ_{P^k||Q^k}(ε) of a finite discrete law by enumerating atom multiplicities, at 50 digits."""
-    with mpmath.workdps(MPMATH_DPS):
-        n = law.atom_losses.size
-        losses = [mpmath.mpf(float(v)) for v in law.atom_losses]
-        masses = [mpmath.mpf(float(v)) for v in law.atom_p]
-        total = 1 - (1 - mpmath.mpf(law.p_inf)) ** k
-        for counts in itertools.product(range(k + 1), repeat=n - 1):
-            last = k - sum(counts)
-            if last < 0:
-                continue
-            cs = (*counts, last)
-            loss = mpmath.fsum(c * v for c, v in zip(cs, losses, strict=True))
-            if loss <= epsilon:
-                continue
-            coef = mpmath.factorial(k)
-            for c, m in zip(cs, masses, strict=True):
-                coef *= m**c / mpmath.factorial(c)
-            total += coef * (1 - mpmath.exp(epsilon - loss))
-        return float(total)
-
-
 @pytest.mark.parametrize(("epsilon0", "delta0", "q", "k"), [(1.0, 1e-4, 0.2, 12), (2.0, 0.0, 0.05, 20)])
 @pytest.mark.parametrize("epsilon", [0.0, 0.3, 1.0])
 def test_subsampled_canonical_composition_contains_enumeration(
@@ -229,7 +207,10 @@ def test_subsampled_canonical_composition_contains_enumeration(
 ) -> None:
     mechanism = PoissonSubsampled(EpsilonDelta(epsilon0, delta=delta0), sampling_rate=q)
     remove, add = optcomp.privacy_loss_laws(mechanism)
-    truth = max(exact_kfold_delta(remove, k, epsilon), exact_kfold_delta(add, k, epsilon))
+    truth = max(
+        discrete_kfold_delta(remove.atom_losses, remove.atom_p, remove.p_inf, k, epsilon),
+        discrete_kfold_delta(add.atom_losses, add.atom_p, add.p_inf, k, epsilon),
+    )
     assert compose((mechanism, k)).delta(epsilon).contains(truth)
 
 

@@ -4,69 +4,37 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp import Accuracy, dpsgd
 from optcomp._numerics import CALIBRATION_RTOL
-from tests._references import gdp_delta
-from tests.tolerances import COARSE_GRID_STEP, MPMATH_DPS
+from tests._references import gdp_delta, gdp_epsilon, gdp_mu
+from tests.tolerances import COARSE_GRID_STEP
 
 DELTA = 1e-5
 #: Monotonicity and safe-side properties hold at every accuracy; a coarse grid keeps them fast.
 COARSE = Accuracy(grid_step=COARSE_GRID_STEP)
 
 
-def gdp_epsilon(mu: float, delta: float) -> float:
-    """ε(δ) of μ-GDP by bisection in mpmath (δ(ε) is decreasing in ε)."""
-    with mpmath.workdps(MPMATH_DPS):
-        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-        while gdp_delta(mu, float(hi)) > delta:
-            hi *= 2
-        for _ in range(120):
-            mid = (lo + hi) / 2
-            if gdp_delta(mu, mid) > delta:
-                lo = mid
-            else:
-                hi = mid
-        return float(hi)
-
-
-def gdp_mu(eps: float, delta: float) -> float:
-    """The largest μ whose GDP ε(δ) is ≤ eps (δ_μ(ε) is increasing in μ), by bisection in mpmath."""
-    with mpmath.workdps(MPMATH_DPS):
-        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-        while gdp_delta(float(hi), eps) < delta:
-            hi *= 2
-        for _ in range(120):
-            mid = (lo + hi) / 2
-            if gdp_delta(mid, eps) < delta:
-                lo = mid
-            else:
-                hi = mid
-        return float(lo)
-
-
 @pytest.mark.parametrize(("sigma", "steps"), [(1.0, 1), (2.0, 10), (5.0, 300), (0.7, 3)])
 def test_epsilon_at_q1_brackets_gdp_truth(sigma: float, steps: int) -> None:
-    truth = gdp_epsilon(math.sqrt(steps) / sigma, DELTA)
+    truth = float(gdp_epsilon(math.sqrt(steps) / sigma, DELTA))
     b = dpsgd.epsilon(sigma, 1.0, steps, DELTA)
     assert b.lower <= truth <= b.upper
 
 
 @pytest.mark.parametrize(("sigma", "steps", "eps"), [(1.0, 1, 1.0), (3.0, 50, 0.5)])
 def test_delta_at_q1_brackets_gdp_truth(sigma: float, steps: int, eps: float) -> None:
-    with mpmath.workdps(MPMATH_DPS):
-        truth = float(gdp_delta(math.sqrt(steps) / sigma, eps))
+    truth = float(gdp_delta(math.sqrt(steps) / sigma, eps))
     b = dpsgd.delta(sigma, 1.0, steps, eps)
     assert b.lower <= truth <= b.upper
 
 
 def test_subsampling_helps() -> None:
     """A q < 1 step is a post-processing-free weakening: its certified ε is below the q = 1 truth."""
-    full = gdp_epsilon(math.sqrt(20) / 1.0, DELTA)
+    full = float(gdp_epsilon(math.sqrt(20) / 1.0, DELTA))
     assert dpsgd.epsilon(1.0, 0.05, 20, DELTA).upper < full
 
 

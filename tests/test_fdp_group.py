@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -29,14 +28,8 @@ from optcomp.fdp import (
     group_privacy,
     subsample,
 )
-from tests._references import group_epsilon_delta_tradeoff
-from tests.tolerances import METHOD_RTOL, MPMATH_DPS
-
-
-def group_delta_truth(epsilon: float, delta: float, g: int) -> float:
-    with mpmath.workdps(MPMATH_DPS):
-        e = mpmath.mpf(epsilon)
-        return float(mpmath.mpf(delta) * mpmath.fsum(mpmath.exp(i * e) for i in range(g)))
+from tests._references import group_epsilon_delta_delta, group_epsilon_delta_tradeoff
+from tests.tolerances import METHOD_RTOL
 
 
 def pointwise(f: PiecewiseLinearTradeOff, g: int, alpha: np.ndarray) -> np.ndarray:
@@ -46,10 +39,11 @@ def pointwise(f: PiecewiseLinearTradeOff, g: int, alpha: np.ndarray) -> np.ndarr
     return 1.0 - x
 
 
-def test_issue_reproducer_epsilon_delta_group_is_tight() -> None:
+def test_group_of_epsilon_delta_is_tight_at_g_epsilon() -> None:
+    """Group 3 of (1, 1e-6)-DP at ε = 3: the bracket holds δ(1 + e + e²) and is narrow (issue 15)."""
     g = group_privacy(epsilon_delta_tradeoff(1.0, 1e-6), 3)
     b = delta_at(g, 3.0)
-    truth = group_delta_truth(1.0, 1e-6, 3)
+    truth = group_epsilon_delta_delta(1.0, 1e-6, 3)
     assert b.lower <= truth <= b.upper
     assert b.upper - b.lower <= 1e-6 * truth + 1e-15  # was [1.11e-5, 1.01e-2]
 
@@ -70,10 +64,10 @@ def test_group_of_epsilon_delta_curve(epsilon: float, delta: float, g: int) -> N
         assert abs(float(np.asarray(grouped(a))) - truth_a) <= float(np.max(grouped.knot_error))
     # δ(gε) ≤ δ' = δ(1 + … + e^{(g−1)ε}) always (the curve is at least f_{gε, δ'}), with equality while
     # h^{∘(g−1)}(0) = δ(1 + … + e^{(g−2)ε}) stays below h's first knot (1 − δ)/(1 + e^ε)
-    truth = group_delta_truth(epsilon, delta, g)
+    truth = group_epsilon_delta_delta(epsilon, delta, g)
     b = delta_at(grouped, g * epsilon)
     assert b.lower <= min(1.0, truth)
-    if group_delta_truth(epsilon, delta, g - 1) <= (1.0 - delta) / (1.0 + math.exp(epsilon)):
+    if group_epsilon_delta_delta(epsilon, delta, g - 1) <= (1.0 - delta) / (1.0 + math.exp(epsilon)):
         assert truth <= b.upper + 1e-15
         closed = epsilon_delta_tradeoff(g * epsilon, truth)
         assert grouped.dominates(closed, atol=1e-12)

@@ -90,7 +90,7 @@ def test_gaussian_composition_readouts_contain_gdp_truth() -> None:
     bracket = from_pld(pld)
     e2 = epsilon_at(bracket, 1e-5)
     assert e2.lower <= float(gdp_epsilon(mu, 1e-5)) <= e2.upper
-    # group privacy on the bracket (issue 15 reproducer: AttributeError before): G_μ ↦ G_2μ
+    # group privacy on the bracket (raised AttributeError before, issue 15): G_μ ↦ G_2μ
     grouped = group_privacy(bracket, 2)
     e3 = bounded(lambda: epsilon_at(grouped, 1e-5))
     assert e3.lower <= float(gdp_epsilon(2 * mu, 1e-5)) <= e3.upper
@@ -98,7 +98,7 @@ def test_gaussian_composition_readouts_contain_gdp_truth() -> None:
 
 
 def test_dpsgd_thousand_steps_readouts_agree_with_direct_queries() -> None:
-    """The 1,000-step DP-SGD PLD of the issue: answers, and each readout brackets the same truth as the
+    """The 1,000-step DP-SGD PLD (reported in issue 15): answers, and each readout brackets the same truth as the
     direct PLD queries (brackets intersect; the guarantee side is never below the direct lower end)."""
     pld = optcomp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 1000))
     bracket = bounded(lambda: from_pld(pld))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -26,7 +25,8 @@ from optcomp.fdp import (
     gdp_delta,
     subsample,
 )
-from tests.tolerances import EXACT_RTOL, FDP_CHORD_DELTA_ATOL, FDP_DELTA_CURVE_WIDTH, METHOD_RTOL, MPMATH_DPS
+from tests._references import pmf_pair_delta_exact
+from tests.tolerances import EXACT_RTOL, FDP_CHORD_DELTA_ATOL, FDP_DELTA_CURVE_WIDTH, METHOD_RTOL
 
 GRID = alpha_grid(401)
 eps_st = st.floats(0.0, 5.0)
@@ -99,12 +99,7 @@ def test_delta_is_hockey_stick_both_ways(pair: tuple[list[float], list[float]], 
     f = from_distributions(p, q)
     truth = max(np.maximum(p - math.exp(eps) * q, 0).sum(), np.maximum(q - math.exp(eps) * p, 0).sum())
     assert f.delta(eps) == pytest.approx(truth, abs=METHOD_RTOL)
-    with mpmath.workdps(MPMATH_DPS):  # the same float pmfs, summed exactly: both ends must hold, no slack
-        e = mpmath.exp(mpmath.mpf(eps))
-        exact = max(
-            mpmath.fsum(max(mpmath.mpf(a) - e * mpmath.mpf(c), 0) for a, c in zip(p.tolist(), q.tolist())),
-            mpmath.fsum(max(mpmath.mpf(c) - e * mpmath.mpf(a), 0) for a, c in zip(p.tolist(), q.tolist())),
-        )
+    exact = pmf_pair_delta_exact(p.tolist(), q.tolist(), eps)  # the same float pmfs, summed exactly: no slack
     b = delta_at(f, eps)
     assert b.lower <= exact <= b.upper
 

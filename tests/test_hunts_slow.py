@@ -16,23 +16,24 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optcomp import Accuracy, compose, fdp, optimal
 from optcomp.mechanisms import DiscretePair, EpsilonDelta, Gaussian, PoissonSubsampled
-from tests._references import epsilon_delta_composition_delta, gdp_epsilon, subsampled_gaussian_delta
-from tests.test_optimal_soundness import (
-    assert_contains,
-    check_lattice_against_convolution,
-    hom_law,
-    mp_law_enumerated,
-    mp_opt_epsilon,
-    mp_r,
+from tests._references import (
+    canonical_homogeneous_law,
+    canonical_outcomes,
+    delta_floor,
+    delta_target,
+    epsilon_delta_composition_delta,
+    gdp_epsilon,
+    law_least_epsilon,
+    subsampled_gaussian_delta,
+    two_point_pair_delta,
 )
-from tests.test_pld_brackets import pair_delta
+from tests.test_optimal_soundness import assert_contains, check_lattice_against_convolution
 
 pytestmark = pytest.mark.slow
 
@@ -58,10 +59,10 @@ def test_hunt_optimal_real_epsilons(
     eps: list[float], dl: list[float], target: float, near_floor: bool, method: str
 ) -> None:
     deltas = dl[: len(eps)]
-    floor = 1 - mpmath.fprod(1 - mpmath.mpf(d) for d in deltas)
+    floor = delta_floor(deltas)
     delta_g = min(0.5, float(floor * (1 + target)) if near_floor else float(floor + target))
-    losses, probs = mp_law_enumerated(eps)
-    truth = mp_opt_epsilon(losses, probs, mp_r(deltas, delta_g))
+    losses, probs = canonical_outcomes(eps)
+    truth = law_least_epsilon(losses, probs, delta_target(deltas, delta_g))
     assert_contains(optimal.epsilon(list(zip(eps, deltas)), delta_g, method=method), truth)  # type: ignore[arg-type]
 
 
@@ -79,10 +80,10 @@ def test_hunt_optimal_lattice(a: list[int], unit: float, dl: float, target: floa
 @settings(max_examples=40, deadline=None)
 @given(eps=st.floats(0.001, 2.0), k=st.integers(1, 250), dl=_DELTA_I, target=_TARGET)
 def test_hunt_optimal_homogeneous(eps: float, k: int, dl: float, target: float) -> None:
-    floor = 1 - (1 - mpmath.mpf(dl)) ** k
+    floor = delta_floor([dl] * k)
     delta_g = min(0.5, float(floor + target))
-    losses, probs = hom_law(eps, k)
-    truth = mp_opt_epsilon(losses, probs, mp_r([dl] * k, delta_g))
+    losses, probs = canonical_homogeneous_law(eps, k)
+    truth = law_least_epsilon(losses, probs, delta_target([dl] * k, delta_g))
     assert_contains(optimal.epsilon(optimal.homogeneous(eps, dl, k), delta_g), truth)
 
 
@@ -109,7 +110,7 @@ def test_hunt_pld_gaussian_any_delta(sigma: float, k: int, log10_delta: float) -
 )
 def test_hunt_pld_two_point_pairs(p: float, q: float, k: int, eps: float) -> None:
     b = compose((DiscretePair((p, 1 - p), (q, 1 - q)), k)).delta(eps)
-    truth = min(pair_delta(p, q, k, eps), mpmath.mpf(1))  # the 50-digit sum may land a hair above 1
+    truth = min(two_point_pair_delta(p, q, k, eps), 1)  # the 50-digit sum may land a hair above 1
     assert b.lower <= truth <= b.upper, (b, truth)
 
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from typing import Any
 
-import mpmath
 import pytest
 
 from optcomp import Accuracy, Bound, compose
@@ -25,8 +24,8 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
     TruncatedLaplace,
 )
-from tests.test_dpsgd import gdp_epsilon
-from tests.tolerances import COARSE_GRID_STEP, DP_ACCOUNTING_FINE_STEP, MPMATH_DPS
+from tests._references import gdp_epsilon, kary_rr_epsilon, without_replacement_gaussian_epsilon
+from tests.tolerances import COARSE_GRID_STEP, DP_ACCOUNTING_FINE_STEP
 
 dp = pytest.importorskip("dp_accounting")
 E = dp.dp_event
@@ -94,11 +93,11 @@ def test_bracket_contains_dp_accounting_fine_grid(event: Any, relation: Any, ste
 def test_gaussian_matches_closed_form_under_both_relations() -> None:
     """k Gaussians of multiplier z are √k/z-GDP (add/remove) and 2√k/z-GDP (substitution: shift 2C)."""
     event = E.SelfComposedDpEvent(E.GaussianDpEvent(3.0), 4)
-    assert from_dp_event(event).epsilon(DELTA).contains(gdp_epsilon(2.0 / 3.0, DELTA))
+    assert from_dp_event(event).epsilon(DELTA).contains(float(gdp_epsilon(2.0 / 3.0, DELTA)))
     assert (
         from_dp_event(event, neighbouring="substitution")
         .epsilon(DELTA)
-        .contains(gdp_epsilon(4.0 / 3.0, DELTA))
+        .contains(float(gdp_epsilon(4.0 / 3.0, DELTA)))
     )
 
 
@@ -109,40 +108,6 @@ def test_laplace_under_substitution_has_twice_the_sensitivity() -> None:
     assert composition.items == ((Laplace(scale=4.0, sensitivity=2.0), 1),)
     for delta in (DELTA, 0.1):
         assert composition.epsilon(delta).contains(0.5 + 2 * math.log1p(-delta))
-
-
-def kary_rr_delta(eps: float, k: int, n: int, eps_g: mpmath.mpf) -> mpmath.mpf:
-    """Exact δ(ε_g) of n k-ary RR steps: L = ε(a − b), (a, b, c) trinomial (e^ε, 1, k − 2)/Z (50 digits)."""
-    with mpmath.workdps(MPMATH_DPS):
-        e = mpmath.exp(mpmath.mpf(eps))
-        z = e + k - 1
-        p_hi, p_lo, p_zero = e / z, 1 / z, mpmath.mpf(k - 2) / z
-        total = mpmath.mpf(0)
-        for a in range(n + 1):
-            for b in range(n - a + 1):
-                loss = eps * (a - b)
-                if loss <= eps_g:
-                    continue
-                c = n - a - b
-                weight = mpmath.factorial(n) / (
-                    mpmath.factorial(a) * mpmath.factorial(b) * mpmath.factorial(c)
-                )
-                prob = weight * p_hi**a * p_lo**b * p_zero**c
-                total += prob * (1 - mpmath.exp(eps_g - loss))
-        return total
-
-
-def kary_rr_epsilon(eps: float, k: int, n: int, delta: float) -> float:
-    """ε(δ) of n k-ary RR steps by bisection on the exact δ(ε_g)."""
-    with mpmath.workdps(MPMATH_DPS):
-        lo, hi = mpmath.mpf(0), mpmath.mpf(n * eps)
-        for _ in range(80):
-            mid = (lo + hi) / 2
-            if kary_rr_delta(eps, k, n, mid) > delta:
-                lo = mid
-            else:
-                hi = mid
-        return float(hi)
 
 
 def test_listed_case_dp_accounting_counts_self_composed_randomized_response_once() -> None:
@@ -171,9 +136,7 @@ def test_sampled_without_replacement_matches_balle_barthe_gaboardi() -> None:
         (SubsampledWithoutReplacement(Gaussian(sigma=2.0, sensitivity=2.0), sampling_rate=0.05), 1),
     )
     q = 0.05
-    with mpmath.workdps(MPMATH_DPS):
-        eps_base = mpmath.mpf(gdp_epsilon(1.0, DELTA / q))
-        truth = float(mpmath.log1p(q * mpmath.expm1(eps_base)))
+    truth = without_replacement_gaussian_epsilon(1.0, q, DELTA)
     assert composition.epsilon(DELTA).contains(truth)
 
 

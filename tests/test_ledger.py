@@ -9,7 +9,6 @@ import sys
 from fractions import Fraction
 from typing import Any
 
-import mpmath
 import pytest
 
 from optcomp.ledger import (
@@ -33,11 +32,12 @@ from optcomp.ledger import (
     make_currency,
 )
 from optcomp.mechanisms import EpsilonDelta, Gaussian, Laplace, RandomizedResponse
-from tests.tolerances import EXACT_RTOL, MPMATH_DPS
+from tests._references import approx_zcdp_rho_star, gdp_delta_at_mu_squared
+from tests.tolerances import EXACT_RTOL
 
 Site = Any
-#: Relative width in which a rounded threshold must sit below its 50-digit value (outward margin 1e-40).
-THRESHOLD_RTOL = mpmath.mpf(10) ** -30
+#: Relative width (10^-30) in which a rounded threshold must sit below its 50-digit value (outward margin 1e-40).
+THRESHOLD_RTOL_LOG10 = -30
 #: Relative step that must push a reported σ / ε across the admission boundary (they are float-tight).
 USER_UNIT_RTOL = 2.0**-40
 #: GDP: RR(ε) and G_μ(ε) touch at ε, so δ_μ(ε) vanishes up to float rounding.
@@ -252,17 +252,13 @@ def test_currency_charges() -> None:
 
 
 def test_thresholds_enclose_50_digit_values() -> None:
-    with mpmath.workdps(MPMATH_DPS):
-        eps, delta = mpmath.mpf(1), mpmath.mpf(10) ** -6
-        L = -mpmath.log(delta)
-        rho_star = (mpmath.sqrt(L + eps) - mpmath.sqrt(L)) ** 2
-        t = make_currency("approx-zcdp", 1, "1e-6").thresholds[0]
-        assert Fraction(mpmath.nstr(rho_star * (1 - THRESHOLD_RTOL), 45)) <= t <= Fraction(mpmath.nstr(rho_star, 45))
-        # GDP: δ_μ(ε) at μ_T lies within a hair below δ
-        mu2 = make_currency("gdp", 1, "1e-6").thresholds[0]
-        mu = mpmath.sqrt(mpmath.mpf(mu2.numerator) / mu2.denominator)
-        d = mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
-        assert delta * (1 - THRESHOLD_RTOL) <= d <= delta
+    lower, rho_star = approx_zcdp_rho_star(1, -6, THRESHOLD_RTOL_LOG10)
+    t = make_currency("approx-zcdp", 1, "1e-6").thresholds[0]
+    assert lower <= t <= rho_star
+    # GDP: δ_μ(ε) at μ_T lies within a hair below δ
+    mu2 = make_currency("gdp", 1, "1e-6").thresholds[0]
+    floor, d, delta = gdp_delta_at_mu_squared(mu2, 1, -6, THRESHOLD_RTOL_LOG10)
+    assert floor <= d <= delta
 
 
 def test_pure_mu_agrees_with_the_fdp_module() -> None:

@@ -91,7 +91,7 @@ def test_only_the_defining_parameter_is_positional(cls: type) -> None:
         cls(*(values[name] for name in fields))
 
 
-def test_issue_examples() -> None:
+def test_keyword_parameters_read_back_and_sensitivity_is_never_positional() -> None:
     assert Laplace(10.0, sensitivity=2.0).epsilon == 0.2
     assert EpsilonDelta(0.5, delta=1e-6).delta == 1e-6
     assert TruncatedLaplace(1.0, truncation=3.0).truncation == 3.0

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp.mechanisms import EpsilonDelta, Gaussian, PrivacyLossLaw, privacy_loss_laws
-from tests._references import gdp_delta
-from tests.tolerances import EXACT_RTOL, GDP_ATOL, LAW_GRID_RTOL, MPMATH_DPS, PMF_ATOL
+from tests._references import (
+    canonical_pmfs,
+    discrete_delta,
+    gaussian_delta_by_quadrature,
+    gaussian_loss_log_sf,
+    gdp_delta,
+)
+from tests.tolerances import EXACT_RTOL, GDP_ATOL, LAW_GRID_RTOL, PMF_ATOL
 
 
 def law_delta(law: PrivacyLossLaw, epsilon: float) -> float:
@@ -35,11 +40,6 @@ def law_total_masses(law: PrivacyLossLaw) -> tuple[float, float]:
     return p, q
 
 
-def discrete_delta(p: np.ndarray, q: np.ndarray, epsilon: float) -> float:
-    """Σ max(P − e^ε Q, 0), the exact hockey-stick divergence of two pmfs."""
-    return math.fsum(np.maximum(p - math.exp(epsilon) * q, 0.0))
-
-
 # --- Gaussian -------------------------------------------------------------------------------------
 
 
@@ -55,10 +55,7 @@ def test_gaussian_delta_matches_gdp_closed_form(sigma: float, epsilon: float) ->
 def test_gaussian_far_tail_matches_mpmath() -> None:
     law, _ = privacy_loss_laws(Gaussian(0.5, sensitivity=1.0))
     x = np.array([60.0])
-    with mpmath.workdps(MPMATH_DPS):
-        mu = mpmath.mpf(2)
-        truth_p = mpmath.log(mpmath.ncdf(-(mpmath.mpf(60) - mu**2 / 2) / mu))
-        truth_q = mpmath.log(mpmath.ncdf(-(mpmath.mpf(60) + mu**2 / 2) / mu))
+    truth_p, truth_q = gaussian_loss_log_sf(2.0, 60.0)
     assert law.continuous is not None
     assert law.continuous.p_logsf(x)[0] == pytest.approx(float(truth_p), rel=EXACT_RTOL)
     assert law.continuous.q_logsf(x)[0] == pytest.approx(float(truth_q), rel=EXACT_RTOL)
@@ -68,12 +65,7 @@ def test_gaussian_far_tail_matches_mpmath() -> None:
 def test_gaussian_delta_by_quadrature() -> None:
     sigma, delta_s, epsilon = 1.3, 0.7, 0.4
     law, _ = privacy_loss_laws(Gaussian(sigma, sensitivity=delta_s))
-    with mpmath.workdps(30):
-        p = lambda x: mpmath.npdf(x, delta_s, sigma)
-        q = lambda x: mpmath.npdf(x, 0, sigma)
-        f = lambda x: max(p(x) - mpmath.exp(epsilon) * q(x), 0)
-        crossing = (epsilon * sigma**2 / delta_s) + delta_s / 2
-        truth = float(mpmath.quad(f, [crossing, mpmath.inf]))
+    truth = gaussian_delta_by_quadrature(sigma, delta_s, epsilon)
     assert law_delta(law, epsilon) == pytest.approx(truth, rel=EXACT_RTOL)
 
 
@@ -113,13 +105,6 @@ def test_gaussian_validation(kwargs: dict[str, float], name: str) -> None:
 
 
 # --- EpsilonDelta ---------------------------------------------------------------------------------
-
-
-def canonical_pmfs(epsilon: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """KOV eqs (9)–(10), straight from the paper."""
-    e = math.exp(epsilon)
-    p = np.array([delta, (1 - delta) * e / (1 + e), (1 - delta) / (1 + e), 0.0])
-    return p, p[::-1].copy()
 
 
 @settings(max_examples=60, deadline=None)

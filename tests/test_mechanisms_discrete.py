@@ -17,7 +17,8 @@ from optcomp.mechanisms import (
     RandomizedResponse,
     privacy_loss_laws,
 )
-from tests.test_mechanisms import discrete_delta, law_delta, law_total_masses
+from tests._references import discrete_delta
+from tests.test_mechanisms import law_delta, law_total_masses
 from tests.tolerances import EXACT_RTOL, PMF_ATOL
 
 EPSILONS = (-0.5, 0.0, 0.3, 1.0, 2.5, 7.0)

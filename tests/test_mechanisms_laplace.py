@@ -4,33 +4,15 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp.mechanisms import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace, privacy_loss_laws
-from tests.test_mechanisms import discrete_delta, law_delta, law_total_masses
+from tests._references import discrete_delta, truncated_laplace_delta, vuvuzela_pmfs
+from tests.test_mechanisms import law_delta, law_total_masses
 from tests.tolerances import EXACT_RTOL, LAW_GRID_RTOL, PMF_ATOL
-
-
-def truncated_laplace_delta(scale: float, bound: float, sens: float, epsilon: float) -> float:
-    """∫ max(p(x) − e^ε q(x), 0) dx for P = Δ + noise, Q = noise, noise ∝ e^{−|x|/b} on [−A, A]."""
-    with mpmath.workdps(30):
-        b, a, d = mpmath.mpf(scale), mpmath.mpf(bound), mpmath.mpf(sens)
-        z = 1 if math.isinf(bound) else 1 - mpmath.exp(-a / b)
-
-        def noise(x: mpmath.mpf) -> mpmath.mpf:
-            return mpmath.exp(-abs(x) / b) / (2 * b * z) if abs(x) <= a else mpmath.mpf(0)
-
-        def f(x: mpmath.mpf) -> mpmath.mpf:
-            return max(noise(x - d) - mpmath.exp(epsilon) * noise(x), 0)
-
-        lo, hi = (-a, d + a) if math.isfinite(bound) else (-mpmath.inf, mpmath.inf)
-        crossing = (b * epsilon + d) / 2  # where p = e^ε q inside (0, Δ)
-        points = sorted({float(v) for v in (lo, 0, d, d - a, a, hi, crossing) if lo <= v <= hi})
-        return float(mpmath.quad(f, [mpmath.mpf(v) for v in points]))
 
 
 @pytest.mark.parametrize(
@@ -81,24 +63,6 @@ def test_laplace_is_truncated_laplace_without_bound() -> None:
     # pure ε-DP at ε = Δ/b: δ(Δ/b) = 0, and the known δ(0) = 1 − e^{−ε/2}
     assert law_delta(a, 1.2 / 0.7) == pytest.approx(0.0, abs=PMF_ATOL)
     assert law_delta(a, 0.0) == pytest.approx(-math.expm1(-0.5 * 1.2 / 0.7), rel=EXACT_RTOL)
-
-
-def vuvuzela_pmfs(mean: float, scale: float, sens: int, top: int) -> tuple[np.ndarray, np.ndarray]:
-    """pmfs of c + Δ + N and c + N on {c, …, c + top}, N = max(0, ⌈Laplace(mean, scale)⌉), at 40 digits."""
-    with mpmath.workdps(40):
-        m, b = mpmath.mpf(mean), mpmath.mpf(scale)
-
-        def cdf(y: int) -> mpmath.mpf:
-            t = (y - m) / b
-            return mpmath.exp(t) / 2 if t <= 0 else 1 - mpmath.exp(-t) / 2
-
-        noise = [cdf(0)] + [cdf(k) - cdf(k - 1) for k in range(1, top + 1)]
-        noise_f = np.array([float(v) for v in noise])
-    p = np.zeros(top + 1 + sens)
-    q = np.zeros(top + 1 + sens)
-    p[sens:] = noise_f
-    q[: top + 1] = noise_f
-    return p, q
 
 
 @pytest.mark.parametrize(

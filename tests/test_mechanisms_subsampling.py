@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -20,23 +19,16 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
     privacy_loss_laws,
 )
-from tests.test_mechanisms import canonical_pmfs, discrete_delta, gdp_delta, law_delta, law_total_masses
-from tests.tolerances import EXACT_RTOL, GDP_ATOL, LAW_GRID_RTOL, MPMATH_DPS, PMF_ATOL
-
-
-def subsampled_gaussian_delta(sigma: float, q: float, epsilon: float, *, add: bool) -> float:
-    """δ of (qN(1,σ²) + (1−q)N(0,σ²), N(0,σ²)) (remove) or its swap (add), at 50 digits."""
-    with mpmath.workdps(MPMATH_DPS):
-        s, qq, e = mpmath.mpf(sigma), mpmath.mpf(q), mpmath.exp(mpmath.mpf(epsilon))
-        if not add:
-            x = s**2 * mpmath.log((e - 1 + qq) / qq) + mpmath.mpf(1) / 2
-            val = qq * mpmath.ncdf(-(x - 1) / s) + (1 - qq - e) * mpmath.ncdf(-x / s)
-        else:
-            if 1 / e <= 1 - qq:
-                return 0.0
-            x = s**2 * mpmath.log((1 / e - (1 - qq)) / qq) + mpmath.mpf(1) / 2
-            val = mpmath.ncdf(x / s) - e * ((1 - qq) * mpmath.ncdf(x / s) + qq * mpmath.ncdf((x - 1) / s))
-        return float(val)
+from tests._references import (
+    canonical_pmfs,
+    discrete_delta,
+    gdp_delta,
+    poisson_gaussian_delta,
+    poisson_gaussian_log_p_sf,
+    poisson_laplace_delta,
+)
+from tests.test_mechanisms import law_delta, law_total_masses
+from tests.tolerances import EXACT_RTOL, GDP_ATOL, LAW_GRID_RTOL, PMF_ATOL
 
 
 @settings(max_examples=40, deadline=None)
@@ -48,7 +40,7 @@ def subsampled_gaussian_delta(sigma: float, q: float, epsilon: float, *, add: bo
 def test_poisson_gaussian_matches_mixture_closed_form(sigma: float, q: float, epsilon: float) -> None:
     remove, add = privacy_loss_laws(PoissonSubsampled(Gaussian(sigma), sampling_rate=q))
     for law, is_add in ((remove, False), (add, True)):
-        truth = subsampled_gaussian_delta(sigma, q, epsilon, add=is_add)
+        truth = float(poisson_gaussian_delta(sigma, q, epsilon, add=is_add))
         assert law_delta(law, epsilon) == pytest.approx(truth, rel=EXACT_RTOL, abs=PMF_ATOL)
         p_total, q_total = law_total_masses(law)
         assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)
@@ -60,10 +52,7 @@ def test_poisson_gaussian_far_tail() -> None:
     law, _ = privacy_loss_laws(PoissonSubsampled(Gaussian(0.5), sampling_rate=0.01))
     assert law.continuous is not None
     x = np.array([100.0])
-    with mpmath.workdps(MPMATH_DPS):
-        s, qq = mpmath.mpf("0.5"), mpmath.mpf("0.01")
-        y = s**2 * mpmath.log((mpmath.exp(100) - 1 + qq) / qq) + mpmath.mpf(1) / 2  # output threshold
-        truth = mpmath.log(qq * mpmath.ncdf(-(y - 1) / s) + (1 - qq) * mpmath.ncdf(-y / s))
+    truth = poisson_gaussian_log_p_sf("0.5", "0.01", 100)
     assert float(truth) < -600
     assert law.continuous.p_logsf(x)[0] == pytest.approx(float(truth), rel=EXACT_RTOL)
 
@@ -177,36 +166,12 @@ def test_neighbouring_relations_are_stated() -> None:
             assert mechanism.neighbouring is None, mechanism
 
 
-def subsampled_laplace_delta(scale: float, q: float, epsilon: float, *, add: bool) -> float:
-    """δ of (qLap(1, b) + (1−q)Lap(0, b), Lap(0, b)) or its swap by mpmath quadrature (kinks as breakpoints)."""
-    with mpmath.workdps(30):
-        b, qq, e = mpmath.mpf(scale), mpmath.mpf(q), mpmath.exp(mpmath.mpf(epsilon))
-
-        def lap(x: mpmath.mpf, loc: float) -> mpmath.mpf:
-            return mpmath.exp(-abs(x - loc) / b) / (2 * b)
-
-        def mix(x: mpmath.mpf) -> mpmath.mpf:
-            return qq * lap(x, 1) + (1 - qq) * lap(x, 0)
-
-        def f(x: mpmath.mpf) -> mpmath.mpf:
-            upper, lower = (lap(x, 0), mix(x)) if add else (mix(x), lap(x, 0))
-            return max(upper - e * lower, 0)
-
-        points = [-mpmath.inf, mpmath.mpf(0), mpmath.mpf(1), mpmath.inf]
-        arg = ((1 / e if add else e) - 1 + qq) / qq
-        if arg > 0:
-            crossing = (b * mpmath.log(arg) + 1) / 2
-            if 0 < crossing < 1:
-                points.insert(2, crossing)
-        return float(mpmath.quad(f, points))
-
-
 @pytest.mark.parametrize(("scale", "q"), [(1.0, 0.2), (0.3, 0.05), (2.0, 0.9)])
 @pytest.mark.parametrize("epsilon", [-0.2, 0.0, 0.02, 0.3])
 def test_poisson_laplace_by_quadrature(scale: float, q: float, epsilon: float) -> None:
     remove, add = privacy_loss_laws(PoissonSubsampled(Laplace(scale), sampling_rate=q))
     for law, is_add in ((remove, False), (add, True)):
-        truth = subsampled_laplace_delta(scale, q, epsilon, add=is_add)
+        truth = poisson_laplace_delta(scale, q, epsilon, add=is_add)
         assert law_delta(law, epsilon) == pytest.approx(truth, rel=EXACT_RTOL, abs=PMF_ATOL)
     p_total, q_total = law_total_masses(remove)
     assert p_total == pytest.approx(1.0, rel=EXACT_RTOL)

@@ -2,102 +2,36 @@
 
 from __future__ import annotations
 
-import itertools
 import math
+from typing import SupportsFloat
 
-import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp import bounds, optimal
 from optcomp._numerics import Bound
+from tests._references import (
+    kov_theorem_iii3_deltas,
+    lattice_hockey_stick_float,
+    mv_heterogeneous_sum,
+    mv_homogeneous_sum,
+    mv_homogeneous_sum_large_k,
+    mv_lattice_sum,
+    optimal_delta_from_sum,
+    optimal_epsilon_from_sum,
+)
 from tests.tolerances import (
     EXACT_RTOL,
     METHOD_RTOL,
-    MPMATH_DPS,
     OPTIMAL_GRID_TOLERANCE,
     OPTIMAL_LARGE_K_RTOL,
     OPTIMAL_LATTICE_RTOL,
     OPTIMAL_MV_ETA,
 )
 
-mpmath.mp.dps = MPMATH_DPS
 
-
-# ---------------------------------------------------------------------------------------------
-# Independent references (mpmath, 50 digits): MV Thm 1.4 and Thm 1.5 evaluated term by term.
-# ---------------------------------------------------------------------------------------------
-
-
-def mp_hom_sum(eps: float, k: int, eps_g: mpmath.mpf) -> mpmath.mpf:
-    """(1 + e^ε)^{−k} Σ_{ℓ: (2ℓ−k)ε > ε_g} C(k, ℓ)(e^{ℓε} − e^{ε_g} e^{(k−ℓ)ε}) (MV Thm 1.4)."""
-    e = mpmath.mpf(eps)
-    first, second = _mp_hom_terms(eps, k)
-    total = mpmath.mpf(0)
-    for ell in range(k, -1, -1):
-        if (2 * ell - k) * e <= eps_g:
-            break
-        total += first[ell] - mpmath.exp(eps_g) * second[ell]
-    return total
-
-
-_HOM_CACHE: dict[tuple[float, int], tuple[list[mpmath.mpf], list[mpmath.mpf]]] = {}
-
-
-def _mp_hom_terms(eps: float, k: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
-    """C(k, ℓ)e^{ℓε}/(1+e^ε)^k and C(k, ℓ)e^{(k−ℓ)ε}/(1+e^ε)^k for all ℓ, at 50 digits (cached)."""
-    if (eps, k) not in _HOM_CACHE:
-        e = mpmath.mpf(eps)
-        norm = (1 + mpmath.exp(e)) ** k
-        first = [mpmath.binomial(k, ell) * mpmath.exp(ell * e) / norm for ell in range(k + 1)]
-        second = [mpmath.binomial(k, ell) * mpmath.exp((k - ell) * e) / norm for ell in range(k + 1)]
-        _HOM_CACHE[(eps, k)] = (first, second)
-    return _HOM_CACHE[(eps, k)]
-
-
-def mp_het_sum(eps: list[float], eps_g: mpmath.mpf) -> mpmath.mpf:
-    """Π(1 + e^{ε_i})^{−1} Σ_S max(e^{Σ_S ε} − e^{ε_g} e^{Σ_{S^c} ε}, 0) (MV Thm 1.5, brute force)."""
-    es = [mpmath.mpf(x) for x in eps]
-    total = mpmath.mpf(0)
-    for signs in itertools.product((0, 1), repeat=len(es)):
-        ins = sum((e for e, s in zip(es, signs) if s), mpmath.mpf(0))
-        out = sum((e for e, s in zip(es, signs) if not s), mpmath.mpf(0))
-        total += max(mpmath.exp(ins) - mpmath.exp(eps_g) * mpmath.exp(out), 0)
-    norm = mpmath.mpf(1)
-    for e in es:
-        norm *= 1 + mpmath.exp(e)
-    return total / norm
-
-
-def mp_delta(sum_fn, deltas: list[float], eps_g: float) -> mpmath.mpf:
-    surv = mpmath.mpf(1)
-    for d in deltas:
-        surv *= 1 - mpmath.mpf(d)
-    return 1 - surv * (1 - sum_fn(mpmath.mpf(eps_g)))
-
-
-def mp_epsilon(sum_fn, deltas: list[float], delta_g: float, hi: float) -> mpmath.mpf:
-    """Least ε_g ≥ 0 with sum(ε_g) ≤ 1 − (1 − δ_g)/Π(1 − δ_i), by bisection at 50 digits."""
-    surv = mpmath.mpf(1)
-    for d in deltas:
-        surv *= 1 - mpmath.mpf(d)
-    r = 1 - (1 - mpmath.mpf(delta_g)) / surv
-    if r < 0:
-        return mpmath.inf
-    if sum_fn(mpmath.mpf(0)) <= r:
-        return mpmath.mpf(0)
-    lo, up = mpmath.mpf(0), mpmath.mpf(hi)
-    for _ in range(120):
-        mid = (lo + up) / 2
-        if sum_fn(mid) <= r:
-            up = mid
-        else:
-            lo = mid
-    return up
-
-
-def assert_in(b: Bound, truth: mpmath.mpf, rtol: float) -> None:
+def assert_in(b: Bound, truth: SupportsFloat, rtol: float) -> None:
     t = float(truth)
     if math.isinf(t):
         assert b == Bound(math.inf, math.inf)
@@ -116,10 +50,11 @@ def overlap(a: Bound, b: Bound) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_issue_done_when_1000_copies() -> None:
+def test_thousand_equal_pairs_are_homogeneous_and_exact() -> None:
+    """1000 × (0.1, 0) as a plain list: detected as homogeneous, the bracket holds the MV Thm 1.4 ε."""
     mechs = [(0.1, 0.0)] * 1000  # a plain list of equal pairs is detected as homogeneous
     b = optimal.epsilon(mechs, 1e-6)
-    truth = mp_epsilon(lambda x: mp_hom_sum(0.1, 1000, x), [], 1e-6, hi=100.0)
+    truth = optimal_epsilon_from_sum(lambda x: mv_homogeneous_sum(0.1, 1000, x), [], 1e-6, hi=100.0)
     assert_in(b, truth, EXACT_RTOL)
 
 
@@ -129,14 +64,14 @@ def test_issue_done_when_1000_copies() -> None:
 )
 def test_homogeneous_epsilon_matches_mpmath(eps: float, dlt: float, k: int, delta_g: float) -> None:
     b = optimal.epsilon(optimal.homogeneous(eps, dlt, k), delta_g)
-    truth = mp_epsilon(lambda x: mp_hom_sum(eps, k, x), [dlt] * k, delta_g, hi=k * eps)
+    truth = optimal_epsilon_from_sum(lambda x: mv_homogeneous_sum(eps, k, x), [dlt] * k, delta_g, hi=k * eps)
     assert_in(b, truth, EXACT_RTOL)
 
 
 @pytest.mark.parametrize(("eps", "dlt", "k", "eps_g"), [(0.1, 0.0, 100, 1.0), (0.2, 1e-3, 30, 0.7), (1.0, 0.0, 9, 0.0)])
 def test_homogeneous_delta_matches_mpmath(eps: float, dlt: float, k: int, eps_g: float) -> None:
     b = optimal.delta(optimal.homogeneous(eps, dlt, k), eps_g)
-    truth = mp_delta(lambda x: mp_hom_sum(eps, k, x), [dlt] * k, eps_g)
+    truth = optimal_delta_from_sum(lambda x: mv_homogeneous_sum(eps, k, x), [dlt] * k, eps_g)
     assert_in(b, truth, EXACT_RTOL)
 
 
@@ -144,12 +79,7 @@ def test_kov_figure3_pairs_of_theorem_III3() -> None:
     """30-fold (0.1, 0.001): the Thm III.3 pairs ((k−2i)ε, 1 − (1−δ)^k (1 − δ_i)), δ_i from eq. (6)."""
     eps, dlt, k = 0.1, 0.001, 30
     mechs = optimal.homogeneous(eps, dlt, k)
-    e = mpmath.mpf(eps)
-    for i in range(k // 2 + 1):
-        di = sum(
-            mpmath.binomial(k, ell) * (mpmath.exp((k - ell) * e) - mpmath.exp((k - 2 * i + ell) * e)) for ell in range(i)
-        ) / (1 + mpmath.exp(e)) ** k
-        truth = 1 - (1 - mpmath.mpf(dlt)) ** k * (1 - di)
+    for i, truth in enumerate(kov_theorem_iii3_deltas(eps, dlt, k)):
         b = optimal.delta(mechs, (k - 2 * i) * eps)
         assert b.lower <= float(truth) <= b.upper
         assert b.width <= EXACT_RTOL * float(truth)
@@ -166,40 +96,20 @@ def test_heterogeneous_brute_force_matches_mpmath() -> None:
     eps = [e for e, _ in HET]
     dl = [d for _, d in HET]
     for delta_g in (1e-2, 2e-3, 1.2e-3):
-        truth = mp_epsilon(lambda x: mp_het_sum(eps, x), dl, delta_g, hi=sum(eps))
+        truth = optimal_epsilon_from_sum(lambda x: mv_heterogeneous_sum(eps, x), dl, delta_g, hi=sum(eps))
         assert_in(optimal.epsilon(HET, delta_g), truth, EXACT_RTOL)
     for eps_g in (0.0, 0.5, 1.2):
-        truth = mp_delta(lambda x: mp_het_sum(eps, x), dl, eps_g)
+        truth = optimal_delta_from_sum(lambda x: mv_heterogeneous_sum(eps, x), dl, eps_g)
         assert_in(optimal.delta(HET, eps_g), truth, EXACT_RTOL)
-
-
-def mp_lattice_sum(a: list[int], unit: float, eps_g: mpmath.mpf) -> mpmath.mpf:
-    """MV Thm 1.5 for ε_i = a_i·unit via the exact polynomial Π(q_i + p_i z^{a_i}) in mpmath."""
-    u = mpmath.mpf(unit)
-    poly = [mpmath.mpf(1)]
-    for ai in a:
-        p = mpmath.exp(ai * u) / (1 + mpmath.exp(ai * u))
-        new = [mpmath.mpf(0)] * (len(poly) + ai)
-        for y, c in enumerate(poly):
-            new[y] += c * (1 - p)
-            new[y + ai] += c * p
-        poly = new
-    n = sum(a)
-    total = mpmath.mpf(0)
-    for y, c in enumerate(poly):
-        t = (2 * y - n) * u
-        if t > eps_g:
-            total += c * (1 - mpmath.exp(eps_g - t))
-    return total
 
 
 def test_lattice_dp_matches_mpmath() -> None:
     a = [1, 3, 2, 5, 1, 4, 2, 2, 3, 1, 5, 4, 3, 2, 1, 1, 2, 3, 4, 5, 2, 3]  # 22 > brute-force limit
     mechs = [(ai * 0.05, 0.0) for ai in a]
     for delta_g in (1e-3, 1e-6):
-        truth = mp_epsilon(lambda x: mp_lattice_sum(a, 0.05, x), [], delta_g, hi=0.05 * sum(a))
+        truth = optimal_epsilon_from_sum(lambda x: mv_lattice_sum(a, 0.05, x), [], delta_g, hi=0.05 * sum(a))
         assert_in(optimal.epsilon(mechs, delta_g, method="exact"), truth, METHOD_RTOL)
-    truth = mp_delta(lambda x: mp_lattice_sum(a, 0.05, x), [], 1.0)
+    truth = optimal_delta_from_sum(lambda x: mv_lattice_sum(a, 0.05, x), [], 1.0)
     assert_in(optimal.delta(mechs, 1.0, method="exact"), truth, METHOD_RTOL)
 
 
@@ -210,7 +120,7 @@ def test_brute_force_equals_lattice_dp() -> None:
     # Split each mechanism into units? No: duplicate the instance so k > 16 and compare with mpmath.
     doubled = base + base
     dp = optimal.epsilon(doubled, 1e-5)
-    truth = mp_epsilon(lambda x: mp_lattice_sum([1, 2, 3, 1, 2, 4, 1, 1, 3, 2, 2, 1] * 2, 0.1, x), [], 1e-5, hi=5.0)
+    truth = optimal_epsilon_from_sum(lambda x: mv_lattice_sum([1, 2, 3, 1, 2, 4, 1, 1, 3, 2, 2, 1] * 2, 0.1, x), [], 1e-5, hi=5.0)
     assert_in(dp, truth, METHOD_RTOL)
     grid_on_brute = optimal.epsilon(base, 1e-5, method="grid", tolerance=OPTIMAL_GRID_TOLERANCE)
     assert overlap(grid_on_brute, brute)
@@ -425,29 +335,13 @@ def test_bad_keywords_raise() -> None:
 
 
 def test_windowed_lattice_dp_matches_direct_convolution() -> None:
-    """400 mechanisms on the lattice 0.01·ℤ: the tilted, windowed FFT tree vs a plain float64 convolution.
-
-    The reference convolves the 400 two-point laws one by one with ``numpy.convolve`` (non-negative
-    terms only, relative error ~1e-13) and bisects D(ε_g) = Σ_y P(y)(1 − e^{ε_g − t_y})_+ with ``math.fsum``.
-    """
-    import numpy as np
-
+    """400 mechanisms on the lattice 0.01·ℤ: the tilted, windowed FFT tree vs a plain float64 convolution
+    (``lattice_hockey_stick_float``)."""
     a = [1 + (i * 37) % 10 for i in range(400)]
     unit = 0.01
-    pmf = np.ones(1)
-    for ai in a:
-        p = 1.0 / (1.0 + math.exp(-ai * unit))
-        factor = np.zeros(ai + 1)
-        factor[0], factor[ai] = 1.0 - p, p
-        pmf = np.convolve(pmf, factor)
-    n = sum(a)
-    losses = [(2 * y - n) * unit for y in range(n + 1)]
-
-    def big_d(eps_g: float) -> float:
-        return math.fsum(float(w) * -math.expm1(eps_g - t) for w, t in zip(pmf, losses) if t > eps_g)
-
+    big_d = lattice_hockey_stick_float(a, unit)
     for delta_g in (1e-4, 1e-8):
-        lo, hi = 0.0, n * unit
+        lo, hi = 0.0, sum(a) * unit
         for _ in range(200):
             mid = 0.5 * (lo + hi)
             lo, hi = (lo, mid) if big_d(mid) <= delta_g else (mid, hi)
@@ -464,39 +358,12 @@ def test_million_copies_bracket_vs_mpmath() -> None:
     The tail sum starts at ℓ0 = ⌊(ε_g/ε + k)/2⌋ + 1 with C(k, ℓ)(1 + e^ε)^{−k} from ``loggamma`` and is
     continued by the ratio (k − ℓ)/(ℓ + 1) until the terms are 1e-30 of the sum.
     """
-    k, eps, delta_g = 10**6, mpmath.mpf("0.01"), 1e-6
+    k, delta_g = 10**6, 1e-6
     b = optimal.epsilon(optimal.homogeneous(0.01, 0.0, k), delta_g)
     assert b.width <= OPTIMAL_LARGE_K_RTOL * b.upper
 
-    def big_d(eps_g_float: float) -> mpmath.mpf:
-        eps_g = mpmath.mpf(eps_g_float)
-        ell = int(mpmath.floor((eps_g / eps + k) / 2)) + 1
-        start = ell
-        c = mpmath.exp(
-            mpmath.loggamma(k + 1) - mpmath.loggamma(ell + 1) - mpmath.loggamma(k - ell + 1)
-            - k * mpmath.log(1 + mpmath.exp(eps))
-        )
-        total = mpmath.mpf(0)
-        while True:
-            term = c * (mpmath.exp(ell * eps) - mpmath.exp(eps_g + (k - ell) * eps))
-            total += term
-            if ell > start + 200 and term < total * mpmath.mpf(10) ** -30:
-                return total
-            c = c * (k - ell) / (ell + 1)
-            ell += 1
-
-    assert big_d(b.lower) > delta_g >= big_d(b.upper)
-
-
-def _mp_hom_tail(eps: float, k: int, eps_g: float) -> mpmath.mpf:
-    """D(ε_g) of k copies of (ε, 0), MV Thm 1.4, summed from the top term down (small k only)."""
-    e, g = mpmath.mpf(eps), mpmath.mpf(eps_g)
-    total = mpmath.mpf(0)
-    for ell in range(k, -1, -1):
-        if (2 * ell - k) * e <= g:
-            break
-        total += mpmath.binomial(k, ell) * (mpmath.exp(ell * e) - mpmath.exp(g + (k - ell) * e))
-    return total / (1 + mpmath.exp(e)) ** k
+    big_d = mv_homogeneous_sum_large_k
+    assert big_d("0.01", k, b.lower) > delta_g >= big_d("0.01", k, b.upper)
 
 
 @pytest.mark.parametrize(("eps", "k", "delta_g"), [(8.0, 200, 1e-6), (1.0, 10_000, 1e-6), (2.0, 2000, 0.016)])
@@ -505,7 +372,7 @@ def test_epsilon_beyond_float_exponent_range_is_finite_and_exact(eps: float, k: 
     b = optimal.epsilon(optimal.homogeneous(eps, 0.0, k), delta_g)
     assert math.isfinite(b.upper)
     assert b.width <= EXACT_RTOL * b.upper
-    assert _mp_hom_tail(eps, k, b.lower) >= delta_g >= _mp_hom_tail(eps, k, b.upper)
+    assert mv_homogeneous_sum(eps, k, b.lower) >= delta_g >= mv_homogeneous_sum(eps, k, b.upper)
     if k <= 1000:  # the lattice DP (unequal ε_i) goes through the same suffix sums
         het = optimal.epsilon([(eps, 0.0)] * k + [(eps / 2, 0.0)] * 20, delta_g)
         assert math.isfinite(het.upper)

@@ -1,4 +1,4 @@
-"""Soundness of optimal composition at the edges (issue 8): reproducers and property tests vs 50-digit mpmath.
+"""Soundness of optimal composition at the edges: once-wrong cases and property tests vs 50-digit mpmath (issue 8).
 
 Independent references:
 
@@ -11,10 +11,9 @@ Independent references:
 
 from __future__ import annotations
 
-import itertools
 import math
+from typing import SupportsFloat
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -22,75 +21,21 @@ from hypothesis import strategies as st
 
 from optcomp import bounds, optimal
 from optcomp._numerics import Bound
-from tests.tolerances import MPMATH_DPS
-
-mpmath.mp.dps = MPMATH_DPS
-
-
-def mp_law_enumerated(eps: list[float]) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
-    """(losses, P-probabilities) of the 2^k canonical outcomes."""
-    es = [mpmath.mpf(e) for e in eps]
-    ps = [mpmath.exp(e) / (1 + mpmath.exp(e)) for e in es]
-    losses, probs = [], []
-    for signs in itertools.product((1, -1), repeat=len(es)):
-        loss = mpmath.mpf(0)
-        prob = mpmath.mpf(1)
-        for e, p, sg in zip(es, ps, signs):
-            loss += sg * e
-            prob *= p if sg > 0 else 1 - p
-        losses.append(loss)
-        probs.append(prob)
-    return losses, probs
+from tests._references import (
+    canonical_homogeneous_law,
+    canonical_lattice_law,
+    canonical_outcomes,
+    delta_floor,
+    delta_target,
+    law_delta_at,
+    law_least_epsilon,
+    two_group_homogeneous_hockey_stick,
+)
 
 
-def mp_law_lattice(a: list[int], unit: float) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
-    """The law of L = unit·Σ ±a_i on the lattice, convolved exactly at 50 digits."""
-    u = mpmath.mpf(unit)
-    law = {0: mpmath.mpf(1)}
-    for ai in a:
-        p = mpmath.exp(ai * u) / (1 + mpmath.exp(ai * u))
-        new: dict[int, mpmath.mpf] = {}
-        for y, w in law.items():
-            new[y + ai] = new.get(y + ai, 0) + w * p
-            new[y - ai] = new.get(y - ai, 0) + w * (1 - p)
-        law = new
-    ys = sorted(law)
-    return [y * u for y in ys], [law[y] for y in ys]
-
-
-def mp_big_d(losses: list[mpmath.mpf], probs: list[mpmath.mpf], eps_g: mpmath.mpf) -> mpmath.mpf:
-    return mpmath.fsum(p * (1 - mpmath.exp(eps_g - t)) for t, p in zip(losses, probs) if t > eps_g)
-
-
-def mp_r(deltas: list[float], delta_g: float) -> mpmath.mpf:
-    """r = 1 − (1 − δ_g)/Π(1 − δ_i) = (δ_g − floor)/Π(1 − δ_i), floor = 1 − Π(1 − δ_i) = −expm1(Σ log1p(−δ_i)).
-
-    Written without 1 − δ_g: at 50 digits that form loses every digit of a δ_g below 1e-50 (a slow hunt
-    found the reference 2e-14 relative off at δ_g = 1e-42)."""
-    log_surv = mpmath.fsum(mpmath.log1p(-mpmath.mpf(d)) for d in deltas)
-    floor = -mpmath.expm1(log_surv)
-    return (mpmath.mpf(delta_g) - floor) * mpmath.exp(-log_surv)
-
-
-def mp_opt_epsilon(losses: list[mpmath.mpf], probs: list[mpmath.mpf], r: mpmath.mpf) -> mpmath.mpf:
-    """Least ε_g ≥ 0 with D(ε_g) ≤ r, by bisection at 50 digits (inf if r < 0)."""
-    if r < 0:
-        return mpmath.inf
-    if mp_big_d(losses, probs, mpmath.mpf(0)) <= r:
-        return mpmath.mpf(0)
-    lo, hi = mpmath.mpf(0), max(losses)
-    for _ in range(90):
-        mid = (lo + hi) / 2
-        if mp_big_d(losses, probs, mid) <= r:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def assert_contains(b: Bound, truth: mpmath.mpf) -> None:
+def assert_contains(b: Bound, truth: SupportsFloat) -> None:
     """The certified bracket holds the 50-digit truth (bisection error 2⁻⁹⁰·max L allowed at the ends)."""
-    if truth == mpmath.inf:
+    if truth == math.inf:
         assert b.upper == math.inf, (b, truth)
         return
     t = float(truth)
@@ -98,16 +43,8 @@ def assert_contains(b: Bound, truth: mpmath.mpf) -> None:
     assert b.lower <= t + slack and t - slack <= b.upper, (b, t)
 
 
-def hom_law(eps: float, k: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
-    e = mpmath.mpf(eps)
-    p = mpmath.exp(e) / (1 + mpmath.exp(e))
-    losses = [(2 * ell - k) * e for ell in range(k + 1)]
-    probs = [mpmath.binomial(k, ell) * p**ell * (1 - p) ** (k - ell) for ell in range(k + 1)]
-    return losses, probs
-
-
 # ---------------------------------------------------------------------------------------------
-# The issue's reproducers.
+# Edge cases once answered on the wrong side: near the δ floor, after overflow, huge ε and k.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -117,8 +54,8 @@ def hom_law(eps: float, k: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
 def test_upper_end_near_the_delta_floor(delta_g: float, expected: float) -> None:
     """Was: upper 15.60295 (1.8 % below the truth 15.89395) and 11.027898422595566 < 11.027898422605717."""
     b = optimal.epsilon([(0.05, 1e-08)] * 1000, delta_g)
-    losses, probs = hom_law(0.05, 1000)
-    truth = mp_opt_epsilon(losses, probs, mp_r([1e-8] * 1000, delta_g))
+    losses, probs = canonical_homogeneous_law(0.05, 1000)
+    truth = law_least_epsilon(losses, probs, delta_target([1e-8] * 1000, delta_g))
     assert_contains(b, truth)
     assert abs(float(truth) - expected) < 1e-5 * expected
     assert b.width <= 1e-6 * b.upper
@@ -128,11 +65,11 @@ def test_upper_end_near_the_delta_floor(delta_g: float, expected: float) -> None
 def test_near_floor_grid_of_targets(gap: float) -> None:
     """δ_g = floor·(1 + gap): both ends on the right side (the lower end was above the truth, even inf)."""
     mechs = [(0.3, 1e-3)] * 10 + [(0.2, 2e-4)] * 6
-    floor = 1 - mpmath.fprod(1 - mpmath.mpf(d) for _, d in mechs)
+    floor = delta_floor([d for _, d in mechs])
     delta_g = float(floor * (1 + gap))
     b = optimal.epsilon(mechs, delta_g)
-    losses, probs = mp_law_lattice([3] * 10 + [2] * 6, 0.1)
-    truth = mp_opt_epsilon(losses, probs, mp_r([d for _, d in mechs], delta_g))
+    losses, probs = canonical_lattice_law([3] * 10 + [2] * 6, 0.1)
+    truth = law_least_epsilon(losses, probs, delta_target([d for _, d in mechs], delta_g))
     assert_contains(b, truth)
 
 
@@ -206,15 +143,14 @@ _TARGET = st.floats(-300.0, math.log10(0.5)).map(lambda x: 10.0**x)
 def test_real_epsilons_enumerated(eps: list[float], dl: list[float], target: float, near_floor: bool) -> None:
     deltas = dl[: len(eps)]
     mechs = list(zip(eps, deltas))
-    floor = 1 - mpmath.fprod(1 - mpmath.mpf(d) for d in deltas)
+    floor = delta_floor(deltas)
     delta_g = min(0.5, float(floor * (1 + target)) if near_floor else float(floor + target))
-    losses, probs = mp_law_enumerated(eps)
-    truth = mp_opt_epsilon(losses, probs, mp_r(deltas, delta_g))
+    losses, probs = canonical_outcomes(eps)
+    truth = law_least_epsilon(losses, probs, delta_target(deltas, delta_g))
     assert_contains(optimal.epsilon(mechs, delta_g), truth)
     eps_g = float(truth) if math.isfinite(float(truth)) else 1.0
     d = optimal.delta(mechs, eps_g)
-    surv = mpmath.fprod(1 - mpmath.mpf(x) for x in deltas)
-    d_true = float(1 - surv * (1 - mp_big_d(losses, probs, mpmath.mpf(eps_g))))
+    d_true = law_delta_at(deltas, losses, probs, eps_g)
     assert d.lower <= d_true * (1 + 1e-15) + 1e-300 and d_true * (1 - 1e-15) <= d.upper
 
 
@@ -233,10 +169,10 @@ def check_lattice_against_convolution(
 ) -> None:
     """ε_i = a_i·unit, all δ_i = dl: auto and grid brackets hold the exact 50-digit lattice answer."""
     mechs = [(ai * unit, dl) for ai in a]
-    floor = 1 - (1 - mpmath.mpf(dl)) ** len(a)
+    floor = delta_floor([dl] * len(a))
     delta_g = min(0.5, float(floor + target))
-    losses, probs = mp_law_lattice(a, unit)
-    truth = mp_opt_epsilon(losses, probs, mp_r([dl] * len(a), delta_g))
+    losses, probs = canonical_lattice_law(a, unit)
+    truth = law_least_epsilon(losses, probs, delta_target([dl] * len(a), delta_g))
     assert_contains(optimal.epsilon(mechs, delta_g), truth)
     assert_contains(optimal.epsilon(mechs, delta_g, method="grid", tolerance=grid_tolerance), truth)
 
@@ -317,25 +253,8 @@ def test_underflowed_tilted_masses_still_bound_the_window_tails() -> None:
     in the tilted masses, and the Chernoff bound on the mass below the window lost 62 % of P."""
     mechs = [(3.0, 0.0)] * 20 + [(0.001, 0.0)] * 2000
     b = optimal.epsilon(mechs, 0.5)
-    with mpmath.workdps(30):
-        p3 = mpmath.exp(3) / (1 + mpmath.exp(3))
-        p1 = mpmath.exp(mpmath.mpf("0.001")) / (1 + mpmath.exp(mpmath.mpf("0.001")))
-        big = [(3 * (20 - 2 * m), mpmath.binomial(20, m) * (1 - p3) ** m * p3 ** (20 - m)) for m in range(21)]
-        small = [
-            (
-                mpmath.mpf("0.001") * (2000 - 2 * s),
-                mpmath.binomial(2000, s) * (1 - p1) ** s * p1 ** (2000 - s),
-            )
-            for s in range(2001)
-        ]
-
-        def big_d(eps: float) -> mpmath.mpf:
-            e = mpmath.mpf(eps)
-            return mpmath.fsum(
-                pa * pb * (1 - mpmath.exp(e - la - lb)) for la, pa in big for lb, pb in small if la + lb > e
-            )
-
-        assert big_d(b.upper) <= mpmath.mpf("0.5") <= big_d(b.lower)
+    big_d = two_group_homogeneous_hockey_stick((3.0, 20), ("0.001", 2000), dps=30)
+    assert big_d(b.upper) <= 0.5 <= big_d(b.lower)
     assert b.width <= 1e-3
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -23,11 +22,16 @@ from optcomp.mechanisms import (
     privacy_loss_laws,
 )
 from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
-from tests._references import gdp_delta
+from tests._references import (
+    delta_floor,
+    epsilon_delta_composition_delta,
+    gdp_delta,
+    gdp_epsilon,
+    poisson_gaussian_delta,
+)
 from tests.tolerances import (
     COARSE_GRID_STEP,
     LAW_GRID_RTOL,
-    MPMATH_DPS,
     PLD_COARSE_STEP,
     PLD_FINE_STEP,
     PLD_TEST_STEP,
@@ -41,32 +45,6 @@ def pld_of(mechanism: object, accuracy: Accuracy = TEST) -> PrivacyLossDistribut
     return PrivacyLossDistribution.from_laws(*privacy_loss_laws(mechanism), accuracy=accuracy)
 
 
-def gdp_epsilon(delta: float, mu: float) -> float:
-    """ε(δ) of μ-GDP by bisection on the 50-digit δ(ε) (decreasing in ε)."""
-    lo, hi = 0.0, 1000.0
-    if gdp_delta(mu, 0.0) <= delta:
-        return 0.0
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if gdp_delta(mu, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
-
-
-def canonical_delta(eps: float, delta: float, k: int, eps_g: float) -> mp.mpf:
-    """k-fold (ε, δ) canonical mechanism (MV Thm 1.4): 1 − (1−δ)^k (1 − S)."""
-    with mp.workdps(MPMATH_DPS):
-        e, eg = mp.mpf(eps), mp.mpf(eps_g)
-        s = mp.fsum(
-            mp.binomial(k, ell) * max(mp.exp(ell * e) - mp.exp(eg) * mp.exp((k - ell) * e), mp.mpf(0))
-            for ell in range(k + 1)
-        )
-        s /= (1 + mp.exp(e)) ** k
-        return 1 - (1 - mp.mpf(delta)) ** k * (1 - s)
-
-
 # -- truths inside the brackets ----------------------------------------------------------------------
 
 
@@ -76,7 +54,7 @@ def test_kfold_gaussian_delta_contains_gdp_truth(sigma: float, k: int) -> None:
     mu = math.sqrt(k) / sigma
     # ε values from the bulk down to δ ≈ 1e-12
     for target in [0.3, 1e-2, 1e-5, 1e-9, 1e-12]:
-        eps = gdp_epsilon(target, mu)
+        eps = float(gdp_epsilon(mu, target))
         b = pld.delta(eps)
         truth = gdp_delta(mu, eps)
         assert b.lower <= truth <= b.upper, (eps, b, truth)
@@ -88,7 +66,7 @@ def test_kfold_gaussian_epsilon_contains_gdp_truth(sigma: float, k: int) -> None
     mu = math.sqrt(k) / sigma
     for delta in [1e-3, 1e-6, 1e-10, 1e-12]:
         b = pld.epsilon(delta)
-        truth = gdp_epsilon(delta, mu)
+        truth = gdp_epsilon(mu, delta)
         assert b.lower <= truth <= b.upper, (delta, b, truth)
         if delta >= 1e-10:  # below, additive error floors hand over to the (looser) Chernoff bound
             assert b.width <= 0.02 * truth + 0.05
@@ -99,7 +77,7 @@ def test_tiny_delta_is_certified_down_to_1e_300() -> None:
     mu = math.sqrt(10)
     b = pld.epsilon(1e-300)
     assert math.isfinite(b.upper)
-    truth = gdp_epsilon(1e-300, mu)
+    truth = gdp_epsilon(mu, 1e-300)
     assert b.lower <= truth <= b.upper
     d = pld.delta(b.upper)
     assert d.upper <= 1e-300
@@ -110,7 +88,7 @@ def test_kfold_canonical_against_binomial_sum(eps: float, delta: float, k: int) 
     pld = pld_of(EpsilonDelta(eps, delta=delta)).self_compose(k)
     for eps_g in [0.0, 0.3, 1.0, 2.5, 0.5 * k * eps]:
         b = pld.delta(eps_g)
-        truth = canonical_delta(eps, delta, k, eps_g)
+        truth = epsilon_delta_composition_delta(eps, delta, k, eps_g)
         assert b.lower <= truth <= b.upper, (eps_g, b, truth)
 
 
@@ -124,7 +102,7 @@ def test_randomized_response_single_and_composed() -> None:
     comp = single.self_compose(9)
     for e in [0.0, 1.4, 3.0]:
         b = comp.delta(e)
-        truth = canonical_delta(eps, 0.0, 9, e)
+        truth = epsilon_delta_composition_delta(eps, 0.0, 9, e)
         assert b.lower <= truth <= b.upper
 
 
@@ -139,33 +117,11 @@ def test_single_laplace_closed_form() -> None:
         assert b.width <= 1e-3
 
 
-def subsampled_delta(eps: float, q: float, sigma: float, direction: str) -> mp.mpf:
-    """Exact δ(ε) of one Poisson-subsampled Gaussian (P = qN(1,σ²)+(1−q)N(0,σ²), Q = N(0,σ²))."""
-    with mp.workdps(MPMATH_DPS):
-        e, qq, s = mp.mpf(eps), mp.mpf(q), mp.mpf(sigma)
-
-        def ratio_point(target: mp.mpf) -> mp.mpf:  # x with (1−q) + q e^{(2x−1)/(2σ²)} = target
-            return s**2 * mp.log((target - (1 - qq)) / qq) + mp.mpf(1) / 2
-
-        if direction == "remove":  # ∫ (P − e^ε Q)_+ over x > x*, P/Q = e^ε at x*
-            if mp.exp(e) <= 1 - qq:
-                return 1 - mp.exp(e)
-            x = ratio_point(mp.exp(e))
-            sf = lambda z: mp.ncdf(-z)  # not 1 − Φ(z): that cancels in the far tail
-            return qq * sf((x - 1) / s) + (1 - qq) * sf(x / s) - mp.exp(e) * sf(x / s)
-        # add: ∫ (Q − e^ε P)_+ over x < x**, P/Q = e^{−ε} at x**
-        t = mp.exp(-e)
-        if t <= 1 - qq:
-            return mp.mpf(0)
-        x = ratio_point(t)
-        return mp.ncdf(x / s) - mp.exp(e) * (qq * mp.ncdf((x - 1) / s) + (1 - qq) * mp.ncdf(x / s))
-
-
 def test_subsampled_gaussian_single_both_directions() -> None:
     q, sigma = 0.2, 0.8
     pld = pld_of(PoissonSubsampled(Gaussian(sigma=sigma), sampling_rate=q))
     for e in [0.0, 0.1, 0.5, 1.0, 2.0]:
-        truth = max(subsampled_delta(e, q, sigma, "remove"), subsampled_delta(e, q, sigma, "add"))
+        truth = max(poisson_gaussian_delta(sigma, q, e, add=False), poisson_gaussian_delta(sigma, q, e, add=True))
         b = pld.delta(e)
         assert b.lower <= truth <= b.upper, (e, b, truth)
 
@@ -186,8 +142,7 @@ def test_heterogeneous_gaussians_match_gdp_quadrature() -> None:
 def test_mass_at_infinity_is_reported() -> None:
     k, delta = 5, 1e-3
     pld = pld_of(EpsilonDelta(0.5, delta=delta)).self_compose(k)
-    with mp.workdps(MPMATH_DPS):
-        floor = 1 - (1 - mp.mpf(delta)) ** k  # the float δ's exact value
+    floor = delta_floor([delta] * k)  # the float δ's exact value
     b = pld.delta(100.0)
     assert b.lower <= floor <= b.upper
     assert tuple(pld.epsilon(float(floor) / 2)) == (math.inf, math.inf)
@@ -296,7 +251,7 @@ def test_hypothesis_no_counterexample_canonical(
 ) -> None:
     pld = pld_of(EpsilonDelta(eps, delta=delta), Accuracy(grid_step=step)).self_compose(k)
     b = pld.delta(eps_g)
-    truth = canonical_delta(eps, delta, k, eps_g)
+    truth = epsilon_delta_composition_delta(eps, delta, k, eps_g)
     assert b.lower <= truth <= b.upper
 
 
@@ -312,7 +267,7 @@ def test_hypothesis_no_counterexample_subsampled_single(
 ) -> None:
     pld = pld_of(PoissonSubsampled(Gaussian(sigma=sigma), sampling_rate=q), Accuracy(grid_step=step))
     b = pld.delta(eps)
-    truth = max(subsampled_delta(eps, q, sigma, "remove"), subsampled_delta(eps, q, sigma, "add"))
+    truth = max(poisson_gaussian_delta(sigma, q, eps, add=False), poisson_gaussian_delta(sigma, q, eps, add=True))
     assert b.lower <= truth <= b.upper
 
 
@@ -325,7 +280,7 @@ def test_degenerate_laws(mechanism: EpsilonDelta) -> None:
     pld = pld_of(mechanism).self_compose(k)
     for e in [0.0, 1.0, 149.0]:
         b = pld.delta(e)
-        truth = canonical_delta(mechanism.epsilon, mechanism.delta, k, e)
+        truth = epsilon_delta_composition_delta(mechanism.epsilon, mechanism.delta, k, e)
         assert b.lower <= truth <= b.upper
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import math
 
-import mpmath as mp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,28 +24,12 @@ from optcomp.mechanisms import (
     privacy_loss_laws,
 )
 from optcomp.pld import GridTooLargeError, PrivacyLossDistribution
-from tests._references import gdp_delta, gdp_epsilon
-from tests.tolerances import MPMATH_DPS, PLD_COARSE_STEP, PLD_TEST_STEP
+from tests._references import gdp_delta, gdp_epsilon, laplace_epsilon, two_point_pair_delta
+from tests.tolerances import PLD_COARSE_STEP, PLD_TEST_STEP
 
 
 def pld_of(mechanism: object, accuracy: Accuracy) -> PrivacyLossDistribution:
     return PrivacyLossDistribution.from_laws(*privacy_loss_laws(mechanism), accuracy=accuracy)
-
-
-def pair_delta(p: float, q: float, k: int, eps: float) -> mp.mpf:
-    """Exact δ(ε) of the k-fold pair P = (p, 1−p), Q = (q, 1−q), max over both orders, by enumerating
-    the binomial count of first outcomes (the loss is a function of it)."""
-    with mp.workdps(MPMATH_DPS):
-        pp, qq, e = mp.mpf(p), mp.mpf(q), mp.mpf(eps)
-        out = []
-        for a, b in ((pp, qq), (qq, pp)):
-            s = mp.mpf(0)
-            for j in range(k + 1):
-                pa = mp.binomial(k, j) * a**j * (1 - a) ** (k - j)
-                pb = mp.binomial(k, j) * b**j * (1 - b) ** (k - j)
-                s += max(pa - mp.exp(e) * pb, 0)
-            out.append(s)
-        return max(out)
 
 
 @settings(max_examples=12, deadline=None)
@@ -62,7 +45,7 @@ def test_hypothesis_two_point_pairs_by_enumeration(
 ) -> None:
     pld = pld_of(DiscretePair((p, 1 - p), (q, 1 - q)), Accuracy(grid_step=step)).self_compose(k)
     b = pld.delta(eps)
-    truth = pair_delta(p, q, k, eps)
+    truth = two_point_pair_delta(p, q, k, eps)
     assert b.lower <= truth <= b.upper, (b, truth)
 
 
@@ -107,8 +90,7 @@ def test_default_accuracy_meets_requested_width() -> None:
 def test_tiny_scale_laplace_is_exact_enough() -> None:
     """Laplace(0.001): ε₀ = 1000; ε(δ) = ε₀ + 2 ln(1 − δ) (one step, closed form)."""
     b = compose((Laplace(0.001), 1)).epsilon(1e-5)
-    with mp.workdps(MPMATH_DPS):
-        truth = float(1000 + 2 * mp.log(1 - mp.mpf(1e-5)))
+    truth = laplace_epsilon(1000, 1e-5)
     assert b.lower <= truth <= b.upper
     assert b.width <= 1e-4 * truth
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -24,14 +23,13 @@ from optcomp import (
 )
 from optcomp.optimal import HUGE_EPS
 from optcomp.queries import merged_mu
-from tests._references import gdp_delta, gdp_epsilon
-from tests.tolerances import COARSE_GRID_STEP, MPMATH_DPS, PLD_TEST_STEP
+from tests._references import gdp_composed_mu, gdp_delta, gdp_epsilon, reciprocal
+from tests.tolerances import COARSE_GRID_STEP, PLD_TEST_STEP
 
 
-def _true_mu(items: list[tuple[Gaussian, int]]) -> mpmath.mpf:
+def _true_mu(items: list[tuple[Gaussian, int]]) -> object:
     """√(Σ kᵢ (Δᵢ/σᵢ)²) at ``MPMATH_DPS`` digits (Dong–Roth–Su Cor 3.3)."""
-    with mpmath.workdps(MPMATH_DPS):
-        return mpmath.sqrt(mpmath.fsum(k * (mpmath.mpf(g.sensitivity) / mpmath.mpf(g.sigma)) ** 2 for g, k in items))
+    return gdp_composed_mu((g.sensitivity, g.sigma, k) for g, k in items)
 
 
 # -- routing ----------------------------------------------------------------------------------------
@@ -189,8 +187,6 @@ def test_gaussians_outside_the_gdp_range_stay_on_the_grid(sigma: float) -> None:
 def test_merged_gaussian_dominates_the_exact_merge() -> None:
     """The grid's merged Gaussian has μ = Δ/σ at least the exact √(Σ kᵢ μᵢ²) (50 digits), so upper ends
     computed on it stay upper ends of the true composition."""
-    import mpmath
-
     from optcomp.mechanisms import Gaussian, Laplace
     from optcomp.queries import merge_gaussians
 
@@ -198,6 +194,5 @@ def test_merged_gaussian_dominates_the_exact_merge() -> None:
         counts = {Gaussian(s): k for k, s in enumerate(sigmas, start=3)}
         counts[Laplace(1.0)] = 2
         merged = next(m for m in merge_gaussians(counts) if isinstance(m, Gaussian))
-        with mpmath.workdps(50):
-            exact = mpmath.sqrt(mpmath.fsum(k / mpmath.mpf(s) ** 2 for k, s in enumerate(sigmas, start=3)))
-            assert 1 / mpmath.mpf(merged.sigma) >= exact
+        exact = gdp_composed_mu((1.0, s, k) for k, s in enumerate(sigmas, start=3))
+        assert reciprocal(merged.sigma) >= exact

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -20,38 +19,26 @@ from optcomp.mechanisms import (
     Staircase,
     SubsampledWithoutReplacement,
 )
-from tests.tolerances import COARSE_GRID_STEP, EXACT_RTOL, MPMATH_DPS, RDP_PEER_RTOL, RDP_QUAD_RTOL
+from tests._references import gaussian_mixture_pdf, laplace_pdf, normal_pdf, renyi_divergence
+from tests.tolerances import COARSE_GRID_STEP, EXACT_RTOL, RDP_PEER_RTOL, RDP_QUAD_RTOL
 
 ORDERS = (1.5, 2.0, 3.0, 7.5, 16.0)
-
-
-def renyi(p: object, q: object, alpha: float, lo: float, hi: float, points: list[float]) -> mpmath.mpf:
-    """D_α(P‖Q) = log ∫ p^α q^{1−α} / (α−1) by mpmath quadrature on [lo, hi] split at ``points``."""
-    with mpmath.workdps(MPMATH_DPS // 2):
-        a = mpmath.mpf(alpha)
-        integral = mpmath.quad(lambda x: p(x) ** a * q(x) ** (1 - a), [lo, *points, hi])  # type: ignore[operator]
-        return mpmath.log(integral) / (a - 1)
-
-
-def normal(mean: float, sigma: float) -> object:
-    return lambda x: mpmath.npdf(x, mean, sigma)
 
 
 def test_gaussian_closed_form() -> None:
     sigma, sens = 1.7, 0.6
     values = rdp.gaussian(sigma, sensitivity=sens, orders=ORDERS)
     for a, v in zip(ORDERS, values, strict=True):
-        truth = renyi(normal(sens, sigma), normal(0, sigma), a, -40, 40, [0.0])
+        truth = renyi_divergence(normal_pdf(sens, sigma), normal_pdf(0, sigma), a, -40, 40, [0.0])
         assert v == pytest.approx(float(truth), rel=RDP_QUAD_RTOL)
         assert v >= a * sens**2 / (2 * sigma**2)
 
 
 def test_laplace_closed_form() -> None:
     b = 0.8
-    p = lambda x: mpmath.exp(-abs(x - 1) / b) / (2 * b)
-    q = lambda x: mpmath.exp(-abs(x) / b) / (2 * b)
+    p, q = laplace_pdf(1, b), laplace_pdf(0, b)
     for a, v in zip(ORDERS, rdp.laplace(b, orders=ORDERS), strict=True):
-        assert v == pytest.approx(float(renyi(p, q, a, -80, 80, [0.0, 1.0])), rel=RDP_QUAD_RTOL)
+        assert v == pytest.approx(float(renyi_divergence(p, q, a, -80, 80, [0.0, 1.0])), rel=RDP_QUAD_RTOL)
 
 
 def test_randomized_response_and_discrete_laws() -> None:
@@ -72,11 +59,11 @@ def test_randomized_response_and_discrete_laws() -> None:
 
 @pytest.mark.parametrize(("sigma", "q"), [(1.0, 0.1), (0.7, 0.3), (2.0, 0.02)])
 def test_subsampled_gaussian_integer_orders_exact(sigma: float, q: float) -> None:
-    mix = lambda x: (1 - q) * mpmath.npdf(x, 0, sigma) + q * mpmath.npdf(x, 1, sigma)
+    mix = gaussian_mixture_pdf(sigma, q)
     ints = (2.0, 3.0, 6.0)
     for a, v in zip(ints, rdp.poisson_subsampled_gaussian(sigma, q, orders=ints), strict=True):
-        remove = renyi(mix, normal(0, sigma), a, -60, 60, [0.0, 1.0])
-        add = renyi(normal(0, sigma), mix, a, -60, 60, [0.0, 1.0])
+        remove = renyi_divergence(mix, normal_pdf(0, sigma), a, -60, 60, [0.0, 1.0])
+        add = renyi_divergence(normal_pdf(0, sigma), mix, a, -60, 60, [0.0, 1.0])
         assert v == pytest.approx(float(remove), rel=RDP_QUAD_RTOL)
         assert v >= float(add) * (1 - RDP_QUAD_RTOL)
 
@@ -84,12 +71,12 @@ def test_subsampled_gaussian_integer_orders_exact(sigma: float, q: float) -> Non
 @pytest.mark.parametrize(("sigma", "q"), [(1.0, 0.1), (0.7, 0.3)])
 def test_subsampled_gaussian_fractional_orders_are_upper_bounds(sigma: float, q: float) -> None:
     """The chord bound of log A_α lies above the exact divergence of both directions (and is close)."""
-    mix = lambda x: (1 - q) * mpmath.npdf(x, 0, sigma) + q * mpmath.npdf(x, 1, sigma)
+    mix = gaussian_mixture_pdf(sigma, q)
     fracs = (1.5, 2.5, 4.3)
     for a, v in zip(fracs, rdp.poisson_subsampled_gaussian(sigma, q, orders=fracs), strict=True):
         exact = max(
-            float(renyi(mix, normal(0, sigma), a, -60, 60, [0.0, 1.0])),
-            float(renyi(normal(0, sigma), mix, a, -60, 60, [0.0, 1.0])),
+            float(renyi_divergence(mix, normal_pdf(0, sigma), a, -60, 60, [0.0, 1.0])),
+            float(renyi_divergence(normal_pdf(0, sigma), mix, a, -60, 60, [0.0, 1.0])),
         )
         assert exact <= v <= 2 * exact
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,9 +11,8 @@ from hypothesis import strategies as st
 
 from optcomp import bounds, optimal
 from optcomp.region import PrivacyRegion, composed, from_optimal
-from tests.tolerances import EXACT_RTOL, MPMATH_DPS
-
-mpmath.mp.dps = MPMATH_DPS
+from tests._references import kov_theorem_iii3_deltas
+from tests.tolerances import EXACT_RTOL
 
 
 def test_single_region_boundary_is_f_eps_delta() -> None:
@@ -54,12 +52,9 @@ def test_composed_region_kov_fig3() -> None:
     eps, dlt, k = 0.1, 0.001, 30
     region = composed(eps, dlt, k)
     assert len(region.constraints) == k // 2 + 1
-    e = mpmath.mpf(eps)
+    truths = kov_theorem_iii3_deltas(eps, dlt, k)
     for i, (eps_i, delta_i) in enumerate(region.constraints):
-        di = sum(
-            mpmath.binomial(k, ell) * (mpmath.exp((k - ell) * e) - mpmath.exp((k - 2 * i + ell) * e)) for ell in range(i)
-        ) / (1 + mpmath.exp(e)) ** k
-        truth = float(1 - (1 - mpmath.mpf(dlt)) ** k * (1 - di))
+        truth = float(truths[i])
         assert eps_i == pytest.approx((k - 2 * i) * eps, rel=EXACT_RTOL)
         assert truth <= delta_i <= truth * (1 + EXACT_RTOL)
 

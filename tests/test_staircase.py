@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -15,44 +13,11 @@ from scipy.optimize import minimize_scalar
 import optcomp
 from optcomp.mechanisms import RandomizedResponse, Staircase, optimal_gamma, privacy_loss_laws
 from optcomp.mechanisms.staircase import staircase_mean_absolute, staircase_variance
+from tests._references import staircase_delta, staircase_moments, three_atom_kfold_delta
 from tests.test_mechanisms import law_delta
-from tests.tolerances import EXACT_RTOL, MPMATH_DPS, PLD_TEST_STEP, PMF_ATOL, STAIRCASE_GAMMA_ATOL
+from tests.tolerances import EXACT_RTOL, PLD_TEST_STEP, PMF_ATOL, STAIRCASE_GAMMA_ATOL
 
 CASES = [(1.0, 0.3, 1.0), (2.0, 0.8, 3.0), (0.5, 0.0, 1.0), (3.0, 1.0, 0.5), (1.2, 0.5, 2.0), (0.7, 0.1, 1.0)]
-
-
-def density(x: mpmath.mpf, eps: mpmath.mpf, gamma: mpmath.mpf, sens: mpmath.mpf) -> mpmath.mpf:
-    """Geng–Viswanath's staircase density, read off its definition: a on [0, γΔ), a·e^{−ε} on [γΔ, Δ),
-    and that period repeated with an extra factor e^{−kε} on [kΔ, (k+1)Δ); symmetric."""
-    b = mpmath.exp(-eps)
-    a = (1 - b) / (2 * sens * (gamma + (1 - gamma) * b))
-    t = abs(x) / sens
-    k = mpmath.floor(t)
-    return a * b**k * (1 if t - k < gamma else b)
-
-
-def breakpoints(gamma: float, sens: float, periods: int) -> list[mpmath.mpf]:
-    """Every point where f(y) or f(y − Δ) can jump, on [−periods·Δ, (periods + 1)·Δ]."""
-    pts = set()
-    for k in range(-periods - 1, periods + 2):
-        for off in (0, gamma, -gamma):
-            for shift in (0, 1):
-                pts.add((k + off + shift) * mpmath.mpf(sens))
-    return sorted(p for p in pts if -periods * sens <= p <= (periods + 1) * sens)
-
-
-def exact_delta(eps: float, gamma: float, sens: float, eps_prime: float) -> mpmath.mpf:
-    """∫ max(f(y − Δ) − e^{ε'} f(y), 0) dy, exactly on every cell of constancy, tails beyond ±NΔ ignored
-    (their mass is below e^{−Nε}/2, far below the tolerance for the N used)."""
-    with mpmath.workdps(MPMATH_DPS):
-        e, g, d = mpmath.mpf(eps), mpmath.mpf(gamma), mpmath.mpf(sens)
-        periods = math.ceil(80.0 / eps)
-        pts = breakpoints(gamma, sens, periods)
-        total = mpmath.mpf(0)
-        for lo, hi in itertools.pairwise(pts):
-            mid = (lo + hi) / 2
-            total += max(density(mid - d, e, g, d) - mpmath.exp(eps_prime) * density(mid, e, g, d), 0) * (hi - lo)
-        return total
 
 
 @pytest.mark.parametrize(("eps", "gamma", "sens"), CASES)
@@ -61,22 +26,13 @@ def test_law_matches_integrated_density(eps: float, gamma: float, sens: float) -
     assert law is add
     assert set(law.atom_losses.tolist()) <= {-eps, 0.0, eps}
     for eps_prime in (0.0, 0.3 * eps, 0.9 * eps, eps, 1.5 * eps):
-        truth = float(exact_delta(eps, gamma, sens, eps_prime))
+        truth = float(staircase_delta(eps, gamma, sens, eps_prime))
         assert law_delta(law, eps_prime) == pytest.approx(truth, rel=EXACT_RTOL, abs=PMF_ATOL)
 
 
 @pytest.mark.parametrize(("eps", "gamma", "sens"), CASES)
 def test_moments_match_integrated_density(eps: float, gamma: float, sens: float) -> None:
-    with mpmath.workdps(MPMATH_DPS):
-        e, g, d = mpmath.mpf(eps), mpmath.mpf(gamma), mpmath.mpf(sens)
-        periods = math.ceil(100.0 / eps)
-        second = first = mpmath.mpf(0)
-        for k in range(periods):
-            for lo, hi in (((k) * d, (k + g) * d), ((k + g) * d, (k + 1) * d)):
-                if hi > lo:
-                    level = density((lo + hi) / 2, e, g, d)
-                    second += 2 * level * (hi**3 - lo**3) / 3
-                    first += 2 * level * (hi**2 - lo**2) / 2
+    first, second = staircase_moments(eps, gamma, sens)
     assert staircase_variance(eps, gamma, sensitivity=sens) == pytest.approx(float(second), rel=EXACT_RTOL)
     assert staircase_mean_absolute(eps, gamma, sensitivity=sens) == pytest.approx(float(first), rel=EXACT_RTOL)
     assert Staircase(eps, gamma=gamma, sensitivity=sens).variance == staircase_variance(eps, gamma, sensitivity=sens)
@@ -116,16 +72,7 @@ def test_composition_contains_the_trinomial_truth() -> None:
     masses = dict(zip(law.atom_losses.tolist(), law.atom_p.tolist(), strict=True))
     pld = optcomp.compose((Staircase(eps, gamma=gamma), k), accuracy=optcomp.Accuracy(grid_step=PLD_TEST_STEP))
     for eps_prime in (0.0, 0.8, 2.0):
-        with mpmath.workdps(MPMATH_DPS):
-            truth = mpmath.mpf(0)
-            for plus in range(k + 1):
-                for minus in range(k + 1 - plus):
-                    zero = k - plus - minus
-                    loss = (plus - minus) * eps
-                    if loss > eps_prime:
-                        weight = mpmath.factorial(k) / (mpmath.factorial(plus) * mpmath.factorial(minus) * mpmath.factorial(zero))
-                        pmass = weight * mpmath.mpf(masses[eps]) ** plus * mpmath.mpf(masses[-eps]) ** minus * mpmath.mpf(masses[0.0]) ** zero
-                        truth += pmass * (1 - mpmath.exp(eps_prime - loss))
+        truth = three_atom_kfold_delta(eps, masses[eps], masses[-eps], masses[0.0], k, eps_prime)
         assert pld.delta(eps_prime).contains(float(truth))
 
 

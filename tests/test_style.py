@@ -143,3 +143,39 @@ def test_library_never_imports_peers() -> None:
         if re.search(r"^\s*(import|from)\s+(dp_accounting|prv_accountant)\b", path.read_text(encoding="utf-8"), re.MULTILINE)
     ]
     assert offenders == []
+
+
+def _mpmath_imports(path: Path) -> list[str]:
+    """Lines of ``path`` that import mpmath (``import mpmath``, ``import mpmath as mp``, ``from mpmath …``),
+    at any depth (a function-level import counts too)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    hits = []
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        if any(n == "mpmath" or n.startswith("mpmath.") for n in names):
+            hits.append(f"{path.name}:{node.lineno}")
+    return hits
+
+
+def test_tests_take_their_references_from_tests_references() -> None:
+    """Independent truths live in ``tests/_references`` only (issue 16, item 5): a test that needs a
+    high-precision value imports a named, documented reference function instead of importing mpmath."""
+    tests = Path(__file__).resolve().parent
+    references = tests / "_references"
+    offenders = [
+        hit
+        for path in sorted(tests.rglob("*.py"))
+        if references not in path.parents and path != references.with_suffix(".py")
+        for hit in _mpmath_imports(path)
+    ]
+    assert offenders == [], f"import mpmath only in tests/_references (add a reference function there): {offenders}"
+
+
+def test_the_mpmath_rule_catches_every_spelling(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("import mpmath\nimport mpmath as mp\nfrom mpmath import mpf\ndef f():\n    import mpmath\nimport math\n")
+    assert _mpmath_imports(probe) == ["probe.py:1", "probe.py:2", "probe.py:3", "probe.py:5"]

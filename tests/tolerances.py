@@ -51,6 +51,6 @@ SHUFFLE_BIN_RTOL = 1e-3
 QUADRATURE_ATOL = 1e-12
 #: f-DP readouts on a PLD (issue 15): wall-clock bound per call that turns a hang into a failure (not a timing test).
 FDP_PLD_CALL_SECONDS = 120.0
-#: Issue 15 grid of GDP closed forms: relative excess allowed of the directed δ over the 50-digit value where
+#: Directed GDP closed forms (issue 15): relative excess allowed of the directed δ over the 50-digit value where
 #: μ ≥ 0.1 (the stated error bound is ≈ 8u(κ + a² + |log δ| + 8) in log δ; a few hundred ulps at ε ≤ 200).
 GDP_DIRECTED_RTOL = 1e-11
