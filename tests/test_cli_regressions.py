@@ -1,5 +1,5 @@
-"""Regression tests for the reproducers of the CLI-hardening issue (tracebacks, NaN answers, tables that lie
-by omission, minutes of silence, rough help), each run in-process through ``optcomp.cli.main``."""
+"""The CLI never shows a traceback, a NaN answer, a table that lies by omission, minutes of silence or
+rough help: each case run in-process through ``optcomp.cli.main``."""
 
 from __future__ import annotations
 

@@ -340,7 +340,7 @@ def test_cli_plan_invalid_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Capt
     assert "plan file cannot be read" in capsys.readouterr().err
 
 
-# --- extreme budgets (issue 19: ε = 1e-320 froze the search; 5e-324 and 1e-315 died inside) --------------
+# --- extreme budgets (ε = 1e-320 once froze the search; 5e-324 and 1e-315 died inside) ---------------------
 
 CENSUS = Path(__file__).resolve().parent.parent / "examples" / "census_plan.toml"
 
@@ -403,7 +403,7 @@ def test_plan_error_locates_its_field_and_survives_pickling() -> None:
 def test_cli_refuses_extreme_budgets_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], epsilon: str
 ) -> None:
-    """The issue-19 reproducer: ``optcomp plan`` on the census example with a subnormal (or huge) ε."""
+    """``optcomp plan`` on the census example with a subnormal (or huge) ε: one line naming ``epsilon``."""
     text = CENSUS.read_text(encoding="utf-8").replace("epsilon = 1.0", f"epsilon = {epsilon}", 1)
     path = tmp_path / "plan.toml"
     path.write_text(text, encoding="utf-8")

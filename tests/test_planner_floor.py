@@ -1,4 +1,4 @@
-"""The planner asks the queries floor and the one inverse solver (issue 16): no engine decision of its own."""
+"""The planner asks the queries floor and the one inverse solver: no engine decision of its own."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_unreachable_lock_is_refused_naming_field_and_index() -> None:
 
 
 def test_planner_has_no_engine_of_its_own() -> None:
-    """Routing, the Gaussian merge and the black-box engine are the queries floor's (issue 16)."""
+    """Routing, the Gaussian merge and the black-box engine are the queries floor's."""
     text = "\n".join(p.read_text(encoding="utf-8") for p in PLANNER.glob("*.py"))
     for spelling in ("gdp_epsilon", "gdp_delta_bound", "sqrt(math.fsum", "optimal.epsilon(", "from optcomp import optimal"):
         assert spelling not in text, spelling

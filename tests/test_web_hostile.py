@@ -182,7 +182,7 @@ def test_live_server_answers_while_a_hostile_plan_is_refused() -> None:
                     break
             except OSError:
                 time.sleep(0.1)
-        # the freeze reproducer of issue 19: refused at once, naming the field
+        # a subnormal budget (it once froze the planner): refused at once, naming the field
         status, answer = _request(base + "/api/plan", {"plan": {**CENSUS, "epsilon": 1e-320}, "modes": ["basic"]})
         assert status == 422 and isinstance(answer, dict) and answer["field"] == "epsilon"
         # a plan that computes past the limit: killed and refused, while GET / is answered meanwhile
