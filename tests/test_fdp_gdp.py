@@ -21,6 +21,7 @@ from optcomp.fdp import (
     group_privacy,
     tensor,
 )
+from tests._references import gdp_composed_mu
 from tests._references import gdp_delta as _mp_delta
 from tests._references import gdp_log_delta as _mp_log_delta
 from tests.tolerances import EXACT_RTOL, GDP_ATOL, GDP_RTOL
@@ -130,3 +131,31 @@ def test_delta_at_gaussian_contains_truth_for_small_mu(mu: float, eps: float) ->
     b = delta_at(gaussian_tradeoff(mu), eps)
     truth = _mp_delta(mu, eps)
     assert b.lower <= truth <= b.upper
+
+
+@given(
+    st.lists(st.tuples(st.floats(1e-300, 1e300), st.integers(0, 10**12)), min_size=1, max_size=6),
+)
+@settings(max_examples=200, deadline=None)
+def test_gdp_compose_with_counts_is_within_its_stated_error(terms: list[tuple[float, int]]) -> None:
+    """√(Σ kᵢμᵢ²) within 4.5u of the 50-digit value, whatever the range of the squares (rescaled path)."""
+    mus = [m for m, _ in terms]
+    counts = [k for _, k in terms]
+    truth = gdp_composed_mu((m, 1.0, k) for m, k in terms)
+    ours = gdp_compose(mus, counts)
+    if truth == 0:
+        assert ours == 0.0
+        return
+    assert abs(ours - float(truth)) <= 4.5 * 2.0**-53 * float(truth) * (1 + 1e-12)
+
+
+def test_gdp_compose_counts_are_the_list_it_stands_for() -> None:
+    assert gdp_compose([0.5], [4]) == 1.0 == gdp_compose([0.5] * 4)
+    assert gdp_compose([3.0, 4.0]) == 5.0
+    assert gdp_compose([1e200, 1e200]) == pytest.approx(math.sqrt(2) * 1e200, rel=1e-15)  # squares overflow
+    assert gdp_compose([3e-200, 4e-200]) == pytest.approx(5e-200, rel=1e-15)  # squares underflow
+    assert gdp_compose([]) == 0.0 and gdp_compose([2.0], [0]) == 0.0
+    with pytest.raises(ValueError, match="counts must have one entry per mu"):
+        gdp_compose([1.0, 2.0], [1])
+    with pytest.raises(ValueError, match=r"counts\[0\]"):
+        gdp_compose([1.0], [-1])

@@ -31,6 +31,8 @@ UNIT_ROUNDOFF: float = 2.0**-53
 
 #: The smallest positive subnormal double, 2⁻¹⁰⁷⁴: the absolute error of a result that underflows.
 SMALLEST_SUBNORMAL: float = 5e-324
+#: The smallest positive normal double, 2⁻¹⁰²²: below it a result carries an absolute, not relative, error.
+SMALLEST_NORMAL: float = 2.0**-1022
 #: Smallest product |a·b| for which Dekker's TwoProduct error term is exact (none of its partial products
 #: reaches the subnormal range: 2^-1022 · 2^53 with a margin).
 EXACT_PRODUCT_MIN: float = 2.0**-900
@@ -501,6 +503,7 @@ __all__ = [
     "RELATIVE_SLACK",
     "ROOT_RTOL",
     "SAMPLING_RATE",
+    "SMALLEST_NORMAL",
     "SMALLEST_SUBNORMAL",
     "SPECIAL_FUNCTION_LOG_ERROR",
     "TINY_PAD",

@@ -33,6 +33,7 @@ from optcomp._numerics import (
     round_up,
 )
 from optcomp._rounding import log1mexp_array, log_binomial, rounding_error
+from optcomp.fdp._gdp import gdp_compose
 from optcomp.fdp._tradeoff import (
     GaussianTradeOff,
     PiecewiseLinearTradeOff,
@@ -135,7 +136,7 @@ def tensor(*fs: TradeOff) -> TradeOff:
     if not fs:
         raise ValueError("tensor needs at least one trade-off function, got none")
     if all(isinstance(f, GaussianTradeOff) for f in fs):
-        return GaussianTradeOff(math.hypot(*[f.mu for f in fs if isinstance(f, GaussianTradeOff)]))
+        return GaussianTradeOff(gdp_compose([f.mu for f in fs if isinstance(f, GaussianTradeOff)]))
     pls = [f for f in fs if isinstance(f, PiecewiseLinearTradeOff)]
     if len(pls) == len(fs):
         acc = pls[0]

@@ -26,6 +26,7 @@ from optcomp._inverse import solve
 from optcomp._numerics import (
     EPSILON_XTOL,
     GDP_LOG_ERROR_PER_UNIT,
+    SMALLEST_NORMAL,
     FloatArray,
     check_int,
     check_nonnegative,
@@ -296,13 +297,34 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
     return 0.0 if mu is None or mu < EPSILON_XTOL else mu
 
 
-def gdp_compose(mus: Sequence[float]) -> float:
-    """μ of the composition of μ_i-GDP mechanisms: √(Σ μ_i²) (DRS Cor. 3.3, G_{μ1} ⊗ G_{μ2} = G_{√(μ1²+μ2²)}).
+def gdp_compose(mus: Sequence[float], counts: Sequence[int] | None = None) -> float:
+    """μ of the composition of kᵢ runs of each μᵢ-GDP mechanism: √(Σ kᵢ μᵢ²) (DRS Cor. 3.3,
+    G_{μ1} ⊗ G_{μ2} = G_{√(μ1²+μ2²)}); ``counts`` default to 1. The one home of this rule (the queries
+    floor's :func:`optcomp.queries.merged_mu` and :func:`optcomp.fdp.tensor` call it).
 
-    Exact closed form (``math.hypot``, correctly rounded to within an ulp).
+    Computed as ``sqrt(fsum(kᵢ·μᵢ²))`` while every kᵢμᵢ² is a normal double: relative error ≤ 2.5u
+    from the μᵢ given (μᵢ² and kᵢ· one rounding each, ``fsum`` correctly rounded over positive terms,
+    ``sqrt`` halves the sum's error and adds one rounding). Where a term would overflow or fall below
+    the normal range: m·√(fsum(kᵢ(μᵢ/m)²)), m = max μᵢ, within 4.5u (one division and one product
+    more), plus terms that underflow (each < 2⁻¹⁰²² against a sum ≥ 1).
     """
     vals = [check_nonnegative(f"mus[{i}]", m) for i, m in enumerate(mus)]
-    return math.hypot(*vals) if vals else 0.0
+    ks = [1] * len(vals) if counts is None else [check_int(f"counts[{i}]", k, minimum=0) for i, k in enumerate(counts)]
+    if len(ks) != len(vals):
+        raise ValueError(f"counts must have one entry per mu ({len(vals)}), got {len(ks)}")
+    pairs = [(m, k) for m, k in zip(vals, ks, strict=True) if m > 0.0 and k > 0]
+    if not pairs:
+        return 0.0
+    top = max(m for m, _ in pairs)
+    if math.isinf(top):
+        return math.inf
+    try:
+        terms = [k * m**2 for m, k in pairs]
+    except OverflowError:  # a float's ** raises where * would give inf: the rescaled path below
+        terms = [math.inf]
+    if all(SMALLEST_NORMAL <= t < math.inf for t in terms):
+        return math.sqrt(math.fsum(terms))
+    return top * math.sqrt(math.fsum(k * (m / top) ** 2 for m, k in pairs))
 
 
 def gdp_group(mu: float, k: int) -> float:
