@@ -8,6 +8,7 @@ and every tiny number is a named constant there. The engine rules below read cod
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -179,3 +180,25 @@ def test_the_mpmath_rule_catches_every_spelling(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("import mpmath\nimport mpmath as mp\nfrom mpmath import mpf\ndef f():\n    import mpmath\nimport math\n")
     assert _mpmath_imports(probe) == ["probe.py:1", "probe.py:2", "probe.py:3", "probe.py:5"]
+
+
+#: Room sizes (issue 16's "done when"): a module a reader can hold, a function that does one thing.
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_BODY_LINES = 80
+
+
+def test_modules_and_functions_stay_small() -> None:
+    """Every module of src/optcomp ≤ 600 lines; every function ≤ 80 lines of body (docstring excluded)."""
+    too_long: list[str] = []
+    for path in sorted(SRC.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        where = str(path.relative_to(SRC))
+        if source.count("\n") > MAX_MODULE_LINES:
+            too_long.append(f"{where}: {source.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = node.body[1:] if ast.get_docstring(node) else node.body
+                lines = (body[-1].end_lineno or 0) - body[0].lineno + 1 if body else 0
+                if lines > MAX_FUNCTION_BODY_LINES:
+                    too_long.append(f"{where}: {node.name} has {lines} lines of body")
+    assert not too_long, too_long
