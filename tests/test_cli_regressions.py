@@ -163,12 +163,18 @@ def test_negative_zero_input_is_not_echoed(capsys: pytest.CaptureFixture[str]) -
         (["region", "--eps", "0.1", "--delta", "0.001", "-k", str(10**5)], "use -k <="),
         (["tradeoff", "--eps", "0.1", "--delta", "1e-6", "--group", str(10**9)], "--group"),
         (["tradeoff", "--gdp", "1", "--points", str(10**6)], "--format csv"),
-        (["tradeoff", "--gdp", "1", "-k", str(10**12)], "-k 1"),
         (["plot", "compare", "--max-k", str(10**12), "--output", "x.png"], "--max-k <="),
     ],
 )
 def test_long_work_is_refused_up_front(capsys: pytest.CaptureFixture[str], args: list[str], hint: str) -> None:
     refused(capsys, args, hint)
+
+
+def test_a_huge_gdp_count_is_answered_in_closed_form(capsys: pytest.CaptureFixture[str]) -> None:
+    """-k is a count (G_μ composed k times is G_{μ√k}, Dong–Roth–Su Cor 3.3): 10¹² runs answer at once."""
+    rc, out, err = run(capsys, ["tradeoff", "--gdp", "1", "-k", str(10**12), "--points", "3", "--json"])
+    assert rc == 0 and err == ""
+    assert json.loads(out)["curve"].startswith("G_1e+06 ")
 
 
 def test_progress_bar_only_on_request(capsys: pytest.CaptureFixture[str]) -> None:
