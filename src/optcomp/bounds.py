@@ -104,10 +104,13 @@ def _mul_up(k: int, x: float) -> float:
 
 
 def _sum_up(values: Iterable[float]) -> float:
-    """Σ values (non-negative) rounded up: ``math.fsum`` is correctly rounded, so at most one step up."""
+    """Σ values (non-negative) rounded up: ``math.fsum`` is correctly rounded, so at most one step up.
+
+    Whether the step is needed is the sign of the exact residual Σ values − s, read from ``fsum`` of the
+    values and −s (correctly rounded, so its sign is exact and it is 0 only when the residual is)."""
     vals = list(values)
     s = _fsum(vals)
-    if math.isfinite(s) and Fraction(s) < sum(map(Fraction, vals), Fraction(0)):
+    if math.isfinite(s) and math.fsum([*vals, -s]) > 0.0:
         return next_up(s)
     return s
 
