@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from optcomp.fdp import (
@@ -54,6 +54,7 @@ def test_group_of_epsilon_delta_is_tight_at_g_epsilon() -> None:
     delta=st.floats(0.0, 0.01),
     g=st.integers(2, 6),
 )
+@example(epsilon=2.0, delta=3e-08, g=6)  # e^{12} amplifies the knots' α rounding to ~1e-12 in β
 def test_group_of_epsilon_delta_curve(epsilon: float, delta: float, g: int) -> None:
     f = epsilon_delta_tradeoff(epsilon, delta)
     grouped = group_privacy(f, g)
@@ -70,7 +71,8 @@ def test_group_of_epsilon_delta_curve(epsilon: float, delta: float, g: int) -> N
     if group_epsilon_delta_delta(epsilon, delta, g - 1) <= (1.0 - delta) / (1.0 + math.exp(epsilon)):
         assert truth <= b.upper + 1e-15
         closed = epsilon_delta_tradeoff(g * epsilon, truth)
-        assert grouped.dominates(closed, atol=1e-12)
+        # within the curve's own stated per-knot error (up to ~4e-10 where e^{gε} amplifies the α rounding)
+        assert grouped.dominates(closed, atol=1e-12 + float(np.max(grouped.knot_error)))
 
 
 def test_group_of_gaussian_is_closed_form() -> None:
