@@ -110,9 +110,13 @@ def _sum_up(values: Iterable[float]) -> float:
     values and −s (correctly rounded, so its sign is exact and it is 0 only when the residual is)."""
     vals = list(values)
     s = _fsum(vals)
-    if math.isfinite(s) and math.fsum([*vals, -s]) > 0.0:
+    if not math.isfinite(s):
+        return s
+    try:
+        residual = math.fsum([*vals, -s])
+    except OverflowError:  # an exact sum at the top of the float range: step up (the safe side)
         return next_up(s)
-    return s
+    return next_up(s) if residual > 0.0 else s
 
 
 def _drift(epsilon: float) -> float:

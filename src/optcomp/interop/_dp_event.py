@@ -137,9 +137,14 @@ class EventComposition:
     allocations: tuple[tuple[RandomAllocation, int], ...] = field(default=())
 
     @property
+    def empty(self) -> bool:
+        """No mechanism at all: ε = 0 and δ = 0 exactly (``engine`` is ``"none"``)."""
+        return not self.items and not self.allocations
+
+    @property
     def engine(self) -> Engine:
         """``"none"``, or the floor's engine for the upper end's items (class docstring)."""
-        if not self.items and not self.allocations:
+        if self.empty:
             return "none"
         return compose_items(self.dominating_items(), self.neighbouring, DEFAULT_ACCURACY).engine()
 
@@ -185,7 +190,7 @@ class EventComposition:
         from optcomp._numerics import check_probability
 
         d = check_probability("delta", delta)
-        if self.engine == "none":
+        if self.empty:
             return Bound.exact(0.0)
         if not self.private:
             return Bound(math.inf, math.inf) if d < 1.0 else Bound.exact(0.0)
@@ -196,7 +201,7 @@ class EventComposition:
         from optcomp._numerics import check_nonnegative
 
         e = check_nonnegative("epsilon", epsilon)
-        if self.engine == "none":
+        if self.empty:
             return Bound.exact(0.0)
         if not self.private:
             return Bound.exact(1.0)
