@@ -31,7 +31,7 @@ import io
 import re
 import shlex
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -264,11 +264,15 @@ def console_commands(block: Block) -> Iterator[Command]:
             shown.append(text)
 
 
-def run_console(block: Block, where: str) -> list[str]:
+def run_console(block: Block, where: str, skip: Callable[[str], bool] = lambda shown: False) -> list[str]:
+    """Run a block's commands that show output (except where ``skip(shown)``); the failures, each naming
+    the document line, the command and the value that differs."""
     from optcomp.cli import main
 
     failures: list[str] = []
     for command in console_commands(block):
+        if skip(command.shown):
+            continue
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = main(command.argv)
