@@ -75,7 +75,7 @@ def _row(pg: Any, i: int) -> Any:
 
 
 def _number(text: str) -> float:
-    return float(text.replace("±", "").replace("×", "").split(" ")[0])
+    return float(text.replace("±", "").replace("×", "").split()[0])
 
 
 def _build_three(pg: Any) -> None:
@@ -204,3 +204,103 @@ def test_mechanism_menu_is_the_table(page: Any, tmp_path: Path) -> None:
         assert got == want
     assert _row(pg, 0).locator('[data-key="mechanism"]').input_value() == "discrete_laplace"  # the default plan's
     pg.screenshot(path=str(tmp_path / "7-mechanism-menu.png"), full_page=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Narrow and wide windows, a failed load, a lock chosen before its value (issue 27, item 17).
+# ---------------------------------------------------------------------------------------------
+
+CENSUS = Path(__file__).resolve().parents[1] / "examples" / "census_plan.toml"
+
+#: Smallest on-screen font size (px) accepted for the chart's labels and values.
+MIN_CHART_FONT_PX = 10.5
+
+_LAYOUT_PROBE = """() => {
+  const vw = document.documentElement.clientWidth;
+  const rows = [...document.querySelectorAll('tr.stat')];
+  const right = (e) => e.getBoundingClientRect().right;
+  const cut = (sel) => rows.map((r) => r.querySelector(sel)).filter((e) => e && !e.disabled)
+      .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.value);
+  const svg = document.querySelector('#chart svg');
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const fonts = [...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale);
+  return {
+    viewport: vw,
+    pageWidth: document.documentElement.scrollWidth,
+    outRight: Math.max(...rows.flatMap((r) => [...r.querySelectorAll('td.out, td.c-remove')].map(right))),
+    cutNames: cut('[data-key="name"]'), cutUppers: cut('[data-key="upper"]'), cutLowers: cut('[data-key="lower"]'),
+    chartFont: Math.min(...fonts),
+    chartCut: [...svg.querySelectorAll('text.label')].filter((t) => t.textContent.endsWith('…')).map((t) => t.textContent),
+  };
+}"""
+
+
+def _open(server_url: str, width: int) -> Iterator[Any]:
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        pg = browser.new_page(viewport={"width": width, "height": 900})
+        errors: list[str] = []
+        pg.on("pageerror", lambda exc: errors.append(str(exc)))
+        pg.goto(server_url)
+        _wait_planned(pg)
+        yield pg
+        assert errors == [], f"JavaScript errors: {errors}"
+        browser.close()
+
+
+def _load_census(pg: Any) -> None:
+    pg.set_input_files("#load", str(CENSUS))
+    pg.wait_for_function("document.querySelector('#file-message').textContent.startsWith('loaded')", timeout=WAIT_MS)
+    _wait_planned(pg)
+
+
+@pytest.mark.parametrize("width", [800, 1400])
+def test_census_plan_fits_the_window(server_url: str, width: int, tmp_path: Path) -> None:
+    """Every result column is inside the window, no name or bound is cut, the chart is drawn at 1:1 with
+    readable labels, none of them shortened."""
+    for pg in _open(server_url, width):
+        _load_census(pg)
+        pg.screenshot(path=str(tmp_path / f"census-{width}.png"), full_page=True)
+        got = pg.evaluate(_LAYOUT_PROBE)
+        assert got["pageWidth"] <= got["viewport"], got
+        assert got["outRight"] <= got["viewport"], got
+        assert got["cutNames"] == [] and got["cutUppers"] == [] and got["cutLowers"] == [], got
+        assert got["chartFont"] >= MIN_CHART_FONT_PX and got["chartCut"] == [], got
+        assert pg.locator(".acc").first.is_visible() and pg.locator(".gain").first.is_visible()
+
+
+def test_a_failed_load_keeps_the_plan(server_url: str, tmp_path: Path) -> None:
+    """A file that does not load says why in the file bar and leaves the valid plan on the page as it was."""
+    for pg in _open(server_url, 800):
+        _load_census(pg)
+        before = [_row(pg, i).locator(".eps").inner_text() for i in range(3)]
+        broken = tmp_path / "broken.toml"
+        broken.write_text(CENSUS.read_text(encoding="utf-8").replace("weight = 2.0", "weight = -1", 1), encoding="utf-8")
+        pg.set_input_files("#load", str(broken))
+        pg.wait_for_function("document.querySelector('#file-message').textContent.startsWith('not loaded')",
+                             timeout=WAIT_MS)
+        pg.screenshot(path=str(tmp_path / "failed-load.png"), full_page=True)
+        message = pg.locator("#file-message")
+        assert "broken.toml" in message.inner_text() and "field 'weight'" in message.inner_text()
+        assert "error" in (message.get_attribute("class") or "") and message.get_attribute("role") == "alert"
+        assert "invalid" in (pg.locator("label.file").get_attribute("class") or "")
+        assert "has-error" not in (pg.locator("body").get_attribute("class") or "")  # nothing greyed out
+        assert pg.locator("tr.msg:not([hidden])").count() == 0 and pg.locator("#stats .invalid").count() == 0
+        assert [_row(pg, i).locator(".eps").inner_text() for i in range(3)] == before
+        _load_census(pg)  # a good file afterwards clears the message
+        assert "error" not in (message.get_attribute("class") or "")
+
+
+def test_choosing_a_lock_waits_for_its_value(server_url: str, tmp_path: Path) -> None:
+    for pg in _open(server_url, 800):
+        _row(pg, 0).locator('[data-key="lock"]').select_option("accuracy")
+        value = _row(pg, 0).locator('[data-key="lockValue"]')
+        assert value.evaluate("e => document.activeElement === e") and value.get_attribute("placeholder") == "α ≤"
+        _wait_planned(pg)
+        pg.screenshot(path=str(tmp_path / "lock-chosen.png"))
+        assert "applies once its value is typed" in pg.locator("#status").inner_text()
+        assert pg.locator("tr.msg:not([hidden])").count() == 0 and not pg.locator("#global-error").is_visible()
+        value.fill("40")
+        _wait_planned(pg)
+        assert _number(_row(pg, 0).locator(".acc").inner_text()) <= 40.0
+        assert "applies once" not in pg.locator("#status").inner_text()

@@ -54,3 +54,6 @@ FDP_PLD_CALL_SECONDS = 120.0
 #: Directed GDP closed forms (issue 15): relative excess allowed of the directed δ over the 50-digit value where
 #: μ ≥ 0.1 (the stated error bound is ≈ 8u(κ + a² + |log δ| + 8) in log δ; a few hundred ulps at ε ≤ 200).
 GDP_DIRECTED_RTOL = 1e-11
+#: README/docs numbers (tests/test_readme.py): a number quoted with a decimal point matches within this many
+#: units of its last quoted digit (documents round; bracket ends are rounded outwards).
+DOC_LAST_DIGIT_UNITS = 1

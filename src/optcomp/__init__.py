@@ -9,39 +9,61 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
 * :mod:`optcomp.fdp` — f-DP and Gaussian DP (Dong–Roth–Su).
 * :mod:`optcomp.calibrate`, :mod:`optcomp.dpsgd` — noise calibration and DP-SGD accounting.
 
-Every public submodule and subpackage (the list is read from the package directory) loads on first
-attribute access (``import optcomp; optcomp.dpsgd.epsilon(...)`` works
-without importing :mod:`optcomp.dpsgd` first).
+Everything here loads on first attribute access (PEP 562): ``import optcomp`` imports neither numpy nor
+scipy, so the command line starts fast; ``optcomp.Gaussian``, ``from optcomp import compose`` and every
+public submodule and subpackage (``optcomp.dpsgd.epsilon(...)``; the list is read from the package
+directory) are imported the first time they are used. :data:`_EXPORTS` maps each name at the root to the
+module that defines it; a new root name is one line there (and one in the ``TYPE_CHECKING`` block).
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
-from optcomp.composition import compose
-from optcomp.mechanisms import (
-    DiscreteLaplace,
-    DiscretePair,
-    EpsilonDelta,
-    Gaussian,
-    KaryRandomizedResponse,
-    Laplace,
-    Mechanism,
-    PoissonSubsampled,
-    RandomizedResponse,
-    ShiftedTruncatedLaplace,
-    Staircase,
-    SubsampledWithoutReplacement,
-    TruncatedLaplace,
-    privacy_loss_laws,
-)
-from optcomp.pld import GridTooLargeError  # the engines' refusal of a too-fine grid, at the root
-from optcomp.queries import Composition
+if TYPE_CHECKING:  # what static checkers see; at run time each name is imported on first access
+    from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
+    from optcomp.composition import compose
+    from optcomp.mechanisms import (
+        DiscreteLaplace,
+        DiscretePair,
+        EpsilonDelta,
+        Gaussian,
+        KaryRandomizedResponse,
+        Laplace,
+        Mechanism,
+        PoissonSubsampled,
+        RandomizedResponse,
+        ShiftedTruncatedLaplace,
+        Staircase,
+        SubsampledWithoutReplacement,
+        TruncatedLaplace,
+        privacy_loss_laws,
+    )
+    from optcomp.pld import GridTooLargeError  # the engines' refusal of a too-fine grid, at the root
+    from optcomp.queries import Composition
 
 __version__ = "0.1.0"
+
+#: Root name → the module that defines it (imported on first access).
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_ACCURACY": "optcomp._numerics",
+    "Accuracy": "optcomp._numerics",
+    "Bound": "optcomp._numerics",
+    "compose": "optcomp.composition",
+    "Composition": "optcomp.queries",
+    "GridTooLargeError": "optcomp.pld",
+    **dict.fromkeys(
+        (
+            "DiscreteLaplace", "DiscretePair", "EpsilonDelta", "Gaussian", "KaryRandomizedResponse", "Laplace",
+            "Mechanism", "PoissonSubsampled", "RandomizedResponse", "ShiftedTruncatedLaplace", "Staircase",
+            "SubsampledWithoutReplacement", "TruncatedLaplace", "privacy_loss_laws",
+        ),
+        "optcomp.mechanisms",
+    ),
+}
+
 
 def _submodule_names() -> frozenset[str]:
     """Every public submodule and subpackage of optcomp (names not starting with "_"), read from the
@@ -54,13 +76,17 @@ _SUBMODULES = _submodule_names()
 
 
 def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # later accesses skip this hook
+        return value
     if name in _SUBMODULES:
         return importlib.import_module(f"optcomp.{name}")
     raise AttributeError(f"module 'optcomp' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _SUBMODULES)
+    return sorted(set(globals()) | _SUBMODULES | set(_EXPORTS))
 
 
 __all__ = [

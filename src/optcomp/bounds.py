@@ -125,9 +125,13 @@ def _drift(epsilon: float) -> float:
 
 
 def _one_minus_product(deltas: Sequence[float]) -> float:
-    """1 − Π(1 − δ_i), evaluated as −expm1(Σ log1p(−δ_i)) (exact to a few ulps, no cancellation)."""
+    """1 − Π(1 − δ_i), evaluated as −expm1(Σ log1p(−δ_i)) (exact to a few ulps, no cancellation); exactly
+    δ_j when it is the only nonzero δ_i (1 − (1 − δ_j) = δ_j, nothing to round)."""
     if any(d >= 1.0 for d in deltas):
         return 1.0
+    nonzero = [d for d in deltas if d != 0.0]
+    if len(nonzero) <= 1:
+        return nonzero[0] if nonzero else 0.0
     return min(1.0, _up(-math.expm1(math.fsum(math.log1p(-d) for d in deltas)), 6))
 
 
@@ -338,9 +342,11 @@ def kov_bound(epsilon: float, delta: float, k: int, delta_slack: float) -> EpsDe
 
 
 def _pow_delta(delta: float, k: int, delta_slack: float) -> float:
-    """1 − (1 − δ)^k (1 − δ̃) via expm1/log1p."""
+    """1 − (1 − δ)^k (1 − δ̃) via expm1/log1p; exactly δ̃ when δ = 0 (1 − (1 − δ̃) = δ̃, nothing to round)."""
     if delta >= 1.0 or delta_slack >= 1.0:
         return 1.0
+    if delta == 0.0:
+        return delta_slack
     return min(1.0, _up(-math.expm1(k * math.log1p(-delta) + math.log1p(-delta_slack)), 8))
 
 

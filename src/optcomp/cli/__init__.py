@@ -11,23 +11,63 @@ their help (exit status 0).
 Commands run under ``numpy.errstate(invalid="raise")``: a NaN produced anywhere in an engine (inf − inf,
 0·inf) stops the command with one line instead of flowing into a printed answer; overflow to ±inf and
 underflow to 0 are IEEE arithmetic the engines rely on and stay silent (no RuntimeWarning noise).
+
+**Adding a command** is one line in :data:`COMMANDS`: its name, the module that defines it, and the
+one-line help that ``optcomp --help`` shows. The module attaches the command to the group with
+``@cli.command("NAME")`` (or ``@cli.group("NAME")``; ``from optcomp.cli._common import cli``) and is
+imported only when that command runs, so ``optcomp --help``/``--version`` import no command module and
+neither numpy nor scipy (``tests/test_cli_startup.py`` checks both, and that each line below matches the
+command's own first docstring sentence). Subcommands of a group (``optcomp ledger backup``) and new
+options of a command need nothing here.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 
 import click
-import numpy as np
 
 from optcomp.cli._common import MAX_JSON_DEPTH, accuracy_advice, cli
-from optcomp.pld import GridTooLargeError
+
+#: Every top-level command: name → (module that defines it, its one-line help for ``optcomp --help``).
+#: One line per command; the module is imported on first use (see the module docstring).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "account": ("optcomp.cli.account", "Certified ε(δ) or δ(ε) bracket of a composition of mechanisms."),
+    "compose": ("optcomp.cli.compose",
+                "Compare basic, advanced (DRV and lecture-notes forms), KOV and optimal composition."),
+    "dpsgd": ("optcomp.cli.account",
+              "Certified ε bracket of DP-SGD (default: Poisson subsampling, add/remove relation)."),
+    "ledger": ("optcomp.cli.ledger",
+               "A persistent privacy ledger: charge every release before it runs (docs/ledger.md)."),
+    "plan": ("optcomp.cli.plan",
+             "Split a plan's (ε, δ) budget across its statistics (TOML or JSON plan FILE; see docs/planner.md)."),
+    "plot": ("optcomp.cli.plot",
+             "Draw trade-off curves, privacy regions or the composition-theorem comparison."),
+    "region": ("optcomp.cli.compose",
+               "Export the boundary β(α) of the composed privacy region (type I error α, type II error β)."),
+    "reproduce": ("optcomp.cli.reproduce",
+                  "Regenerate a paper's figure and numbers (NAME), or all of them (--all)."),
+    "serve": ("optcomp.cli.serve",
+              ("Serve the budget planner page on http://HOST:PORT/ (127.0.0.1 only unless --allow-remote), and a "
+               "ledger's releases, spent and remaining, read-only, on /ledger.")),
+    "tradeoff": ("optcomp.cli.fdp",
+                 "Print or export a trade-off curve β = f(α) (type II error at type I error α)."),
+}
+cli.lazy_commands.update(COMMANDS)
 
 
 def _register() -> None:
-    # Importing a command module attaches its command(s) to ``cli``.
-    from optcomp.cli import account, compose, fdp, ledger, plan, plot, reproduce, serve  # noqa: F401
+    """Import every command module now (tests that walk all commands; ``main`` never needs it)."""
+    for module, _ in COMMANDS.values():
+        importlib.import_module(module)
+
+
+def _is_grid_refusal(exc: ValueError) -> bool:
+    """Whether ``exc`` is the engines' ``GridTooLargeError`` (none can be raised before optcomp.pld is loaded)."""
+    pld = sys.modules.get("optcomp.pld")
+    return pld is not None and isinstance(exc, pld.GridTooLargeError)
 
 
 def _error(message: str) -> int:
@@ -38,10 +78,8 @@ def _error(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``optcomp`` console script. Returns the process exit status."""
-    _register()
-    try:
-        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="raise"):
-            cli.main(args=list(argv) if argv is not None else None, prog_name="optcomp", standalone_mode=False)
+    try:  # the group's callback puts the command under numpy.errstate (cli._common.cli)
+        cli.main(args=list(argv) if argv is not None else None, prog_name="optcomp", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
@@ -52,9 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except click.ClickException as exc:
         return _error(exc.format_message())
-    except GridTooLargeError as exc:  # the library names Accuracy's fields: name the --accuracy option
-        return _error(accuracy_advice(str(exc)))
     except ValueError as exc:
+        if _is_grid_refusal(exc):  # the library names Accuracy's fields: name the --accuracy option
+            return _error(accuracy_advice(str(exc)))
         return _error(str(exc))
     except RecursionError:  # a nested input that a reader walked recursively (files are checked up front)
         return _error(f"an input is nested too deeply (at most {MAX_JSON_DEPTH} levels of lists/objects)")

@@ -3,14 +3,16 @@ bars and the up-front refusal of work that would not finish in reasonable time o
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -26,7 +28,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from optcomp._numerics import Bound
+if TYPE_CHECKING:  # imported where used: ``optcomp --help`` must not pay for numpy
+    from optcomp._numerics import Bound
 
 #: Work estimated to take longer than this (seconds) is refused before it starts.
 TIME_LIMIT_S: float = 600.0
@@ -37,16 +40,35 @@ MEMORY_FRACTION: float = 0.5
 
 class OptcompGroup(click.Group):
     """A click group whose command list shows each command's whole first sentence (never cut with "…")
-    and whose subgroups are of the same kind."""
+    and whose subgroups are of the same kind.
+
+    ``lazy_commands`` (name → (module, one-line help)) names commands whose module is imported only when
+    the command is looked up, so ``optcomp --help`` and ``optcomp --version`` import no command module
+    (and no numpy/scipy); the help list shows the registered line for a command not yet imported.
+    """
 
     group_class = type
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands: dict[str, tuple[str, str]] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self.lazy_commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy_commands:
+            importlib.import_module(self.lazy_commands[cmd_name][0])  # its decorator attaches it to this group
+        return super().get_command(ctx, cmd_name)
+
+    def _short_help(self, ctx: click.Context, name: str) -> str | None:
+        if name not in self.commands and name in self.lazy_commands:
+            return self.lazy_commands[name][1]
+        cmd = self.get_command(ctx, name)
+        return None if cmd is None or cmd.hidden else cmd.get_short_help_str(limit=1000)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [
-            (name, cmd.get_short_help_str(limit=1000))
-            for name in self.list_commands(ctx)
-            if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden
-        ]
+        rows = [(name, text) for name in self.list_commands(ctx) if (text := self._short_help(ctx, name)) is not None]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -72,6 +94,13 @@ def cli(progress: bool | None) -> None:
     refused up front, with a line that says what would make it feasible.
     """
     _progress_setting[0] = progress
+    import numpy as np  # here, not at import: ``optcomp --help``/``--version`` never reach this line
+
+    # For the whole command: a NaN made in an engine (inf − inf, 0·inf) raises FloatingPointError, which
+    # ``main`` reports as one line; overflow to ±inf and underflow to 0 are IEEE arithmetic the engines
+    # rely on and stay silent.
+    errstate = np.errstate(over="ignore", under="ignore", divide="ignore", invalid="raise")
+    click.get_current_context().with_resource(errstate)
 
 
 def _show_progress(console: Console) -> bool:
@@ -186,6 +215,8 @@ def delta_query(query: Callable[[float], Bound], epsilon: float) -> Bound:
     except (OverflowError, FloatingPointError):
         if not epsilon >= HUGE_EPSILON:
             raise
+        from optcomp._numerics import Bound
+
         return Bound(0.0, query(HUGE_EPSILON).upper)
 
 
@@ -268,8 +299,14 @@ def load_structured(path: Path, what: str) -> Any:
         raise ValueError(f"{what} {path} must nest at most {MAX_JSON_DEPTH} levels of tables/arrays") from None
 
 
+def _is_bound(value: Any) -> bool:
+    """Whether ``value`` is a :class:`~optcomp._numerics.Bound` (none exists before that module is loaded)."""
+    numerics = sys.modules.get("optcomp._numerics")
+    return numerics is not None and isinstance(value, numerics.Bound)
+
+
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, Bound):
+    if _is_bound(value):
         return {"lower": _jsonable(value.lower), "upper": _jsonable(value.upper)}
     if isinstance(value, float):
         if math.isnan(value):  # never an answer: refuse rather than print an invalid or misleading number
@@ -335,7 +372,7 @@ def fmt_spec(value: float, spec: str = "g") -> str:
 
 def fmt(value: Any) -> str:
     """Human formatting of numbers and Bounds for tables (−0.0 prints as 0; NaN is refused)."""
-    if isinstance(value, Bound):
+    if _is_bound(value):
         return f"[{fmt_directed(value.lower, up=False)}, {fmt_directed(value.upper, up=True)}]"
     if isinstance(value, float):
         if math.isnan(value):

@@ -30,9 +30,8 @@ from typing import Any
 import click
 import numpy as np
 
-from optcomp import bounds, optimal, region
+from optcomp import bounds, optimal
 from optcomp._numerics import Bound
-from optcomp.cli import _rdp_compare
 from optcomp.cli._common import (
     TIME_LIMIT_S,
     check_feasible,
@@ -252,6 +251,8 @@ def compose_command(
         "advanced_lecture_notes": "advanced, lecture notes (Smith-Ullman Thm 1.1)",
         "kov": "KOV bound (Thm III.4/III.5)",
     }
+    from optcomp.cli import _rdp_compare  # here: the RDP engine loads the mechanisms (scipy.stats)
+
     rdp_items = _rdp_compare.from_epsilon_delta(mechs)
     rdp_payload = _rdp_compare.comparison(
         rdp_items, [target_delta] if target_delta is not None else [], [target_eps] if target_eps is not None else []
@@ -330,6 +331,8 @@ def region_command(
         f"use -k <= {_largest_k(_REGION_S_PER_K2 + 0.75 * _BOUNDARY_S_PER_CELL, 2)}" if homogeneous
         else "use a smaller --points or --eps-points",
     )
+    from optcomp import region  # here: regions load the f-DP package, which ``compose`` does not need
+
     if isinstance(mechs, optimal.Homogeneous):
         kk = mechs.k
         with progress_bar(f"privacy region of {kk} mechanisms (KOV Thm III.3)", total=kk // 2 + 1) as advance:

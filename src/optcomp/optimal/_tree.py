@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import signal
 
 from optcomp._numerics import FloatArray
 from optcomp._rounding import fft_error_bound, log_sum_exp_down, log_sum_exp_up, rounding_error, widen_up
@@ -75,6 +74,8 @@ def _conv(a: FloatArray, b: FloatArray) -> tuple[FloatArray, float]:
     if a.size * b.size <= _DIRECT_MAX or m <= 64:
         out = np.convolve(a, b)
         return out, rounding_error(2.0 * (m + 1), float(np.max(out))) if out.size else 0.0
+    from scipy import signal  # here: scipy.signal costs 0.3 s to import (the CLI's cold start)
+
     out = signal.fftconvolve(a, b)
     np.maximum(out, 0.0, out=out)
     n = a.size + b.size - 1

@@ -40,11 +40,16 @@ function buildDoc() {
     const out = { name: s.name, kind: s.kind, mechanism: s.mechanism, weight: num(s.weight) };
     if (s.kind === "sum" || s.kind === "mean") { out.lower = num(s.lower); out.upper = num(s.upper); }
     if (s.kind === "histogram") out.bins = num(s.bins);
-    if (s.lock === "epsilon") out.lock_epsilon = num(s.lockValue);
-    if (s.lock === "accuracy") out.lock_accuracy = num(s.lockValue);
+    // A lock whose value is still blank is pending (not sent): choosing "lock" is not yet an error.
+    if (s.lock === "epsilon" && !lockPending(s)) out.lock_epsilon = num(s.lockValue);
+    if (s.lock === "accuracy" && !lockPending(s)) out.lock_accuracy = num(s.lockValue);
     return out;
   });
   return doc;
+}
+
+function lockPending(s) {
+  return s.lock !== "none" && String(s.lockValue).trim() === "";
 }
 
 // Numbers as a person would type them (1e-6 rather than 0.000001).
@@ -90,12 +95,22 @@ function textInput(key, value, cls) {
   return el("input", { type: "text", "data-key": key, value: value, class: cls || "", inputmode: "decimal" });
 }
 
+// Name and bound fields as wide as the longest name/bound, so none is cut (style.css reads the variables).
+function fitFields() {
+  const longest = (keys) => Math.max(0, ...state.stats.flatMap((s) => keys.map((k) => String(s[k]).length)));
+  const table = $("#stats");
+  table.style.setProperty("--name-ch", String(longest(["name"]) + 1));
+  table.style.setProperty("--bound-ch", String(longest(["lower", "upper"]) + 1));
+}
+
 function applyKind(tr, s) {
   const bounds = s.kind === "sum" || s.kind === "mean";
   tr.querySelector('[data-key="lower"]').disabled = !bounds;
   tr.querySelector('[data-key="upper"]').disabled = !bounds;
   tr.querySelector('[data-key="bins"]').disabled = s.kind !== "histogram";
-  tr.querySelector('[data-key="lockValue"]').disabled = s.lock === "none";
+  const lockInput = tr.querySelector('[data-key="lockValue"]');
+  lockInput.disabled = s.lock === "none";
+  lockInput.placeholder = s.lock === "epsilon" ? "εᵢ =" : s.lock === "accuracy" ? "α ≤" : "";
   tr.classList.add("na");
 }
 
@@ -104,21 +119,23 @@ function renderRows() {
   body.textContent = "";
   state.stats.forEach((s, i) => {
     const tr = el("tr", { class: "stat", "data-index": String(i) });
-    tr.appendChild(el("td", {}, [textInput("name", s.name, "name")]));
-    tr.appendChild(el("td", {}, [select("kind", s.kind, KINDS.map((k) => [k, k]))]));
-    tr.appendChild(el("td", {}, [select("mechanism", s.mechanism, MECHANISMS)]));
-    tr.appendChild(el("td", {}, [textInput("lower", s.lower)]));
-    tr.appendChild(el("td", {}, [textInput("upper", s.upper)]));
-    tr.appendChild(el("td", {}, [textInput("bins", s.bins)]));
-    tr.appendChild(el("td", {}, [textInput("weight", s.weight)]));
-    tr.appendChild(el("td", {}, [select("lock", s.lock, [["none", "—"], ["epsilon", "ε"], ["accuracy", "accuracy α"]])]));
-    tr.appendChild(el("td", {}, [textInput("lockValue", s.lockValue)]));
-    tr.appendChild(el("td", { class: "out eps" }));
-    tr.appendChild(el("td", { class: "out acc" }));
-    tr.appendChild(el("td", { class: "out gain" }));
-    const rm = el("button", { type: "button", class: "remove", title: "remove", text: "✕" });
+    // Each cell carries its column's name (data-label): the narrow layout shows it above the field.
+    const cell = (key, label, child) => el("td", { class: "c-" + key, "data-label": label }, [child]);
+    tr.appendChild(cell("name", "name", textInput("name", s.name, "name")));
+    tr.appendChild(cell("kind", "kind", select("kind", s.kind, KINDS.map((k) => [k, k]))));
+    tr.appendChild(cell("mechanism", "mechanism", select("mechanism", s.mechanism, MECHANISMS)));
+    tr.appendChild(cell("lower", "lower", textInput("lower", s.lower)));
+    tr.appendChild(cell("upper", "upper", textInput("upper", s.upper)));
+    tr.appendChild(cell("bins", "bins", textInput("bins", s.bins)));
+    tr.appendChild(cell("weight", "weight", textInput("weight", s.weight)));
+    tr.appendChild(cell("lock", "lock", select("lock", s.lock, [["none", "—"], ["epsilon", "ε"], ["accuracy", "accuracy α"]])));
+    tr.appendChild(cell("lockValue", "lock value", textInput("lockValue", s.lockValue)));
+    tr.appendChild(el("td", { class: "out eps", "data-label": "εᵢ" }));
+    tr.appendChild(el("td", { class: "out acc", "data-label": "accuracy ±α" }));
+    tr.appendChild(el("td", { class: "out gain", "data-label": "gain vs basic" }));
+    const rm = el("button", { type: "button", class: "remove", title: "remove " + s.name, text: "✕" });
     rm.addEventListener("click", () => { state.stats.splice(i, 1); renderRows(); schedule(); });
-    tr.appendChild(el("td", {}, [rm]));
+    tr.appendChild(el("td", { class: "c-remove" }, [rm]));
     tr.addEventListener("input", (ev) => onRowInput(ev, s, tr));
     tr.addEventListener("change", (ev) => onRowInput(ev, s, tr));
     applyKind(tr, s);
@@ -127,6 +144,7 @@ function renderRows() {
     msg.hidden = true;
     body.appendChild(msg);
   });
+  fitFields();
   if (state.last) showResult(state.last);
 }
 
@@ -134,7 +152,18 @@ function onRowInput(ev, s, tr) {
   const key = ev.target.getAttribute("data-key");
   if (!key) return;
   s[key] = ev.target.value;
-  if (key === "kind" || key === "lock") applyKind(tr, s);
+  if (key === "name" || key === "lower" || key === "upper") fitFields();
+  if (key === "lock" && ev.type === "change") {
+    // A new lock starts blank (an ε and an α are in different units): wait for its value before re-planning
+    // if nothing else changed, and put the cursor where it goes.
+    s.lockValue = "";
+    const input = tr.querySelector('[data-key="lockValue"]');
+    input.value = "";
+    applyKind(tr, s);
+    if (s.lock !== "none") { input.classList.remove("invalid"); input.focus(); }
+  } else if (key === "kind") {
+    applyKind(tr, s);
+  }
   schedule();
 }
 
@@ -169,7 +198,9 @@ async function replan() {
   clearErrors();
   state.last = data.result;
   showResult(data.result);
-  $("#status").textContent = "updated in " + Math.round(performance.now() - t0) + " ms — all modes certified feasible";
+  const pending = state.stats.filter(lockPending).map((s) => "'" + s.name + "'");
+  $("#status").textContent = "updated in " + Math.round(performance.now() - t0) + " ms — all modes certified feasible" +
+    (pending.length ? "; the lock on " + pending.join(", ") + " applies once its value is typed" : "");
 }
 
 function clearErrors() {
@@ -220,7 +251,9 @@ function showResult(result) {
     const s = m && m.statistics[i];
     if (!s || s.name !== state.stats[i].name) return;
     tr.querySelector(".eps").textContent = fmt(s.epsilon);
-    tr.querySelector(".acc").textContent = "±" + fmt(s.accuracy) + (s.kind === "histogram" ? " (all bins ±" + fmt(s.accuracy_simultaneous) + ")" : "");
+    const acc = tr.querySelector(".acc");
+    acc.textContent = "±" + fmt(s.accuracy);
+    if (s.kind === "histogram") acc.appendChild(el("span", { class: "all-bins", text: " (all bins ±" + fmt(s.accuracy_simultaneous) + ")" }));
     tr.querySelector(".gain").textContent = mode === "basic" ? "—" : "×" + fmt(s.gain_vs_basic);
   });
   const body = $("#modes tbody");
@@ -235,17 +268,42 @@ function showResult(result) {
   drawChart(m, basic, mode);
 }
 
+// Text width in px of the chart's fonts (the SVG is drawn at 1:1, so these are the sizes on screen).
+const CHART_FONT = { label: "13px system-ui, sans-serif", value: "11px system-ui, sans-serif" };
+let measureCtx = null;
+function textWidth(text, font) {
+  measureCtx = measureCtx || document.createElement("canvas").getContext("2d");
+  measureCtx.font = font;
+  return Math.ceil(measureCtx.measureText(text).width);
+}
+
 // Horizontal bars per statistic: basic composition's α as the grey reference, the chosen mode's α in blue
-// (length relative to basic, so statistics in different units share one chart).
+// (length relative to basic, so statistics in different units share one chart). Drawn at the box's own
+// width (no scaling, so labels keep their font size); names and values are cut only if longer than
+// 40% of the width each, and the "(basic ±…)" note is dropped before the bars get shorter than 100 px.
 function drawChart(m, basic, mode) {
   const box = $("#chart");
   box.textContent = "";
   if (!m || !basic) return;
   const NS = "http://www.w3.org/2000/svg";
   const rows = m.statistics.length;
-  const W = 660, left = 170, right = 190, rowH = 30, top = 24;
+  const W = Math.max(280, Math.floor(box.clientWidth || 660));
+  const rowH = 30, top = 24;
   const H = top + rows * rowH + 6;
+  const refs = m.statistics.map((s, i) => basic.statistics[i].accuracy);
+  const fullValue = (s, i) => "±" + fmt(s.accuracy) + (mode !== "basic" ? " (basic ±" + fmt(refs[i]) + ")" : "");
+  const shortValue = (s) => "±" + fmt(s.accuracy);
+  const maxW = (texts, font) => Math.max(0, ...texts.map((t) => textWidth(t, font)));
+  const cut = Math.floor(0.4 * W);
+  const left = Math.min(cut, maxW(m.statistics.map((s) => s.name), CHART_FONT.label) + 12);
+  let value = fullValue;
+  let right = maxW(m.statistics.map(fullValue), CHART_FONT.value) + 10;
+  if (W - left - right < 100) { value = shortValue; right = maxW(m.statistics.map(shortValue), CHART_FONT.value) + 10; }
+  right = Math.min(cut, right);
+  const span = Math.max(40, W - left - right);
   const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("width", String(W));
+  svg.setAttribute("height", String(H));
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   svg.setAttribute("role", "img");
   const mk = (tag, attrs, text) => {
@@ -255,34 +313,53 @@ function drawChart(m, basic, mode) {
     svg.appendChild(e);
     return e;
   };
-  mk("rect", { x: left, y: 4, width: 12, height: 10, class: "bar-basic" });
-  mk("text", { x: left + 16, y: 13, class: "value" }, "basic composition");
+  const fit = (text, px, font) => {  // the longest prefix (+ "…") that fits in px
+    if (textWidth(text, font) <= px) return text;
+    let n = text.length;
+    while (n > 1 && textWidth(text.slice(0, n) + "…", font) > px) n--;
+    return text.slice(0, n) + "…";
+  };
+  const legendMode = MODE_NAMES[mode] + " (shorter = more accurate)";
+  const basicW = 16 + textWidth("basic composition", CHART_FONT.value) + 14;
+  const legendW = basicW + (mode !== "basic" ? 16 + textWidth(legendMode, CHART_FONT.value) : 0);
+  const legendX = W - left >= legendW ? left : 0;  // over the bars if it fits there
+  mk("rect", { x: legendX, y: 4, width: 12, height: 10, class: "bar-basic" });
+  mk("text", { x: legendX + 16, y: 13, class: "value" }, "basic composition");
   if (mode !== "basic") {
-    mk("rect", { x: left + 130, y: 4, width: 12, height: 10, class: "bar-mode" });
-    mk("text", { x: left + 146, y: 13, class: "value" }, MODE_NAMES[mode] + " (shorter = more accurate)");
+    mk("rect", { x: legendX + basicW, y: 4, width: 12, height: 10, class: "bar-mode" });
+    mk("text", { x: legendX + basicW + 16, y: 13, class: "value" }, legendMode);
   }
-  const span = W - left - right;
   m.statistics.forEach((s, i) => {
     const y = top + i * rowH;
-    const ref = basic.statistics[i].accuracy;
+    const ref = refs[i];
     const frac = typeof s.accuracy === "number" && typeof ref === "number" && ref > 0 ? Math.min(1, s.accuracy / ref) : 1;
-    mk("text", { x: left - 8, y: y + 17, "text-anchor": "end", class: "label" }, s.name.length > 19 ? s.name.slice(0, 18) + "…" : s.name);
+    const label = mk("text", { x: left - 8, y: y + 17, "text-anchor": "end", class: "label" }, fit(s.name, left - 10, CHART_FONT.label));
+    mk("title", {}, s.name);
+    label.appendChild(svg.lastChild);
     mk("rect", { x: left, y: y + 3, width: span, height: 10, class: "bar-basic" });
     if (mode !== "basic") mk("rect", { x: left, y: y + 14, width: Math.max(1, span * frac), height: 10, class: "bar-mode" });
-    mk("text", { x: left + span + 6, y: y + 17, class: "value" }, "±" + fmt(s.accuracy) + (mode !== "basic" ? " (basic ±" + fmt(ref) + ")" : ""));
+    mk("text", { x: left + span + 6, y: y + 17, class: "value" }, fit(value(s, i), right - 8, CHART_FONT.value));
   });
   box.appendChild(svg);
 }
 
 async function save() {
   const r = await post("/api/export", { plan: buildDoc() });
-  if (!r.ok) { showError(await r.json()); $("#file-message").textContent = "not saved: the plan is invalid"; return; }
+  if (!r.ok) { showError(await r.json()); fileMessage("not saved: the plan is invalid (see the highlighted field)", true); return; }
   const text = await r.text();
   const a = el("a", { href: URL.createObjectURL(new Blob([text], { type: "application/toml" })), download: "plan.toml" });
   document.body.appendChild(a);
   a.click();
   a.remove();
-  $("#file-message").textContent = "saved plan.toml";
+  fileMessage("saved plan.toml", false);
+}
+
+function fileMessage(text, isError) {
+  const m = $("#file-message");
+  m.textContent = text;
+  m.classList.toggle("error", isError);
+  m.setAttribute("role", isError ? "alert" : "status");
+  $("label.file").classList.toggle("invalid", isError);
 }
 
 async function load(file) {
@@ -290,10 +367,12 @@ async function load(file) {
   const fmtName = file.name.toLowerCase().endsWith(".json") ? "json" : "toml";
   const r = await post("/api/import", { text: text, format: fmtName });
   const data = await r.json();
-  if (!data.ok) { showError(data); $("#file-message").textContent = "not loaded: " + data.error; return; }
+  // A file that does not load leaves the plan on the page as it is (valid, not greyed out): the message,
+  // in the file bar, names the file, the statistic and the field.
+  if (!data.ok) { fileMessage("not loaded: " + file.name + ": " + data.error + " (the plan on the page is unchanged)", true); return; }
   state.last = null;
   fromDoc(data.plan);
-  $("#file-message").textContent = "loaded " + file.name;
+  fileMessage("loaded " + file.name, false);
   schedule();
 }
 
@@ -317,6 +396,11 @@ async function init() {
     input.addEventListener("change", schedule);
   }
   $("#mode").addEventListener("change", () => { if (state.last) showResult(state.last); });
+  let resizeFrame = 0;  // the chart is drawn at the box's width: redraw when the window changes size
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(resizeFrame);
+    resizeFrame = requestAnimationFrame(() => { if (state.last) showResult(state.last); });
+  });
   $("#add").addEventListener("click", () => {
     let k = state.stats.length + 1;
     while (state.stats.some((s) => s.name === "statistic_" + k)) k++;
