@@ -1,0 +1,72 @@
+"""Brute-force truths for matrix-mechanism sensitivities (exact rationals, every pattern, every sign).
+
+Δ² = max_π sup_{‖g_i‖≤1} Σ_{i,j∈π} X_ij ⟨g_i, g_j⟩ with X = CᵀC ("(Amplified) Banded Matrix
+Factorization", arXiv 2306.08153, §2). Two enumerations, both by definition and without optcomp code:
+
+* :func:`brute_force_signed`: max over every allowed π and every sign vector s of ‖Σ s_i c_i‖² (g_i = s_i u):
+  a lower bound on Δ² in general, and Δ² itself when X ≥ 0 (all signs +) or the columns of each π are
+  orthogonal;
+* :func:`brute_force_orthogonal`: max over π of Σ_{i∈π} ‖c_i‖² (g_i orthonormal), also a lower bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from itertools import combinations, pairwise, product
+
+
+def patterns(n: int, kind: str, k: int = 1, b: int = 1) -> list[tuple[int, ...]]:
+    """Every π: ``"single"``, ``"fixed_epoch"`` (k epochs of b = n/k) or ``"min_sep"`` (y − x ≥ b, |π| ≤ k)."""
+    if kind == "single":
+        return [(i,) for i in range(n)]
+    if kind == "fixed_epoch":
+        step = n // k
+        return [tuple(range(j, n, step)) for j in range(step)]
+    out = []
+    for m in range(1, k + 1):
+        for pi in combinations(range(n), m):
+            if all(y - x >= b for x, y in pairwise(pi)):
+                out.append(pi)
+    return out
+
+
+def _exact(x: object) -> Fraction:
+    return x if isinstance(x, Fraction) else Fraction(float(x))  # type: ignore[arg-type]
+
+
+def _columns(c: Sequence[Sequence[object]]) -> list[list[Fraction]]:
+    rows, cols = len(c), len(c[0])
+    return [[_exact(c[r][i]) for r in range(rows)] for i in range(cols)]
+
+
+def blt_matrix(buf_decay: Sequence[float], output_scale: Sequence[float], n: int) -> list[list[Fraction]]:
+    """The BLT strategy C[i + t, i] = c_t, c₀ = 1, c_t = Σ_j ω_j θ_j^{t−1}, exact (jax_privacy's convention)."""
+    theta = [Fraction(x) for x in buf_decay]
+    omega = [Fraction(x) for x in output_scale]
+    coefs = [Fraction(1)] + [sum(w * th ** (t - 1) for w, th in zip(omega, theta)) for t in range(1, n)]
+    return [[coefs[r - i] if r >= i else Fraction(0) for i in range(n)] for r in range(n)]
+
+
+def brute_force_signed(c: Sequence[Sequence[object]], pis: Iterable[tuple[int, ...]]) -> Fraction:
+    """max_π max_s ‖Σ_{i∈π} s_i c_i‖², exact."""
+    cols = _columns(c)
+    best = Fraction(0)
+    for pi in pis:
+        for signs in product((1, -1), repeat=len(pi) - 1):
+            v = list(cols[pi[0]])
+            for s, i in zip(signs, pi[1:]):
+                v = [a + s * b for a, b in zip(v, cols[i])]
+            best = max(best, sum(x * x for x in v))
+    return best
+
+
+def brute_force_orthogonal(c: Sequence[Sequence[object]], pis: Iterable[tuple[int, ...]]) -> Fraction:
+    """max_π Σ_{i∈π} ‖c_i‖², exact."""
+    cols = _columns(c)
+    return max(sum(sum(x * x for x in cols[i]) for i in pi) for pi in pis)
+
+
+def toeplitz_matrix(coefs: Sequence[Fraction], n: int) -> list[list[Fraction]]:
+    """C[i + t, i] = coefs[t] (t < len(coefs)), exact."""
+    return [[coefs[r - i] if 0 <= r - i < len(coefs) else Fraction(0) for i in range(n)] for r in range(n)]
