@@ -70,3 +70,21 @@ def brute_force_orthogonal(c: Sequence[Sequence[object]], pis: Iterable[tuple[in
 def toeplitz_matrix(coefs: Sequence[Fraction], n: int) -> list[list[Fraction]]:
     """C[i + t, i] = coefs[t] (t < len(coefs)), exact."""
     return [[coefs[r - i] if 0 <= r - i < len(coefs) else Fraction(0) for i in range(n)] for r in range(n)]
+
+
+#: Peers' numbers for the design note's workloads (``shared/design/matrix-mechanisms.md`` §4.6), pinned with
+#: the call that produced them:
+#: * Gboard es-ES tree (σ = 7, n = 2000, min_sep 314, ≤ 6 participations, δ = 1e-10): dp_accounting
+#:   ``PLDAccountant`` on ``GaussianDpEvent(7/√79)`` → 8.5260935; the launch notebook's RDP → 8.90
+#:   (dp_accounting ``RdpAccountant``, default orders: 8.898605);
+#: * ``SingleEpochTreeAggregationDpEvent(7.0, 2000)`` at δ = 1e-10: depth 11, μ = √11/7, GDP ε 2.927044;
+#:   dp_accounting RDP 3.065535;
+#: * amplified BandMF (n = 2000, 64 bands, BSR, q = 500/781, 32 rounds, σ = 6, δ = 1e-5): dp_accounting
+#:   ``PLDAccountant`` on ``SelfComposed(PoissonSampled(q, Gaussian(6)), 32)`` → 2.518605; jax_privacy 2.0
+#:   ``DpsgdTrainingAccountant(cycle_length=64)`` → 2.5186051; dp_accounting RDP → 2.7408.
+GBOARD_PLD_EPSILON = 8.5260935
+GBOARD_RDP_EPSILON = 8.898605
+TREE_EVENT_GDP_EPSILON = 2.927044
+TREE_EVENT_RDP_EPSILON = 3.065535
+BANDMF_PLD_EPSILON = 2.518605
+BANDMF_PER_COLUMN_UPPER = 2.5104

@@ -9,7 +9,8 @@ workload; B is post-processing). This package gives
   :func:`from_min_separation` for the DP-FTRL notebook's y − x − 1 convention);
 * :func:`sensitivity`: a certified bracket on Δ with its method;
 * :func:`epsilon`/:func:`delta`: the un-amplified release through the certified GDP route;
-* :func:`bandmf_epsilon`/:func:`bandmf_delta`, :func:`noise_multiplier`, :func:`steps`: amplified
+* :func:`bandmf` (a :class:`BandMF` run), :func:`bandmf_epsilon`/:func:`bandmf_delta`,
+  :func:`noise_multiplier`, :func:`steps`: amplified
   BandMF with cyclic Poisson sampling, reduced to per-group compositions of Poisson-subsampled
   Gaussians.
 
@@ -18,6 +19,10 @@ workload; B is post-processing). This package gives
 
 from __future__ import annotations
 
+from typing import Any
+
+from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
+from optcomp.matrix._bandmf import PARTITION_RELATION, BandMF, noise_multiplier, steps
 from optcomp.matrix._pattern import (
     FixedEpoch,
     MinSep,
@@ -28,28 +33,72 @@ from optcomp.matrix._pattern import (
     min_sep,
     single,
 )
+from optcomp.matrix._release import NORMALIZERS, RELATIONS, Release, delta, epsilon, release
 from optcomp.matrix._sensitivity import SensitivityBound, sensitivity
 from optcomp.matrix._strategy import Blt, Dense, Strategy, Toeplitz, Tree, blt, bsr, dense, toeplitz, tree
 
 __all__ = [
+    "NORMALIZERS",
+    "PARTITION_RELATION",
+    "RELATIONS",
+    "BandMF",
     "Blt",
     "Dense",
     "FixedEpoch",
     "MinSep",
     "Pattern",
+    "Release",
     "SensitivityBound",
     "Single",
     "Strategy",
     "Toeplitz",
     "Tree",
+    "bandmf",
+    "bandmf_delta",
+    "bandmf_epsilon",
     "blt",
     "bsr",
+    "delta",
     "dense",
+    "epsilon",
     "fixed_epoch",
     "from_min_separation",
     "min_sep",
+    "noise_multiplier",
+    "release",
     "sensitivity",
     "single",
+    "steps",
     "toeplitz",
     "tree",
 ]
+
+
+def bandmf(
+    strategy: Toeplitz | Dense,
+    *,
+    cycle_length: int,
+    sampling_rate: float,
+    noise_multiplier: float,
+    partition: str = "equal_split",
+    partition_public: bool = False,
+    per_column: bool = True,
+    group_size: int | None = None,
+    max_batch_size: int | None = None,
+    examples_per_user: int = 1,
+) -> BandMF:
+    """An amplified BandMF run with cyclic Poisson sampling (:class:`BandMF`; ``docs/matrix.md`` P5)."""
+    return BandMF(strategy, cycle_length, sampling_rate, noise_multiplier, partition,  # type: ignore[arg-type]
+                  partition_public, per_column, group_size, max_batch_size, examples_per_user)
+
+
+def bandmf_epsilon(strategy: Toeplitz | Dense, *, delta: float, accuracy: Accuracy = DEFAULT_ACCURACY,
+                   **run: Any) -> Bound:
+    """Certified ε(δ) of an amplified BandMF run (keywords as :func:`bandmf`); see :meth:`BandMF.epsilon`."""
+    return bandmf(strategy, **run).epsilon(delta, accuracy=accuracy)
+
+
+def bandmf_delta(strategy: Toeplitz | Dense, *, epsilon: float, accuracy: Accuracy = DEFAULT_ACCURACY,
+                 **run: Any) -> Bound:
+    """Certified δ(ε) of an amplified BandMF run (keywords as :func:`bandmf`); see :meth:`BandMF.delta`."""
+    return bandmf(strategy, **run).delta(epsilon, accuracy=accuracy)

@@ -27,13 +27,23 @@ def float_up(x: Fraction) -> float:
 
 
 def sqrt_down(x: Fraction) -> float:
-    """A float ≤ √x (x ≥ 0): √ of the rounded-down float, one ulp further down (√ is correctly rounded)."""
-    return max(0.0, next_down(math.sqrt(float_down(x)))) if x > 0 else 0.0
+    """The largest float r with r² ≤ x found from √ of the rounded-down float (checked exactly)."""
+    if x <= 0:
+        return 0.0
+    r = math.sqrt(float_down(x))
+    while Fraction(r) ** 2 > x:
+        r = next_down(r)
+    return r
 
 
 def sqrt_up(x: Fraction) -> float:
-    """A float ≥ √x (x ≥ 0)."""
-    return next_up(math.sqrt(float_up(x))) if x > 0 else 0.0
+    """A float r ≥ √x with r² ≥ x checked exactly (x ≥ 0); exact squares come back exact."""
+    if x <= 0:
+        return 0.0
+    r = math.sqrt(float_up(x))
+    while Fraction(r) ** 2 < x:
+        r = next_up(r)
+    return r
 
 
 def common_denominator(values: Sequence[Fraction]) -> tuple[int, list[int]]:
