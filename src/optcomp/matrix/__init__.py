@@ -23,6 +23,7 @@ from typing import Any
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
 from optcomp.matrix._bandmf import PARTITION_RELATION, BandMF, noise_multiplier, steps
+from optcomp.matrix._config import from_jax_privacy_config, pattern_from_text, strategy_from_text
 from optcomp.matrix._pattern import (
     FixedEpoch,
     MinSep,
@@ -62,20 +63,23 @@ __all__ = [
     "dense",
     "epsilon",
     "fixed_epoch",
+    "from_jax_privacy_config",
     "from_min_separation",
     "min_sep",
     "noise_multiplier",
+    "pattern_from_text",
     "release",
     "sensitivity",
     "single",
     "steps",
+    "strategy_from_text",
     "toeplitz",
     "tree",
 ]
 
 
 def bandmf(
-    strategy: Toeplitz | Dense,
+    strategy: Strategy,
     *,
     cycle_length: int,
     sampling_rate: float,
@@ -92,13 +96,13 @@ def bandmf(
                   partition_public, per_column, group_size, max_batch_size, examples_per_user)
 
 
-def bandmf_epsilon(strategy: Toeplitz | Dense, *, delta: float, accuracy: Accuracy = DEFAULT_ACCURACY,
+def bandmf_epsilon(strategy: Strategy, *, delta: float, accuracy: Accuracy = DEFAULT_ACCURACY,
                    **run: Any) -> Bound:
     """Certified ε(δ) of an amplified BandMF run (keywords as :func:`bandmf`); see :meth:`BandMF.epsilon`."""
     return bandmf(strategy, **run).epsilon(delta, accuracy=accuracy)
 
 
-def bandmf_delta(strategy: Toeplitz | Dense, *, epsilon: float, accuracy: Accuracy = DEFAULT_ACCURACY,
+def bandmf_delta(strategy: Strategy, *, epsilon: float, accuracy: Accuracy = DEFAULT_ACCURACY,
                  **run: Any) -> Bound:
     """Certified δ(ε) of an amplified BandMF run (keywords as :func:`bandmf`); see :meth:`BandMF.delta`."""
     return bandmf(strategy, **run).delta(epsilon, accuracy=accuracy)
