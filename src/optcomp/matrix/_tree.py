@@ -75,15 +75,42 @@ class _Program:
                     continue
                 a_mat, b_mat = left[m1], suffix[m2][::-1, :]  # b_mat[z₁] = S[c − z₁]
                 best = out[m1 + m2]
-                for z1 in np.flatnonzero(a_mat.max(axis=0) >= 0):
-                    row = b_mat[z1]
-                    if row.max() >= 0:
-                        np.maximum(best, a_mat[:, z1, None] + row[None, :], out=best)
+                live_b = b_mat.max(axis=1) >= 0
+                for z1 in np.flatnonzero((a_mat.max(axis=0) >= 0) & live_b):
+                    rows = np.flatnonzero(a_mat[:, z1] >= 0)  # sparse for small nodes: update those rows only
+                    best[rows] = np.maximum(best[rows], a_mat[rows, z1, None] + b_mat[z1][None, :])
         out[out < 0] = _NEG
         if released:
             squares = (np.arange(self.k + 1, dtype=np.int64) ** 2)[:, None, None]
             out = np.where(out >= 0, out + squares, _NEG)
         return out
+
+    def join_max(self, left: Table, right: Table, released: bool) -> int:
+        """max over all states of :meth:`join`'s table, in O(k²c) (the root needs no table)."""
+        squares = [m * m if released else 0 for m in range(self.k + 1)]
+        best = max([0] + [int(t[m].max()) + squares[m] for t in (left, right) for m in range(1, self.k + 1)
+                          if t[m].max() >= 0])
+        col_left = left.max(axis=1)  # [m][z₁] = max_a left[m][a][z₁]
+        row_right = np.maximum.accumulate(right.max(axis=2)[:, ::-1], axis=1)  # [m][c − z₁] = max_{a ≥ c − z₁}
+        for m1 in range(1, self.k + 1):
+            for m2 in range(1, self.k + 1 - m1):
+                ok = (col_left[m1] >= 0) & (row_right[m2] >= 0)
+                if ok.any():
+                    joint = col_left[m1][ok] + row_right[m2][ok]
+                    best = max(best, int(joint.max()) + squares[m1 + m2])
+        return best
+
+    def root_max(self, length: int, real: int) -> int:
+        """The largest value of the node (``length``, ``real``) (its table is not built)."""
+        if real == 0:
+            return 0
+        if length == 1:
+            return 1
+        half = length // 2
+        memo: dict[tuple[int, int], Table] = {}
+        left = self.node(half, min(real, half), memo)
+        right = self.node(half, max(0, real - half), memo)
+        return self.join_max(left, right, self.completion or real == length)
 
     def node(self, length: int, real: int, memo: dict[tuple[int, int], Table]) -> Table:
         """The table of a dyadic node of ``length`` steps whose first ``real`` are real steps."""
@@ -114,20 +141,19 @@ def tree_sensitivity_squared(step_counts: tuple[int, ...], completion: bool, min
         min_sep: b ≥ 1 (y − x convention).
         k: the most participations, ≥ 1.
     """
-    program = _Program(k, min_sep - 1, completion)
-    total: Table | None = None
-    length = 0
-    for m in step_counts:
-        size = 1 << (m - 1).bit_length()
-        root = program.node(size, m, {})
-        if total is None:
-            total = root
-        else:
-            total = program.join(total, root, length, m, released=False)
-        length += m
-    if total is None:
+    if not step_counts:
         raise ValueError("step_counts must be non-empty")
-    return max(0, int(total.max()))
+    program = _Program(k, min_sep - 1, completion)
+    sizes = [1 << (m - 1).bit_length() for m in step_counts]
+    if len(step_counts) == 1:
+        return program.root_max(sizes[0], step_counts[0])
+    total = program.node(sizes[0], step_counts[0], {})
+    length = step_counts[0]
+    for size, m in zip(sizes[1:-1], step_counts[1:-1], strict=True):
+        total = program.join(total, program.node(size, m, {}), length, m, released=False)
+        length += m
+    last = program.node(sizes[-1], step_counts[-1], {})
+    return program.join_max(total, last, released=False)
 
 
 def tree_brute_force(step_counts: tuple[int, ...], completion: bool, patterns: list[tuple[int, ...]]) -> int:
