@@ -130,9 +130,9 @@ def _toeplitz_fixed_epoch(s: Toeplitz, p: FixedEpoch) -> SensitivityBound:
         j = max(range(b), key=lambda i: sums[i])
         return _exact(sums[j], "fixed-epoch-orthogonal", patterns[j])
     if all(c >= 0 for c in s.coefs):
-        values = [_toeplitz_value(s, pi) for pi in patterns]
-        j = max(range(b), key=lambda i: values[i])
-        return _exact(values[j], "fixed-epoch-nonnegative", patterns[j])
+        # X ≥ 0, so each pattern's value is ‖Σ_{i∈π} c_i‖²; shifting a pattern left keeps its differences and
+        # only adds non-negative terms (docs/matrix.md P2), so the pattern starting at step 0 is the largest.
+        return _exact(_toeplitz_value(s, patterns[0]), "fixed-epoch-nonnegative", patterns[0])
     return _dense_route(s, p)
 
 
