@@ -117,6 +117,13 @@ def _floats(fields: dict[str, str], key: str) -> list[float]:
         raise ValueError(f"{key} must be numbers separated by '/', got {fields.get(key)!r}") from None
 
 
+def _ints(fields: dict[str, str], key: str) -> list[int]:
+    try:
+        return [int(v) for v in fields.get(key, "").split("/") if v]
+    except ValueError:
+        raise ValueError(f"{key} must be integers separated by '/', got {fields.get(key)!r}") from None
+
+
 def _dense_file(path: str) -> Strategy:
     p = Path(path)
     array = np.load(p) if p.suffix == ".npy" else np.loadtxt(p, delimiter=",", ndmin=2)
@@ -128,7 +135,7 @@ _STRATEGIES: dict[str, Callable[[dict[str, str]], Strategy]] = {
     "toeplitz": lambda f: toeplitz(_floats(f, "coefs"), _int(f, "n", "toeplitz")),
     "blt": lambda f: blt(_floats(f, "buf_decay"), _floats(f, "output_scale"), _int(f, "n", "blt")),
     "tree": lambda f: (
-        tree(step_counts=[int(v) for v in f["step_counts"].split("/")], completion=f.get("completion") == "1")
+        tree(step_counts=_ints(f, "step_counts"), completion=f.get("completion") == "1")
         if "step_counts" in f
         else tree(_int(f, "n", "tree"), completion=f.get("completion") == "1")
     ),

@@ -52,22 +52,20 @@ def common_denominator(values: Sequence[Fraction]) -> tuple[int, list[int]]:
     return d, [v.numerator * (d // v.denominator) for v in values]
 
 
-def vecsens(values: Sequence[Fraction], min_sep: int, k: int) -> tuple[Fraction, tuple[int, ...]]:
-    """max_π Σ_{i∈π} values[i] over b-min-sep sets π with |π| ≤ k, and a maximiser (exact).
+def vecsens_int(ints: Sequence[int], min_sep: int, k: int) -> tuple[int, tuple[int, ...]]:
+    """max_π Σ_{i∈π} ints[i] over b-min-sep sets π with |π| ≤ k, and a maximiser (exact integers).
 
     The max-plus dynamic program of "(Amplified) Banded Matrix Factorization" (arXiv 2306.08153,
-    Algorithm 3, VecSens): F[i][m] = max(values[i] + F[i + b][m − 1], F[i + 1][m]), in integers over
-    one common denominator; the maximiser is read back from the table.
+    Algorithm 3, VecSens): F[i][m] = max(x[i] + F[i + b][m − 1], F[i + 1][m]); the maximiser is read back
+    from the table.
     """
-    n = len(values)
-    d, ints = common_denominator(values)
+    n = len(ints)
     # best[m][i]: the best value of at most m participations within steps i..n-1 (0 beyond n).
     best = [[0] * (n + min_sep + 1)]
-    for m in range(1, k + 1):
+    for _ in range(k):
         prev, row = best[-1], [0] * (n + min_sep + 1)
         for i in range(n - 1, -1, -1):
-            take = ints[i] + prev[i + min_sep]
-            row[i] = max(row[i + 1], take)
+            row[i] = max(row[i + 1], ints[i] + prev[i + min_sep])
         best.append(row)
     witness: list[int] = []
     i, m = 0, k
@@ -77,7 +75,14 @@ def vecsens(values: Sequence[Fraction], min_sep: int, k: int) -> tuple[Fraction,
         else:
             witness.append(i)
             i, m = i + min_sep, m - 1
-    return Fraction(best[k][0], d), tuple(witness)
+    return best[k][0], tuple(witness)
+
+
+def vecsens(values: Sequence[Fraction], min_sep: int, k: int) -> tuple[Fraction, tuple[int, ...]]:
+    """:func:`vecsens_int` on rationals, over one common denominator (exact)."""
+    d, ints = common_denominator(values)
+    value, witness = vecsens_int(ints, min_sep, k)
+    return Fraction(value, d), witness
 
 
 def greedy_signed_norm(columns: Sequence[dict[int, Fraction]]) -> Fraction:

@@ -29,7 +29,7 @@ from typing import Any
 
 from optcomp._numerics import Bound
 from optcomp.matrix import _dense
-from optcomp.matrix._exact import float_down, float_up, sqrt_down, sqrt_up, vecsens
+from optcomp.matrix._exact import float_down, float_up, sqrt_down, sqrt_up, vecsens_int
 from optcomp.matrix._pattern import FixedEpoch, MinSep, Pattern, Single, check_pattern
 from optcomp.matrix._strategy import Blt, Dense, Toeplitz, Tree
 from optcomp.matrix._tree import tree_sensitivity_squared
@@ -105,7 +105,8 @@ def _non_increasing(coefs: tuple[Fraction, ...]) -> bool:
 
 
 def _toeplitz_single(s: Toeplitz, p: Single) -> SensitivityBound:
-    return _exact(s.column_norms_squared()[0], "single-participation", (0,))
+    d2, norms = s.scaled_column_norms_squared()
+    return _exact(Fraction(norms[0], d2), "single-participation", (0,))
 
 
 def _toeplitz_min_sep(s: Toeplitz, p: MinSep) -> SensitivityBound:
@@ -113,8 +114,9 @@ def _toeplitz_min_sep(s: Toeplitz, p: MinSep) -> SensitivityBound:
     if k == 1:
         return _toeplitz_single(s, Single())
     if b >= s.bands:
-        value, witness = vecsens(s.column_norms_squared(), b, k)
-        return _exact(value, "banded-vecsens", witness)
+        d2, norms = s.scaled_column_norms_squared()
+        value, witness = vecsens_int(norms, b, k)
+        return _exact(Fraction(value, d2), "banded-vecsens", witness)
     if _non_increasing(s.coefs):
         witness = tuple(range(0, k * b, b))
         return _exact(_toeplitz_value(s, witness), "toeplitz-closed-form", witness)
@@ -125,10 +127,10 @@ def _toeplitz_fixed_epoch(s: Toeplitz, p: FixedEpoch) -> SensitivityBound:
     b = s.n // p.epochs
     patterns = [tuple(range(j, s.n, b)) for j in range(b)]
     if b >= s.bands:
-        norms = s.column_norms_squared()
-        sums = [sum((norms[i] for i in pi), Fraction(0)) for pi in patterns]
+        d2, norms = s.scaled_column_norms_squared()
+        sums = [sum(norms[i] for i in pi) for pi in patterns]
         j = max(range(b), key=lambda i: sums[i])
-        return _exact(sums[j], "fixed-epoch-orthogonal", patterns[j])
+        return _exact(Fraction(sums[j], d2), "fixed-epoch-orthogonal", patterns[j])
     if all(c >= 0 for c in s.coefs):
         # X ≥ 0, so each pattern's value is ‖Σ_{i∈π} c_i‖²; shifting a pattern left keeps its differences and
         # only adds non-negative terms (docs/matrix.md P2), so the pattern starting at step 0 is the largest.

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+#: Most states (k + 1)(c + 1)² of one table (64 MiB of int64): beyond it the program is refused, naming min_sep.
+MAX_STATES = 2**23
 #: The value of an infeasible state (any negative value is infeasible: feasible values are ≥ 0).
 _NEG = -(1 << 40)
 
@@ -143,6 +145,11 @@ def tree_sensitivity_squared(step_counts: tuple[int, ...], completion: bool, min
     """
     if not step_counts:
         raise ValueError("step_counts must be non-empty")
+    if (k + 1) * min_sep * min_sep > MAX_STATES:
+        raise ValueError(
+            f"min_sep must satisfy (k + 1)·min_sep² <= {MAX_STATES} for the tree's dynamic program (its tables "
+            f"hold that many integers), got min_sep={min_sep} with k={k} participations"
+        )
     program = _Program(k, min_sep - 1, completion)
     sizes = [1 << (m - 1).bit_length() for m in step_counts]
     if len(step_counts) == 1:
