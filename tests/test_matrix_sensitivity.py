@@ -168,3 +168,41 @@ def test_bad_input_names_the_parameter(call: object, name: str) -> None:
 
 def test_min_separation_converter() -> None:
     assert matrix.from_min_separation(313, 6) == matrix.min_sep(314, 6)
+
+
+_ENTRY = st.sampled_from([0.0, 0.0, 1.0, -1.0, 0.5, -0.25, 2.0, 0.125])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(2, 6).flatmap(lambda n: st.lists(st.lists(_ENTRY, min_size=n, max_size=n), min_size=1, max_size=n)),
+    st.integers(1, 3),
+    st.integers(1, 3),
+)
+def test_dense_brackets_hold_for_drawn_matrices(rows: list[list[float]], sep: int, k: int) -> None:
+    c = np.array(rows)
+    n = c.shape[1]
+    if not np.any(c) or sep > n:
+        return
+    bound = matrix.sensitivity(matrix.dense(c), matrix.min_sep(sep, k))
+    pis = patterns(n, "min_sep", k, sep)
+    below = max(brute_force_signed(c, pis), brute_force_orthogonal(c, pis))
+    assert below <= bound.squared_upper
+    if np.all(c.T @ c >= 0):  # X ≥ 0: the signed brute force is the truth
+        assert bound.squared_lower <= below
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0]), min_size=1, max_size=2),
+    st.lists(st.sampled_from([0.0, 0.1, 0.4, 0.7]), min_size=2, max_size=2),
+    st.integers(4, 7),
+    st.integers(1, 3),
+)
+def test_blt_brackets_contain_the_exact_brute_force(theta: list[float], omega: list[float], n: int, sep: int) -> None:
+    omega = omega[: len(theta)]
+    s = matrix.blt(theta, omega, n)
+    pattern = matrix.min_sep(sep, 3)
+    truth = brute_force_signed(blt_matrix(theta, omega, n), patterns(n, "min_sep", 3, sep))
+    bound = matrix.sensitivity(s, pattern)
+    assert bound.squared_lower <= truth <= bound.squared_upper
