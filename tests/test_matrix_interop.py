@@ -59,8 +59,8 @@ def test_jax_privacy_config_reads_partition_and_relation() -> None:
     assert not independent.partition_public and independent.cycle_length == 64
     equal = matrix.from_jax_privacy_config(_bsr_config(num_examples=50_000))
     assert equal.partition == "equal_split" and equal.relation == "zero_out"
-    truncated = matrix.from_jax_privacy_config(_bsr_config(num_examples=50_000, truncated_batch_size=600))
-    assert truncated.group_size == 782 and truncated.max_batch_size == 600
+    with pytest.raises(ValueError, match="truncated_batch_size"):  # zero-out truncation: no law, refused
+        matrix.from_jax_privacy_config(_bsr_config(num_examples=50_000, truncated_batch_size=600))
     normalized = matrix.from_jax_privacy_config(_bsr_config(column_normalize=True))
     assert not normalized.per_column
 
@@ -76,7 +76,7 @@ def test_jax_privacy_config_epsilon_matches_the_direct_run() -> None:
         ({"iterations": 10, "noise_multiplier": 1.0}, "strategy"),
         ({"strategy": [1.0], "iterations": 10}, "noise_multiplier"),
         ({"strategy": [1.0], "iterations": 0, "noise_multiplier": 1.0}, "iterations"),
-        ({"strategy": [1.0], "iterations": 10, "noise_multiplier": 1.0, "truncated_batch_size": 5}, "num_examples"),
+        ({"strategy": [1.0], "iterations": 10, "noise_multiplier": 1.0, "truncated_batch_size": 5}, "truncated"),
         ({"strategy": [1.0], "iterations": 10, "noise_multiplier": 1.0, "bands": 3}, "unknown field"),
         ({"strategy": [1.0], "iterations": 10, "noise_multiplier": 1.0, "sampling_prob": 2.0}, "sampling_rate"),
     ],

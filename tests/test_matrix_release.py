@@ -82,8 +82,12 @@ def test_bandmf_variants_run_and_order() -> None:
     one = matrix.bandmf_epsilon(s, delta=1e-5, **kw)
     two = matrix.bandmf_epsilon(s, delta=1e-5, examples_per_user=2, **kw)
     assert two.lower >= one.upper * (1 - 1e-3)
-    truncated = matrix.bandmf_epsilon(s, delta=1e-5, group_size=100, max_batch_size=40, **kw)
-    assert truncated.lower <= truncated.upper
+    truncated = matrix.bandmf(s, group_size=100, max_batch_size=40, partition_public=True, **kw)
+    assert truncated.relation == "add_remove" and "add/remove" in truncated.statement()
+    bound = truncated.epsilon(1e-5)
+    assert bound.lower <= bound.upper
+    with pytest.raises(ValueError, match="partition_public"):
+        matrix.bandmf(s, group_size=100, max_batch_size=40, **kw)
 
 
 def test_bandmf_per_column_groups_from_a_dense_banded_matrix_agree_with_toeplitz() -> None:
@@ -123,7 +127,7 @@ def test_noise_multiplier_and_steps_land_on_the_safe_side() -> None:
         (lambda: matrix.bandmf(matrix.bsr(10, 2), cycle_length=2, sampling_rate=0.5, noise_multiplier=1.0,
                                partition="x"), "partition"),
         (lambda: matrix.bandmf(matrix.bsr(10, 2), cycle_length=2, sampling_rate=0.5, noise_multiplier=1.0,
-                               group_size=5), "max_batch_size"),
+                               group_size=5, partition_public=True), "max_batch_size"),
     ],
 )
 def test_bad_input_names_the_parameter(call: object, name: str) -> None:

@@ -25,7 +25,9 @@ mechanism. Relation: ``equal_split`` → zero-out, ``independent`` → add/remov
 
 Variants, each block's law scaled by ‖c_i‖/ζ (Gaussian scale invariance: sensitivity s at noise σ is
 sensitivity 1 at noise σ/s): truncated Poisson batches (``TruncatedPoissonGaussian``, group size and
-batch cap) and users with several examples (``MixtureOfGaussians`` with Bin(k, q) weights).
+batch cap; its law is derived for add/remove, so only a public partition with groups of known size is
+accepted — jax_privacy's zero-out truncated setting is refused) and users with several examples
+(``MixtureOfGaussians`` with Bin(k, q) weights).
 """
 
 from __future__ import annotations
@@ -127,6 +129,12 @@ class BandMF:
         if (self.group_size is None) != (self.max_batch_size is None):
             raise ValueError("group_size and max_batch_size (truncated Poisson batches) go together: give both or neither")
         if self.group_size is not None:
+            if not self.partition_public:
+                raise ValueError(
+                    "group_size (truncated Poisson batches) needs partition_public=True: the truncated law is "
+                    "derived for adding/removing one example of a group of fixed, known size (docs/samplers.md §3); "
+                    "zero-out under a random equal split (jax_privacy's truncated setting) is not covered"
+                )
             object.__setattr__(self, "group_size", check_int("group_size", self.group_size, minimum=1))
             object.__setattr__(self, "max_batch_size", check_int("max_batch_size", self.max_batch_size, minimum=1))
         k = check_int("examples_per_user", self.examples_per_user, minimum=1)
@@ -141,8 +149,8 @@ class BandMF:
 
     @property
     def relation(self) -> str:
-        """The neighbouring relation of the statement (``PARTITION_RELATION``)."""
-        return PARTITION_RELATION[self.partition]
+        """The neighbouring relation of the statement (``PARTITION_RELATION``; add/remove with truncation)."""
+        return "add_remove" if self.group_size is not None else PARTITION_RELATION[self.partition]
 
     def group_ratios(self) -> list[list[Fraction]]:
         """Per non-dominated group, the squared ratios ‖c_i‖²/ζ² of its columns, largest first (exact)."""
@@ -218,9 +226,15 @@ class BandMF:
             )
         batches = ""
         if self.group_size is not None:
-            batches = f" Batches are truncated Poisson (group size {self.group_size}, cap {self.max_batch_size})."
+            batches = (
+                f" Batches are truncated Poisson (group size {self.group_size}, cap {self.max_batch_size}); the "
+                "relation is add/remove of one example within its (public, fixed-size) group."
+            )
         if self.examples_per_user > 1:
-            batches += f" Each privacy unit has up to {self.examples_per_user} examples."
+            batches += (
+                f" Each privacy unit has up to {self.examples_per_user} examples, all in the same group (the "
+                "partition is by unit; examples of one unit spread over groups are not covered)."
+            )
         return (
             f"Amplified BandMF: n = {self.strategy.n} steps, {self.cycle_length} groups in cyclic order, Poisson "
             f"rate q = {self.sampling_rate:g}, noise N(0, σ²ζ²) with σ = {self.noise_multiplier:g} and ζ = the max "

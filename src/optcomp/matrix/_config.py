@@ -6,15 +6,15 @@
   meaning are those of jax_privacy 2.0 (``jax_privacy/experimental/execution_plan.py`` as read): ``strategy``
   (Toeplitz coefficients, ``num_bands`` = their number = the cycle length), ``iterations`` (n),
   ``noise_multiplier`` (σ, relative to the clip norm times the max column norm), ``sampling_prob`` (q),
-  ``truncated_batch_size`` and ``num_examples`` (given ⇒ ``EQUAL_SPLIT`` partition and zero-out adjacency;
-  absent ⇒ ``INDEPENDENT`` and add/remove), ``column_normalize`` (every column scaled to norm 1: no
+  ``num_examples`` (given ⇒ ``EQUAL_SPLIT`` partition and zero-out adjacency; absent ⇒ ``INDEPENDENT`` and
+  add/remove), ``truncated_batch_size`` (refused: jax_privacy accounts it under zero-out, optcomp's
+  truncated law is for add/remove), ``column_normalize`` (every column scaled to norm 1: no
   per-column refinement). jax_privacy draws the partition at random, so the run's partition is hidden.
 * :func:`strategy_from_text` / :func:`pattern_from_text`: the CLI's ``kind:key=value,...`` spellings.
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -71,11 +71,12 @@ def from_jax_privacy_config(config: object, *, per_column: bool = True) -> BandM
     strategy = toeplitz(values, check_int("config.iterations", iterations, minimum=1))
     num_examples = _field(config, "num_examples")
     truncated = _field(config, "truncated_batch_size")
-    group = None
     if truncated is not None:
-        if not isinstance(num_examples, numbers.Integral) or isinstance(num_examples, bool) or num_examples < 1:
-            raise ValueError(f"config.num_examples must be an integer >= 1 with truncated_batch_size, got {num_examples!r}")
-        group = -(-int(num_examples) // strategy.bands)  # the largest group of an equal split
+        raise ValueError(
+            "config.truncated_batch_size: jax_privacy accounts truncated batches under zero-out (REPLACE_SPECIAL) "
+            "with a random equal split; optcomp's truncated-Poisson law is derived for add/remove within a group "
+            "of known size (docs/samplers.md §3), so this configuration is refused rather than approximated"
+        )
     normalize = bool(_field(config, "column_normalize", False))
     return BandMF(
         strategy,
@@ -85,8 +86,6 @@ def from_jax_privacy_config(config: object, *, per_column: bool = True) -> BandM
         "equal_split" if num_examples is not None else "independent",
         False,
         per_column and not normalize,
-        group,
-        truncated,
     )
 
 
