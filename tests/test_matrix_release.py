@@ -102,8 +102,13 @@ def test_bandmf_per_column_groups_from_a_dense_banded_matrix_agree_with_toeplitz
 def test_noise_multiplier_and_steps_land_on_the_safe_side() -> None:
     s = matrix.bsr(2000, 64)
     run = matrix.bandmf(s, cycle_length=64, sampling_rate=500 / 781, noise_multiplier=6.0)
-    sigma = matrix.noise_multiplier(run, 2.0, 1e-5)
-    at = matrix.bandmf_epsilon(s, delta=1e-5, cycle_length=64, sampling_rate=500 / 781, noise_multiplier=sigma,
+    sigma = matrix.noise_multiplier(run, 2.0, 1e-5)  # per-column run: the inverse solver on its own ε
+    at = matrix.bandmf_epsilon(s, delta=1e-5, cycle_length=64, sampling_rate=500 / 781, noise_multiplier=sigma)
+    assert at.upper <= 2.0
+    standard = matrix.noise_multiplier(matrix.bandmf(s, cycle_length=64, sampling_rate=500 / 781,
+                                                     noise_multiplier=6.0, per_column=False), 2.0, 1e-5)
+    assert sigma <= standard
+    at = matrix.bandmf_epsilon(s, delta=1e-5, cycle_length=64, sampling_rate=500 / 781, noise_multiplier=standard,
                                per_column=False)
     assert at.upper <= 2.0
     n = matrix.steps(matrix.bandmf(matrix.bsr(640, 64), cycle_length=64, sampling_rate=0.1, noise_multiplier=2.0),

@@ -32,13 +32,14 @@ accepted — jax_privacy's zero-out truncated setting is refused) and users with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from optcomp._numerics import (
+    CALIBRATION_RTOL,
     DEFAULT_ACCURACY,
     Accuracy,
     Bound,
@@ -245,25 +246,34 @@ class BandMF:
 
 
 def noise_multiplier(run: BandMF, target_epsilon: float, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> float:
-    """The least σ (safe side) whose certified upper ε ≤ target for ``run`` with every column at sensitivity 1.
+    """The least σ (safe side) whose certified upper ε(δ) ≤ ``target_epsilon`` for ``run`` at that σ.
 
-    The standard reduction (``per_column=False``) dominates the per-column one, so the σ returned meets the
-    target for both. Solved by :func:`optcomp.calibrate.noise_for_target` (the one inverse solver).
+    With ``run.per_column`` the per-column run is searched directly with :func:`optcomp._inverse.solve`
+    (the one inverse solver: the σ returned was evaluated and its certified upper ε meets the target);
+    otherwise the standard reduction (every column at 1) is calibrated by
+    :func:`optcomp.calibrate.noise_for_target`. Either σ meets the target for the run.
     """
+    from optcomp._inverse import solve
     from optcomp.calibrate import noise_for_target
 
-    probe = BandMF(run.strategy, run.cycle_length, run.sampling_rate, 1.0, run.partition, run.partition_public,
-                   False, run.group_size, run.max_batch_size, run.examples_per_user)
+    target = check_positive("target_epsilon", target_epsilon)
+    d = check_open_probability("delta", delta)
+    unit = replace(run, noise_multiplier=1.0, per_column=False)
 
     def family(sigma: float) -> Mechanism:
-        m = BandMF(probe.strategy, probe.cycle_length, probe.sampling_rate, sigma, probe.partition,
-                   probe.partition_public, False, probe.group_size, probe.max_batch_size,
-                   probe.examples_per_user).mechanism(Fraction(1), "upper")
+        m = replace(unit, noise_multiplier=sigma).mechanism(Fraction(1), "upper")
         if m is None:
             raise ValueError("internal: a unit-sensitivity block has no law")
         return m
 
-    return noise_for_target(family, target_epsilon, delta, probe.rounds, accuracy=accuracy).noise
+    standard = noise_for_target(family, target, d, unit.rounds, accuracy=accuracy).noise
+    if not run.per_column:
+        return standard
+    _, passing = solve(
+        lambda sigma: replace(run, noise_multiplier=sigma).epsilon(d, accuracy=accuracy),
+        target, name="noise_multiplier", guess=standard, rtol=CALIBRATION_RTOL, passing=standard,
+    )
+    return standard if passing is None else passing
 
 
 def steps(run: BandMF, target_epsilon: float, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> int:
