@@ -1,7 +1,8 @@
 """Certified Δ² brackets for a general (dense) strategy: float Gram matrices with forward error bounds.
 
 The Gram matrix X = CᵀC of an n_out × n float matrix is computed in float64; each entry's error is at
-most γ_{n_out}·(|C|ᵀ|C|)_{ij} (Higham §3.1, eq. (3.5); :func:`optcomp._rounding.dot_error_bound`), so
+most γ_{n_out}·(|C|ᵀ|C|)_{ij} (Higham §3.1, eq. (3.5); :func:`optcomp._rounding.dot_error_bound`) plus
+(n_out + 1) smallest subnormals for products that underflow, so
 X_lo = X − E and X_hi = X + E, each moved one ulp outward, bracket X entrywise. Upper ends are then
 dynamic programs on X_hi (or |X|) whose every addition is rounded up (``nextafter``): a float sum of
 non-negative terms rounded up after each addition is ≥ the exact sum. Lower ends are exhibited: a
@@ -20,6 +21,7 @@ Methods (``docs/matrix.md`` P2):
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -37,7 +39,9 @@ def gram_bracket(c: FloatArray) -> tuple[FloatArray, FloatArray]:
     x = c.T @ c
     abs_gram = np.abs(c).T @ np.abs(c)
     factor = dot_error_bound(n_out, 1.0)  # γ·1/(1 − γ), rounded up; linear in abs_sum
-    err = widen_up(factor * abs_gram, 4)  # one product rounding, covered
+    # one product rounding covered by the widening; the absolute term covers products that underflow to
+    # subnormals or 0 (relative bounds do not hold there: each such product errs by ≤ the smallest subnormal).
+    err = widen_up(factor * abs_gram, 4) + (n_out + 1) * math.ulp(0.0)
     return next_down(x - err), next_up(x + err)
 
 
