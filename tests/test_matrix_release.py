@@ -15,7 +15,9 @@ from tests._references.matrix import (
     GBOARD_PLD_EPSILON,
     GBOARD_RDP_EPSILON,
     TREE_EVENT_GDP_EPSILON,
+    poisson_product_delta,
 )
+from tests.tolerances import QUADRATURE_ATOL
 
 GBOARD = matrix.from_min_separation(313, 6)
 
@@ -138,3 +140,15 @@ def test_noise_multiplier_and_steps_land_on_the_safe_side() -> None:
 def test_bad_input_names_the_parameter(call: object, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         call()  # type: ignore[operator]
+
+
+def test_bandmf_per_column_bracket_contains_the_explicit_pair_by_quadrature() -> None:
+    # n = 3, two bands, cycle 2: group 0 holds columns 0 (‖c‖² = 1.25 = ζ²) and 2 (‖c‖² = 1, the last row):
+    # its explicit pair is the product of two Poisson pairs with μ = (√1.25, 1)/(σζ); group 1 is dominated.
+    sigma, q, eps = 0.8, 0.5, 1.0
+    run = matrix.bandmf(matrix.bsr(3, 2), cycle_length=2, sampling_rate=q, noise_multiplier=sigma,
+                        partition_public=True)
+    zeta = math.sqrt(1.25)
+    truth = poisson_product_delta([1.0 / sigma, 1.0 / (sigma * zeta)], q, eps)
+    bound = run.delta(eps)
+    assert bound.lower - QUADRATURE_ATOL <= truth <= bound.upper + QUADRATURE_ATOL

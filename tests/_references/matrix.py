@@ -88,3 +88,48 @@ TREE_EVENT_GDP_EPSILON = 2.927044
 TREE_EVENT_RDP_EPSILON = 3.065535
 BANDMF_PLD_EPSILON = 2.518605
 BANDMF_PER_COLUMN_UPPER = 2.5104
+
+
+def poisson_product_delta(shifts: Sequence[float], q: float, epsilon: float) -> float:
+    """δ(ε) of ⊗_{i=1,2} ((1 − q)N(0, 1) + qN(μ_i, 1)) against N(0, I₂), the larger of both directions.
+
+    The explicit pair of amplified BandMF with a public partition (docs/matrix.md P5): one group's two
+    blocks, projected on c_i gᵀ, are independent Poisson-subsampled Gaussians with μ_i = ‖c_i‖/(σζ).
+    The inner integral over y is in closed form (the likelihood ratio of the second factor is monotone in
+    y, so the positive part is a half-line y > y* or y < y*); the outer one over x is scipy's adaptive
+    quadrature on [−12, 12 + μ₁] (tails beyond are below 1e-30).
+    """
+    import math
+
+    from scipy import integrate
+
+    mu1, mu2 = shifts
+    e = math.exp(epsilon)
+
+    def phi(t: float) -> float:
+        return math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
+
+    def sf(t: float) -> float:
+        return 0.5 * math.erfc(t / math.sqrt(2))
+
+    def cut(c: float) -> float:  # p₂/φ = (1 − q) + q·e^{μ₂y − μ₂²/2} equals c at y*
+        return (math.log((c - (1 - q)) / q) + mu2 * mu2 / 2) / mu2
+
+    def remove(x: float) -> float:  # ∫ (p₁p₂ − e^ε φφ)₊ dy
+        a, b = (1 - q) * phi(x) + q * phi(x - mu1), phi(x)
+        c = e * b / a
+        y = -math.inf if c <= 1 - q else cut(c)
+        return max(a * ((1 - q) * sf(y) + q * sf(y - mu2)) - e * b * sf(y), 0.0)
+
+    def add(x: float) -> float:  # ∫ (φφ − e^ε p₁p₂)₊ dy
+        a, b = (1 - q) * phi(x) + q * phi(x - mu1), phi(x)
+        c = b / (e * a)
+        if c <= 1 - q:
+            return 0.0
+        y = cut(c)
+        return max(b * sf(-y) - e * a * ((1 - q) * sf(-y) + q * sf(mu2 - y)), 0.0)
+
+    lo, hi = -12.0, 12.0 + mu1
+    return max(
+        integrate.quad(f, lo, hi, epsabs=1e-15, epsrel=1e-11, limit=500)[0] for f in (remove, add)
+    )
