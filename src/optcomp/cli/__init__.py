@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "Certified ε bracket of DP-SGD (default: Poisson subsampling, add/remove relation)."),
     "ledger": ("optcomp.cli.ledger",
                "A persistent privacy ledger: charge every release before it runs (docs/ledger.md)."),
+    "matrix": ("optcomp.cli.matrix",
+               "Matrix-factorization mechanisms: sensitivity, un-amplified ε, amplified BandMF (docs/matrix.md)."),
     "plan": ("optcomp.cli.plan",
              "Split a plan's (ε, δ) budget across its statistics (TOML or JSON plan FILE; see docs/planner.md)."),
     "plot": ("optcomp.cli.plot",

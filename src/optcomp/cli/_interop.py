@@ -147,7 +147,7 @@ def _reference(
     event = _to_events(event_json, events)
     if event is None:
         return f"{label}: has no event class for part of this tree", None
-    relation_name = "ADD_OR_REMOVE_ONE" if neighbouring == "add_remove" else "REPLACE_ONE"
+    relation_name = {"add_remove": "ADD_OR_REMOVE_ONE", "zero_out": "REPLACE_SPECIAL"}.get(neighbouring, "REPLACE_ONE")
     relation = importlib.import_module("dp_accounting.privacy_accountant").NeighboringRelation[relation_name]
     accountant = pld.PLDAccountant(relation)
     try:

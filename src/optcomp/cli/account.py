@@ -250,8 +250,9 @@ Example:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--dp-event", type=click.Path(path_type=Path, dir_okay=False), help="dp_accounting DpEvent JSON file.")
 @click.option("--opacus-history", type=click.Path(path_type=Path, dir_okay=False), help="Opacus history JSON file.")
-@click.option("--neighbouring", type=click.Choice(["add_remove", "substitution"]), default="add_remove",
-              help="Relation a --dp-event tree is read under (dp_accounting: ADD_OR_REMOVE_ONE / REPLACE_ONE).")
+@click.option("--neighbouring", type=click.Choice(["add_remove", "substitution", "zero_out"]), default="add_remove",
+              help="Relation a --dp-event tree is read under (dp_accounting: ADD_OR_REMOVE_ONE / REPLACE_ONE / "
+              "REPLACE_SPECIAL).")
 @click.option("--reference/--no-reference", "reference", default=None,
               help="With --dp-event/--opacus-history: run dp_accounting's answer beside ours always / never. "
               "Default: only for trees it answers in seconds (at most 20 composed events, counts up to 1e6).")

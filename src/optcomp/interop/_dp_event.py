@@ -23,6 +23,7 @@ event                               add/remove one record                 substi
 ``MixtureOfGaussiansDpEvent``       ``MixtureOfGaussians``                 same (the event states the pair)
 ``TruncatedSubsampledGaussian...``  ``TruncatedPoissonGaussian``           refused (law is for add/remove)
 ``RandomAllocationDpEvent(e, k, t)`` ``RandomAllocation`` (two ends)       refused (law is for add/remove)
+``SingleEpochTreeAggregation(z, m)`` zero-out only: ``Gaussian(z, √depth)``  refused (as dp_accounting)
 ``SelfComposed`` / ``Composed``     counts multiply / lists concatenate   same
 ``NoOpDpEvent``                     nothing                               nothing
 ``NonPrivateDpEvent``               fully distinguishing pair: ε = ∞      same
@@ -32,8 +33,8 @@ event                               add/remove one record                 substi
 (ε, δ)-DP black box, composed optimally. Under sampling, the sampled sub-tree must reduce to one
 mechanism: a single event, or a composition of Gaussians (exactly one Gaussian with μ² = Σ kᵢμᵢ²,
 Dong–Roth–Su Cor 3.3, since the pair's likelihood ratio depends on one linear statistic). Anything else
-there, and every event without an exact law here (sampling with replacement, discrete Gaussian, tree
-aggregation, zCDP, ...), is a ``ValueError`` naming the event and its path in the tree — never a silent
+there, and every event without an exact law here (sampling with replacement, discrete Gaussian, zCDP,
+...), is a ``ValueError`` naming the event and its path in the tree — never a silent
 approximation.
 
 ``RandomAllocationDpEvent(event=GaussianDpEvent(σ), num_selected=k, num_steps=t)`` (dp_accounting after
@@ -53,6 +54,7 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal, cast
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
@@ -88,6 +90,7 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
     # Field order of google/differential-privacy python/dp_accounting/dp_accounting/dp_event_test.py
     # (after PR #414): RandomAllocationDpEvent(event, num_selected, num_steps).
     "RandomAllocationDpEvent": ("event", "num_selected", "num_steps"),
+    "SingleEpochTreeAggregationDpEvent": ("noise_multiplier", "step_counts"),
     **{name: fields for name, (fields, _) in SAMPLER_EVENTS.items()},
 }
 
@@ -95,7 +98,6 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
 UNSUPPORTED: dict[str, str] = {
     "UnsupportedDpEvent": "the event declares that it has no DP description",
     "SampledWithReplacementDpEvent": "no exact law of sampling with replacement is implemented",
-    "SingleEpochTreeAggregationDpEvent": "no exact law of tree aggregation is implemented",
     "RepeatAndSelectDpEvent": "no exact law of repeat-and-select is implemented",
     "ZCDpEvent": "a zCDP guarantee is not a privacy-loss law (only RDP-style bounds follow from it)",
     "DiscreteGaussianDpEvent": "no exact law of the discrete Gaussian mechanism is implemented",
@@ -383,6 +385,8 @@ class _Walk:
             return DiscreteLaplace(1.0 / a, sensitivity=2 * c if substitution else c)
         if name == "RandomizedResponseDpEvent":
             return self.randomized_response(fields, path)
+        if name == "SingleEpochTreeAggregationDpEvent":
+            return self.tree_aggregation(fields, path)
         if name == "EpsilonDeltaDpEvent":
             eps = _real(f"{path}.epsilon", fields["epsilon"], low=0.0)
             dlt = _real(f"{path}.delta", fields["delta"], low=0.0, high=1.0)
@@ -411,6 +415,35 @@ class _Walk:
         if m == 0 or inner is None:
             return None
         return inner if m == n else SubsampledWithoutReplacement(inner, sampling_rate=m / n)
+
+    def tree_aggregation(self, fields: dict[str, Any], path: str) -> Mechanism | None:
+        """``SingleEpochTreeAggregationDpEvent(z, m)``: every record at most once across the trees of m steps
+        (Kairouz et al., arXiv 2103.00039, App. D), so Δ² = max over trees of the depth ⌈log₂(mᵢ + 1)⌉
+        under zero-out (``docs/matrix.md`` §3): ``Gaussian(z, sensitivity=√depth)``, √ rounded up (the
+        lower end of a query is then at most one ulp of μ above the truth's)."""
+        if self.neighbouring != "zero_out":
+            raise ValueError(
+                f"SingleEpochTreeAggregationDpEvent at {path} is supported under zero_out only (dp_accounting's "
+                "REPLACE_SPECIAL, the relation its accountants use); use neighbouring='zero_out'"
+            )
+        z = _real(f"{path}.noise_multiplier", fields["noise_multiplier"], low=0.0)
+        counts = fields["step_counts"]
+        if isinstance(counts, (str, bytes, Mapping)) or not isinstance(counts, (Sequence, numbers.Integral)):
+            raise ValueError(f"{path}.step_counts must be an integer or a list of integers, got {_short(counts)}")  # noqa: TRY004 (contract: ValueError)
+        steps = [counts] if isinstance(counts, numbers.Integral) else list(counts)
+        if not steps:
+            raise ValueError(f"{path}.step_counts must be non-empty")
+        sizes = [_integer(f"{path}.step_counts[{i}]", c, low=0) for i, c in enumerate(steps)]
+        depth = max(m.bit_length() for m in sizes)  # ⌈log₂(m + 1)⌉
+        if depth == 0:
+            return None
+        if z == 0.0:
+            self.non_private.append(path)
+            return NON_PRIVATE
+        root = math.sqrt(depth)
+        while Fraction(root) ** 2 < depth:  # checked exactly
+            root = math.nextafter(root, math.inf)
+        return Gaussian(sigma=z, sensitivity=root)
 
     def randomized_response(self, fields: dict[str, Any], path: str) -> Mechanism | None:
         """k-ary RR with noise p: true bucket w.p. 1 − p + p/k, each other w.p. p/k, so under substitution

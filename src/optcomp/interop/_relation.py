@@ -1,9 +1,17 @@
 """The neighbouring relation of an imported description, and the one call into :func:`optcomp.compose`.
 
 A ``DpEvent`` tree carries no neighbouring relation: dp_accounting takes it as an argument of the
-accountant (``NeighboringRelation.ADD_OR_REMOVE_ONE`` or ``REPLACE_ONE``). optcomp takes it as the
-``neighbouring`` argument of :func:`optcomp.interop.from_dp_event`, spelled ``"add_remove"`` or
-``"substitution"`` (dp_accounting's enum members are accepted too and mapped by name).
+accountant (``NeighboringRelation.ADD_OR_REMOVE_ONE``, ``REPLACE_ONE`` or ``REPLACE_SPECIAL``). optcomp takes it
+as the ``neighbouring`` argument of :func:`optcomp.interop.from_dp_event`, spelled ``"add_remove"``,
+``"substitution"`` or ``"zero_out"`` (dp_accounting's enum members are accepted too and mapped by name).
+
+``"zero_out"`` (``REPLACE_SPECIAL``: one record's contribution replaced by zero) is the relation of
+DP-FTRL and of dp_accounting's ``SingleEpochTreeAggregationDpEvent``. A sum of clipped contributions moves
+by the same Δ under zero-out as under add/remove, so every event is read as under add/remove, except
+those whose law is stated for one relation only (randomized response, sampling without replacement,
+random allocation, truncated Poisson) and the tree event, which is read under zero-out only (as
+dp_accounting does). The mechanisms carry no relation of their own for zero-out: :func:`compose_items`
+composes them without one, and the :class:`~optcomp.interop.EventComposition` reports ``"zero_out"``.
 """
 
 from __future__ import annotations
@@ -17,34 +25,35 @@ if TYPE_CHECKING:
     from optcomp.mechanisms import Mechanism
     from optcomp.queries import Composition
 
-Neighbouring = Literal["add_remove", "substitution"]
+Neighbouring = Literal["add_remove", "substitution", "zero_out"]
 
 #: The relations an imported description may be read under.
-NEIGHBOURING: tuple[Neighbouring, ...] = ("add_remove", "substitution")
+NEIGHBOURING: tuple[Neighbouring, ...] = ("add_remove", "substitution", "zero_out")
 
 #: dp_accounting's ``NeighboringRelation`` member names → optcomp's spelling.
 _DP_ACCOUNTING_NAMES: dict[str, Neighbouring] = {
     "ADD_OR_REMOVE_ONE": "add_remove",
     "REPLACE_ONE": "substitution",
+    "REPLACE_SPECIAL": "zero_out",
 }
 
 
 def check_neighbouring(value: object) -> Neighbouring:
-    """``value`` as ``"add_remove"`` or ``"substitution"``; ``ValueError`` naming ``neighbouring`` otherwise.
+    """``value`` as ``"add_remove"``, ``"substitution"`` or ``"zero_out"``; ``ValueError`` naming ``neighbouring``.
 
     Accepts optcomp's strings and dp_accounting's ``NeighboringRelation.ADD_OR_REMOVE_ONE`` /
-    ``REPLACE_ONE`` (duck-typed by member name; ``REPLACE_SPECIAL`` is refused).
+    ``REPLACE_ONE`` / ``REPLACE_SPECIAL`` (duck-typed by member name).
     """
     if isinstance(value, str):
-        if value == "add_remove":
-            return "add_remove"
-        if value == "substitution":
-            return "substitution"
+        for relation in NEIGHBOURING:
+            if value == relation:
+                return relation
     name = getattr(value, "name", None)
     if isinstance(name, str) and not isinstance(value, str) and name in _DP_ACCOUNTING_NAMES:
         return _DP_ACCOUNTING_NAMES[name]
     raise ValueError(
-        f"neighbouring must be one of {NEIGHBOURING} (or dp_accounting's ADD_OR_REMOVE_ONE / REPLACE_ONE), "
+        f"neighbouring must be one of {NEIGHBOURING} (or dp_accounting's ADD_OR_REMOVE_ONE / REPLACE_ONE / "
+        "REPLACE_SPECIAL), "
         f"got {value!r}"
     )
 
@@ -61,4 +70,4 @@ def compose_items(
     """
     from optcomp import compose
 
-    return compose(*items, neighbouring=neighbouring, accuracy=accuracy)
+    return compose(*items, neighbouring=None if neighbouring == "zero_out" else neighbouring, accuracy=accuracy)
