@@ -72,7 +72,7 @@ def test_every_filter_refuses_the_counterexample(name: str) -> None:
 
 
 def test_ledger_refuses_the_counterexample(tmp_path: Any) -> None:
-    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="r", epsilon="0.5", delta="0.0621", currency="zcdp")
+    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="add_remove", epsilon="0.5", delta="0.0621", currency="zcdp")
     led.charge("1", PureDP("0.1"))
     with pytest.raises(BudgetExceeded):
         led.charge("2", PureDP("0.6"))
@@ -138,16 +138,16 @@ def test_queries_admitted_per_mode(ei: Fraction) -> None:
 
 
 def test_count_through_a_real_ledger(tmp_path: Any) -> None:
-    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="r", epsilon=1, delta="1e-6", currency="zcdp")
+    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="add_remove", epsilon=1, delta="1e-6", currency="zcdp")
     led.charge_many([(f"q{i}", PureDP("0.01")) for i in range(487)])
     with pytest.raises(BudgetExceeded):
         led.charge("q487", PureDP("0.01"))
     assert led.fits(PureDP("0.01")) == 0 and led.verify().ok
     led.close()
     with pytest.raises(ValueError, match="does not fit"):
-        Ledger.create(str(tmp_path / "p"), dataset="d", relation="r", epsilon=1, delta="1e-6", mode="plan",
+        Ledger.create(str(tmp_path / "p"), dataset="d", relation="add_remove", epsilon=1, delta="1e-6", mode="plan",
                       plan=[PureDP("0.01")] * 563)
-    plan = Ledger.create(str(tmp_path / "p"), dataset="d", relation="r", epsilon=1, delta="1e-6", mode="plan",
+    plan = Ledger.create(str(tmp_path / "p"), dataset="d", relation="add_remove", epsilon=1, delta="1e-6", mode="plan",
                          plan=[PureDP("0.01")] * 562)
     assert plan.fits(PureDP("0.01")) == 562
     plan.close()
