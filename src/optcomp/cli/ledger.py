@@ -312,7 +312,11 @@ def verify_command(path: str, schema: str | None, as_json: bool) -> None:
 def export_command(path: str, schema: str | None, as_json: bool) -> None:
     """The configuration and the whole event log, as JSON (read-only; always JSON, --json accepted)."""
     with _opened(path, schema, read_only=True) as led:
+        problems = led.check()
         emit_json(led.export())
+    if problems:
+        raise click.ClickException(f"the ledger fails its checks: {problems[0]} (exported as stored; "
+                                   "run `optcomp ledger verify`)")
 
 
 @ledger_group.command("backup")

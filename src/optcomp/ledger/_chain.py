@@ -8,8 +8,8 @@ number, the chain head, the next plan slot, each release's status — checking e
 Admission never trusts the cached ``state`` row: each :class:`optcomp.ledger.Ledger` keeps a replay of the
 chain that it walked itself (from the genesis hash, once, then only the events appended since), and a
 charge is admitted against the replay's spent vector after the cached row was found equal to it, inside
-the charge's write transaction. A cache edited in the file, a chain with a broken link, or a file rolled
-back under a running process is refused rather than charged against.
+the charge's write transaction. A cache edited in the file (or by SQL) and a chain with a broken link
+are refused rather than charged against.
 """
 
 from __future__ import annotations

@@ -133,7 +133,10 @@ class Currency:
 
 
 def from_config(d: dict[str, Any]) -> Currency:
-    """Inverse of :meth:`Currency.to_config` (a configuration without ``branches`` has one branch)."""
+    """Inverse of :meth:`Currency.to_config` (a configuration without ``branches`` has one branch);
+    ``ValueError`` for a currency this version does not know."""
+    if d.get("name") not in _CHARGES or (d["name"] == "rdp" and not d["options"].get("orders")):
+        raise ValueError(f"unknown currency configuration {d.get('name')!r}")
     return Currency(d["name"], decode(d["epsilon"]), decode(d["delta"]), tuple(d["components"]),
                     tuple(decode(t) for t in d["thresholds"]), d["certificate"], d["options"],
                     tuple(tuple(int(j) for j in g) for g in d.get("branches", [])))

@@ -86,11 +86,16 @@ class Ledger:
         self._store = store
         with store.read() as tx:
             config, genesis, created = tx.meta()
+        if hashlib.sha256((config + "\n" + created).encode()).hexdigest() != genesis:
+            raise StoreError("the ledger's configuration does not match its genesis hash: corrupted or edited")
         try:
             self.config: dict[str, Any] = json.loads(config)
             if self.config.get("format") != FORMAT:
                 raise StoreError(f"ledger format {self.config.get('format')!r} is not {FORMAT}")
             self.mode: Mode = self.config["mode"]
+            if not all(isinstance(self.config[k], str) for k in ("dataset", "relation")):
+                raise ValueError("dataset and relation must be strings")
+            self.budget = (decode(self.config["budget"]["epsilon"]), decode(self.config["budget"]["delta"]))
             self.currency: Currency | None = from_config(self.config["currency"]) if self.mode == "filter" else None
             self.slots: tuple[Release, ...] = tuple(from_json(s) for s in self.config.get("slots", []))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -219,6 +224,11 @@ class Ledger:
             raise StoreError(f"ledger refused: {problems[0]}; nothing was recorded "
                              "(run `optcomp ledger verify`)")
         return replay
+
+    def check(self) -> list[str]:
+        """The problems a replay of the hash chain finds — broken links, a cached state that differs —
+        without :meth:`verify`'s recomputation of every charge (cheap: incremental after the first call)."""
+        return self._current()[1]
 
     def _current(self) -> tuple[Replay, list[str]]:
         with self._store.read() as tx:
@@ -453,10 +463,9 @@ class Ledger:
         In filter mode "spent" is in the currency's units, not an (ε, δ) claim: translating a running
         total into (ε, δ) would be an odometer, which needs its own theorem (RRUV 2016).
         """
-        budget = self.config["budget"]
         out: dict[str, Any] = {"dataset": self.config["dataset"], "relation": self.config["relation"],
-                               "mode": self.mode, "budget": {"epsilon": float(decode(budget["epsilon"])),
-                                                             "delta": float(decode(budget["delta"]))}}
+                               "mode": self.mode, "budget": {"epsilon": float(self.budget[0]),
+                                                             "delta": float(self.budget[1])}}
         replay, problems = self._current()
         out["problems"] = problems
         out["releases"] = {s: sum(1 for v in replay.status.values() if v == s)
