@@ -403,3 +403,17 @@ def test_batch_release_through_a_ledger(tmp_path: Any) -> None:
     assert led.charge("batch-1", BatchRelease([PureDP("0.1")] * 100, "1e-6")).replay
     assert led.verify().ok  # the recomputed charge (optimal composition again) equals the stored one
     led.close()
+
+
+def test_an_rdp_ledger_written_before_the_union_reads_back_as_it_was() -> None:
+    """A stored rdp configuration without ``branches`` (a grid checked at every order, no basic branch)
+    keeps its meaning: one branch, the grid's charges only."""
+    from optcomp.ledger._currency import from_config
+
+    old = {"name": "rdp", "epsilon": "0x1.4000000000000p+4", "delta": "1/1000000",
+           "components": ["alpha=2", "alpha=8"], "thresholds": ["3", "17"], "certificate": {},
+           "options": {"orders": ["0x1.0000000000000p+1", "0x1.0000000000000p+3"]}}
+    cur = from_config(old)
+    assert cur.charge(GaussianRelease(1)) == (Fraction(1), Fraction(4))
+    assert cur.within((Fraction(3), Fraction(17))) and not cur.within((Fraction(3), Fraction(18)))
+    assert from_config(cur.to_config()) == cur

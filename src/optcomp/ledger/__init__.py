@@ -6,12 +6,15 @@ One ledger = one dataset + one neighbouring relation + one budget + one mode, fi
 * ``mode="plan"``: a fixed list of slots whose certified optimal (or PLD) composition fits the budget;
   each release is dominated by its slot (:mod:`._plan`).
 * ``mode="filter"``: fully adaptive releases through a valid filter in a currency chosen at creation —
-  ``basic``, ``approx-zcdp``, ``zcdp``, ``rdp`` (a grid fixed at creation) or ``gdp``
+  ``basic``, ``approx-zcdp``, ``zcdp``, ``rdp`` (one order fixed at creation, united with pure
+  basic) or ``gdp``
   (:mod:`._currency`). The natural "compose the realised parameters optimally" filter is not valid
   under adaptivity and is not offered; a whole fixed plan can be one filter step (:class:`BatchRelease`).
 
 Accounting is exact (parameters stored exactly, charges and thresholds as rationals, admission an exact
-comparison); storage is SQLite (default) or PostgreSQL (:mod:`._store`), append-only with a hash chain.
+comparison); storage is SQLite (default) or PostgreSQL (:mod:`._store`), append-only with a hash chain that
+admission replays (:mod:`._chain`); ``Ledger.open(path, read_only=True)`` for auditors, ``backup`` for
+a consistent copy.
 
     >>> from optcomp.ledger import Ledger, PureDP
     >>> led = Ledger.create("census.ledger", dataset="census-2020", relation="add_remove",

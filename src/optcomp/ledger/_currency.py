@@ -13,8 +13,12 @@ Each currency here is valid; the proofs are in ``docs/ledger.md`` §2:
 * ``zcdp``: charge ρ_i; admit while Σρ_i ≤ ρ_T, ρ_T the largest ρ whose zCDP converts to (ε, δ) by the
   RDP → DP conversion of Canonne–Kamath–Steinke 2020 Prop 12 at one order α* (stored). Valid: at every
   order α the charges (α, αρ_i) obey the Rényi filter of Feldman–Zrnic 2021 (their Rényi filter) with budget αρ_T.
-* ``rdp``: charge ρ_i(α) on a grid Λ fixed at creation; admit while Σρ_i(α) ≤ B(α) for *every* α ∈ Λ,
-  B(α) = ε − log(1 − 1/α) + (log δ + log α)/(α − 1) (Feldman–Zrnic per order, then CKS Prop 12).
+* ``rdp``: charge ρ_i(α) at one order α fixed at creation (given, or the best of a grid for a declared
+  workload); admit while Σρ_i(α) ≤ B(α) = ε − log(1 − 1/α) + (log δ + log α)/(α − 1) (Feldman–Zrnic,
+  then CKS Prop 12) *or*, while every release so far is pure, Σε_i ≤ ε: the union of the rdp filter at
+  (ε, δ) and the pure basic filter at (ε, 0), valid for (ε, δ + 0) by the union lemma of
+  ``docs/ledger.md`` §2.5 — so it never halts before ``basic`` on a pure stream. (A configuration
+  written before the union, a grid checked at every order, is read back and applied as it was.)
 * ``gdp``: charge μ_i²; admit while Σμ_i² ≤ μ_T², μ_T the largest μ with δ_μ(ε) ≤ δ (Smith–Thakurta
   2022: GDP filters with the non-adaptive parameters; δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
   Dong–Roth–Su Cor. "GDP to DP", §2.4).
@@ -57,7 +61,8 @@ class Currency:
         components: labels of the charge vector's components.
         thresholds: exact rationals T_j; a release is admitted iff spent_j + charge_j ≤ T_j for all j.
         certificate: how each threshold was obtained and checked (JSON-able).
-        options: creation options (``delta_steps`` for approx-zcdp, ``orders`` for rdp).
+        options: creation options (``delta_steps`` for approx-zcdp; ``orders`` — the one order — and
+            ``basic_branch`` for rdp).
         branches: groups of component indices; a spent vector is within the budget iff *some* branch
             has every one of its components within its threshold (empty: one branch of every
             component). Several branches are a union of valid filters, each with its share of δ

@@ -1,8 +1,10 @@
 """The ledger: one dataset + one neighbouring relation + one budget + one mode, fixed at creation.
 
 Protocol (``docs/ledger.md`` §4): :meth:`Ledger.charge` admits or refuses a release in one write
-transaction — read the cached state under the ledger's write lock, compare exactly, append a ``charge``
-event to the hash chain, index the release id, update the cache, COMMIT. The caller runs the mechanism
+transaction — under the ledger's write lock, replay the events appended since this object last looked
+(:mod:`._chain`) and refuse unless the cached state equals the replay, compare exactly against the
+replay, append a ``charge`` event to the hash chain, index the release id, update the cache, COMMIT
+(and, on SQLite, copy the commit into the main file before returning). The caller runs the mechanism
 only after ``charge`` returns, then calls :meth:`Ledger.released`. A retry with the same release id and
 the same release returns the same ticket; a different release under that id is an error. A crash
 anywhere leaves the charge counted (no automatic refund); :meth:`Ledger.void` is the curator's explicit,

@@ -8,10 +8,15 @@ Both hold the same four tables; the ledger's protocol (:mod:`._ledger`) sees onl
 * ``releases``: one row per release id (UNIQUE) — an index over ``events`` whose only mutable column is
   the status, and only along charged → released and charged → voided (enforced by a trigger);
 * ``state``: the cached sums and the chain head, updated in the same transaction as the event;
-  :meth:`optcomp.ledger.Ledger.verify` recomputes it from ``events``.
+  admission checks it against a replay of ``events`` and :meth:`optcomp.ledger.Ledger.verify`
+  recomputes it (it has no trigger: it is a cache, never trusted).
+
+Every SQLite or psycopg error is raised as one :class:`StoreError` sentence; a file that is not a
+ledger is refused before anything is written to it.
 
 Write transactions serialise on the ledger: SQLite ``BEGIN IMMEDIATE`` on a WAL database with
-``synchronous=FULL`` and a busy timeout (a deferred read-then-write transaction could fail with
+``synchronous=FULL``, a ``wal_checkpoint(TRUNCATE)`` after each COMMIT (the main file alone then holds
+every commit, so a plain copy of it misses none that returned), and a busy timeout (a deferred read-then-write transaction could fail with
 ``SQLITE_BUSY_SNAPSHOT``, which the timeout does not retry); PostgreSQL ``SELECT … FOR UPDATE`` on the
 ``state`` row at READ COMMITTED (every later statement sees every earlier commit). COMMIT is the
 linearisation point of a charge.
