@@ -23,7 +23,14 @@ a consistent copy.
     ...     run.output = noisy_count(data)
 """
 
-from optcomp.ledger._currency import CURRENCIES, ChargeError, Currency, best_order, make_currency
+from optcomp.ledger._currency import (
+    CURRENCIES,
+    ChargeError,
+    Currency,
+    best_order,
+    bulk_admitted,
+    make_currency,
+)
 from optcomp.ledger._exact import decode, encode, exact
 from optcomp.ledger._ledger import (
     BudgetExceeded,
@@ -32,7 +39,6 @@ from optcomp.ledger._ledger import (
     ReleaseRun,
     Ticket,
     Verification,
-    bulk_admitted,
 )
 from optcomp.ledger._plan import slots_from_planner
 from optcomp.ledger._release import (

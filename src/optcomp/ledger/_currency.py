@@ -440,3 +440,24 @@ _CHARGES: dict[str, dict[str, Charge]] = {
     },
 }
 
+
+def bulk_admitted(currency: Currency, release: Release, count: int, spent: Vector | None = None) -> int:
+    """How many of ``count`` successive copies of ``release`` a filter admits from ``spent`` (default
+    empty): the ledger's exact rule Σ + charge ≤ T, iterated one charge at a time per component — on
+    integers scaled by the common denominator, so 10⁶ steps take a fraction of a second — then the
+    best of the currency's branches (tests and benchmarks)."""
+    s = spent if spent is not None else tuple(Fraction(0) for _ in currency.thresholds)
+    ch = currency.charge(release)
+    den = math.lcm(*(x.denominator for x in (*s, *ch, *currency.thresholds)))
+    per: list[int] = []
+    for sj, cj, tj in zip(s, ch, currency.thresholds, strict=True):
+        acc, step, top = int(sj * den), int(cj * den), int(tj * den)
+        n = 0
+        while n < count and acc + step <= top:
+            acc += step
+            n += 1
+            if step == 0:
+                n = count
+        per.append(n)
+    groups = currency.branches or (tuple(range(len(per))),)
+    return max(min(per[j] for j in g) for g in groups)
