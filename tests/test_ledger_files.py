@@ -315,3 +315,19 @@ def test_human_output_is_tables_not_python_reprs(tmp_path: Path, capsys: pytest.
     for python_repr in ("{'", "['", "'}", "']", "Fraction("):
         assert python_repr not in text
     assert "epsilon = 0.333333, delta = 1e-06" in text and "┃ component" in text and "remaining" in text
+
+
+def test_read_only_and_missing_ledgers_on_both_stores(ledger_site: Site, tmp_path: Path) -> None:
+    """A read-only opening reads and refuses writes on SQLite and PostgreSQL alike; a missing ledger
+    (a schema never created, a path that is no file) is one StoreError/ValueError sentence."""
+    ledger_site.create(dataset="d", relation="add_remove", epsilon=1, delta=0, currency="basic").close()
+    with Ledger.open(ledger_site.location, schema=ledger_site.schema, read_only=True) as led:
+        assert led.report()["problems"] == [] and led.verify().ok
+        with pytest.raises(StoreError, match="read-only"):
+            led.charge("x", PureDP("0.01"))
+    if ledger_site.kind == "postgres":
+        with pytest.raises(StoreError, match="meta"):
+            Ledger.open(ledger_site.location, schema=ledger_site.schema + "_none")
+    else:
+        with pytest.raises(ValueError, match="existing ledger file"):
+            Ledger.open(str(tmp_path / "none.ledger"))

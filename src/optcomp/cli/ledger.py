@@ -38,6 +38,7 @@ from optcomp.ledger import (
     Release,
     StoreError,
     Ticket,
+    describe,
     from_json,
     slots_from_planner,
 )
@@ -107,10 +108,8 @@ def _num(value: Any) -> str:
 
 
 def _release_text(spec: dict[str, Any]) -> str:
-    """``{"kind": "pure", "epsilon": "1/100"}`` → ``pure epsilon=0.01``."""
-    if spec.get("kind") == "batch":
-        return f"batch of {len(spec['items'])} at delta={_num(spec['delta'])}"
-    return str(spec["kind"]) + " " + ", ".join(f"{k}={_num(v)}" for k, v in spec.items() if k != "kind")
+    """``{"kind": "pure", "epsilon": "1/100"}`` → ``pure(epsilon=0.01)``."""
+    return describe(from_json(spec))
 
 
 def _ticket(t: Ticket) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from optcomp.ledger._release import (
     PureDP,
     Release,
     ZCDPRelease,
+    describe,
     from_json,
     from_mechanism,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "best_order",
     "bulk_admitted",
     "decode",
+    "describe",
     "encode",
     "exact",
     "from_json",

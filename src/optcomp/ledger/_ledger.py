@@ -28,7 +28,7 @@ from optcomp.ledger import _plan
 from optcomp.ledger._chain import Event, Replay, State, canonical, row_hash, unvec, vec
 from optcomp.ledger._currency import Currency, Vector, from_config, make_currency
 from optcomp.ledger._exact import decode, encode
-from optcomp.ledger._release import GaussianRelease, PureDP, Release, from_json
+from optcomp.ledger._release import GaussianRelease, PureDP, Release, describe, from_json
 from optcomp.ledger._store import Store, StoreError, Tx, is_postgres, open_store
 
 Mode = Literal["filter", "plan"]
@@ -261,8 +261,8 @@ class Ledger:
         if start >= len(self.slots):
             raise BudgetExceeded(f"refused: the plan has {len(self.slots)} slots, all used")
         if not _plan.dominated(release, self.slots[start]):
-            raise BudgetExceeded(f"refused: release {release.to_json()} is not dominated by slot {start} "
-                                 f"{self.slots[start].to_json()}")
+            raise BudgetExceeded(f"refused: release {describe(release)} is not dominated by slot {start}, "
+                                 f"{describe(self.slots[start])}")
         return spent, start
 
     def charge(self, release_id: str, release: Release, *, slot: int | None = None) -> Ticket:
