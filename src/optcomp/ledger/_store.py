@@ -244,13 +244,15 @@ class SQLiteStore(Store):
 
     def _connect_read_only(self) -> sqlite3.Connection:
         uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:
-            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                                   check_same_thread=False)
             conn.execute("PRAGMA query_only = ON")
             self._check_tables(conn)
             return conn
-        except sqlite3.OperationalError as exc:
+        except BaseException as exc:
+            conn.close()
+            if not isinstance(exc, sqlite3.OperationalError):
+                raise
             wal = self.path + "-wal"
             if "readonly" not in str(exc) and "unable to open" not in str(exc):
                 raise
@@ -259,8 +261,12 @@ class SQLiteStore(Store):
                                  "without write access to its directory; a write command by its owner "
                                  "empties it") from None
         conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA query_only = ON")
-        self._check_tables(conn)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            self._check_tables(conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _check_tables(self, conn: sqlite3.Connection) -> None:
