@@ -77,7 +77,7 @@ def postgres_url() -> Iterator[str]:
 class LedgerSite:
     """Where a test's ledger lives: a SQLite file in tmp_path, or a fresh schema on the test server."""
 
-    def __init__(self, kind: str, location: str, schema: str) -> None:
+    def __init__(self, kind: str, location: str, schema: str | None) -> None:
         self.kind, self.location, self.schema = kind, location, schema
 
     def create(self, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -100,4 +100,4 @@ def ledger_site(request: pytest.FixtureRequest, tmp_path: object) -> LedgerSite:
     schema = f"t{os.getpid()}_{next(_SCHEMAS)}"
     if request.param == "postgres":
         return LedgerSite("postgres", request.getfixturevalue("postgres_url"), schema)
-    return LedgerSite("sqlite", os.path.join(str(tmp_path), "test.ledger"), schema)
+    return LedgerSite("sqlite", os.path.join(str(tmp_path), "test.ledger"), None)

@@ -156,7 +156,7 @@ def test_append_only_triggers(ledger_site: Site) -> None:
 
 def test_tampering_is_detected_by_verify(tmp_path: Any) -> None:
     path = str(tmp_path / "l.ledger")
-    led = Ledger.create(path, dataset="d", relation="r", epsilon=5, delta=0, currency="basic")
+    led = Ledger.create(path, dataset="d", relation="add_remove", epsilon=5, delta=0, currency="basic")
     led.charge("a", PureDP(1))
     led.close()
     conn = sqlite3.connect(path)
@@ -171,7 +171,7 @@ def test_tampering_is_detected_by_verify(tmp_path: Any) -> None:
 
 def test_reopen_in_a_new_process_never_regains_budget(tmp_path: Any) -> None:
     path = str(tmp_path / "l.ledger")
-    Ledger.create(path, dataset="d", relation="r", epsilon=1, delta=0, currency="basic").close()
+    Ledger.create(path, dataset="d", relation="add_remove", epsilon=1, delta=0, currency="basic").close()
     script = ("import sys\nfrom optcomp.ledger import Ledger, PureDP, BudgetExceeded\n"
               "led = Ledger.open(sys.argv[1]); n = 0\n"
               "for i in range(10):\n"
@@ -219,7 +219,7 @@ def test_million_tiny_charges_refused_at_exactly_the_right_count(tmp_path: Any) 
     cur = make_currency("basic", 1e-11, 0)
     assert bulk_admitted(cur, PureDP(1e-17), 10**6) == k
     # the ledger itself, at the boundary: k − 2 already spent (one exact charge), then four more tries
-    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="r", epsilon=1e-11, delta=0, currency="basic")
+    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="add_remove", epsilon=1e-11, delta=0, currency="basic")
     led.charge("bulk", PureDP((k - 2) * tiny))
     admitted = 0
     for i in range(4):
@@ -247,8 +247,10 @@ def test_currency_charges() -> None:
         b.charge(GaussianRelease(2))
     g = make_currency("gdp", 1, "1e-6")
     assert g.charge(GaussianRelease(4, sensitivity=2)) == (Fraction(1, 4),)
-    r = make_currency("rdp", 20, "1e-6", orders=[2.0, 8.0])
-    assert r.charge(GaussianRelease(1)) == (Fraction(1), Fraction(4))
+    r = make_currency("rdp", 20, "1e-6", orders=[8.0])
+    # (α μ²/2 at α = 8; the pure basic branch: ε 0 and the non-pure flag 1, which closes that branch)
+    assert r.charge(GaussianRelease(1)) == (Fraction(4), Fraction(0), Fraction(1))
+    assert r.charge(PureDP("0.5"))[1:] == (Fraction(1, 2), Fraction(0))
 
 
 def test_thresholds_enclose_50_digit_values() -> None:
@@ -310,8 +312,7 @@ def test_rdp_charge_agrees_with_optcomp_rdp(epsilon: str) -> None:
     from optcomp import rdp
 
     orders = [1.5, 2.0, 23.0, 256.0]
-    cur = make_currency("rdp", 100, "1e-6", orders=orders)
-    ours = [float(x) for x in cur.charge(PureDP(epsilon))]
+    ours = [float(make_currency("rdp", 100, "1e-6", orders=[a]).charge(PureDP(epsilon))[0]) for a in orders]
     ref = rdp.randomized_response(float(epsilon), orders=orders)
     assert ours == pytest.approx(list(ref), rel=EXACT_RTOL)
 
@@ -327,7 +328,7 @@ def test_from_mechanism() -> None:
 
 
 def test_report_in_user_units(ledger_site: Site) -> None:
-    led: Ledger = ledger_site.create(dataset="d", relation="r", epsilon=1, delta="1e-6", currency="zcdp")
+    led: Ledger = ledger_site.create(dataset="d", relation="add_remove", epsilon=1, delta="1e-6", currency="zcdp")
     led.charge("g", GaussianRelease(10))
     rep = led.report(PureDP("0.01"))
     sigma, eps = rep["smallest_sigma"], rep["largest_pure_epsilon"]
@@ -344,7 +345,7 @@ def test_report_in_user_units(ledger_site: Site) -> None:
 
 def test_plan_mode(ledger_site: Site) -> None:
     plan = [PureDP("0.5"), ApproxDP("0.3", "1e-7"), GaussianRelease(20)]
-    led: Ledger = ledger_site.create(dataset="d", relation="r", epsilon=1, delta="1e-6", mode="plan", plan=plan)
+    led: Ledger = ledger_site.create(dataset="d", relation="add_remove", epsilon=1, delta="1e-6", mode="plan", plan=plan)
     cert = led.report()["certificate"]
     assert float.fromhex(cert["upper"]) <= 1.0 and "PLD" in cert["engine"]
     with pytest.raises(BudgetExceeded, match="dominated"):
@@ -361,7 +362,7 @@ def test_plan_mode(ledger_site: Site) -> None:
 
 def test_plan_that_does_not_fit_is_refused(tmp_path: Any) -> None:
     with pytest.raises(ValueError, match="does not fit"):
-        Ledger.create(str(tmp_path / "p"), dataset="d", relation="r", epsilon=1, delta="1e-6", mode="plan",
+        Ledger.create(str(tmp_path / "p"), dataset="d", relation="add_remove", epsilon=1, delta="1e-6", mode="plan",
                       plan=[PureDP(0.01)] * 563)
     assert not os.path.exists(str(tmp_path / "p"))
 
@@ -369,11 +370,11 @@ def test_plan_that_does_not_fit_is_refused(tmp_path: Any) -> None:
 def test_bad_creation_arguments(tmp_path: Any) -> None:
     p = str(tmp_path / "x")
     with pytest.raises(ValueError, match="dataset"):
-        Ledger.create(p, dataset="", relation="r", epsilon=1, delta=0, currency="basic")
+        Ledger.create(p, dataset="", relation="add_remove", epsilon=1, delta=0, currency="basic")
     with pytest.raises(ValueError, match="mode"):
-        Ledger.create(p, dataset="d", relation="r", epsilon=1, delta=0, mode="odometer")  # type: ignore[arg-type]
+        Ledger.create(p, dataset="d", relation="add_remove", epsilon=1, delta=0, mode="odometer")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="release_id"):
-        Ledger.create(p, dataset="d", relation="r", epsilon=1, delta=0, currency="basic").charge("", PureDP(1))
+        Ledger.create(p, dataset="d", relation="add_remove", epsilon=1, delta=0, currency="basic").charge("", PureDP(1))
 
 
 @pytest.mark.parametrize("name", CURRENCIES)
@@ -382,8 +383,8 @@ def test_user_units_are_tight_in_every_currency(name: str, tmp_path: Any) -> Non
     does not (rounded up / down to the float grid, decided by the ledger's own exact rule)."""
     import math
 
-    led = Ledger.create(str(tmp_path / "u"), dataset="d", relation="r", epsilon=1, delta="1e-6", currency=name,
-                        **({"orders": [22.0, 64.0]} if name == "rdp" else {}))
+    led = Ledger.create(str(tmp_path / "u"), dataset="d", relation="add_remove", epsilon=1, delta="1e-6", currency=name,
+                        **({"orders": [22.0]} if name == "rdp" else {}))
     led.charge("first", PureDP("0.05"))
     rep = led.report()
     sigma, eps = rep["smallest_sigma"], rep["largest_pure_epsilon"]
@@ -396,9 +397,23 @@ def test_user_units_are_tight_in_every_currency(name: str, tmp_path: Any) -> Non
 
 
 def test_batch_release_through_a_ledger(tmp_path: Any) -> None:
-    led = Ledger.create(str(tmp_path / "b"), dataset="d", relation="r", epsilon=5, delta="1e-5", currency="basic")
+    led = Ledger.create(str(tmp_path / "b"), dataset="d", relation="add_remove", epsilon=5, delta="1e-5", currency="basic")
     t = led.charge("batch-1", BatchRelease([PureDP("0.1")] * 100, "1e-6"))
     assert t.charge[0] < 10 and t.charge[1] == Fraction(1, 10**6)
     assert led.charge("batch-1", BatchRelease([PureDP("0.1")] * 100, "1e-6")).replay
     assert led.verify().ok  # the recomputed charge (optimal composition again) equals the stored one
     led.close()
+
+
+def test_an_rdp_ledger_written_before_the_union_reads_back_as_it_was() -> None:
+    """A stored rdp configuration without ``branches`` (a grid checked at every order, no basic branch)
+    keeps its meaning: one branch, the grid's charges only."""
+    from optcomp.ledger._currency import from_config
+
+    old = {"name": "rdp", "epsilon": "0x1.4000000000000p+4", "delta": "1/1000000",
+           "components": ["alpha=2", "alpha=8"], "thresholds": ["3", "17"], "certificate": {},
+           "options": {"orders": ["0x1.0000000000000p+1", "0x1.0000000000000p+3"]}}
+    cur = from_config(old)
+    assert cur.charge(GaussianRelease(1)) == (Fraction(1), Fraction(4))
+    assert cur.within((Fraction(3), Fraction(17))) and not cur.within((Fraction(3), Fraction(18)))
+    assert from_config(cur.to_config()) == cur

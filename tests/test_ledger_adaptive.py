@@ -12,6 +12,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optcomp import optimal
 from optcomp.ledger import (
@@ -72,23 +74,32 @@ def test_every_filter_refuses_the_counterexample(name: str) -> None:
 
 
 def test_ledger_refuses_the_counterexample(tmp_path: Any) -> None:
-    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="r", epsilon="0.5", delta="0.0621", currency="zcdp")
+    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="add_remove", epsilon="0.5", delta="0.0621", currency="zcdp")
     led.charge("1", PureDP("0.1"))
     with pytest.raises(BudgetExceeded):
         led.charge("2", PureDP("0.6"))
     led.close()
 
 
+def _budget_left(epsilon: object, delta: object, order: float) -> bool:
+    try:
+        make_currency("rdp", epsilon, delta, orders=[order])
+    except ValueError:
+        return False
+    return True
+
+
 def _opts(name: str) -> dict[str, Any]:
-    """rdp: the default grid (DEFAULT_ORDERS where the budget is positive) — every order at once."""
-    return {}
+    """rdp: the order of DEFAULT_ORDERS best for the menu's middle release, chosen at creation."""
+    return {"workload": PureDP("0.3")} if name == "rdp" else {}
 
 
 def _admits(cur: Currency, path: list[Fraction]) -> bool:
+    """Whether the filter lets the whole path run (its own rule: for rdp, a union of two filters)."""
     spent = tuple(Fraction(0) for _ in cur.thresholds)
     for e in path:
         spent = tuple(s + c for s, c in zip(spent, cur.charge(PureDP(e)), strict=True))
-        if any(s > t for s, t in zip(spent, cur.thresholds, strict=True)):
+        if not cur.within(spent):
             return False
     return True
 
@@ -138,16 +149,16 @@ def test_queries_admitted_per_mode(ei: Fraction) -> None:
 
 
 def test_count_through_a_real_ledger(tmp_path: Any) -> None:
-    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="r", epsilon=1, delta="1e-6", currency="zcdp")
+    led = Ledger.create(str(tmp_path / "l"), dataset="d", relation="add_remove", epsilon=1, delta="1e-6", currency="zcdp")
     led.charge_many([(f"q{i}", PureDP("0.01")) for i in range(487)])
     with pytest.raises(BudgetExceeded):
         led.charge("q487", PureDP("0.01"))
     assert led.fits(PureDP("0.01")) == 0 and led.verify().ok
     led.close()
     with pytest.raises(ValueError, match="does not fit"):
-        Ledger.create(str(tmp_path / "p"), dataset="d", relation="r", epsilon=1, delta="1e-6", mode="plan",
+        Ledger.create(str(tmp_path / "p"), dataset="d", relation="add_remove", epsilon=1, delta="1e-6", mode="plan",
                       plan=[PureDP("0.01")] * 563)
-    plan = Ledger.create(str(tmp_path / "p"), dataset="d", relation="r", epsilon=1, delta="1e-6", mode="plan",
+    plan = Ledger.create(str(tmp_path / "p"), dataset="d", relation="add_remove", epsilon=1, delta="1e-6", mode="plan",
                          plan=[PureDP("0.01")] * 562)
     assert plan.fits(PureDP("0.01")) == 562
     plan.close()
@@ -157,3 +168,46 @@ def test_float_parameters_are_their_binary_values() -> None:
     """The float 0.01 is 0.0100000000000000002081…: 100 of them exceed ε = 1 exactly (99 fit)."""
     assert bulk_admitted(make_currency("basic", 1, 0), PureDP(0.01), 200) == 99
     assert bulk_admitted(make_currency("basic", 1, 0), PureDP("0.01"), 200) == 100
+
+
+# --- rdp never admits fewer releases than basic (issue 27, item 4) ----------------------------------------
+
+#: The orders of DEFAULT_ORDERS that leave an RDP budget at (1, 1e-6) (the others are refused at creation).
+ORDERS_WITH_BUDGET = [a for a in DEFAULT_ORDERS if _budget_left(1, "1e-6", float(a))]
+
+
+def _halts_after(cur: Currency, stream: list[Fraction]) -> int:
+    """How many releases of ``stream`` a filter admits before it first refuses one (RRUV's halting)."""
+    spent = tuple(Fraction(0) for _ in cur.thresholds)
+    for n, e in enumerate(stream):
+        spent = tuple(s + c for s, c in zip(spent, cur.charge(PureDP(e)), strict=True))
+        if not cur.within(spent):
+            return n
+    return len(stream)
+
+
+def test_rdp_with_the_issue_input_admits_at_least_basic() -> None:
+    """Issue 27 item 4, exactly: PureDP(0.01) at (1, 1e-6). The default grid's intersection admitted 95
+    (< basic's 100); a grid without a workload is now refused, and every single order of that grid
+    admits at least 100 (the union with pure basic), the best one 490."""
+    with pytest.raises(ValueError, match="orders"):
+        make_currency("rdp", 1, "1e-6")
+    counts = [bulk_admitted(make_currency("rdp", 1, "1e-6", orders=[a]), PureDP("0.01"), 10**4)
+              for a in ORDERS_WITH_BUDGET]
+    assert min(counts) >= 100 and max(counts) == 490
+    chosen = make_currency("rdp", 1, "1e-6", workload=PureDP("0.01"))
+    assert chosen.options["orders"] == ["0x1.6000000000000p+4"]  # α = 22
+    assert bulk_admitted(chosen, PureDP("0.01"), 10**4) == 490
+
+
+@settings(max_examples=60, deadline=None)
+@given(stream=st.lists(st.sampled_from([Fraction(1, 100), Fraction(1, 20), Fraction(1, 10), Fraction(1, 3),
+                                        Fraction(1, 2), Fraction(1)]), min_size=1, max_size=60),
+       budget=st.sampled_from([(1, "1e-6"), ("1/2", "1e-3"), (2, "1e-9")]),
+       pick=st.integers(min_value=0, max_value=10**6))
+def test_rdp_never_halts_before_basic(stream: list[Fraction], budget: tuple[object, str], pick: int) -> None:
+    """On every stream of pure releases the rdp filter (any order of the grid that leaves a budget)
+    runs at least as long as basic's at the same budget: it is rdp ∪ pure basic."""
+    orders = [a for a in DEFAULT_ORDERS if _budget_left(*budget, float(a))]
+    rdp = make_currency("rdp", *budget, orders=[orders[pick % len(orders)]])
+    assert _halts_after(rdp, stream) >= _halts_after(make_currency("basic", *budget), stream)

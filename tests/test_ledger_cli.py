@@ -51,14 +51,14 @@ def test_ledger_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
         (("charge", "{p}", "q3", "pure:eps=1"), "epsilon"),
         (("charge", "{p}", "q3", "pure:epsilon=nan"), "epsilon"),
         (("report", "{missing}"), "existing ledger"),
-        (("init", "{p}", "--dataset", "d", "--relation", "r", "--epsilon", "1", "--delta", "1e-6"), "exists"),
-        (("init", "{new}", "--dataset", "d", "--relation", "r", "--epsilon", "-1", "--delta", "0"), "epsilon"),
+        (("init", "{p}", "--dataset", "d", "--relation", "add_remove", "--epsilon", "1", "--delta", "1e-6"), "exists"),
+        (("init", "{new}", "--dataset", "d", "--relation", "add_remove", "--epsilon", "-1", "--delta", "0"), "epsilon"),
     ],
 )
 def test_ledger_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                         args: tuple[str, ...], needle: str) -> None:
     p = str(tmp_path / "c.ledger")
-    led = Ledger.create(p, dataset="d", relation="r", epsilon=1, delta="1e-6", currency="zcdp")
+    led = Ledger.create(p, dataset="d", relation="add_remove", epsilon=1, delta="1e-6", currency="zcdp")
     led.charge("q1", PureDP("0.01"))
     led.close()
     fill: dict[str, Any] = {"p": p, "missing": str(tmp_path / "none"), "new": str(tmp_path / "n.ledger")}

@@ -24,7 +24,7 @@ class LedgerMachine(RuleBasedStateMachine):
         super().__init__()
         self.dir = tempfile.mkdtemp(prefix="optcomp-ledger-")
         self.path = os.path.join(self.dir, "l.ledger")
-        self.led = Ledger.create(self.path, dataset="d", relation="r", epsilon=BUDGET, delta=0, currency="basic")
+        self.led = Ledger.create(self.path, dataset="d", relation="add_remove", epsilon=BUDGET, delta=0, currency="basic")
         self.charges: dict[str, Fraction] = {}
         self.status: dict[str, str] = {}
 

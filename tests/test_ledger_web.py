@@ -31,7 +31,7 @@ def test_ledger_page_and_api(tmp_path: Path) -> None:
     data = client.get("/api/ledger").json()
     assert data["ok"] and data["report"]["dataset"] == "census"
     assert [(r["release_id"], r["status"]) for r in data["releases"]] == [("q1", "released"), ("q2", "charged")]
-    assert data["report"]["spent_float"] == [pytest.approx(0.00025)]
+    assert data["report"]["spent_float"] == [pytest.approx(0.00025)] and data["report"]["problems"] == []
     assert client.post("/api/ledger").status_code == 405  # read-only
 
 

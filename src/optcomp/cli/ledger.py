@@ -9,24 +9,28 @@
     optcomp ledger report census.ledger --fits pure:epsilon=0.01
     optcomp ledger verify census.ledger
     optcomp ledger export census.ledger
+    optcomp ledger backup census.ledger census-2026-11-27.ledger
 
 A release is ``KIND:KEY=VALUE,...`` with ``KIND`` one of ``pure`` (epsilon), ``approx`` (epsilon, delta),
-``gaussian`` (sigma, sensitivity), ``zcdp`` (rho); values are exact decimals (``0.01`` is 1/100). A
-PostgreSQL ledger is a ``postgresql://`` location plus ``--schema``. ``--json`` everywhere. Bad input is
-one line on stderr and exit 2 — so is a refused charge (``refused: …``: the mechanism must not run) and
-a failed ``verify`` (``ledger verification failed: …``).
+``gaussian`` (sigma, sensitivity), ``zcdp`` (rho); values are exact decimals (``0.01`` is 1/100); a key
+given twice is refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
+a SQLite file). ``report``, ``verify`` and ``export`` open the ledger read-only (an auditor needs no write
+permission). Output is a table, or ``--json``. Bad input, a file that is not a ledger or fails its checks,
+a refused charge (``refused: …``: the mechanism must not run) and a failed ``verify`` are one line on
+stderr and exit 2; no command changes a file it refuses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from optcomp.cli._common import cli, emit_json, parse_json, read_text
+from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
 from optcomp.ledger import (
     CURRENCIES,
     BudgetExceeded,
@@ -34,26 +38,31 @@ from optcomp.ledger import (
     Release,
     StoreError,
     Ticket,
+    describe,
     from_json,
     slots_from_planner,
 )
+from optcomp.ledger._ledger import RELATIONS
 
 _KEYS = {"pure": ("epsilon",), "approx": ("epsilon", "delta"), "gaussian": ("sigma", "sensitivity"), "zcdp": ("rho",)}
 _DEFAULTS = {"gaussian": {"sensitivity": "1"}}
 
 
 def parse_release(text: str) -> Release:
-    """``KIND:KEY=VALUE,...`` → a release (``ValueError`` naming what is wrong)."""
+    """``KIND:KEY=VALUE,...`` → a release (``ValueError`` naming what is wrong; a repeated key is refused)."""
     kind, _, rest = text.partition(":")
     if kind not in _KEYS:
         raise ValueError(f"release kind must be one of {', '.join(_KEYS)}, got {kind!r} (format KIND:KEY=VALUE,...)")
-    values: dict[str, Any] = {"kind": kind, **_DEFAULTS.get(kind, {})}
+    values: dict[str, Any] = {"kind": kind}
     for part in filter(None, rest.split(",")):
         key, eq, value = part.partition("=")
-        if not eq or key.strip() not in _KEYS[kind]:
+        key = key.strip()
+        if not eq or key not in _KEYS[kind]:
             raise ValueError(f"release {kind} takes {', '.join(_KEYS[kind])} as KEY=VALUE, got {part!r}")
-        values[key.strip()] = value.strip()
-    return from_json(values)
+        if key in values:
+            raise ValueError(f"release {kind}: {key} is given twice in {text!r}; give each parameter once")
+        values[key] = value.strip()
+    return from_json({**_DEFAULTS.get(kind, {}), **values})
 
 
 def create_plan_ledger(path: str, plan: Any, result: Any, *, dataset: str) -> None:
@@ -70,23 +79,37 @@ def create_plan_ledger(path: str, plan: Any, result: Any, *, dataset: str) -> No
                f"at δ = {plan.delta:g} ({cert['engine']})", err=True)
 
 
-def _open(path: str, schema: str) -> Ledger:
+@contextmanager
+def _opened(path: str, schema: str | None, *, read_only: bool = False) -> Iterator[Ledger]:
+    """The ledger at ``path``, closed afterwards; a store's refusal or a refused charge becomes one line
+    (click's error: exit 2)."""
     try:
-        return Ledger.open(path, schema=schema)
+        led = Ledger.open(path, schema=schema, read_only=read_only)
     except StoreError as e:
         raise click.ClickException(str(e)) from None
-
-
-_T = TypeVar("_T")
-
-
-def _with(path: str, schema: str, action: Callable[[Ledger], _T]) -> _T:
-    """Open the ledger, run ``action`` on it, close it (whatever happens)."""
-    led = _open(path, schema)
     try:
-        return action(led)
+        yield led
+    except (StoreError, BudgetExceeded) as e:
+        raise click.ClickException(str(e)) from None
     finally:
         led.close()
+
+
+def _num(value: Any) -> str:
+    """An exact stored number (``p/q`` or ``float.hex``) or a float, to 10 significant digits."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        try:
+            value = float.fromhex(value) if value.lstrip("-").startswith("0x") else float(Fraction(value))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return str(value)
+    return f"{float(value):.10g}"
+
+
+def _release_text(spec: dict[str, Any]) -> str:
+    """``{"kind": "pure", "epsilon": "1/100"}`` → ``pure(epsilon=0.01)``."""
+    return describe(from_json(spec))
 
 
 def _ticket(t: Ticket) -> dict[str, Any]:
@@ -94,38 +117,60 @@ def _ticket(t: Ticket) -> dict[str, Any]:
             "charge": [str(c) for c in t.charge], "slot": t.slot, "status": t.status, "replay": t.replay}
 
 
-def _brief(value: Any) -> Any:
-    """Text-mode form of a report value: exact rationals and hex floats as 10 significant digits (the
-    exact strings stay in ``--json``)."""
-    if isinstance(value, dict):
-        return {k: _brief(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_brief(v) for v in value]
-    if isinstance(value, str):
-        try:
-            if value.startswith(("0x", "-0x")):
-                return float.fromhex(value)
-            if "/" in value and len(value) > 24:
-                return f"{float(Fraction(value)):.10g}…"
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return value
-    return value
-
-
-def _show(payload: dict[str, Any], as_json: bool) -> None:
+def _show_ticket(t: Ticket, as_json: bool) -> None:
     if as_json:
-        emit_json(payload)
+        emit_json(_ticket(t))
         return
-    for key, value in payload.items():
-        shown = _brief(value)
-        if isinstance(shown, list) and len(shown) == 1:
-            shown = shown[0]
-        click.echo(f"{key}: {shown}")
+    rows = [("release", _release_text(t.release.to_json())), ("status", t.status + (" (a retry: the same ticket)"
+                                                                                    if t.replay else "")),
+            ("sequence number", t.seq), ("charge", ", ".join(_num(str(c)) for c in t.charge) or "a plan slot")]
+    if t.slot is not None:
+        rows.append(("slot", t.slot))
+    emit_table(f"release {t.release_id}", ["", "value"], rows)
+
+
+def _show_report(rep: dict[str, Any], title: str, as_json: bool) -> None:
+    """The report as two tables a person reads (--json: the exact report)."""
+    if as_json:
+        emit_json(rep)
+        return
+    b, n = rep["budget"], rep["releases"]
+    rows: list[tuple[str, Any]] = [
+        ("dataset", rep["dataset"]), ("relation", rep["relation"]),
+        ("budget", f"epsilon = {b['epsilon']:g}, delta = {b['delta']:g}"),
+        ("mode", rep["mode"] + (f", {rep['currency']} currency" if "currency" in rep else "")),
+        ("releases", f"{n['charged']} charged, {n['released']} released, {n['voided']} voided (not counted)"),
+        ("guarantee", rep["guarantee"])]
+    if "currency" in rep:
+        rows += [("smallest sigma of one more Gaussian (sensitivity 1)", _num(rep["smallest_sigma"])),
+                 ("largest epsilon of one more pure-DP release", _num(rep["largest_pure_epsilon"]))]
+    else:
+        rows += [("slots", f"{rep['slots']} in the plan, next unused: {rep['next_slot']}"),
+                 ("certified plan epsilon", f"<= {_num(rep['certificate']['upper'])} ({rep['certificate']['engine']})")]
+    if "fits" in rep:
+        count = rep["fits"]["count"]
+        rows.append((f"more {_release_text(rep['fits']['release'])} that fit", "unlimited" if count < 0 else count))
+    for problem in rep["problems"]:
+        rows.append(("PROBLEM", problem))
+    emit_table(title, ["", "value"], rows)
+    if "currency" in rep:
+        emit_table(f"{rep['currency']} budget, exact (--json has every digit)",
+                   ["component", "threshold", "spent", "remaining"],
+                   list(zip(rep["components"], map(_num, rep["threshold"]), map(_num, rep["spent"]),
+                            map(_num, rep["remaining"]), strict=True)))
+
+
+def _report_or_fail(rep: dict[str, Any], title: str, as_json: bool) -> None:
+    _show_report(rep, title, as_json)
+    if rep["problems"]:
+        raise click.ClickException(f"the ledger fails its checks: {rep['problems'][0]} (the figures above are "
+                                   "replayed from its hash chain; run `optcomp ledger verify`)")
 
 
 _path = click.argument("path")
-_schema = click.option("--schema", default="optcomp_ledger", show_default=True,
-                       help="PostgreSQL only: the schema that holds this ledger.")
+_schema = click.option("--schema", default=None,
+                       help="PostgreSQL only: the schema that holds this ledger (default optcomp_ledger); "
+                            "refused for a SQLite file.")
 _json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
@@ -137,27 +182,32 @@ def ledger_group() -> None:
 @ledger_group.command("init")
 @_path
 @click.option("--dataset", required=True, help="What the budget protects.")
-@click.option("--relation", required=True, help="The neighbouring relation (add_remove, substitution, ...).")
+@click.option("--relation", required=True, type=click.Choice(RELATIONS), help="The neighbouring relation.")
 @click.option("--epsilon", required=True, help="Budget ε (exact decimal).")
 @click.option("--delta", required=True, help="Budget δ (exact decimal).")
 @click.option("--mode", type=click.Choice(["filter", "plan"]), default="filter", show_default=True)
 @click.option("--currency", type=click.Choice(CURRENCIES), default="zcdp", show_default=True,
               help="Filter currency (filter mode).")
 @click.option("--delta-steps", default=None, help="approx-zcdp: the part δ″ of δ kept for Σδ_i (default 0).")
-@click.option("--order", "orders", multiple=True, type=float, help="rdp: an order α of the grid (repeatable).")
+@click.option("--order", "orders", multiple=True, type=float,
+              help="rdp: the order α (once), or with --workload the grid to choose it from (repeatable).")
+@click.option("--workload", default=None,
+              help="rdp: the release you expect to charge most (KIND:KEY=VALUE); picks the best order for it.")
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Plan mode: JSON list of releases ([{\"kind\": \"pure\", \"epsilon\": \"0.1\"}, ...]).")
 @_schema
 @_json
 def init_command(path: str, dataset: str, relation: str, epsilon: str, delta: str, mode: str, currency: str,
-                 delta_steps: str | None, orders: tuple[float, ...], plan_file: Path | None, schema: str,
-                 as_json: bool) -> None:
-    """Create a ledger (refuses if one exists)."""
+                 delta_steps: str | None, orders: tuple[float, ...], workload: str | None, plan_file: Path | None,
+                 schema: str | None, as_json: bool) -> None:
+    """Create a ledger (refuses if anything exists at PATH, an empty file included)."""
     options: dict[str, Any] = {}
     if delta_steps is not None:
         options["delta_steps"] = delta_steps
     if orders:
         options["orders"] = list(orders)
+    if workload is not None:
+        options["workload"] = parse_release(workload)
     plan = None
     if plan_file is not None:
         data = parse_json(read_text(plan_file, "plan"), plan_file, "plan")
@@ -169,8 +219,10 @@ def init_command(path: str, dataset: str, relation: str, epsilon: str, delta: st
                             mode=mode, currency=currency, plan=plan, schema=schema, **options)  # type: ignore[arg-type]
     except StoreError as e:
         raise click.ClickException(str(e)) from None
-    _show(led.report(), as_json)
-    led.close()
+    try:
+        _show_report(led.report(), f"new ledger {path}", as_json)
+    finally:
+        led.close()
 
 
 @ledger_group.command("charge")
@@ -180,17 +232,13 @@ def init_command(path: str, dataset: str, relation: str, epsilon: str, delta: st
 @click.option("--slot", type=int, default=None, help="Plan mode: the slot to use (default: the next).")
 @_schema
 @_json
-def charge_command(path: str, release_id: str, release: str, slot: int | None, schema: str, as_json: bool) -> None:
+def charge_command(path: str, release_id: str, release: str, slot: int | None, schema: str | None,
+                   as_json: bool) -> None:
     """Charge RELEASE (KIND:KEY=VALUE,...) under RELEASE_ID; run the mechanism only after this succeeds."""
     r = parse_release(release)
-    led = _open(path, schema)
-    try:
+    with _opened(path, schema) as led:
         t = led.charge(release_id, r, slot=slot)
-    except BudgetExceeded as e:
-        raise click.ClickException(str(e)) from None
-    finally:
-        led.close()
-    _show(_ticket(t), as_json)
+    _show_ticket(t, as_json)
 
 
 @ledger_group.command("released")
@@ -199,9 +247,11 @@ def charge_command(path: str, release_id: str, release: str, slot: int | None, s
 @click.option("--digest", default="", help="A digest of the published output (recorded).")
 @_schema
 @_json
-def released_command(path: str, release_id: str, digest: str, schema: str, as_json: bool) -> None:
+def released_command(path: str, release_id: str, digest: str, schema: str | None, as_json: bool) -> None:
     """Mark a charged release as run and published."""
-    _show(_ticket(_with(path, schema, lambda led: led.released(release_id, digest))), as_json)
+    with _opened(path, schema) as led:
+        t = led.released(release_id, digest)
+    _show_ticket(t, as_json)
 
 
 @ledger_group.command("void")
@@ -210,9 +260,11 @@ def released_command(path: str, release_id: str, digest: str, schema: str, as_js
 @click.option("--reason", required=True, help="Why the mechanism provably never ran on the data.")
 @_schema
 @_json
-def void_command(path: str, release_id: str, reason: str, schema: str, as_json: bool) -> None:
+def void_command(path: str, release_id: str, reason: str, schema: str | None, as_json: bool) -> None:
     """Curator's refund of a charged release that never ran (recorded with its reason)."""
-    _show(_ticket(_with(path, schema, lambda led: led.void(release_id, reason))), as_json)
+    with _opened(path, schema) as led:
+        t = led.void(release_id, reason)
+    _show_ticket(t, as_json)
 
 
 @ledger_group.command("report")
@@ -220,36 +272,66 @@ def void_command(path: str, release_id: str, reason: str, schema: str, as_json: 
 @click.option("--fits", "fits", default=None, help="Also count how many more of this release fit.")
 @_schema
 @_json
-def report_command(path: str, fits: str | None, schema: str, as_json: bool) -> None:
-    """Spent, remaining, the guarantee with its certificate, and remaining in user units."""
+def report_command(path: str, fits: str | None, schema: str | None, as_json: bool) -> None:
+    """Spent, remaining, the guarantee, and what still fits (read-only; exit 2 if the ledger fails its checks)."""
     r = parse_release(fits) if fits else None
-    _show(_with(path, schema, lambda led: led.report(r)), as_json)
+    with _opened(path, schema, read_only=True) as led:
+        rep = led.report(r)
+    _report_or_fail(rep, f"ledger {path}", as_json)
 
 
 @ledger_group.command("verify")
 @_path
 @_schema
 @_json
-def verify_command(path: str, schema: str, as_json: bool) -> None:
-    """Re-walk the hash chain and recompute the cached state; one error line (exit 2) if anything is wrong."""
-    led = _open(path, schema)
+def verify_command(path: str, schema: str | None, as_json: bool) -> None:
+    """Re-walk the hash chain and recompute everything (read-only); one error line (exit 2) if anything is wrong."""
+    try:
+        led = Ledger.open(path, schema=schema, read_only=True)
+    except StoreError as e:
+        raise click.ClickException(f"ledger verification failed: {e}") from None
     try:
         v = led.verify()
     finally:
         led.close()
     if not v.ok:
         raise click.ClickException(f"ledger verification failed: {'; '.join(v.problems)}")
-    _show({"ok": v.ok, "events": v.events, "problems": list(v.problems)}, as_json)
+    if as_json:
+        emit_json({"ok": v.ok, "events": v.events, "problems": list(v.problems)})
+    else:
+        emit_table(f"ledger {path}", ["check", "result"],
+                   [("hash chain, recomputed charges, admission replayed", f"ok ({v.events} events)"),
+                    ("cached state and release index", "ok"), ("storage integrity check", "ok")])
 
 
 @ledger_group.command("export")
 @_path
 @_schema
 @_json
-def export_command(path: str, schema: str, as_json: bool) -> None:
-    """The configuration and the whole event log, as JSON (always; --json accepted for symmetry)."""
-    led = _open(path, schema)
-    try:
+def export_command(path: str, schema: str | None, as_json: bool) -> None:
+    """The configuration and the whole event log, as JSON (read-only; always JSON, --json accepted)."""
+    with _opened(path, schema, read_only=True) as led:
+        problems = led.check()
         emit_json(led.export())
-    finally:
-        led.close()
+    if problems:
+        raise click.ClickException(f"the ledger fails its checks: {problems[0]} (exported as stored; "
+                                   "run `optcomp ledger verify`)")
+
+
+@ledger_group.command("backup")
+@_path
+@click.argument("destination")
+@_json
+def backup_command(path: str, destination: str, as_json: bool) -> None:
+    """Copy a SQLite ledger to the new file DESTINATION, consistently, while it is in use (SQLite's backup API).
+
+    A backup is the ledger as it was at this instant: restoring it later forgets every charge made
+    since, which hands their budget back. See docs/ledger.md, Backups.
+    """
+    with _opened(path, None, read_only=True) as led:
+        events, head = led.backup(destination)
+    if as_json:
+        emit_json({"destination": destination, "events": events, "head": head})
+    else:
+        emit_table(f"backup of {path}", ["", "value"],
+                   [("written to", destination), ("events", events), ("chain head (note it elsewhere)", head)])

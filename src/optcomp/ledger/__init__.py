@@ -6,12 +6,15 @@ One ledger = one dataset + one neighbouring relation + one budget + one mode, fi
 * ``mode="plan"``: a fixed list of slots whose certified optimal (or PLD) composition fits the budget;
   each release is dominated by its slot (:mod:`._plan`).
 * ``mode="filter"``: fully adaptive releases through a valid filter in a currency chosen at creation —
-  ``basic``, ``approx-zcdp``, ``zcdp``, ``rdp`` (a grid fixed at creation) or ``gdp``
+  ``basic``, ``approx-zcdp``, ``zcdp``, ``rdp`` (one order fixed at creation, united with pure
+  basic) or ``gdp``
   (:mod:`._currency`). The natural "compose the realised parameters optimally" filter is not valid
   under adaptivity and is not offered; a whole fixed plan can be one filter step (:class:`BatchRelease`).
 
 Accounting is exact (parameters stored exactly, charges and thresholds as rationals, admission an exact
-comparison); storage is SQLite (default) or PostgreSQL (:mod:`._store`), append-only with a hash chain.
+comparison); storage is SQLite (default) or PostgreSQL (:mod:`._store`), append-only with a hash chain that
+admission replays (:mod:`._chain`); ``Ledger.open(path, read_only=True)`` for auditors, ``backup`` for
+a consistent copy.
 
     >>> from optcomp.ledger import Ledger, PureDP
     >>> led = Ledger.create("census.ledger", dataset="census-2020", relation="add_remove",
@@ -20,7 +23,14 @@ comparison); storage is SQLite (default) or PostgreSQL (:mod:`._store`), append-
     ...     run.output = noisy_count(data)
 """
 
-from optcomp.ledger._currency import CURRENCIES, ChargeError, Currency, best_order, make_currency
+from optcomp.ledger._currency import (
+    CURRENCIES,
+    ChargeError,
+    Currency,
+    best_order,
+    bulk_admitted,
+    make_currency,
+)
 from optcomp.ledger._exact import decode, encode, exact
 from optcomp.ledger._ledger import (
     BudgetExceeded,
@@ -29,7 +39,6 @@ from optcomp.ledger._ledger import (
     ReleaseRun,
     Ticket,
     Verification,
-    bulk_admitted,
 )
 from optcomp.ledger._plan import slots_from_planner
 from optcomp.ledger._release import (
@@ -39,6 +48,7 @@ from optcomp.ledger._release import (
     PureDP,
     Release,
     ZCDPRelease,
+    describe,
     from_json,
     from_mechanism,
 )
@@ -64,6 +74,7 @@ __all__ = [
     "best_order",
     "bulk_admitted",
     "decode",
+    "describe",
     "encode",
     "exact",
     "from_json",

@@ -13,8 +13,12 @@ Each currency here is valid; the proofs are in ``docs/ledger.md`` §2:
 * ``zcdp``: charge ρ_i; admit while Σρ_i ≤ ρ_T, ρ_T the largest ρ whose zCDP converts to (ε, δ) by the
   RDP → DP conversion of Canonne–Kamath–Steinke 2020 Prop 12 at one order α* (stored). Valid: at every
   order α the charges (α, αρ_i) obey the Rényi filter of Feldman–Zrnic 2021 (their Rényi filter) with budget αρ_T.
-* ``rdp``: charge ρ_i(α) on a grid Λ fixed at creation; admit while Σρ_i(α) ≤ B(α) for *every* α ∈ Λ,
-  B(α) = ε − log(1 − 1/α) + (log δ + log α)/(α − 1) (Feldman–Zrnic per order, then CKS Prop 12).
+* ``rdp``: charge ρ_i(α) at one order α fixed at creation (given, or the best of a grid for a declared
+  workload); admit while Σρ_i(α) ≤ B(α) = ε − log(1 − 1/α) + (log δ + log α)/(α − 1) (Feldman–Zrnic,
+  then CKS Prop 12) *or*, while every release so far is pure, Σε_i ≤ ε: the union of the rdp filter at
+  (ε, δ) and the pure basic filter at (ε, 0), valid for (ε, δ + 0) by the union lemma of
+  ``docs/ledger.md`` §2.5 — so it never halts before ``basic`` on a pure stream. (A configuration
+  written before the union, a grid checked at every order, is read back and applied as it was.)
 * ``gdp``: charge μ_i²; admit while Σμ_i² ≤ μ_T², μ_T the largest μ with δ_μ(ε) ≤ δ (Smith–Thakurta
   2022: GDP filters with the non-adaptive parameters; δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
   Dong–Roth–Su Cor. "GDP to DP", §2.4).
@@ -37,7 +41,7 @@ from typing import Any
 import mpmath
 
 from optcomp.ledger._exact import DIGITS, decode, down, encode, exact, mpf, up
-from optcomp.ledger._release import ApproxDP, BatchRelease, PureDP, Release
+from optcomp.ledger._release import ApproxDP, BatchRelease, PureDP, Release, from_json
 from optcomp.rdp import DEFAULT_ORDERS, check_orders
 
 Vector = tuple[Fraction, ...]
@@ -57,7 +61,12 @@ class Currency:
         components: labels of the charge vector's components.
         thresholds: exact rationals T_j; a release is admitted iff spent_j + charge_j ≤ T_j for all j.
         certificate: how each threshold was obtained and checked (JSON-able).
-        options: creation options (``delta_steps`` for approx-zcdp, ``orders`` for rdp).
+        options: creation options (``delta_steps`` for approx-zcdp; ``orders`` — the one order — and
+            ``basic_branch`` for rdp).
+        branches: groups of component indices; a spent vector is within the budget iff *some* branch
+            has every one of its components within its threshold (empty: one branch of every
+            component). Several branches are a union of valid filters, each with its share of δ
+            (``docs/ledger.md`` §2.5: the rdp currency is rdp ∪ pure basic, δ split δ + 0).
     """
 
     name: str
@@ -67,6 +76,33 @@ class Currency:
     thresholds: Vector
     certificate: dict[str, Any]
     options: dict[str, Any]
+    branches: tuple[tuple[int, ...], ...] = ()
+
+    def _groups(self) -> tuple[tuple[int, ...], ...]:
+        return self.branches or (tuple(range(len(self.thresholds))),)
+
+    def within(self, spent: Vector) -> bool:
+        """Whether ``spent`` is within the budget: some branch has spent_j ≤ T_j for all its j (exact)."""
+        return any(all(spent[j] <= self.thresholds[j] for j in g) for g in self._groups())
+
+    def exceeded(self, spent: Vector) -> str:
+        """The components of ``spent`` above their thresholds, named (for a refusal's message)."""
+        over = [self.components[j] for j in range(len(spent)) if spent[j] > self.thresholds[j]]
+        return "over in " + ", ".join(over) if over else "within"
+
+    def copies(self, release: Release, spent: Vector) -> int:
+        """How many more copies of ``release`` fit from ``spent`` (exact; −1: unlimited): for each branch
+        the least ⌊(T_j − spent_j)/charge_j⌋, then the best branch."""
+        ch = self.charge(release)
+        best = 0
+        for g in self._groups():
+            if any(spent[j] > self.thresholds[j] for j in g):
+                continue
+            counts = [math.floor((self.thresholds[j] - spent[j]) / ch[j]) for j in g if ch[j] > 0]
+            if not counts:
+                return -1
+            best = max(best, min(counts))
+        return best
 
     def charge(self, release: Release) -> Vector:
         """The exact charge vector of ``release``; :class:`ChargeError` when this currency has none."""
@@ -83,21 +119,32 @@ class Currency:
             "basic": f"({e:g}, {d:g})-DP by basic composition under full adaptivity (RRUV 2016)",
             "approx-zcdp": f"({e:g}, {d:g})-DP: δ″-approximate ρ*-zCDP filter (Whitehouse et al. 2023)",
             "zcdp": f"ρ_T-zCDP, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021; CKS 2020 Prop 12)",
-            "rdp": f"(α, B(α))-RDP for every α in the grid, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021)",
+            "rdp": (f"(α, B(α))-RDP for every α in the grid, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021)"
+                    if not self.branches else
+                    f"({e:g}, {d:g})-DP: the union of the (α, B(α))-RDP filter at (ε, δ) (Feldman–Zrnic 2021) "
+                    f"and the pure basic filter at (ε, 0) (RRUV 2016), δ split δ + 0 (docs/ledger.md §2.5)"),
             "gdp": f"μ_T-GDP, hence ({e:g}, {d:g})-DP (Smith–Thakurta 2022; Dong–Roth–Su §2.4)",
         }[self.name]
 
     def to_config(self) -> dict[str, Any]:
         """Exact JSON form, read back by :func:`from_config` without recomputation."""
-        return {"name": self.name, "epsilon": encode(self.epsilon), "delta": encode(self.delta),
-                "components": list(self.components), "thresholds": [encode(t) for t in self.thresholds],
-                "certificate": self.certificate, "options": self.options}
+        out: dict[str, Any] = {
+            "name": self.name, "epsilon": encode(self.epsilon), "delta": encode(self.delta),
+            "components": list(self.components), "thresholds": [encode(t) for t in self.thresholds],
+            "certificate": self.certificate, "options": self.options}
+        if self.branches:
+            out["branches"] = [list(g) for g in self.branches]
+        return out
 
 
 def from_config(d: dict[str, Any]) -> Currency:
-    """Inverse of :meth:`Currency.to_config`."""
+    """Inverse of :meth:`Currency.to_config` (a configuration without ``branches`` has one branch);
+    ``ValueError`` for a currency this version does not know."""
+    if d.get("name") not in _CHARGES or (d["name"] == "rdp" and not d["options"].get("orders")):
+        raise ValueError(f"unknown currency configuration {d.get('name')!r}")
     return Currency(d["name"], decode(d["epsilon"]), decode(d["delta"]), tuple(d["components"]),
-                    tuple(decode(t) for t in d["thresholds"]), d["certificate"], d["options"])
+                    tuple(decode(t) for t in d["thresholds"]), d["certificate"], d["options"],
+                    tuple(tuple(int(j) for j in g) for g in d.get("branches", [])))
 
 
 # --- transcendental pieces, at DIGITS digits -----------------------------------------------------
@@ -205,31 +252,36 @@ def _zcdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
     return Currency("zcdp", eps, delta, ("rho",), (rho,), cert, {})
 
 
+def _rdp_order(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> tuple[Fraction, dict[str, Any] | None]:
+    """The one order of an rdp currency: the given one, or the best of the grid for a declared workload."""
+    grid = check_orders(opts.get("orders", DEFAULT_ORDERS))
+    workload = opts.get("workload")
+    if workload is not None:
+        release = workload if isinstance(workload, Release) else from_json(workload)
+        return Fraction(best_order(release, eps, delta, [float(a) for a in grid])), release.to_json()
+    if len(grid) != 1:
+        raise ValueError("orders: the rdp currency takes one order (orders=[α]) or a declared workload "
+                         "(workload=PureDP('0.01'), which picks the best order of the grid for it): a grid "
+                         f"of {len(grid)} orders admits only what its worst order admits")
+    return Fraction(float(grid[0])), None
+
+
 def _rdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1) for the rdp currency, got {float(delta):g}")
-    given = "orders" in opts
-    orders = [Fraction(float(a)) for a in check_orders(opts.get("orders", DEFAULT_ORDERS))]
-    if len(set(orders)) != len(orders):
-        raise ValueError("orders must be distinct")
-    kept, budgets = [], []
+    alpha, workload = _rdp_order(eps, delta, opts)
     with mpmath.workdps(DIGITS):
-        for a in orders:
-            b = down(mpf(eps) - _cks_offset(mpf(a), mpf(delta)))
-            if b > 0:
-                kept.append(a)
-                budgets.append(b)
-            elif given:
-                raise ValueError(f"orders: α = {float(a):g} leaves no RDP budget at (ε, δ) = "
-                                 f"({float(eps):g}, {float(delta):g}); drop it from the grid")
-    if not kept:
-        raise ValueError(f"orders: no default order leaves an RDP budget at ({float(eps):g}, {float(delta):g})")
-    orders = kept
-    cert = {"orders": [encode(a) for a in orders],
-            "conversion": "(alpha, B(alpha))-RDP => (epsilon, delta)-DP (CKS 2020 Prop 12), each alpha",
-            "rule": "halt when any alpha in the grid would exceed B(alpha)"}
-    return Currency("rdp", eps, delta, tuple(f"alpha={float(a):g}" for a in orders), tuple(budgets), cert,
-                    {"orders": [encode(a) for a in orders]})
+        budget = down(mpf(eps) - _cks_offset(mpf(alpha), mpf(delta)))
+    if budget <= 0:
+        raise ValueError(f"orders: α = {float(alpha):g} leaves no RDP budget at (ε, δ) = "
+                         f"({float(eps):g}, {float(delta):g}); choose another order")
+    cert = {"orders": [encode(alpha)], "workload": workload,
+            "conversion": "(alpha, B(alpha))-RDP => (epsilon, delta)-DP (CKS 2020 Prop 12)",
+            "rule": "admit while sum rho_i(alpha) <= B(alpha) [delta] or, all releases pure so far, "
+                    "sum epsilon_i <= epsilon [0]: a union of two valid filters, delta split delta + 0"}
+    return Currency("rdp", eps, delta, (f"alpha={float(alpha):g}", "epsilon", "non-pure releases"),
+                    (budget, eps, Fraction(0)), cert, {"orders": [encode(alpha)], "basic_branch": True},
+                    ((0,), (1, 2)))
 
 
 def _gdp(eps: Fraction, delta: Fraction, opts: dict[str, Any]) -> Currency:
@@ -261,6 +313,8 @@ _FACTORIES: dict[str, Callable[[Fraction, Fraction, dict[str, Any]], Currency]] 
     "rdp": _rdp,
     "gdp": _gdp,
 }
+#: The creation options each currency takes (any other is refused).
+_OPTIONS: dict[str, set[str]] = {"approx-zcdp": {"delta_steps"}, "rdp": {"orders", "workload"}}
 #: The shipped filter currencies (every one valid under full adaptivity; ``docs/ledger.md`` §2).
 CURRENCIES: tuple[str, ...] = tuple(_FACTORIES)
 
@@ -273,10 +327,12 @@ def make_currency(name: str, epsilon: object, delta: object, **options: Any) -> 
         epsilon: ε > 0 (exact: int, float, Fraction, decimal string).
         delta: δ ∈ [0, 1) (``zcdp``, ``rdp``, ``gdp``, ``approx-zcdp``: δ > 0).
         options: ``delta_steps`` (approx-zcdp: δ″, the part of δ kept for Σδ_i, default 0),
-            ``orders`` (rdp: the grid Λ; every given order must leave B(α) > 0; default: the orders of
-            :data:`optcomp.rdp.DEFAULT_ORDERS` that do). The rdp rule is an intersection (halt when
-            *any* order would exceed), so a grid costs the workload's worst order: pick one order for
-            the expected workload with :func:`best_order`.
+            ``orders`` and ``workload`` (rdp: one order α, or a declared workload — a release — whose
+            best order in ``orders`` (default :data:`optcomp.rdp.DEFAULT_ORDERS`) is chosen by
+            :func:`best_order`; a grid of several orders without a workload is refused, since an
+            intersection admits only what its worst order admits). The rdp currency is the union of
+            the rdp filter at (ε, δ) and the pure basic filter at (ε, 0), so it never halts before
+            ``basic`` on a stream of pure releases (``docs/ledger.md`` §2.5).
     """
     if name not in _FACTORIES:
         raise ValueError(f"currency must be one of {', '.join(CURRENCIES)}, got {name!r}")
@@ -287,9 +343,11 @@ def make_currency(name: str, epsilon: object, delta: object, **options: Any) -> 
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     if name == "approx-zcdp" and d <= 0:
         raise ValueError(f"delta must be in (0, 1) for the approx-zcdp currency, got {delta!r}")
-    unknown = set(options) - {"delta_steps", "orders"}
+    allowed = _OPTIONS.get(name, set())
+    unknown = set(options) - allowed
     if unknown:
-        raise ValueError(f"unknown currency options {sorted(unknown)}; allowed: delta_steps, orders")
+        raise ValueError(f"the {name} currency takes no option {', '.join(sorted(unknown))} "
+                         f"(its options: {', '.join(sorted(allowed)) or 'none'})")
     return _FACTORIES[name](eps, d, options)
 
 
@@ -337,6 +395,14 @@ def _batch_epsilon(release: BatchRelease) -> Fraction:
     return exact("batch epsilon", b.upper)
 
 
+def _with_basic(c: Currency, rdp: Vector, epsilon: Fraction | None = None) -> Vector:
+    """An rdp charge with the pure basic branch's components appended (when the currency has that
+    branch): (ε, 0) for a pure release, (0, 1) for any other (it closes the basic branch for good)."""
+    if not c.options.get("basic_branch"):
+        return rdp
+    return (*rdp, epsilon, Fraction(0)) if epsilon is not None else (*rdp, Fraction(0), Fraction(1))
+
+
 Charge = Callable[[Currency, Any], Vector]
 _CHARGES: dict[str, dict[str, Charge]] = {
     "basic": {
@@ -359,10 +425,11 @@ _CHARGES: dict[str, dict[str, Charge]] = {
         "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
     },
     "rdp": {
-        "pure": lambda c, r: tuple(rr_rdp(r.epsilon, decode(a)) for a in c.options["orders"]),
+        "pure": lambda c, r: _with_basic(c, tuple(rr_rdp(r.epsilon, decode(a)) for a in c.options["orders"]),
+                                         r.epsilon),
         "approx": lambda c, r: c.charge(_no_delta(r, "rdp")),
-        "gaussian": lambda c, r: tuple(decode(a) * r.mu_squared / 2 for a in c.options["orders"]),
-        "zcdp": lambda c, r: tuple(decode(a) * r.rho for a in c.options["orders"]),
+        "gaussian": lambda c, r: _with_basic(c, tuple(decode(a) * r.mu_squared / 2 for a in c.options["orders"])),
+        "zcdp": lambda c, r: _with_basic(c, tuple(decode(a) * r.rho for a in c.options["orders"])),
         "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
     },
     "gdp": {
@@ -373,3 +440,24 @@ _CHARGES: dict[str, dict[str, Charge]] = {
     },
 }
 
+
+def bulk_admitted(currency: Currency, release: Release, count: int, spent: Vector | None = None) -> int:
+    """How many of ``count`` successive copies of ``release`` a filter admits from ``spent`` (default
+    empty): the ledger's exact rule Σ + charge ≤ T, iterated one charge at a time per component — on
+    integers scaled by the common denominator, so 10⁶ steps take a fraction of a second — then the
+    best of the currency's branches (tests and benchmarks)."""
+    s = spent if spent is not None else tuple(Fraction(0) for _ in currency.thresholds)
+    ch = currency.charge(release)
+    den = math.lcm(*(x.denominator for x in (*s, *ch, *currency.thresholds)))
+    per: list[int] = []
+    for sj, cj, tj in zip(s, ch, currency.thresholds, strict=True):
+        acc, step, top = int(sj * den), int(cj * den), int(tj * den)
+        n = 0
+        while n < count and acc + step <= top:
+            acc += step
+            n += 1
+            if step == 0:
+                n = count
+        per.append(n)
+    groups = currency.branches or (tuple(range(len(per))),)
+    return max(min(per[j] for j in g) for g in groups)

@@ -1,8 +1,10 @@
 """The ledger: one dataset + one neighbouring relation + one budget + one mode, fixed at creation.
 
 Protocol (``docs/ledger.md`` §4): :meth:`Ledger.charge` admits or refuses a release in one write
-transaction — read the cached state under the ledger's write lock, compare exactly, append a ``charge``
-event to the hash chain, index the release id, update the cache, COMMIT. The caller runs the mechanism
+transaction — under the ledger's write lock, replay the events appended since this object last looked
+(:mod:`._chain`) and refuse unless the cached state equals the replay, compare exactly against the
+replay, append a ``charge`` event to the hash chain, index the release id, update the cache, COMMIT
+(and, on SQLite, copy the commit into the main file before returning). The caller runs the mechanism
 only after ``charge`` returns, then calls :meth:`Ledger.released`. A retry with the same release id and
 the same release returns the same ticket; a different release under that id is an error. A crash
 anywhere leaves the charge counted (no automatic refund); :meth:`Ledger.void` is the curator's explicit,
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,14 +25,20 @@ from fractions import Fraction
 from typing import Any, Literal, Self
 
 from optcomp.ledger import _plan
+from optcomp.ledger._chain import Event, Replay, State, canonical, row_hash, unvec, vec
 from optcomp.ledger._currency import Currency, Vector, from_config, make_currency
 from optcomp.ledger._exact import decode, encode
-from optcomp.ledger._release import GaussianRelease, PureDP, Release, from_json
-from optcomp.ledger._store import Store, StoreError, open_store
+from optcomp.ledger._release import GaussianRelease, PureDP, Release, describe, from_json
+from optcomp.ledger._store import Store, StoreError, Tx, is_postgres, open_store
 
 Mode = Literal["filter", "plan"]
 #: Bumped when the stored format changes; a ledger of another format is refused, never reinterpreted.
 FORMAT = 1
+#: The neighbouring relations a ledger may name (``docs/ledger.md`` §1; the planner's spelling).
+RELATIONS: tuple[str, ...] = ("add_remove", "substitution")
+
+__all__ = ["RELATIONS", "BudgetExceeded", "Ledger", "ReleaseIdConflict", "ReleaseRun", "Ticket", "Verification",
+           "canonical", "row_hash"]
 
 
 class BudgetExceeded(RuntimeError):
@@ -42,27 +49,8 @@ class ReleaseIdConflict(ValueError):
     """A release id was reused with different parameters."""
 
 
-def canonical(obj: object) -> str:
-    """Canonical JSON (sorted keys, no spaces, UTF-8): what the hash chain hashes."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def row_hash(prev: str, seq: int, kind: str, release_id: str, body: str, created_at: str) -> str:
-    """sha256(prev_hash ‖ '\\n' ‖ canonical [seq, kind, release_id, body, created_at])."""
-    payload = prev + "\n" + canonical([seq, kind, release_id, body, created_at])
-    return hashlib.sha256(payload.encode()).hexdigest()
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def _vec(v: Sequence[Fraction]) -> str:
-    return canonical([encode(x) for x in v])
-
-
-def _unvec(s: str) -> Vector:
-    return tuple(decode(x) for x in json.loads(s))
 
 
 @dataclass(frozen=True)
@@ -99,39 +87,51 @@ class Ledger:
         self._store = store
         with store.read() as tx:
             config, genesis, created = tx.meta()
-        self.config: dict[str, Any] = json.loads(config)
-        if self.config.get("format") != FORMAT:
-            raise StoreError(f"ledger format {self.config.get('format')!r} is not {FORMAT}")
+        if hashlib.sha256((config + "\n" + created).encode()).hexdigest() != genesis:
+            raise StoreError("the ledger's configuration does not match its genesis hash: corrupted or edited")
+        try:
+            self.config: dict[str, Any] = json.loads(config)
+            if self.config.get("format") != FORMAT:
+                raise StoreError(f"ledger format {self.config.get('format')!r} is not {FORMAT}")
+            self.mode: Mode = self.config["mode"]
+            if not all(isinstance(self.config[k], str) for k in ("dataset", "relation")):
+                raise ValueError("dataset and relation must be strings")
+            self.budget = (decode(self.config["budget"]["epsilon"]), decode(self.config["budget"]["delta"]))
+            self.currency: Currency | None = from_config(self.config["currency"]) if self.mode == "filter" else None
+            self.slots: tuple[Release, ...] = tuple(from_json(s) for s in self.config.get("slots", []))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StoreError(f"the ledger's configuration row is unreadable ({exc}): corrupted") from None
         self.genesis = genesis
         self.created_at = created
-        self.mode: Mode = self.config["mode"]
-        self.currency: Currency | None = from_config(self.config["currency"]) if self.mode == "filter" else None
-        self.slots: tuple[Release, ...] = tuple(from_json(s) for s in self.config.get("slots", []))
+        self._replay: Replay | None = None
 
     # --- life cycle -------------------------------------------------------------------------------
 
     @classmethod
     def create(cls, location: str, *, dataset: str, relation: str, epsilon: object, delta: object,
                mode: Mode = "filter", currency: str = "zcdp", plan: Sequence[Release] | None = None,
-               schema: str = "optcomp_ledger", **options: Any) -> Ledger:
-        """Create a ledger; refuses if one exists at ``location``.
+               schema: str | None = None, **options: Any) -> Ledger:
+        """Create a ledger; refuses if anything exists at ``location`` (an empty file included).
 
         Args:
             location: a SQLite file path, or a ``postgresql://`` conninfo (``schema`` names the ledger).
             dataset: what the budget protects (free text, stored).
-            relation: the neighbouring relation (``add_remove``, ``substitution`` or free text).
+            relation: the neighbouring relation, one of :data:`RELATIONS`.
             epsilon, delta: the budget (exact numbers).
             mode: ``filter`` (adaptive releases in ``currency``) or ``plan`` (the fixed ``plan``).
             currency: filter currency, one of :data:`optcomp.ledger.CURRENCIES`.
             plan: plan mode: the slots, in order.
-            options: currency options (``delta_steps``, ``orders``).
+            schema: PostgreSQL only (default ``optcomp_ledger``); refused for a SQLite file.
+            options: currency options (``delta_steps``; ``orders`` and ``workload`` for rdp).
         """
         if not isinstance(dataset, str) or not dataset.strip():
             raise ValueError(f"dataset must be a non-empty string, got {dataset!r}")
-        if not isinstance(relation, str) or not relation.strip():
-            raise ValueError(f"relation must be a non-empty string, got {relation!r}")
+        if relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
         if mode not in ("filter", "plan"):
             raise ValueError(f"mode must be 'filter' or 'plan', got {mode!r}")
+        if schema is not None and not is_postgres(location):
+            raise ValueError(f"schema is a PostgreSQL option; a SQLite ledger ({location!r}) takes none")
         cur = make_currency("basic" if mode == "plan" else currency, epsilon, delta, **options)
         config: dict[str, Any] = {"format": FORMAT, "dataset": dataset, "relation": relation, "mode": mode,
                                   "budget": {"epsilon": encode(cur.epsilon), "delta": encode(cur.delta)}}
@@ -139,18 +139,19 @@ class Ledger:
             if plan:
                 raise ValueError("plan is only for mode='plan' (a plan in a filter is one BatchRelease)")
             config["currency"] = cur.to_config()
-            spent = _vec([Fraction(0)] * len(cur.thresholds))
+            spent = vec([Fraction(0)] * len(cur.thresholds))
         else:
             if options:
                 raise ValueError(f"plan mode takes no currency options, got {sorted(options)}")
             slots = list(plan or [])
             config["slots"] = [s.to_json() for s in slots]
             config["certificate"] = _plan.certify(slots, cur.epsilon, cur.delta)
-            spent = _vec([])
-        if not location.startswith(("postgresql://", "postgres://")) and os.path.exists(location) \
-                and os.path.getsize(location) > 0:
-            raise StoreError(f"ledger {location!r} already exists")
-        store = open_store(location, schema=schema)
+            spent = vec([])
+        if not is_postgres(location) and os.path.lexists(location):
+            kind = "an empty file" if os.path.isfile(location) and os.path.getsize(location) == 0 else "a file"
+            raise StoreError(f"ledger {location!r} already exists ({kind}); init never takes over an "
+                             "existing path: remove it or choose another")
+        store = open_store(location, schema=schema, mode="create")
         created = _now()
         text = canonical(config)
         genesis = hashlib.sha256((text + "\n" + created).encode()).hexdigest()
@@ -162,16 +163,24 @@ class Ledger:
         return cls(store)
 
     @classmethod
-    def open(cls, location: str, *, schema: str = "optcomp_ledger") -> Ledger:
-        """Open an existing ledger (never creates one)."""
-        if not location.startswith(("postgresql://", "postgres://")) and not os.path.isfile(location):
+    def open(cls, location: str, *, schema: str | None = None, read_only: bool = False) -> Ledger:
+        """Open an existing ledger (never creates one; a file that is not a ledger is refused unchanged).
+
+        ``read_only``: for reading (report, verify, export): needs no write permission and never writes.
+        """
+        if not is_postgres(location) and not os.path.isfile(location):
             raise ValueError(f"ledger must be an existing ledger file, got {location!r}")
-        store = open_store(location, schema=schema)
+        store = open_store(location, schema=schema, mode="read" if read_only else "write")
         try:
             return cls(store)
         except BaseException:
             store.close()
             raise
+
+    @property
+    def read_only(self) -> bool:
+        """Whether this ledger was opened read-only (write methods raise :class:`StoreError`)."""
+        return self._store.read_only
 
     def close(self) -> None:
         """Close the connection (the ledger itself is always consistent on disk)."""
@@ -183,6 +192,49 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def backup(self, destination: str) -> tuple[int, str]:
+        """Write a consistent snapshot of this SQLite ledger to the new file ``destination`` (SQLite's
+        online backup API; safe while other processes charge). Returns the snapshot's (events, chain
+        head). A backup is an earlier state: see ``docs/ledger.md`` §4 before restoring one."""
+        _, problems = self._current()
+        if problems:
+            raise StoreError(f"refusing to back up a ledger that fails its checks: {problems[0]}")
+        self._store.backup(destination)
+        with Ledger.open(destination, read_only=True) as copy:
+            copied, _ = copy._current()
+        return copied.seq - 1, copied.head
+
+    # --- the chain, replayed ------------------------------------------------------------------------
+
+    def _synced(self, tx: Tx) -> tuple[Replay, list[str]]:
+        """This object's replay of the chain brought up to ``tx`` (a full walk from the genesis hash the
+        first time or after a problem, then only the new events), with every problem found, including a
+        cached state row that differs from it."""
+        if self._replay is None or self._replay.problems:
+            width = len(self.currency.thresholds) if self.currency is not None else 0
+            self._replay = Replay.start(self.genesis, width)
+            self._replay.feed(tx.events())
+        else:
+            self._replay.feed(tx.events(since=self._replay.seq))
+        return self._replay, self._replay.against(tx.state())
+
+    def _checked(self, tx: Tx) -> Replay:
+        """:meth:`_synced`, refusing (:class:`StoreError`) on any problem: what every write rests on."""
+        replay, problems = self._synced(tx)
+        if problems:
+            raise StoreError(f"ledger refused: {problems[0]}; nothing was recorded "
+                             "(run `optcomp ledger verify`)")
+        return replay
+
+    def check(self) -> list[str]:
+        """The problems a replay of the hash chain finds — broken links, a cached state that differs —
+        without :meth:`verify`'s recomputation of every charge (cheap: incremental after the first call)."""
+        return self._current()[1]
+
+    def _current(self) -> tuple[Replay, list[str]]:
+        with self._store.read() as tx:
+            return self._synced(tx)
+
     # --- accounting -------------------------------------------------------------------------------
 
     def cost(self, release: Release) -> Vector:
@@ -192,17 +244,14 @@ class Ledger:
         return self.currency.charge(release)
 
     def _admit(self, spent: Vector, next_slot: int, release: Release, slot: int | None) -> tuple[Vector, int | None]:
-        """(new spent, slot used); raises :class:`BudgetExceeded`. Pure function of the cached state."""
+        """(new spent, slot used); raises :class:`BudgetExceeded`. A pure function of the replayed state."""
         if self.currency is not None:
             if slot is not None:
                 raise ValueError("slot is only for plan ledgers")
-            ch = self.currency.charge(release)
-            new = tuple(s + c for s, c in zip(spent, ch, strict=True))
-            over = [n for n, x, t in zip(self.currency.components, new, self.currency.thresholds, strict=True)
-                    if x > t]
-            if over:
-                raise BudgetExceeded(f"refused: the charge would exceed the {self.currency.name} budget in "
-                                     f"{', '.join(over)}")
+            new = tuple(s + c for s, c in zip(spent, self.currency.charge(release), strict=True))
+            if not self.currency.within(new):
+                raise BudgetExceeded(f"refused: the charge would exceed the {self.currency.name} budget "
+                                     f"({self.currency.exceeded(new)})")
             return new, None
         start = next_slot if slot is None else slot
         if isinstance(start, bool) or not isinstance(start, int) or start < 0:
@@ -212,8 +261,8 @@ class Ledger:
         if start >= len(self.slots):
             raise BudgetExceeded(f"refused: the plan has {len(self.slots)} slots, all used")
         if not _plan.dominated(release, self.slots[start]):
-            raise BudgetExceeded(f"refused: release {release.to_json()} is not dominated by slot {start} "
-                                 f"{self.slots[start].to_json()}")
+            raise BudgetExceeded(f"refused: release {describe(release)} is not dominated by slot {start}, "
+                                 f"{describe(self.slots[start])}")
         return spent, start
 
     def charge(self, release_id: str, release: Release, *, slot: int | None = None) -> Ticket:
@@ -222,6 +271,7 @@ class Ledger:
         Raises:
             BudgetExceeded: it does not fit (nothing recorded).
             ReleaseIdConflict: ``release_id`` was charged with a different release.
+            StoreError: the ledger fails its checks (its cached state or chain), or is read-only.
             ValueError: bad ``release_id`` or a release this ledger's currency cannot charge.
         """
         return self.charge_many([(release_id, release, slot)])[0]
@@ -231,9 +281,12 @@ class Ledger:
         the state its predecessors left; retries of already-charged ids are replays). One commit — one
         fsync — for the lot, so a client with many releases declared up front pays the disk once.
 
+        Admission rests on this object's own replay of the hash chain (:mod:`._chain`), checked equal to
+        the cached state inside the write transaction; any difference refuses the whole batch.
+
         Raises:
             BudgetExceeded: some item does not fit (nothing of the batch is recorded).
-            ReleaseIdConflict, ValueError: as :meth:`charge`.
+            ReleaseIdConflict, StoreError, ValueError: as :meth:`charge`.
         """
         prepared: list[tuple[str, Release, int | None, str]] = []
         for item in items:
@@ -244,41 +297,43 @@ class Ledger:
             if self.currency is not None:
                 self.currency.charge(release)  # a charge this currency cannot make fails before any lock
             prepared.append((rid, release, slot, canonical(release.to_json())))
-        tickets: list[Ticket] = []
         with self._store.write() as tx:
-            spent_s, seq, head, next_slot = tx.state()
-            spent = _unvec(spent_s)
-            batch: dict[str, Ticket] = {}
-            for rid, release, slot, spec in prepared:
-                found = tx.release(rid)
-                if found is not None:
-                    tickets.append(self._replay(rid, spec, found))
-                    continue
-                if rid in batch:
-                    tickets.append(self._replay(rid, spec, (canonical(batch[rid].release.to_json()),
-                                                            _vec(batch[rid].charge), batch[rid].slot, "charged",
-                                                            batch[rid].seq)))
-                    continue
-                new, used = self._admit(spent, next_slot, release, slot)
-                ch = tuple(n - s for n, s in zip(new, spent, strict=True))
-                body = canonical({"release": json.loads(spec), "charge": [encode(x) for x in ch], "slot": used})
-                created = _now()
-                h = row_hash(head, seq, "charge", rid, body, created)
-                tx.append(seq, "charge", rid, body, created, head, h)
-                tx.insert_release(rid, seq, spec, _vec(ch), used)
-                ticket = Ticket(rid, seq, release, ch, used, "charged")
-                batch[rid] = ticket
-                tickets.append(ticket)
-                spent, seq, head = new, seq + 1, h
-                next_slot = next_slot if used is None else used + 1
-            tx.save_state(_vec(spent), seq, head, next_slot)
+            replay = self._checked(tx)
+            tickets = self._append_charges(tx, replay, prepared)
         return tickets
 
-    def _replay(self, release_id: str, spec: str, found: tuple[str, str, int | None, str, int]) -> Ticket:
+    def _append_charges(self, tx: Tx, replay: Replay, prepared: list[tuple[str, Release, int | None, str]]
+                        ) -> list[Ticket]:
+        spent, seq, head, next_slot = replay.spent, replay.seq, replay.head, replay.next_slot
+        tickets: list[Ticket] = []
+        batch: dict[str, Ticket] = {}
+        for rid, release, slot, spec in prepared:
+            found = tx.release(rid)
+            if found is None and rid in batch:
+                b = batch[rid]
+                found = (canonical(b.release.to_json()), vec(b.charge), b.slot, "charged", b.seq)
+            if found is not None:
+                tickets.append(self._replayed_ticket(rid, spec, found))
+                continue
+            new, used = self._admit(spent, next_slot, release, slot)
+            ch = tuple(n - s for n, s in zip(new, spent, strict=True))
+            body = canonical({"release": json.loads(spec), "charge": [encode(x) for x in ch], "slot": used})
+            created = _now()
+            h = row_hash(head, seq, "charge", rid, body, created)
+            tx.append(seq, "charge", rid, body, created, head, h)
+            tx.insert_release(rid, seq, spec, vec(ch), used)
+            batch[rid] = Ticket(rid, seq, release, ch, used, "charged")
+            tickets.append(batch[rid])
+            spent, seq, head = new, seq + 1, h
+            next_slot = next_slot if used is None else used + 1
+        tx.save_state(vec(spent), seq, head, next_slot)
+        return tickets
+
+    def _replayed_ticket(self, release_id: str, spec: str, found: tuple[str, str, int | None, str, int]) -> Ticket:
         old_spec, charge, slot, status, seq = found
         if old_spec != spec:
             raise ReleaseIdConflict(f"release_id {release_id!r} was charged with {old_spec}, not {spec}")
-        return Ticket(release_id, seq, from_json(json.loads(old_spec)), _unvec(charge), slot, status, replay=True)
+        return Ticket(release_id, seq, from_json(json.loads(old_spec)), unvec(charge), slot, status, replay=True)
 
     def _transition(self, release_id: str, kind: str, status: str, body: dict[str, Any]) -> Ticket:
         with self._store.write() as tx:
@@ -287,20 +342,20 @@ class Ledger:
                 raise ValueError(f"release_id {release_id!r} was never charged")
             spec, charge, slot, old, cseq = found
             if old == status:
-                return Ticket(release_id, cseq, from_json(json.loads(spec)), _unvec(charge), slot, old, replay=True)
+                return Ticket(release_id, cseq, from_json(json.loads(spec)), unvec(charge), slot, old, replay=True)
             if old != "charged":
                 raise ValueError(f"release_id {release_id!r} is {old}; only a charged release can become {status}")
-            spent_s, seq, head, next_slot = tx.state()
-            spent = _unvec(spent_s)
+            replay = self._checked(tx)
+            spent = replay.spent
             if status == "voided":
-                spent = tuple(s - c for s, c in zip(spent, _unvec(charge), strict=True))
+                spent = tuple(s - c for s, c in zip(spent, replay.charges[release_id], strict=True))
             text = canonical(body)
             created = _now()
-            h = row_hash(head, seq, kind, release_id, text, created)
-            tx.append(seq, kind, release_id, text, created, head, h)
+            h = row_hash(replay.head, replay.seq, kind, release_id, text, created)
+            tx.append(replay.seq, kind, release_id, text, created, replay.head, h)
             tx.set_status(release_id, status)
-            tx.save_state(_vec(spent), seq + 1, h, next_slot)
-        return Ticket(release_id, cseq, from_json(json.loads(spec)), _unvec(charge), slot, status)
+            tx.save_state(vec(spent), replay.seq + 1, h, replay.next_slot)
+        return Ticket(release_id, cseq, from_json(json.loads(spec)), unvec(charge), slot, status)
 
     def released(self, release_id: str, output_digest: str = "") -> Ticket:
         """Mark a charged release as run and published (idempotent); ``output_digest`` is recorded."""
@@ -332,31 +387,27 @@ class Ledger:
     # --- reading ----------------------------------------------------------------------------------
 
     def spent(self) -> Vector:
-        """The cached exact spent vector (filter mode; ``()`` in plan mode)."""
-        with self._store.read() as tx:
-            return _unvec(tx.state()[0])
+        """The exact spent vector replayed from the hash chain (filter mode; ``()`` in plan mode)."""
+        return self._current()[0].spent
 
     def next_slot(self) -> int:
-        """Plan mode: the index of the next unused slot."""
-        with self._store.read() as tx:
-            return tx.state()[3]
+        """Plan mode: the index of the next unused slot (replayed from the hash chain)."""
+        return self._current()[0].next_slot
 
     def tickets(self) -> list[Ticket]:
         """Every release id ever charged, in charge order, with its current status."""
         with self._store.read() as tx:
             rows = tx.releases()
-        return [Ticket(rid, seq, from_json(json.loads(spec)), _unvec(ch), slot, status)
+        return [Ticket(rid, seq, from_json(json.loads(spec)), unvec(ch), slot, status)
                 for rid, spec, ch, slot, status, seq in rows]
 
     def fits(self, release: Release) -> int:
-        """How many more copies of ``release`` fit now (exact; plan mode: dominating slots left)."""
+        """How many more copies of ``release`` fit now (exact; −1: unlimited; plan mode: dominating
+        slots left)."""
         if self.currency is None:
             nxt = self.next_slot()
             return sum(1 for s in self.slots[nxt:] if _plan.dominated(release, s))
-        ch = self.currency.charge(release)
-        rem = [t - s for t, s in zip(self.currency.thresholds, self.spent(), strict=True)]
-        counts = [math.floor(r / c) for r, c in zip(rem, ch, strict=True) if c > 0]
-        return min(int(c) for c in counts) if counts else -1
+        return self.currency.copies(release, self.spent())
 
     def _admissible(self, release: Release, spent: Vector) -> bool:
         try:
@@ -413,15 +464,16 @@ class Ledger:
         In filter mode "spent" is in the currency's units, not an (ε, δ) claim: translating a running
         total into (ε, δ) would be an odometer, which needs its own theorem (RRUV 2016).
         """
-        budget = self.config["budget"]
         out: dict[str, Any] = {"dataset": self.config["dataset"], "relation": self.config["relation"],
-                               "mode": self.mode, "budget": {"epsilon": float(decode(budget["epsilon"])),
-                                                             "delta": float(decode(budget["delta"]))}}
-        tickets = self.tickets()
-        out["releases"] = {s: sum(1 for t in tickets if t.status == s) for s in ("charged", "released", "voided")}
+                               "mode": self.mode, "budget": {"epsilon": float(self.budget[0]),
+                                                             "delta": float(self.budget[1])}}
+        replay, problems = self._current()
+        out["problems"] = problems
+        out["releases"] = {s: sum(1 for v in replay.status.values() if v == s)
+                           for s in ("charged", "released", "voided")}
         if self.currency is not None:
             c = self.currency
-            spent = self.spent()
+            spent = replay.spent
             out["currency"] = c.name
             out["components"] = list(c.components)
             out["threshold"] = [encode(t) for t in c.thresholds]
@@ -434,7 +486,7 @@ class Ledger:
             out["smallest_sigma"] = self.smallest_sigma()
             out["largest_pure_epsilon"] = self.largest_pure_epsilon()
         else:
-            nxt = self.next_slot()
+            nxt = replay.next_slot
             out["slots"] = len(self.slots)
             out["next_slot"] = nxt
             out["remaining_slots"] = [s.to_json() for s in self.slots[nxt:]]
@@ -454,64 +506,48 @@ class Ledger:
                             "created_at": e[4], "prev_hash": e[5], "row_hash": e[6]} for e in events]}
 
     def verify(self) -> Verification:
-        """Re-walk the hash chain from the genesis hash, recompute every charge from its stored release,
-        recompute the cached state and the release index, and run the store's integrity check."""
-        with self._store.read() as tx:
-            config, genesis, created = tx.meta()
-            events = tx.events()
-            state = tx.state()
-            index = {r[0]: r for r in tx.releases()}
+        """Re-walk the hash chain from the genesis hash, recompute every charge from its stored release
+        and replay the admission rule on it, recompute the cached state and the release index, and run
+        the store's integrity check. Reads only (works on a ledger opened read-only); a store that
+        cannot be read is reported as a problem, not raised."""
+        try:
+            with self._store.read() as tx:
+                config, genesis, created = tx.meta()
+                events: list[Event] = tx.events()
+                state: State = tx.state()
+                index = {r[0]: r[4] for r in tx.releases()}
+        except StoreError as exc:
+            return Verification(False, 0, (str(exc),))
         problems: list[str] = []
         if hashlib.sha256((config + "\n" + created).encode()).hexdigest() != genesis:
             problems.append("genesis hash does not match the configuration")
-        problems += self._walk(events, genesis, state, index)
+        replay = Replay.start(genesis, len(self.currency.thresholds) if self.currency is not None else 0)
+        replay.feed(events, self._charge_check())
+        problems += replay.against(state)
+        if index != replay.status:
+            problems.append("release index differs from the event log")
         check = self._store.integrity()
         if check != "ok":
             problems.append(f"storage integrity check: {check}")
         return Verification(not problems, len(events), tuple(problems))
 
-    def _walk(self, events: list[tuple[int, str, str, str, str, str, str]], genesis: str,
-              state: tuple[str, int, str, int], index: dict[str, Any]) -> list[str]:
-        problems: list[str] = []
-        head, expect_seq = genesis, 1
-        n = len(self.currency.thresholds) if self.currency is not None else 0
-        spent: Vector = tuple(Fraction(0) for _ in range(n))
-        status: dict[str, str] = {}
-        charges: dict[str, Vector] = {}
-        next_slot, memo = 0, {}
-        for seq, kind, rid, body, created, prev, h in events:
-            if seq != expect_seq:
-                problems.append(f"sequence gap: expected {expect_seq}, found {seq}")
-            if prev != head or row_hash(prev, seq, kind, rid, body, created) != h:
-                problems.append(f"hash chain broken at seq {seq}")
-            head, expect_seq = h, seq + 1
-            b = json.loads(body)
-            if kind == "charge":
-                spec = canonical(b["release"])
-                if spec not in memo:
-                    memo[spec] = self.cost(from_json(b["release"]))
-                ch = tuple(decode(x) for x in b["charge"])
-                if ch != memo[spec]:
-                    problems.append(f"seq {seq}: stored charge differs from the recomputed one")
-                if rid in status:
-                    problems.append(f"seq {seq}: release_id {rid!r} charged twice")
-                status[rid], charges[rid] = "charged", ch
-                spent = tuple(s + c for s, c in zip(spent, ch, strict=True))
-                if b["slot"] is not None:
-                    next_slot = b["slot"] + 1
-            elif status.get(rid) != "charged":
-                problems.append(f"seq {seq}: {kind} of a release that is not charged")
-            else:
-                status[rid] = "released" if kind == "released" else "voided"
-                if kind == "void":
-                    spent = tuple(s - c for s, c in zip(spent, charges[rid], strict=True))
-        if self.currency is not None and any(s > t for s, t in zip(spent, self.currency.thresholds, strict=True)):
-            problems.append("recomputed spend exceeds the budget")
-        if (_vec(spent), expect_seq, head, next_slot) != state:
-            problems.append("cached state differs from the recomputation")
-        if {k: v[4] for k, v in index.items()} != status:
-            problems.append("release index differs from the event log")
-        return problems
+    def _charge_check(self) -> Any:
+        """verify()'s check of one charge event: the stored charge equals the one recomputed from the
+        stored release (memoised per distinct release), and (filter mode) the admission rule held."""
+        memo: dict[str, Vector] = {}
+
+        def check(seq: int, before: Vector, ch: Vector, body: dict[str, Any]) -> str | None:
+            spec = canonical(body["release"])
+            if spec not in memo:
+                memo[spec] = self.cost(from_json(body["release"]))
+            if ch != memo[spec]:
+                return "stored charge differs from the recomputed one"
+            after = tuple(s + c for s, c in zip(before, ch, strict=True))
+            if self.currency is not None and not self.currency.within(after):
+                return f"charge admitted beyond the budget ({self.currency.exceeded(after)})"
+            return None
+
+        return check
 
 
 class ReleaseRun:
@@ -526,25 +562,3 @@ def _charges_of(c: Currency) -> set[str]:
     from optcomp.ledger._currency import _CHARGES
 
     return set(_CHARGES[c.name])
-
-
-def bulk_admitted(currency: Currency, release: Release, count: int, spent: Vector | None = None) -> int:
-    """How many of ``count`` successive copies of ``release`` a filter admits from ``spent`` (default
-    empty): the ledger's exact rule Σ + charge ≤ T, iterated one charge at a time — on integers scaled
-    by the common denominator, so 10⁶ steps take a fraction of a second (tests and benchmarks)."""
-    s = spent if spent is not None else tuple(Fraction(0) for _ in currency.thresholds)
-    ch = currency.charge(release)
-    den = math.lcm(*(x.denominator for x in (*s, *ch, *currency.thresholds)))
-    admitted = count
-    for sj, cj, tj in zip(s, ch, currency.thresholds, strict=True):
-        acc, step, top = int(sj * den), int(cj * den), int(tj * den)
-        if step == 0:
-            if acc > top:
-                return 0
-            continue
-        n = 0
-        while n < admitted and acc + step <= top:
-            acc += step
-            n += 1
-        admitted = n
-    return admitted

@@ -8,10 +8,15 @@ Both hold the same four tables; the ledger's protocol (:mod:`._ledger`) sees onl
 * ``releases``: one row per release id (UNIQUE) — an index over ``events`` whose only mutable column is
   the status, and only along charged → released and charged → voided (enforced by a trigger);
 * ``state``: the cached sums and the chain head, updated in the same transaction as the event;
-  :meth:`optcomp.ledger.Ledger.verify` recomputes it from ``events``.
+  admission checks it against a replay of ``events`` and :meth:`optcomp.ledger.Ledger.verify`
+  recomputes it (it has no trigger: it is a cache, never trusted).
+
+Every SQLite or psycopg error is raised as one :class:`StoreError` sentence; a file that is not a
+ledger is refused before anything is written to it.
 
 Write transactions serialise on the ledger: SQLite ``BEGIN IMMEDIATE`` on a WAL database with
-``synchronous=FULL`` and a busy timeout (a deferred read-then-write transaction could fail with
+``synchronous=FULL``, a ``wal_checkpoint(TRUNCATE)`` after each COMMIT (the main file alone then holds
+every commit, so a plain copy of it misses none that returned), and a busy timeout (a deferred read-then-write transaction could fail with
 ``SQLITE_BUSY_SNAPSHOT``, which the timeout does not retry); PostgreSQL ``SELECT … FOR UPDATE`` on the
 ``state`` row at READ COMMITTED (every later statement sees every earlier commit). COMMIT is the
 linearisation point of a charge.
@@ -19,12 +24,16 @@ linearisation point of a charge.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+#: The PostgreSQL schema of a ledger when none is named.
+DEFAULT_SCHEMA = "optcomp_ledger"
 #: SQLite busy timeout (seconds): how long a writer waits for another writer's transaction.
 BUSY_TIMEOUT_S: float = 60.0
 
@@ -115,9 +124,9 @@ class Tx:
         return [(str(r[0]), str(r[1]), str(r[2]), None if r[3] is None else int(r[3]), str(r[4]), int(r[5]))
                 for r in rows]
 
-    def events(self) -> list[tuple[int, str, str, str, str, str, str]]:
+    def events(self, since: int = 1) -> list[tuple[int, str, str, str, str, str, str]]:
         rows = self._x("SELECT seq, kind, release_id, body, created_at, prev_hash, row_hash FROM events "
-                       "ORDER BY seq").fetchall()
+                       "WHERE seq >= ? ORDER BY seq", (since,)).fetchall()
         return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5]), str(r[6])) for r in rows]
 
     def append(self, seq: int, kind: str, release_id: str, body: str, created_at: str, prev: str, h: str) -> None:
@@ -145,6 +154,8 @@ class Store:
     """A ledger's storage: ``create`` once, then ``write()`` / ``read()`` transactions."""
 
     kind: str = ""
+    #: Opened for reading only: :meth:`write` refuses.
+    read_only: bool = False
 
     def create(self, config: str, genesis: str, created_at: str, spent: str) -> None:
         raise NotImplementedError
@@ -161,38 +172,120 @@ class Store:
         """The back end's own integrity check ("ok" when fine)."""
         return "ok"
 
+    def backup(self, destination: str) -> None:
+        """A consistent snapshot of the ledger into ``destination`` (SQLite only)."""
+        raise StoreError("backup is for SQLite ledgers; back a PostgreSQL ledger up with pg_dump --schema")
+
     def close(self) -> None:
         raise NotImplementedError
 
 
+#: What a SQLite ledger must hold: each table with the columns :data:`_TABLES` gives it.
+_LEDGER_COLUMNS: dict[str, tuple[str, ...]] = {
+    "meta": ("id", "config", "genesis", "created_at"),
+    "events": ("seq", "kind", "release_id", "body", "created_at", "prev_hash", "row_hash"),
+    "releases": ("release_id", "charge_seq", "spec", "charge", "slot", "status"),
+    "state": ("id", "spent", "next_seq", "head", "next_slot"),
+}
+
+
+def _sqlite_failure(path: str, exc: sqlite3.Error) -> StoreError:
+    """One sentence for a SQLite error on a ledger file (corruption, a read-only file, a foreign file)."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, sqlite3.DatabaseError) and any(
+            w in text for w in ("malformed", "not a database", "disk image", "decode", "no such")):
+        return StoreError(f"ledger {path!r} is corrupted or not an optcomp ledger ({text}); "
+                          "nothing was changed")
+    if "readonly" in text or "read-only" in text:
+        return StoreError(f"ledger {path!r} is read-only for this user ({text}); nothing was changed")
+    return StoreError(f"ledger {path!r}: {text}")
+
+
 class SQLiteStore(Store):
     """One SQLite file: WAL, ``synchronous=FULL``, ``foreign_keys=ON``, busy timeout, autocommit
-    connection with explicit ``BEGIN IMMEDIATE`` for writes. Refuses a file whose journal mode does not
-    come back as ``wal`` (network file systems); local file systems only."""
+    connection with explicit ``BEGIN IMMEDIATE`` for writes, and a ``wal_checkpoint(TRUNCATE)`` after
+    every committed write, so that the main file alone holds every charge a caller has been told about
+    (a copy of the file is never missing a charge that returned; ``docs/ledger.md`` §4, Backups).
+
+    ``mode``: ``"create"`` (a new ledger), ``"write"`` (an existing ledger; the file is checked to be one
+    before anything is written: a foreign file is refused unchanged) or ``"read"`` (``mode=ro``: for a
+    reader without write access, never writes; falls back to ``immutable=1`` when the shared-memory file
+    cannot be created and the write-ahead log is empty). Refuses a file whose journal mode does not come
+    back as ``wal`` (network file systems); local file systems only."""
 
     kind = "sqlite"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, mode: str = "write") -> None:
         self.path = path
+        self.read_only = mode == "read"
         try:
-            self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-            self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        except sqlite3.DatabaseError as exc:  # not a database file, a directory, no permission
-            raise StoreError(f"ledger {path!r} cannot be opened as a SQLite ledger ({exc})") from None
-        if str(mode).lower() != "wal":
-            self._conn.close()
-            raise StoreError(f"ledger {path!r}: journal_mode came back as {mode!r}, not 'wal' "
-                             "(use a local file system)")
-        self._conn.execute("PRAGMA synchronous = FULL")
-        self._conn.execute("PRAGMA foreign_keys = ON")
+            self._conn = self._connect(mode)
+        except sqlite3.Error as exc:  # not a database file, a directory, no permission, corrupted
+            raise _sqlite_failure(path, exc) from None
+
+    def _connect(self, mode: str) -> sqlite3.Connection:
+        if mode == "read":
+            return self._connect_read_only()
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            if mode != "create":
+                self._check_tables(conn)  # before the journal-mode switch, which would write a foreign file
+            journal = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(journal).lower() != "wal":
+                raise StoreError(f"ledger {self.path!r}: journal_mode came back as {journal!r}, not 'wal' "
+                                 "(use a local file system)")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            self._check_tables(conn)
+            return conn
+        except BaseException as exc:
+            conn.close()
+            if not isinstance(exc, sqlite3.OperationalError):
+                raise
+            wal = self.path + "-wal"
+            if "readonly" not in str(exc) and "unable to open" not in str(exc):
+                raise
+            if os.path.exists(wal) and os.path.getsize(wal) > 0:
+                raise StoreError(f"ledger {self.path!r} has a write-ahead log that this user cannot read "
+                                 "without write access to its directory; a write command by its owner "
+                                 "empties it") from None
+        conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            self._check_tables(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _check_tables(self, conn: sqlite3.Connection) -> None:
+        """Refuse a file that is not an optcomp ledger (a foreign database, an empty file) by name."""
+        found: dict[str, tuple[str, ...]] = {}
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            if name in _LEDGER_COLUMNS:
+                found[name] = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({name})").fetchall())
+        if found != _LEDGER_COLUMNS:
+            missing = sorted(set(_LEDGER_COLUMNS) - set(found))
+            what = f"no table {', '.join(missing)}" if missing else "its tables have other columns"
+            raise StoreError(f"{self.path!r} is not an optcomp ledger ({what}); nothing was changed")
 
     def create(self, config: str, genesis: str, created_at: str, spent: str) -> None:
         c = self._conn
         c.execute("BEGIN IMMEDIATE")
         try:
-            if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
-                raise StoreError(f"ledger {self.path!r} already exists")
+            if c.execute("SELECT 1 FROM sqlite_master").fetchone():
+                raise StoreError(f"ledger {self.path!r} already exists (a non-empty database)")
             for stmt in re.split(r";\s*\n(?=CREATE)", _TABLES + _SQLITE_TRIGGERS):
                 if stmt.strip():
                     c.execute(stmt)
@@ -201,29 +294,68 @@ class SQLiteStore(Store):
         except BaseException:
             c.execute("ROLLBACK")
             raise
+        self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Copy the write-ahead log into the main file and empty it (waits for readers and writers
+        through the busy handler); raises if it could not complete."""
+        busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if busy:
+            raise StoreError(f"ledger {self.path!r}: the write committed, but the main file could not be "
+                             "brought up to date (another connection held the log); retry: a retry of a "
+                             "charge returns the same ticket and completes this step")
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
+        if self.read_only:
+            raise StoreError(f"ledger {self.path!r} was opened read-only; this command needs write access")
         c = self._conn
-        c.execute("BEGIN IMMEDIATE")
         try:
-            yield Tx(c, "?")
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
-        c.execute("COMMIT")
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                yield Tx(c, "?")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            c.execute("COMMIT")
+            self._checkpoint()
+        except sqlite3.Error as exc:
+            raise _sqlite_failure(self.path, exc) from None
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
         c = self._conn
-        c.execute("BEGIN")
         try:
-            yield Tx(c, "?")
-        finally:
-            c.execute("COMMIT")
+            c.execute("BEGIN")
+            try:
+                yield Tx(c, "?")
+            finally:
+                c.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise _sqlite_failure(self.path, exc) from None
 
     def integrity(self) -> str:
-        return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+        try:
+            rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.Error as exc:
+            return " ".join(str(exc).split())
+        return "; ".join(str(r[0]) for r in rows)
+
+    def backup(self, destination: str) -> None:
+        """A consistent snapshot into the new file ``destination`` (SQLite's online backup API: pages
+        copied under a read transaction, the write-ahead log's commits included)."""
+        if os.path.exists(destination):
+            raise StoreError(f"backup destination {destination!r} already exists (a backup never overwrites)")
+        try:
+            dst = sqlite3.connect(destination, isolation_level=None)
+            try:
+                self._conn.backup(dst)
+                dst.execute("PRAGMA journal_mode = WAL")
+                dst.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                dst.close()
+        except sqlite3.Error as exc:
+            raise StoreError(f"backup to {destination!r} failed: {' '.join(str(exc).split())}") from None
 
     def close(self) -> None:
         self._conn.close()
@@ -235,7 +367,7 @@ class PostgresStore(Store):
 
     kind = "postgres"
 
-    def __init__(self, conninfo: str, schema: str = "optcomp_ledger") -> None:
+    def __init__(self, conninfo: str, schema: str = "optcomp_ledger", *, read_only: bool = False) -> None:
         try:
             import psycopg
         except ImportError:  # pragma: no cover - depends on the install
@@ -243,12 +375,17 @@ class PostgresStore(Store):
         if not schema.replace("_", "").isalnum() or not schema[0].isalpha():
             raise ValueError(f"schema must be an identifier (letters, digits, _), got {schema!r}")
         self.schema = schema
+        self.read_only = read_only
+        self._errors: type[Exception] = psycopg.Error
         try:
             self._conn = psycopg.connect(conninfo, autocommit=False)
         except psycopg.Error as e:
             raise StoreError(f"cannot connect to PostgreSQL: {' '.join(str(e).split())}") from None
         self._conn.execute(f"SET search_path TO {schema}")
         self._conn.commit()
+
+    def _failure(self, exc: Exception) -> StoreError:
+        return StoreError(f"PostgreSQL ledger {self.schema!r}: {' '.join(str(exc).split())}")
 
     def create(self, config: str, genesis: str, created_at: str, spent: str) -> None:
         c = self._conn
@@ -271,33 +408,50 @@ class PostgresStore(Store):
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
+        if self.read_only:
+            raise StoreError(f"ledger {self.schema!r} was opened read-only; this command needs write access")
         c = self._conn
         try:
-            cur = c.cursor()
-            tx = Tx(cur, "%s")
-            tx.state(lock=True)
-            yield tx
-        except BaseException:
-            c.rollback()
-            raise
-        c.commit()
+            try:
+                cur = c.cursor()
+                tx = Tx(cur, "%s")
+                tx.state(lock=True)
+                yield tx
+            except BaseException:
+                c.rollback()
+                raise
+            c.commit()
+        except self._errors as exc:
+            raise self._failure(exc) from None
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
         c = self._conn
-        c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
-            yield Tx(c.cursor(), "%s")
-        finally:
-            c.rollback()
+            c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield Tx(c.cursor(), "%s")
+            finally:
+                c.rollback()
+        except self._errors as exc:
+            raise self._failure(exc) from None
 
     def close(self) -> None:
         self._conn.close()
 
 
-def open_store(location: str, *, schema: str = "optcomp_ledger") -> Store:
+def open_store(location: str, *, schema: str | None = None, mode: str = "write") -> Store:
     """A :class:`PostgresStore` for ``postgresql://`` / ``postgres://`` locations (``schema`` names the
-    ledger inside the database), else a :class:`SQLiteStore` on the file ``location``."""
-    if location.startswith(("postgresql://", "postgres://")):
-        return PostgresStore(location, schema)
-    return SQLiteStore(location)
+    ledger inside the database, default ``optcomp_ledger``), else a :class:`SQLiteStore` on the file
+    ``location`` (``schema`` refused: it is a PostgreSQL option). ``mode``: ``create``, ``write`` or
+    ``read`` (read-only)."""
+    if is_postgres(location):
+        return PostgresStore(location, schema or DEFAULT_SCHEMA, read_only=mode == "read")
+    if schema is not None:
+        raise ValueError(f"schema is a PostgreSQL option; a SQLite ledger ({location!r}) takes none, got {schema!r}")
+    return SQLiteStore(location, mode)
+
+
+def is_postgres(location: str) -> bool:
+    """Whether ``location`` names a PostgreSQL ledger (a ``postgresql://`` or ``postgres://`` conninfo)."""
+    return location.startswith(("postgresql://", "postgres://"))

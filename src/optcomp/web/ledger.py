@@ -22,7 +22,7 @@ _STATIC = resources.files("optcomp.web") / "static"
 def ledger_routes(ledger: str | None = None) -> list[BaseRoute]:
     """The two read-only routes for ``ledger`` (default ``$OPTCOMP_LEDGER``; 404 when none is set)."""
     location = ledger if ledger is not None else os.environ.get("OPTCOMP_LEDGER")
-    schema = os.environ.get("OPTCOMP_LEDGER_SCHEMA", "optcomp_ledger")
+    schema = os.environ.get("OPTCOMP_LEDGER_SCHEMA")  # PostgreSQL only; None: the default schema
 
     def page(request: Request) -> Response:
         return FileResponse(str(_STATIC / "ledger.html"), media_type="text/html")
@@ -34,7 +34,7 @@ def ledger_routes(ledger: str | None = None) -> list[BaseRoute]:
         from optcomp.ledger import Ledger, StoreError
 
         try:
-            led = Ledger.open(location, schema=schema)
+            led = Ledger.open(location, schema=schema, read_only=True)
         except (ValueError, StoreError) as exc:
             return JSONResponse({"ok": False, "error": str(exc)}, status_code=404)
         try:

@@ -1,0 +1,126 @@
+"""The hash chain and its replay: what admission rests on, and what :meth:`Ledger.verify` re-walks.
+
+Every event row carries ``row_hash = sha256(prev_hash ‖ '\\n' ‖ canonical [seq, kind, release_id, body,
+created_at])``, the first ``prev_hash`` being the genesis hash of the configuration (``docs/ledger.md``
+§4). :class:`Replay` folds events into the state they imply — the spent vector, the next sequence
+number, the chain head, the next plan slot, each release's status — checking every link on the way.
+
+Admission never trusts the cached ``state`` row: each :class:`optcomp.ledger.Ledger` keeps a replay of the
+chain that it walked itself (from the genesis hash, once, then only the events appended since), and a
+charge is admitted against the replay's spent vector after the cached row was found equal to it, inside
+the charge's write transaction. A cache edited in the file (or by SQL) and a chain with a broken link
+are refused rather than charged against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from optcomp.ledger._currency import Vector
+from optcomp.ledger._exact import decode, encode
+
+#: One stored event: (seq, kind, release_id, body, created_at, prev_hash, row_hash).
+Event = tuple[int, str, str, str, str, str, str]
+#: The cached ``state`` row: (spent, next_seq, head, next_slot).
+State = tuple[str, int, str, int]
+
+
+def canonical(obj: object) -> str:
+    """Canonical JSON (sorted keys, no spaces, UTF-8): what the hash chain hashes."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def row_hash(prev: str, seq: int, kind: str, release_id: str, body: str, created_at: str) -> str:
+    """sha256(prev_hash ‖ '\\n' ‖ canonical [seq, kind, release_id, body, created_at])."""
+    payload = prev + "\n" + canonical([seq, kind, release_id, body, created_at])
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def vec(v: Sequence[Fraction]) -> str:
+    """A vector of exact rationals as stored text (canonical JSON of their exact encodings)."""
+    return canonical([encode(x) for x in v])
+
+
+def unvec(s: str) -> Vector:
+    """Inverse of :func:`vec`."""
+    return tuple(decode(x) for x in json.loads(s))
+
+
+#: ``check(seq, spent_before, charge, body)`` → a problem sentence or None, applied to each charge event.
+ChargeCheck = Callable[[int, Vector, Vector, dict[str, object]], str | None]
+
+
+@dataclass
+class Replay:
+    """The state implied by the events folded so far (start with :meth:`start`, extend with :meth:`feed`).
+
+    Attributes:
+        seq: the next sequence number expected; head: the last row hash (the genesis hash at first);
+        spent: the exact spent vector (charges minus voids); next_slot: plan mode's next unused slot;
+        status, charges: each release id's status and charge; problems: every broken link found.
+    """
+
+    seq: int
+    head: str
+    spent: Vector
+    next_slot: int = 0
+    status: dict[str, str] = field(default_factory=dict)
+    charges: dict[str, Vector] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, genesis: str, width: int) -> Replay:
+        """The empty chain of a ledger whose spent vector has ``width`` components."""
+        return cls(1, genesis, tuple(Fraction(0) for _ in range(width)))
+
+    def state(self) -> State:
+        """What the cached ``state`` row must equal."""
+        return vec(self.spent), self.seq, self.head, self.next_slot
+
+    def feed(self, events: Sequence[Event], check: ChargeCheck | None = None) -> None:
+        """Fold ``events`` (in order) into the replay; links, sequence numbers and transitions are checked,
+        and ``check`` (if given) is applied to every charge (the stored charge against a recomputed one,
+        or the admission rule against the state before it)."""
+        for seq, kind, rid, body, created, prev, h in events:
+            if seq != self.seq:
+                self.problems.append(f"sequence gap: expected {self.seq}, found {seq}")
+            if prev != self.head or row_hash(prev, seq, kind, rid, body, created) != h:
+                self.problems.append(f"hash chain broken at seq {seq}")
+            self.head, self.seq = h, seq + 1
+            try:
+                self._apply(seq, kind, rid, json.loads(body), check)
+            except (ValueError, KeyError, TypeError) as exc:
+                self.problems.append(f"seq {seq}: unreadable event body ({exc})")
+
+    def _apply(self, seq: int, kind: str, rid: str, b: dict[str, object], check: ChargeCheck | None) -> None:
+        if kind == "charge":
+            ch = tuple(decode(str(x)) for x in b["charge"])  # type: ignore[attr-defined]
+            if len(ch) != len(self.spent):
+                raise ValueError(f"charge has {len(ch)} components, the ledger {len(self.spent)}")
+            problem = check(seq, self.spent, ch, b) if check is not None else None
+            if problem:
+                self.problems.append(f"seq {seq}: {problem}")
+            if rid in self.status:
+                self.problems.append(f"seq {seq}: release_id {rid!r} charged twice")
+            self.status[rid], self.charges[rid] = "charged", ch
+            self.spent = tuple(s + c for s, c in zip(self.spent, ch, strict=True))
+            if b["slot"] is not None:
+                self.next_slot = int(b["slot"]) + 1  # type: ignore[call-overload]
+        elif self.status.get(rid) != "charged":
+            self.problems.append(f"seq {seq}: {kind} of a release that is not charged")
+        else:
+            self.status[rid] = "released" if kind == "released" else "voided"
+            if kind == "void":
+                self.spent = tuple(s - c for s, c in zip(self.spent, self.charges[rid], strict=True))
+
+    def against(self, cached: State) -> list[str]:
+        """The problems found so far, plus a difference between ``cached`` and this replay."""
+        out = list(self.problems)
+        if cached != self.state():
+            out.append(f"the cached state (spent {cached[0]}, next seq {cached[1]}) differs from the hash "
+                       f"chain's (spent {vec(self.spent)}, next seq {self.seq})")
+        return out
