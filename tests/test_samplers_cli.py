@@ -90,3 +90,15 @@ def test_truncated_poisson_lower_is_the_runs_at_the_issue_input(capsys: pytest.C
     assert code == 0, err
     run_row = next(line for line in out.splitlines() if "the run" in line)
     assert "1.1337" in run_row and "2.3853" in run_row and "dominating pair" in out
+
+
+def test_account_with_a_truncated_poisson_step_reports_the_runs_lower_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27 C audit: ``account --mech TruncatedPoissonGaussian:…`` composes the dominating pair for the
+    upper end and the explicit pair (other gradients 0) for the lower end, as ``dpsgd.epsilon`` does."""
+    mech = "TruncatedPoissonGaussian:sigma=1,dataset_size=1000,sampling_rate=0.01,max_batch_size=12,count=30"
+    code, out, err = run(capsys, "account", "--mech", mech, "--delta", "1e-5", "--accuracy", ACCURACY, "--json")
+    assert code == 0, err
+    row = json.loads(out)["results"][0]
+    kwargs: dict[str, object] = {"sampling": "truncated_poisson", "dataset_size": 1000, "max_batch_size": 12}
+    bound = dpsgd.epsilon(1.0, 0.01, 30, 1e-5, accuracy=Accuracy(grid_step=COARSE_GRID_STEP), **kwargs)  # type: ignore[arg-type]
+    assert (row["lower"], row["upper"]) == (bound.lower, bound.upper)

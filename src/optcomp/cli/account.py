@@ -323,18 +323,32 @@ def _query_rows(
 ) -> list[dict[str, Any]]:
     """One call, :func:`optcomp.compose` ``(*items)``, then its ε bracket at each δ and δ bracket at each ε."""
     from optcomp import compose
+    from optcomp.mechanisms.truncated import dominated_counterpart
 
+    # an item whose law only dominates the run (a truncated-Poisson step) takes its lower end from its
+    # explicit pair: ``lower`` is always a lower bound for what ran (docs/samplers.md)
+    explicit = [(dominated_counterpart(m), n) for m, n in items]
     rows: list[dict[str, Any]] = []
     with _progress("composing") as progress:
         task = progress.add_task("composing privacy loss distributions", total=None)
         pld = compose(*items, accuracy=acc)
+        low = pld if explicit == items else compose(*explicit, accuracy=acc)
         progress.update(task, description="querying")
         for d in deltas:
-            rows.append({"query": "epsilon", "at": {"delta": d},
-                         "bound": informative(pld.epsilon(d), f"epsilon at delta={d:g}", _FEWER)})
+            rows.append({"query": "epsilon", "at": {"delta": d}, "bound": informative(
+                _run_bound(pld.epsilon(d), low.epsilon(d) if low is not pld else None),
+                f"epsilon at delta={d:g}", _FEWER)})
         for e in epsilons:
-            rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(pld.delta, e)})
+            rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(
+                lambda x: _run_bound(pld.delta(x), low.delta(x) if low is not pld else None), e)})
     return rows
+
+
+def _run_bound(upper: Any, lower: Any) -> Any:
+    """The dominating composition's bracket with the lower end from the dominated one (when given)."""
+    from optcomp import Bound
+
+    return upper if lower is None else Bound(min(lower.lower, upper.upper), upper.upper)
 
 
 def _emit_account(

@@ -70,7 +70,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
 )
 from optcomp.mechanisms.allocation import RandomAllocation
-from optcomp.mechanisms.truncated import TruncatedPoissonGaussian, truncated_poisson_lower_pair
+from optcomp.mechanisms.truncated import TruncatedPoissonGaussian, dominated_counterpart
 from optcomp.queries import Composition, dominating_gaussian
 
 #: Supported event classes and their fields, in dp_accounting's order (the JSON schema).
@@ -158,7 +158,7 @@ class EventComposition:
         pair (:func:`~optcomp.mechanisms.truncated.truncated_poisson_lower_pair`), and each allocation's
         dominated pair."""
         pairs: list[tuple[Mechanism, int]] = [(a.lower_pair(), k) for a, k in self.allocations]
-        return _pooled([*((_explicit(m), k) for m, k in self.items), *pairs])
+        return _pooled([*((dominated_counterpart(m), k) for m, k in self.items), *pairs])
 
     @property
     def has_dominating_pairs(self) -> bool:
@@ -221,13 +221,6 @@ class EventComposition:
         from optcomp.interop._export import to_dp_event_json
 
         return to_dp_event_json(*self.items, *self.allocations, neighbouring=self.neighbouring)
-
-
-def _explicit(mechanism: Mechanism) -> Mechanism:
-    """A truncated-Poisson step's explicit lower pair (other gradients 0); any other item as is."""
-    if isinstance(mechanism, TruncatedPoissonGaussian):
-        return truncated_poisson_lower_pair(mechanism)
-    return mechanism
 
 
 def _pooled(items: Sequence[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...]:
