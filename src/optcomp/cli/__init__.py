@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import click
 import numpy as np
 
+from optcomp._numerics import LossScaleError
 from optcomp.cli._common import MAX_JSON_DEPTH, accuracy_advice, cli
 from optcomp.pld import GridTooLargeError
 
@@ -52,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except click.ClickException as exc:
         return _error(exc.format_message())
+    except LossScaleError as exc:  # a mechanism beyond the engines' range: its message names the parameter
+        return _error(str(exc))
     except GridTooLargeError as exc:  # the library names Accuracy's fields: name the --accuracy option
         return _error(accuracy_advice(str(exc)))
     except ValueError as exc:
