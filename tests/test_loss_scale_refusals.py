@@ -61,3 +61,12 @@ def test_cli_refusal_is_one_line_in_the_users_terms(
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
     assert f"{name} must be at least" in err and "encountered" not in err
+
+
+def test_rdp_of_a_gaussian_forms_mu_first() -> None:
+    """Δ = σ = 1e-300: μ = 1, and the RDP comparator's ρ(α) = αμ²/2 is finite (it formed Δ²/σ² = 0/0)."""
+    from optcomp import rdp
+
+    values = rdp.gaussian(1e-300, sensitivity=1e-300, orders=[2.0, 8.0])
+    assert values.tolist() == pytest.approx([1.0, 4.0])
+    assert all(v >= t for v, t in zip(values.tolist(), (1.0, 4.0), strict=True))
