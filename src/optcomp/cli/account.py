@@ -445,7 +445,7 @@ def dpsgd_command(
                    **({"rdp_comparison": rdp_payload} if rdp_payload else {}),
                    **({"statement": text} if text else {})})
         return
-    rows = [("epsilon (the run)", fmt_directed(bound.lower, up=False), fmt_directed(bound.upper, up=True))]
+    rows = [("epsilon" if dominating is None else "epsilon (the run)", fmt_directed(bound.lower, up=False), fmt_directed(bound.upper, up=True))]
     if dominating is not None:  # its lower end bounds the pair's ε, not the run's: a row of its own
         rows.append(("epsilon (dominating pair; lower is that pair's, not the run's)",
                      fmt_directed(dominating.lower, up=False), fmt_directed(dominating.upper, up=True)))
