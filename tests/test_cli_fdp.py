@@ -61,3 +61,32 @@ def test_tradeoff_bad_args_exit_2_one_line(argv: list[str], needle: str, capsys:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and needle in err
+
+
+def test_tradeoff_subsample_with_k_composes_the_subsampled_step(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27 D, its input: ``--gdp 1 --subsample 0.01 -k 1000``. Read as DP-SGD, the run's attack TPR at
+    FPR 1 % is [0.029132, 0.029140] (Poisson, add/remove: ``from_pld`` of 1,000 PoissonSubsampled(G_1)
+    steps); subsampling once after composing gave 0.0200. Now each step is subsampled and the steps are
+    composed, C_p(G_1)^1000 — the same bracket as the PLD of 1,000 SubsampledWithoutReplacement steps —
+    which is at least the Poisson run's TPR (C_p(f) is the symmetrized Poisson step), and the order is
+    named beside the numbers."""
+    from optcomp import compose
+    from optcomp.fdp import attack_tpr, from_pld
+    from optcomp.mechanisms import Gaussian, PoissonSubsampled, SubsampledWithoutReplacement
+
+    assert main(["tradeoff", "--gdp", "1", "--subsample", "0.01", "-k", "1000", "--json", "--points", "3"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert "DP-SGD order" in payload["curve"] and payload["certified"] == "bracket"
+    tpr = payload["attack_tpr"]
+    poisson = attack_tpr(from_pld(compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 1000)).pld()), 0.01)
+    assert poisson.upper <= tpr["lower"] <= tpr["upper"]
+    swor = attack_tpr(from_pld(compose((SubsampledWithoutReplacement(Gaussian(1.0), sampling_rate=0.01), 1000)).pld()), 0.01)
+    assert (tpr["lower"], tpr["upper"]) == (swor.lower, swor.upper)
+    assert main(["tradeoff", "--gdp", "1", "--subsample", "0.01", "-k", "1000", "--points", "3"]) == 0
+    assert "DP-SGD order" in " ".join(capsys.readouterr().out.split())
+
+
+def test_tradeoff_subsample_with_k_refuses_eps(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tradeoff", "--eps", "1", "--subsample", "0.5", "-k", "3"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--gdp only" in err and "DP-SGD order" in err

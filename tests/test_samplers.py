@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from optcomp import DEFAULT_ACCURACY, Accuracy, compose, dpsgd
+from optcomp import DEFAULT_ACCURACY, Accuracy, Bound, compose, dpsgd
 from optcomp.interop import from_dp_event
 from optcomp.mechanisms import (
     Gaussian,
@@ -24,7 +24,13 @@ from optcomp.mechanisms import (
     TruncatedPoissonGaussian,
 )
 from optcomp.mechanisms.allocation import RandomAllocation, allocation_lower_pair, allocation_upper_mechanism
-from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs, shuffle_lower_pair
+from optcomp.mechanisms.shuffle import (
+    batches_per_epoch,
+    lower_batches_per_epoch,
+    shuffle_epochs,
+    shuffle_lower_items,
+    shuffle_lower_pair,
+)
 from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
 from tests._references import (
     DP_ACCOUNTING_MOG_EPSILON,
@@ -159,20 +165,37 @@ def test_sampler_options_are_validated(kwargs: dict[str, object], match: str) ->
 
 
 def test_truncated_poisson_at_the_dp_accounting_row() -> None:
-    """n = 60,000, q = 256/60,000, B = 300, σ = 1.1, T = 3,516, δ = 1e-5: a bracket ≤ 1e-4 relative
-    wide, below dp_accounting 0.6's 2.3955 (which accounts the truncated branch with the symmetrized
-    REPLACE_ONE law, pointwise above the Poisson pair with Δ = 2 that dominates it), and above the
-    explicit pair's lower end (all other gradients 0)."""
+    """n = 60,000, q = 256/60,000, B = 300, σ = 1.1, T = 3,516, δ = 1e-5: the dominating pair's bracket is
+    ≤ 1e-4 relative wide, below dp_accounting 0.6's 2.3955 (which accounts the truncated branch with the
+    symmetrized REPLACE_ONE law, pointwise above the Poisson pair with Δ = 2 that dominates it). The run's
+    bracket (issue 27 C) keeps that upper end, and its lower end is the explicit pair's (all other
+    gradients 0) — a lower bound for the run, far below the dominating pair's lower end."""
     q = 256 / 60_000
-    kwargs = {"sampling": "truncated_poisson", "dataset_size": 60_000, "max_batch_size": 300}
-    bound = dpsgd.epsilon(1.1, q, 3516, DELTA, **kwargs)  # type: ignore[arg-type]
-    assert bound.upper - bound.lower <= DEFAULT_ACCURACY.relative_width * bound.upper
-    assert bound.upper < DP_ACCOUNTING_TRUNCATED_EPSILON
+    kwargs: dict[str, Any] = {"sampling": "truncated_poisson", "dataset_size": 60_000, "max_batch_size": 300}
+    pair = dpsgd.epsilon_brackets(1.1, q, 3516, DELTA, **kwargs)[1]
+    assert pair.upper - pair.lower <= DEFAULT_ACCURACY.relative_width * pair.upper
+    assert pair.upper < DP_ACCOUNTING_TRUNCATED_EPSILON
     step = TruncatedPoissonGaussian(1.1, dataset_size=60_000, sampling_rate=q, max_batch_size=300)
     explicit = compose((truncated_poisson_lower_pair(step), 3516)).epsilon(DELTA)
-    assert explicit.upper < bound.lower
+    run = dpsgd.epsilon(1.1, q, 3516, DELTA, **kwargs)
+    assert run == Bound(explicit.lower, pair.upper)
+    assert (run, pair) == dpsgd.epsilon_brackets(1.1, q, 3516, DELTA, **kwargs)
+    assert explicit.upper < pair.lower
     # the cap can only help the explicit pair, never hurt it: its rate is below q
     assert explicit.upper <= dpsgd.epsilon(1.1, q, 3516, DELTA).upper
+
+
+def test_every_sampler_lower_end_is_the_runs() -> None:
+    """Issue 27 C audit: for each sampler whose upper end is a dominating pair that is not the run's own,
+    ``epsilon`` takes its lower end from the dominated (explicit) pair; elsewhere both functions agree."""
+    q, steps = 0.01, 200
+    for kwargs in ({}, {"sampling": "fixed_size"}, {"examples_per_user": 2}):
+        run, pair = dpsgd.epsilon_brackets(1.0, q, steps, DELTA, accuracy=COARSE, **kwargs)
+        assert run == pair == dpsgd.epsilon(1.0, q, steps, DELTA, accuracy=COARSE, **kwargs)
+    truncated: dict[str, Any] = {"sampling": "truncated_poisson", "dataset_size": 1000, "max_batch_size": 12}
+    for kwargs in (truncated, {"sampling": "shuffle"}, {"sampling": "balls_in_bins"}):
+        run, pair = dpsgd.epsilon_brackets(1.0, q, steps, DELTA, accuracy=COARSE, **kwargs)
+        assert run.upper == pair.upper and run.lower < pair.lower
 
 
 def test_truncated_poisson_without_truncation_is_poisson() -> None:
@@ -260,9 +283,7 @@ def test_shuffle_lower_end_exceeds_poisson_at_chua_et_al_row() -> None:
     the shuffled run's ε exceeds the Poisson ε. It also reproduces their cube lower bound
     (``ShuffleAccountant``: caps 0, 0.01, ..., 99.99) up to the bins' resolution."""
     sigma, steps, q = CHUA_CODE_SIGMA, CHUA_CODE_STEPS, 1 / CHUA_CODE_STEPS
-    pair = shuffle_lower_pair(sigma, q)
-    assert pair is not None
-    shuffle = compose(pair)  # one epoch
+    shuffle = compose(shuffle_lower_pair(sigma, q))  # one epoch
     poisson = compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps), accuracy=COARSE)
     caps = np.arange(0.0, 100.0, 0.01)
 
@@ -310,8 +331,23 @@ def test_shuffle_epochs_and_batches() -> None:
     assert batches_per_epoch(1 / 1000) == (1000, True)
     assert batches_per_epoch(256 / 60_000) == (234, False)
     assert shuffle_epochs(1000, 1 / 1000) == 1 and shuffle_epochs(1001, 1 / 1000) == 2
-    assert shuffle_lower_pair(1.0, 256 / 60_000) is None  # a partial epoch: no lower pair offered
-    assert dpsgd.epsilon(1.0, 256 / 60_000, 500, DELTA, sampling="shuffle", accuracy=COARSE).lower == 0.0
+    assert lower_batches_per_epoch(1 / 1000) == 1000 and lower_batches_per_epoch(256 / 60_000) == 235
+    # fewer steps than one epoch of ⌈1/q⌉ batches: no complete epoch, lower end 0
+    assert dpsgd.epsilon(1.0, 256 / 60_000, 234, DELTA, sampling="shuffle", accuracy=COARSE).lower == 0.0
+
+
+def test_shuffle_with_a_batch_size_that_does_not_divide_the_dataset() -> None:
+    """Issue 27 item 2: b = 256 of n = 60,000 (q = 256/60,000, 1/q = 234.375), σ = 1.1, 3,516 steps,
+    δ = 1e-5. The run keeps the short last batch (235 batches per epoch, 14 complete epochs in 3,516
+    steps): the certified lower end is positive, and it is exactly the lower end of a run with 235 equal
+    batches per epoch (the binned maximum's law does not depend on the batches' weights); the upper end
+    counts ⌈3516/234⌉ = 16 epochs without amplification."""
+    q, steps = 256 / 60_000, 3516
+    bound = dpsgd.epsilon(1.1, q, steps, DELTA, sampling="shuffle")
+    assert 0.0 < bound.lower < bound.upper
+    assert bound.lower == dpsgd.epsilon(1.1, 1 / 235, steps, DELTA, sampling="shuffle").lower
+    assert bound.upper == compose((Gaussian(1.1 / math.sqrt(16)), 1)).epsilon(DELTA).upper
+    assert shuffle_lower_items(1.1, q, steps) == [(shuffle_lower_pair(1.1, 1 / 235), 14)]
 
 
 def test_shuffle_upper_end_is_the_composed_gaussian() -> None:
@@ -343,6 +379,10 @@ def test_interop_reads_the_sampler_events() -> None:
     step = TruncatedPoissonGaussian(1.0, dataset_size=1000, sampling_rate=0.01, max_batch_size=15)
     assert composition.items == ((step, 1),)
     assert composition.to_dp_event_json() == truncated
+    # the imported step's lower end is the run's (the explicit pair), as dpsgd.epsilon's (issue 27 C)
+    imported = from_dp_event({"class_name": "SelfComposedDpEvent", "event": truncated, "count": 50})
+    kwargs: dict[str, Any] = {"sampling": "truncated_poisson", "dataset_size": 1000, "max_batch_size": 15}
+    assert imported.epsilon(DELTA, accuracy=COARSE) == dpsgd.epsilon(1.0, 0.01, 50, DELTA, accuracy=COARSE, **kwargs)
     assert from_dp_event({**truncated, "noise_multiplier": 0.0}).epsilon(DELTA).upper == math.inf
     assert from_dp_event({**truncated, "truncated_batch_size": 0}).engine == "none"
 
@@ -481,6 +521,12 @@ def test_opacus_style_accountant_with_a_sampler() -> None:
         Accountant(sampling="shuffle")
     with pytest.raises(ValueError, match="dataset_size"):
         Accountant(sampling="truncated_poisson")
+    kwargs: dict[str, Any] = {"dataset_size": 1000, "max_batch_size": 12}
+    truncated = Accountant(sampling="truncated_poisson", accuracy=COARSE, **kwargs)
+    for _ in range(30):
+        truncated.step(noise_multiplier=1.0, sample_rate=0.01)
+    expected = dpsgd.epsilon(1.0, 0.01, 30, DELTA, sampling="truncated_poisson", accuracy=COARSE, **kwargs)
+    assert truncated.get_epsilon(DELTA) == expected  # the run's lower end, not the dominating pair's
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -69,3 +69,36 @@ def test_bad_sampler_input_is_one_line_exit_2(
 ) -> None:
     code, _, err = run(capsys, *BASE, *extra)
     assert code == 2 and name in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_truncated_poisson_lower_is_the_runs_at_the_issue_input(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27 C, its exact input (n = 60,000, q = 256/60,000, B = 300, σ = 1.1, T = 3,516, δ = 1e-5):
+    ``lower`` is the run's certified lower end (the explicit pair's, about 1.13375), not the dominating
+    pair's 2.38530, which travels under its own name in the JSON and on its own table row."""
+    argv = ("dpsgd", "--sigma", "1.1", "--q", repr(256 / 60_000), "--steps", "3516", "--delta", "1e-5",
+            "--sampling", "truncated_poisson", "--dataset-size", "60000", "--max-batch-size", "300")
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    kwargs: dict[str, object] = {"sampling": "truncated_poisson", "dataset_size": 60_000, "max_batch_size": 300}
+    bound = dpsgd.epsilon(1.1, 256 / 60_000, 3516, 1e-5, **kwargs)  # type: ignore[arg-type]
+    pair = dpsgd.epsilon_brackets(1.1, 256 / 60_000, 3516, 1e-5, **kwargs)[1]  # type: ignore[arg-type]
+    assert data["epsilon"] == {"lower": bound.lower, "upper": bound.upper}
+    assert data["dominating_pair_epsilon"] == {"lower": pair.lower, "upper": pair.upper}
+    assert 1.13 < bound.lower < 1.14 and 2.385 < pair.lower <= bound.upper == pair.upper < 2.386
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    run_row = next(line for line in out.splitlines() if "the run" in line)
+    assert "1.1337" in run_row and "2.3853" in run_row and "dominating pair" in out
+
+
+def test_account_with_a_truncated_poisson_step_reports_the_runs_lower_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27 C audit: ``account --mech TruncatedPoissonGaussian:…`` composes the dominating pair for the
+    upper end and the explicit pair (other gradients 0) for the lower end, as ``dpsgd.epsilon`` does."""
+    mech = "TruncatedPoissonGaussian:sigma=1,dataset_size=1000,sampling_rate=0.01,max_batch_size=12,count=30"
+    code, out, err = run(capsys, "account", "--mech", mech, "--delta", "1e-5", "--accuracy", ACCURACY, "--json")
+    assert code == 0, err
+    row = json.loads(out)["results"][0]
+    kwargs: dict[str, object] = {"sampling": "truncated_poisson", "dataset_size": 1000, "max_batch_size": 12}
+    bound = dpsgd.epsilon(1.0, 0.01, 30, 1e-5, accuracy=Accuracy(grid_step=COARSE_GRID_STEP), **kwargs)  # type: ignore[arg-type]
+    assert (row["lower"], row["upper"]) == (bound.lower, bound.upper)

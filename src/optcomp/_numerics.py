@@ -308,6 +308,32 @@ POSITIVE_OR_INF = Domain(0.0, math.inf, lower_closed=False, upper_closed=True)
 PROBABILITY = Domain(0.0, 1.0, upper_closed=True)
 OPEN_PROBABILITY = Domain(0.0, 1.0, lower_closed=False)
 SAMPLING_RATE = Domain(0.0, 1.0, lower_closed=False, upper_closed=True)
+class GridTooLargeError(ValueError):
+    """The requested accuracy needs more working memory than ``Accuracy.memory_cap`` allows.
+
+    Raised instead of silently coarsening the grid. The message names what to change: a larger
+    ``Accuracy.relative_width`` (or ``grid_step``), a larger ``Accuracy.memory_cap``, or fewer
+    compositions. (Defined here, below the engines, so that :class:`LossScaleError` can be one;
+    ``optcomp.pld.GridTooLargeError`` is this class.)
+    """
+
+
+class LossScaleError(GridTooLargeError):
+    """A mechanism's privacy-loss scale Δ/b lies outside :data:`LOSS_SCALE`: no grid spans it.
+
+    Raised at construction with the noise parameter named. A kind of :class:`GridTooLargeError`, so
+    that an inverse search that probes such a noise level counts it as failing there (as it does a
+    grid beyond the memory cap) instead of stopping.
+    """
+
+
+#: Largest privacy-loss scale Δ/b of an additive-noise mechanism (Gaussian μ = Δ/σ, Laplace ε = Δ/b) that
+#: the engines compute: beyond it their float arithmetic leaves its range (measured: a grid cell of
+#: Laplace at Δ/b = 3e9 overflows e^Δ; discrete Laplace at 1e15 overflows the cell index; Gaussian μ = 1e200
+#: overflows μ²), and far below it every answer is already ε = Δ/b or "no grid fits the memory cap".
+MAX_LOSS_SCALE: float = 1e9
+#: The domain of Δ/b (a ratio 0, from an underflow, is as far outside as an infinite one).
+LOSS_SCALE = Domain(0.0, MAX_LOSS_SCALE, lower_closed=False, upper_closed=True)
 
 
 def integers(minimum: int, maximum: int | None = None) -> Domain:
@@ -486,6 +512,8 @@ __all__ = [
     "GDP_LOG_ERROR_PER_UNIT",
     "GENEROUS_RELATIVE_SLACK",
     "LAW_LOG_ERROR",
+    "LOSS_SCALE",
+    "MAX_LOSS_SCALE",
     "NONNEGATIVE",
     "NONNEGATIVE_OR_INF",
     "OPEN_PROBABILITY",
@@ -512,6 +540,8 @@ __all__ = [
     "Bound",
     "Domain",
     "FloatArray",
+    "GridTooLargeError",
+    "LossScaleError",
     "check_epsilon_delta",
     "check_epsilon_delta_pairs",
     "check_finite",

@@ -51,7 +51,7 @@ from optcomp._numerics import (
 from optcomp.calibrate import Probe, level_accuracies, multilevel_search, smallest_passing_noise
 
 if TYPE_CHECKING:
-    from optcomp.mechanisms import Mechanism, MixtureOfGaussians
+    from optcomp.mechanisms import Mechanism, MixtureOfGaussians, TruncatedPoissonGaussian
     from optcomp.queries import Composition
 
 Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
@@ -161,35 +161,42 @@ class Run:
 
     def lower_items(self) -> list[tuple[Mechanism, int]] | None:
         """A dominated composition whose lower end bounds the run's ε from below, where it differs
-        from :meth:`items` (shuffle: Chua et al.'s pair). ``None``: the bracket of :meth:`items` is
-        the answer; ``[]``: no lower pair is offered (lower end 0)."""
-        if self.sampling not in ("shuffle", "balls_in_bins"):
-            return None
-        from optcomp.mechanisms.allocation import allocation_lower_pair
-        from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_lower_pair
+        from :meth:`items` (truncated Poisson: all other gradients 0; shuffle: Chua et al.'s pair;
+        balls-in-bins: the binned maximum). ``None``: the bracket of :meth:`items` is the answer;
+        ``[]``: no lower pair is offered (lower end 0)."""
+        from optcomp.mechanisms.allocation import allocation_lower_items
+        from optcomp.mechanisms.shuffle import shuffle_lower_items
+        from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
 
-        per_epoch, _ = batches_per_epoch(self.q)
-        pair: Mechanism | None
+        if self.sampling == "truncated_poisson":
+            return [(truncated_poisson_lower_pair(_truncated_step(self)), self.steps)]
         if self.sampling == "shuffle":
-            pair = shuffle_lower_pair(self.sigma, self.q)
-        else:
-            pair = allocation_lower_pair(self.sigma, per_epoch)
-        full_epochs = self.steps // per_epoch
-        return [(pair, full_epochs)] if pair is not None and full_epochs >= 1 else []
+            return list(shuffle_lower_items(self.sigma, self.q, self.steps))
+        if self.sampling == "balls_in_bins":
+            return list(allocation_lower_items(self.sigma, self.q, self.steps))
+        return None
+
+    def brackets(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> tuple[Bound, Bound]:
+        """``(run, dominating_pair)``: ``query``'s bracket for the run (upper end from :meth:`items`,
+        lower end from :meth:`lower_items` where there is one) and the bracket of :meth:`items` itself,
+        whose lower end is not the run's when :meth:`lower_items` is not ``None``."""
+        from optcomp import compose
+
+        upper = query(compose(*self.items(), accuracy=accuracy))
+        lower_items = self.lower_items()
+        if lower_items is None:
+            return upper, upper
+        low = query(compose(*lower_items, accuracy=accuracy)).lower if lower_items else 0.0
+        return Bound(min(low, upper.upper), upper.upper), upper
 
     def bound(
         self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, lower: bool = True
     ) -> Bound:
-        """``query`` on the dominating composition; lower end from the dominated pair where there is one
-        (``lower=False``: the dominating composition's bracket only, for searches on the upper end)."""
+        """The run's bracket (:meth:`brackets`; ``lower=False``: the bracket of :meth:`items` only, for
+        searches on the upper end)."""
         from optcomp import compose
 
-        upper = query(compose(*self.items(), accuracy=accuracy))
-        lower_items = self.lower_items() if lower else None
-        if lower_items is None:
-            return upper
-        low = query(compose(*lower_items, accuracy=accuracy)).lower if lower_items else 0.0
-        return Bound(min(low, upper.upper), upper.upper)
+        return self.brackets(query, accuracy)[0] if lower else query(compose(*self.items(), accuracy=accuracy))
 
 
 def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
@@ -210,14 +217,17 @@ def _fixed_size(run: Run) -> list[tuple[Mechanism, int]]:
     return [(step, run.steps)]
 
 
-def _truncated_poisson(run: Run) -> list[tuple[Mechanism, int]]:
+def _truncated_step(run: Run) -> TruncatedPoissonGaussian:
     from optcomp.mechanisms import TruncatedPoissonGaussian
 
     n, b = run.dataset_size, run.max_batch_size
     if n is None or b is None:  # pragma: no cover - Run.checked() guarantees both
         raise ValueError("sampling='truncated_poisson' needs dataset_size and max_batch_size")
-    step = TruncatedPoissonGaussian(run.sigma, dataset_size=n, sampling_rate=run.q, max_batch_size=b)
-    return [(step, run.steps)]
+    return TruncatedPoissonGaussian(run.sigma, dataset_size=n, sampling_rate=run.q, max_batch_size=b)
+
+
+def _truncated_poisson(run: Run) -> list[tuple[Mechanism, int]]:
+    return [(_truncated_step(run), run.steps)]
 
 
 def _shuffle(run: Run) -> list[tuple[Mechanism, int]]:
@@ -310,8 +320,11 @@ def epsilon(
       ``SubsampledWithoutReplacement(Gaussian(σ, sensitivity=2), q)``, substitution (tight; the
       result equals ``compose((that, steps)).epsilon(δ)`` exactly);
     * ``"truncated_poisson"``: Poisson then capped at ``max_batch_size`` out of ``dataset_size``
-      records: :class:`~optcomp.mechanisms.TruncatedPoissonGaussian`, add/remove (a dominating
-      pair: the bracket is on that pair's ε, whose upper end is certified for the run);
+      records: add/remove; upper end from the dominating pair
+      :class:`~optcomp.mechanisms.TruncatedPoissonGaussian` (certified for the run, not tight), lower
+      end from the explicit pair with all other gradients 0
+      (:func:`~optcomp.mechanisms.truncated.truncated_poisson_lower_pair`, certified for the run). The
+      dominating pair's own bracket is the second value of :func:`epsilon_brackets`;
     * ``"shuffle"``: reshuffled epochs of 1/q batches: upper end from ``Gaussian(σ/√E)`` (no
       amplification), lower end from Chua et al.'s explicit pair (:mod:`optcomp.mechanisms.shuffle`);
       zero-out relation. Both ends bound the run's ε.
@@ -332,8 +345,9 @@ def epsilon(
         accuracy: discretisation of the PLD engine (see :class:`optcomp.Accuracy`).
 
     Returns:
-        ``Bound(lower, upper)`` on the optimal ε; ``upper`` is certified as documented in
-        :meth:`optcomp.pld.PrivacyLossDistribution.epsilon`.
+        ``Bound(lower, upper)`` on the run's optimal ε: both ends certified for the run (``upper`` as
+        documented in :meth:`optcomp.pld.PrivacyLossDistribution.epsilon`; ``lower`` from the run's own
+        pair, or for truncated Poisson, shuffle and balls-in-bins from an explicit dominated pair).
 
     Raises:
         ValueError: a parameter is outside its range (the message names it).
@@ -343,6 +357,33 @@ def epsilon(
     )
     d = check_open_probability("delta", delta)
     return run.bound(lambda pld: pld.epsilon(d), accuracy)
+
+
+def epsilon_brackets(
+    noise_multiplier: float,
+    sampling_rate: float,
+    steps: int,
+    delta: float,
+    *,
+    sampling: Sampling = "poisson",
+    examples_per_user: int = 1,
+    dataset_size: int | None = None,
+    max_batch_size: int | None = None,
+    accuracy: Accuracy = DEFAULT_ACCURACY,
+) -> tuple[Bound, Bound]:
+    """``(run, dominating_pair)``: :func:`epsilon`'s bracket and the bracket on the ε of the run's
+    *dominating pair* (the composition whose upper end :func:`epsilon` reports), from one evaluation.
+
+    For ``"poisson"`` and ``"fixed_size"`` that pair is the run's own and the two are equal. For
+    ``"truncated_poisson"`` (the pair that reveals the truncation event), ``"shuffle"`` and
+    ``"balls_in_bins"`` (no amplification) the pair only dominates the run: its ``upper`` is the run's,
+    but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).
+    """
+    run = Run.checked(
+        noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
+    )
+    d = check_open_probability("delta", delta)
+    return run.brackets(lambda pld: pld.epsilon(d), accuracy)
 
 
 def delta(
@@ -548,6 +589,7 @@ __all__ = [
     "Run",
     "delta",
     "epsilon",
+    "epsilon_brackets",
     "noise_multiplier",
     "steps",
     "user_level_mixture",

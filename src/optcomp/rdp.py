@@ -103,7 +103,8 @@ def gaussian(sigma: float, *, sensitivity: float = 1.0, orders: npt.ArrayLike = 
     s = check_positive("sigma", sigma)
     d = check_positive("sensitivity", sensitivity)
     a = check_orders(orders)
-    return _up(a * d * d / (2.0 * s * s))
+    mu = d / s  # μ = Δ/σ first: Δ²/σ² would be 0/0 for Δ = σ = 1e-300
+    return _up(a * (mu * mu) / 2.0)
 
 
 def laplace(scale: float, *, sensitivity: float = 1.0, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:

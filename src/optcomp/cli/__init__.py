@@ -67,9 +67,15 @@ def _register() -> None:
 
 
 def _is_grid_refusal(exc: ValueError) -> bool:
-    """Whether ``exc`` is the engines' ``GridTooLargeError`` (none can be raised before optcomp.pld is loaded)."""
-    pld = sys.modules.get("optcomp.pld")
-    return pld is not None and isinstance(exc, pld.GridTooLargeError)
+    """Whether ``exc`` is the engines' ``GridTooLargeError`` about the grid (not a mechanism's loss scale).
+
+    Neither can be raised before ``optcomp._numerics`` is loaded, so it is looked up, not imported: the
+    CLI's start imports no numpy. A :class:`~optcomp._numerics.LossScaleError` (a mechanism beyond the
+    engines' range) is a kind of grid refusal whose message already names the noise parameter.
+    """
+    numerics = sys.modules.get("optcomp._numerics")
+    return (numerics is not None and isinstance(exc, numerics.GridTooLargeError)
+            and not isinstance(exc, numerics.LossScaleError))
 
 
 def _error(message: str) -> int:

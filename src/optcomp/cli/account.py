@@ -53,6 +53,9 @@ from optcomp.mechanisms import MECHANISM_NAMES, mechanism_spellings
 
 #: What to change when the engines return no information ([0, inf]).
 _FEWER = "use fewer compositions (a smaller count) or a larger sampling rate or noise"
+#: Samplers whose upper end comes from a dominating pair that is not the run's own (docs/samplers.md): the
+#: ``dpsgd`` command prints that pair's bracket on a row (JSON key) of its own.
+_DOMINATED_SAMPLERS = ("truncated_poisson", "shuffle", "balls_in_bins")
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works), from the
 #: one name table :data:`optcomp.mechanisms.MECHANISM_NAMES`.
@@ -321,18 +324,32 @@ def _query_rows(
 ) -> list[dict[str, Any]]:
     """One call, :func:`optcomp.compose` ``(*items)``, then its ε bracket at each δ and δ bracket at each ε."""
     from optcomp import compose
+    from optcomp.mechanisms.truncated import dominated_counterpart
 
+    # an item whose law only dominates the run (a truncated-Poisson step) takes its lower end from its
+    # explicit pair: ``lower`` is always a lower bound for what ran (docs/samplers.md)
+    explicit = [(dominated_counterpart(m), n) for m, n in items]
     rows: list[dict[str, Any]] = []
     with _progress("composing") as progress:
         task = progress.add_task("composing privacy loss distributions", total=None)
         pld = compose(*items, accuracy=acc)
+        low = pld if explicit == items else compose(*explicit, accuracy=acc)
         progress.update(task, description="querying")
         for d in deltas:
-            rows.append({"query": "epsilon", "at": {"delta": d},
-                         "bound": informative(pld.epsilon(d), f"epsilon at delta={d:g}", _FEWER)})
+            rows.append({"query": "epsilon", "at": {"delta": d}, "bound": informative(
+                _run_bound(pld.epsilon(d), low.epsilon(d) if low is not pld else None),
+                f"epsilon at delta={d:g}", _FEWER)})
         for e in epsilons:
-            rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(pld.delta, e)})
+            rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(
+                lambda x: _run_bound(pld.delta(x), low.delta(x) if low is not pld else None), e)})
     return rows
+
+
+def _run_bound(upper: Any, lower: Any) -> Any:
+    """The dominating composition's bracket with the lower end from the dominated one (when given)."""
+    from optcomp import Bound
+
+    return upper if lower is None else Bound(min(lower.lower, upper.upper), upper.upper)
 
 
 def _emit_account(
@@ -403,9 +420,12 @@ def dpsgd_command(
     acc = parse_accuracy(accuracy)
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)
-        bound = informative(
-            dpsgd.epsilon(noise_multiplier, sampling_rate, steps, delta, accuracy=acc, **sampler),  # type: ignore[arg-type]
-            "epsilon", _FEWER)
+        # the run's bracket (both ends certified for the run) and, where the sampler's upper end comes
+        # from a dominating pair that is not the run's own, that pair's bracket under its own name
+        run, pair = dpsgd.epsilon_brackets(noise_multiplier, sampling_rate, steps, delta, accuracy=acc,
+                                           **sampler)  # type: ignore[arg-type]
+        bound = informative(run, "epsilon", _FEWER)
+    dominating = pair if sampling in _DOMINATED_SAMPLERS else None
     relation = dpsgd.SAMPLING_RELATION[sampling] if examples_per_user == 1 else "add_remove_user"
     params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta, "sampling": sampling,
               "relation": relation, **{k: v for k, v in sampler.items() if k != "sampling" and v not in (None, 1)}}
@@ -421,13 +441,19 @@ def dpsgd_command(
         text = dpsgd_statement(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, steps=steps,
                                delta=delta, epsilon=bound, **sampler)  # type: ignore[arg-type]
     if as_json:
-        emit_json({**params, "epsilon": bound, **({"rdp_comparison": rdp_payload} if rdp_payload else {}),
+        emit_json({**params, "epsilon": bound,
+                   **({"dominating_pair_epsilon": dominating} if dominating is not None else {}),
+                   **({"rdp_comparison": rdp_payload} if rdp_payload else {}),
                    **({"statement": text} if text else {})})
         return
+    rows = [("epsilon" if dominating is None else "epsilon (the run)", fmt_directed(bound.lower, up=False), fmt_directed(bound.upper, up=True))]
+    if dominating is not None:  # its lower end bounds the pair's ε, not the run's: a row of its own
+        rows.append(("epsilon (dominating pair; lower is that pair's, not the run's)",
+                     fmt_directed(dominating.lower, up=False), fmt_directed(dominating.upper, up=True)))
     emit_table(
         "DP-SGD: " + ", ".join(f"{k}={fmt(v)}" for k, v in params.items()),
         ["quantity", "lower", "upper (certified)"],
-        [("epsilon", fmt_directed(bound.lower, up=False), fmt_directed(bound.upper, up=True))],
+        rows,
     )
     if rdp_payload:
         _rdp_compare.print_comparison(rdp_payload)

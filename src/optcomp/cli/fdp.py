@@ -6,6 +6,7 @@ Examples::
     optcomp tradeoff --gdp 0.5 -k 16 --format csv     # G_{0.5·√16} = G_2, CSV on stdout
     optcomp tradeoff --eps 0.1 --delta 1e-6 -k 100 --output curve.json
     optcomp tradeoff --gdp 1 --subsample 0.01 --json  # certified bracket of C_p(G_1) (DRS Thm 4.2)
+    optcomp tradeoff --gdp 1 --subsample 0.01 -k 1000  # C_p(G_1)^1000: DP-SGD order (subsample, then compose)
 
 The curve comes from one library call (:func:`optcomp.fdp.gaussian_tradeoff`,
 :func:`optcomp.fdp.epsilon_delta_composition`, :func:`optcomp.fdp.group_privacy`,
@@ -45,6 +46,7 @@ from optcomp.fdp import (
     advantage,
     attack_tpr,
     epsilon_delta_composition,
+    epsilon_delta_tradeoff,
     gaussian_tradeoff,
     gdp_compose,
     group_privacy,
@@ -69,6 +71,8 @@ _CURVE_BYTES_PER_POINT = 400.0
 TABLE_MAX_ROWS = 10_000
 #: α values evaluated per progress step.
 _CHUNK = 10_000
+#: Beyond this μ, e^{μ²} overflows (the convexity bound p·μ² alone is used).
+_GDP_EXP_LIMIT = 26.0
 
 
 def check_curve_cost(gdp: float | None, eps: float | None, k: int, group: int, points: int) -> None:
@@ -109,6 +113,11 @@ def build_curve(
     if sampling_rate is not None:
         check_sampling_rate("--subsample", sampling_rate)
     check_curve_cost(gdp, eps, k, group, 2)
+    if sampling_rate is not None:
+        label, run = _subsampled_run(gdp, eps, delta, k, sampling_rate)
+        if group > 1:
+            return label + f", group of {group} (applied to the whole run)", group_privacy(run, group)
+        return label, run
     f: TradeOff
     if eps is not None:
         d = 0.0 if delta is None else delta
@@ -125,9 +134,57 @@ def build_curve(
     if group > 1:
         f = group_privacy(f, group)
         label += f", group of {group}"
-    if sampling_rate is not None:
-        return label + f", subsampled p={fmt_number(sampling_rate)} (bracket)", subsample(f, sampling_rate)
     return label, f
+
+
+def _subsampled_run(
+    gdp: float | None, eps: float | None, delta: float | None, k: int, sampling_rate: float
+) -> tuple[str, TradeOff | TradeOffBracket]:
+    """C_p(f)^{⊗k}: each of the k steps subsampled (DRS Thm 4.2), then the k steps composed (Thm 3.2) —
+    the order of DP-SGD. Subsampling once after composing, C_p(f^{⊗k}), would describe a run that draws
+    one subset for all k steps, and understates a DP-SGD attack (issue 27 D).
+
+    k = 1: :func:`optcomp.fdp.subsample`'s bracket. k > 1 with ``--gdp μ``: the step C_p(G_μ) is the
+    law of ``SubsampledWithoutReplacement(Gaussian(1/μ), p)`` (the symmetrized Poisson pair, whose
+    trade-off function is C_p(G_μ)), composed k times by the PLD engine and read with
+    :func:`optcomp.fdp.from_pld` (a certified bracket). k > 1 with ``--eps``: refused (no tight law
+    of C_p(f_{ε,δ}) is composed here)."""
+    p = fmt_number(sampling_rate)
+    if eps is not None:
+        d = 0.0 if delta is None else check_probability("--delta", delta)
+        f: TradeOff = epsilon_delta_tradeoff(eps, d)
+        name = f"f_(eps={fmt_number(eps)},delta={fmt_number(d)})"
+    elif gdp is not None:
+        if delta is not None:
+            raise click.UsageError("--delta goes with --eps, not with --gdp")
+        f, name = gaussian_tradeoff(gdp), f"G_{fmt_number(gdp)}"
+    else:  # excluded by build_curve
+        raise click.UsageError("give exactly one of --gdp MU or --eps E [--delta D]")
+    if k == 1 or (gdp is not None and gdp == 0.0):  # G_0 = Id: subsampled and composed it stays Id
+        return f"C_p({name}), subsampled p={p} (bracket)", subsample(f, sampling_rate)
+    if gdp is None:
+        raise ValueError(
+            "--subsample with -k > 1 is computed for --gdp only (each step subsampled, then the k steps "
+            "composed: C_p(f)^k, the DP-SGD order); for --eps use -k 1"
+        )
+    from optcomp import compose
+    from optcomp._numerics import LOSS_SCALE
+    from optcomp.dpsgd import MAX_MEAN_LOSS
+    from optcomp.fdp import from_pld
+    from optcomp.mechanisms import Gaussian, SubsampledWithoutReplacement
+
+    if not (LOSS_SCALE.contains(gdp) and math.isfinite(1.0 / gdp)):  # σ = 1/μ must be a finite float
+        raise ValueError(f"--gdp must be {LOSS_SCALE} and at least {1.0 / sys.float_info.max:.4g} with --subsample "
+                         f"and -k > 1 (the range the engines compute), got {gdp!r}")
+    # mean privacy loss of the run ≤ k·min{p²(e^{μ²} − 1), p·μ²}/2 (as dpsgd's up-front refusal)
+    chi2 = sampling_rate * sampling_rate * math.expm1(gdp * gdp) if gdp < _GDP_EXP_LIMIT else math.inf
+    mean = k * min(chi2, sampling_rate * gdp * gdp) / 2.0
+    if mean > MAX_MEAN_LOSS:
+        raise ValueError(f"-k {k} with --gdp {gdp!r} and --subsample {sampling_rate!r}: the composed privacy loss "
+                         f"has mean about {mean:.3g}, beyond {MAX_MEAN_LOSS:g} (no grid spans it); use a smaller -k")
+    step = SubsampledWithoutReplacement(Gaussian(sigma=1.0 / gdp), sampling_rate=sampling_rate)
+    run = from_pld(compose((step, k)).pld())
+    return f"C_p({name}) composed {k}-fold (each step subsampled p={p}, then composed: DP-SGD order; bracket)", run
 
 
 def curve_chunks(
@@ -216,7 +273,9 @@ def write_curve(out: TextIO, fmt: str, head: dict[str, Any], columns: list[str],
 @click.option("-k", "k", type=click.IntRange(min=1), default=1, show_default=True, help="k-fold composition.")
 @click.option("--group", type=click.IntRange(min=1), default=1, show_default=True, help="Group size (DRS Thm 2.14).")
 @click.option("--subsample", "sampling_rate", type=float, default=None,
-              help="Subsampling rate p without replacement (DRS Thm 4.2); prints a certified bracket.")
+              help="Subsampling rate p without replacement (DRS Thm 4.2), DP-SGD order: each of the -k steps "
+                   "is subsampled, then the steps are composed (C_p(f)^k, --gdp only for k > 1); --group applies "
+                   "to the whole run. Prints a certified bracket.")
 @click.option("--points", type=click.IntRange(min=2), default=21, show_default=True, help="Number of α points.")
 @click.option("--fpr", type=float, default=0.01, show_default=True, help="FPR at which to report attack TPR.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default=None,

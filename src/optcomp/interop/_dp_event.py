@@ -72,6 +72,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
 )
 from optcomp.mechanisms.allocation import RandomAllocation
+from optcomp.mechanisms.truncated import TruncatedPoissonGaussian, dominated_counterpart
 from optcomp.queries import Composition, dominating_gaussian
 
 #: Supported event classes and their fields, in dp_accounting's order (the JSON schema).
@@ -155,9 +156,17 @@ class EventComposition:
         return _pooled([*self.items, *((a.upper_mechanism(), k) for a, k in self.allocations)])
 
     def dominated_items(self) -> tuple[tuple[Mechanism, int], ...]:
-        """``items`` and each allocation's dominated pair: the lower end's composition."""
+        """The lower end's composition: ``items`` with each truncated-Poisson step replaced by its explicit
+        pair (:func:`~optcomp.mechanisms.truncated.truncated_poisson_lower_pair`), and each allocation's
+        dominated pair."""
         pairs: list[tuple[Mechanism, int]] = [(a.lower_pair(), k) for a, k in self.allocations]
-        return _pooled([*self.items, *pairs])
+        return _pooled([*((dominated_counterpart(m), k) for m, k in self.items), *pairs])
+
+    @property
+    def has_dominating_pairs(self) -> bool:
+        """Whether some item's law only dominates the run (allocations, truncated Poisson): then the
+        lower end comes from :meth:`dominated_items`, not from the dominating composition."""
+        return bool(self.allocations) or any(isinstance(m, TruncatedPoissonGaussian) for m, _ in self.items)
 
     @property
     def private(self) -> bool:
@@ -168,9 +177,9 @@ class EventComposition:
         """The composition as :func:`optcomp.compose` returns it (its ``pld()`` is the PLD grid;
         ``ValueError`` if it is empty).
 
-        With ``allocations`` there is no exact law: this is the *dominating* composition
-        (:meth:`dominating_items`), whose bracket's lower end is not the run's; :meth:`epsilon` and
-        :meth:`delta` take their lower end from :meth:`dominated_items` instead.
+        With ``allocations`` or a truncated-Poisson step there is no exact law: this is the *dominating*
+        composition (:meth:`dominating_items`), whose bracket's lower end is not the run's;
+        :meth:`epsilon` and :meth:`delta` take their lower end from :meth:`dominated_items` instead.
         """
         if not self.items and not self.allocations:
             raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
@@ -179,7 +188,7 @@ class EventComposition:
     def _bracket(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> Bound:
         """``query`` on the dominating composition; with allocations, lower end from the dominated one."""
         upper = query(self.pld(accuracy=accuracy))
-        if not self.allocations:
+        if not self.has_dominating_pairs:
             return upper
         lower = query(compose_items(self.dominated_items(), self.neighbouring, accuracy)).lower
         return Bound(min(lower, upper.upper), upper.upper)

@@ -170,7 +170,7 @@ class Accountant:
         from optcomp.dpsgd import Run
 
         d = check_open_probability("delta", delta)
-        items = []
+        items, lower_items = [], []
         for sigma, q, steps in self.history:
             if q == 0.0:
                 continue
@@ -180,7 +180,15 @@ class Accountant:
                 sigma, q, steps, self.sampling, self.examples_per_user, self.dataset_size, self.max_batch_size
             )
             items.extend(run.items())
-        return compose(*items, accuracy=self.accuracy).epsilon(d) if items else Bound.exact(0.0)
+            lower_items.extend(run.lower_items() or run.items())  # truncated Poisson: the explicit pair
+        if not items:
+            return Bound.exact(0.0)
+        upper = compose(*items, accuracy=self.accuracy).epsilon(d)
+        if lower_items == items:
+            return upper
+        # the dominating pair's lower end is not the run's: the run's comes from the explicit pairs
+        lower = compose(*lower_items, accuracy=self.accuracy).epsilon(d).lower
+        return Bound(min(lower, upper.upper), upper.upper)
 
     def state_dict(self) -> dict[str, Any]:
         """``{"history": [...], "mechanism": "optcomp"}``, Opacus' format."""

@@ -172,7 +172,8 @@ def _bracket_sentences(sampling: str, lower: str, upper: str) -> str:
     if sampling == "truncated_poisson":
         return (
             f"This ε is a certified upper bound from a dominating pair that reveals whether the batch was "
-            f"truncated; optcomp's bracket [{lower}, {upper}] is that pair's ε (the run's ε may be smaller)."
+            f"truncated (not claimed tight); the run's true ε is at least {lower}, certified from an "
+            f"explicit pair of datasets (all other gradients zero), so the truth lies in [{lower}, {upper}]."
         )
     return (
         f"This ε is a certified upper bound: optcomp's privacy-loss-distribution bracket [{lower}, {upper}] "

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, Literal, Protocol, runtime_checkable
 
-from optcomp._numerics import Domain
+from optcomp._numerics import LOSS_SCALE, MAX_LOSS_SCALE, Domain, LossScaleError
 
 #: The two neighbouring relations: add or remove one record, or replace one record.
 Neighbouring = Literal["add_remove", "substitution"]
@@ -65,6 +65,32 @@ def validate_parameters(spec: Mechanism) -> None:
     """
     for field_name, domain in type(spec).domains.items():
         object.__setattr__(spec, field_name, domain.validate(field_name, getattr(spec, field_name)))
+
+
+def check_loss_scale(spec: Mechanism, *, scale: str, sensitivity: str = "sensitivity") -> None:
+    """Refuse a mechanism whose privacy-loss scale Δ/b (fields ``sensitivity``/``scale``) lies outside
+    :data:`~optcomp._numerics.LOSS_SCALE`, the range the engines compute (issue 27, item 18).
+
+    Each field alone is in its domain, but their ratio sets the size of every privacy loss: beyond
+    ``MAX_LOSS_SCALE`` (or where the ratio underflows to 0) the engines' arithmetic would leave the float
+    range. The ``ValueError`` (a :class:`~optcomp._numerics.LossScaleError`: an inverse search counts the
+    noise level as failing, as for a grid beyond the memory cap) names the noise parameter and the range
+    it may take for the given Δ.
+    """
+    b, d = float(getattr(spec, scale)), float(getattr(spec, sensitivity))
+    ratio = d / b
+    if LOSS_SCALE.contains(ratio):
+        return
+    if ratio > 0.0:
+        raise LossScaleError(
+            f"{scale} must be at least {sensitivity}/{MAX_LOSS_SCALE:g} = {d / MAX_LOSS_SCALE:.6g} for "
+            f"{sensitivity}={d!r} (the privacy-loss scale {sensitivity}/{scale} must be {LOSS_SCALE} for the "
+            f"engines to compute it), got {scale}={b!r}"
+        )
+    raise LossScaleError(
+        f"{sensitivity}/{scale} underflows to 0 for {sensitivity}={d!r} and {scale}={b!r}: the privacy-loss "
+        f"scale {sensitivity}/{scale} must be a positive float {LOSS_SCALE} for the engines to compute it"
+    )
 
 
 def combined_relation(

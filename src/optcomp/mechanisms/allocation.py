@@ -89,3 +89,13 @@ class RandomAllocation:
     def lower_pair(self) -> DiscretePair:
         """The epoch's exact pair post-processed to its binned maximum coordinate: dominated by the epoch."""
         return allocation_lower_pair(self.sigma, self.steps, selected=self.selected)
+
+
+def allocation_lower_items(sigma: float, sampling_rate: float, steps: int) -> list[tuple[DiscretePair, int]]:
+    """The lower end's composition of ``steps`` balls-in-bins steps with t = 1/q steps per epoch: the
+    epoch pair over the complete epochs (``[]``, lower end 0, when the run does not complete one)."""
+    from optcomp.mechanisms.shuffle import batches_per_epoch
+
+    per_epoch, _ = batches_per_epoch(sampling_rate)
+    epochs = check_int("steps", steps, minimum=1) // per_epoch
+    return [(allocation_lower_pair(sigma, per_epoch), epochs)] if epochs >= 1 else []

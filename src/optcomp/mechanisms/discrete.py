@@ -22,7 +22,7 @@ from optcomp._numerics import (
 )
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import PrivacyLossLaw
-from optcomp.mechanisms._spec import Neighbouring, validate_parameters
+from optcomp.mechanisms._spec import Neighbouring, check_loss_scale, validate_parameters
 
 
 def merged_law(
@@ -211,6 +211,7 @@ class DiscreteLaplace:
 
     def __post_init__(self) -> None:
         validate_parameters(self)
+        check_loss_scale(self, scale="scale")
 
 
 @privacy_loss_laws.register

@@ -14,7 +14,7 @@ from scipy.special import log_ndtr
 from optcomp._numerics import POSITIVE, Domain, FloatArray
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import PrivacyLossLaw
-from optcomp.mechanisms._spec import Neighbouring, validate_parameters
+from optcomp.mechanisms._spec import Neighbouring, check_loss_scale, validate_parameters
 from optcomp.mechanisms._tails import as_array
 
 
@@ -40,6 +40,7 @@ class Gaussian:
 
     def __post_init__(self) -> None:
         validate_parameters(self)
+        check_loss_scale(self, scale="sigma")
 
     @property
     def mu(self) -> float:

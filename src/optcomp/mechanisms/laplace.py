@@ -27,7 +27,7 @@ import numpy as np
 from optcomp._numerics import NONNEGATIVE, POSITIVE, POSITIVE_OR_INF, Domain, FloatArray, integers
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import PrivacyLossLaw
-from optcomp.mechanisms._spec import Neighbouring, validate_parameters
+from optcomp.mechanisms._spec import Neighbouring, check_loss_scale, validate_parameters
 from optcomp.mechanisms._tails import as_array, log_expm1
 from optcomp.mechanisms.discrete import merged_law
 
@@ -120,6 +120,7 @@ class Laplace:
 
     def __post_init__(self) -> None:
         validate_parameters(self)
+        check_loss_scale(self, scale="scale")
 
     @property
     def epsilon(self) -> float:
@@ -154,6 +155,7 @@ class TruncatedLaplace:
 
     def __post_init__(self) -> None:
         validate_parameters(self)
+        check_loss_scale(self, scale="scale")
 
 
 @privacy_loss_laws.register
@@ -208,6 +210,7 @@ class ShiftedTruncatedLaplace:
 
     def __post_init__(self) -> None:
         validate_parameters(self)
+        check_loss_scale(self, scale="scale")
 
 
 def _rounded_laplace_logpmf(k: FloatArray, mean: float, b: float) -> FloatArray:

@@ -23,9 +23,19 @@ divergence is at most the run's. We post-process each epoch by the maximum coord
     P(M ≤ c) = Φ((c − 2)/σ)·Φ(c/σ)^{T_e−1},   Q(M ≤ c) = Φ((c − 1)/σ)·Φ(c/σ)^{T_e−1}
 
 (Chua et al. use the single threshold sets {M > C}; finer bins only help), giving a
-``DiscretePair`` whose E-fold composition has a certified *lower* end from the PLD engine. It
-needs every example in every epoch, i.e. 1/q an integer number of batches (else no lower pair is
-offered here). Bin masses are differences of the closed-form CDFs, computed in log space.
+``DiscretePair`` whose E-fold composition has a certified *lower* end from the PLD engine. Bin
+masses are differences of the closed-form CDFs, computed in log space.
+
+**A batch size that does not divide the dataset** (b = 256 of n = 60,000: 1/q = 234.375). The run
+people execute keeps the short last batch (PyTorch's ``DataLoader(drop_last=False)``, the default):
+every epoch has T_e = ⌈n/b⌉ = ⌈1/q⌉ batches of *known* sizes b_t (⌊1/q⌋ of b, one of n − b⌊n/b⌋),
+and x lands in batch t with probability b_t/n. Shifting batch t's sum by its own size b_t, the epoch
+releases P = Σₜ (b_t/n) N(2eₜ, σ²I) against Q = Σₜ (b_t/n) N(eₜ, σ²I) — the same pair with unequal
+weights. The law of the maximum coordinate M does not depend on which coordinate carries the shift,
+so P(M ≤ c) and Q(M ≤ c) are the formulas above with T_e = ⌈1/q⌉, whatever the weights: the lower
+pair holds with T_e = ⌈1/q⌉ batches per epoch, counted over the ⌊steps/T_e⌋ complete epochs. (A run
+that *drops* the short batch is a different run; its lower end is not computed here: stated in
+``docs/samplers.md``.) The upper end is unchanged (E = ⌈steps/⌊1/q⌋⌉ epochs over-counts them).
 """
 
 from __future__ import annotations
@@ -89,18 +99,27 @@ def bin_masses(log_cdf: FloatArray) -> FloatArray:
     return np.concatenate([first, middle, last])
 
 
-def shuffle_lower_pair(sigma: float, sampling_rate: float) -> DiscretePair | None:
-    """One epoch of Chua et al.'s pair, post-processed to its binned maximum (module docstring).
+def lower_batches_per_epoch(sampling_rate: float) -> int:
+    """T_e of the lower pair: 1/q when it is an integer, else ⌈1/q⌉ (the short last batch is kept)."""
+    per_epoch, exact = batches_per_epoch(sampling_rate)
+    return per_epoch if exact else per_epoch + 1
 
-    Returns ``None`` when 1/q is not an integer number of batches (no lower pair offered).
-    """
+
+def shuffle_lower_pair(sigma: float, sampling_rate: float) -> DiscretePair:
+    """One epoch of Chua et al.'s pair, post-processed to its binned maximum (module docstring), with
+    T_e = :func:`lower_batches_per_epoch` batches (a short last batch kept when 1/q is not an integer)."""
     s = check_positive("noise_multiplier", sigma)
-    t, exact = batches_per_epoch(sampling_rate)
-    if not exact:
-        return None
+    t = lower_batches_per_epoch(sampling_rate)
     low = min(0.0, s * float(ndtri(SHUFFLE_LOW_CDF ** (1.0 / t))))
     high = 2.0 + s * float(-ndtri(SHUFFLE_HIGH_SF / t))
     edges = np.linspace(low, high, SHUFFLE_BINS - 1)
     p = bin_masses(_log_cdf(edges, 2.0, s, t))
     q = bin_masses(_log_cdf(edges, 1.0, s, t))
     return DiscretePair(tuple(p.tolist()), tuple(q.tolist()))
+
+
+def shuffle_lower_items(sigma: float, sampling_rate: float, steps: int) -> list[tuple[DiscretePair, int]]:
+    """The lower end's composition of ``steps`` shuffled steps: the epoch pair over the complete epochs
+    (``[]``, lower end 0, when the run does not complete one epoch)."""
+    epochs = check_int("steps", steps, minimum=1) // lower_batches_per_epoch(sampling_rate)
+    return [(shuffle_lower_pair(sigma, sampling_rate), epochs)] if epochs >= 1 else []

@@ -43,7 +43,7 @@ from typing import ClassVar
 
 from optcomp._numerics import POSITIVE, SAMPLING_RATE, Domain, integers
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
-from optcomp.mechanisms._spec import Neighbouring, validate_parameters
+from optcomp.mechanisms._spec import Mechanism, Neighbouring, validate_parameters
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.mixture import revealed_mixture
 from optcomp.mechanisms.subsampling import PoissonSubsampled
@@ -112,6 +112,15 @@ def truncated_poisson_lower_pair(step: TruncatedPoissonGaussian) -> PoissonSubsa
     rate = step.effective_rate
     base = Gaussian(step.sigma)
     return base if rate >= 1.0 else PoissonSubsampled(base, sampling_rate=rate)
+
+
+def dominated_counterpart(mechanism: Mechanism) -> Mechanism:
+    """The pair whose lower end bounds the *run's* ε from below: a truncated-Poisson step's explicit pair
+    (:func:`truncated_poisson_lower_pair`; its law only dominates the run), any other mechanism itself
+    (its law is the run's own pair). Used wherever items are composed and a lower end reported."""
+    if isinstance(mechanism, TruncatedPoissonGaussian):
+        return truncated_poisson_lower_pair(mechanism)
+    return mechanism
 
 
 @privacy_loss_laws.register

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optcomp._numerics import LAW_LOG_ERROR, PLD_TAIL_XTOL, FloatArray
+# GridTooLargeError lives below the engines (a mechanism's LossScaleError is one); re-exported here
+from optcomp._numerics import LAW_LOG_ERROR, PLD_TAIL_XTOL, FloatArray, GridTooLargeError
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 
@@ -46,15 +47,6 @@ _NORMAL = float(np.finfo(np.float64).tiny)
 BYTES_PER_CELL = 160
 #: Bytes kept per grid cell of every law once discretised (split, P and tilted-Q log vectors).
 BYTES_KEPT_PER_CELL = 32
-
-
-class GridTooLargeError(ValueError):
-    """The requested accuracy needs more working memory than ``Accuracy.memory_cap`` allows.
-
-    Raised instead of silently coarsening the grid. The message names what to change: a larger
-    ``Accuracy.relative_width`` (or ``grid_step``), a larger ``Accuracy.memory_cap``, or fewer
-    compositions.
-    """
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from optcomp._numerics import Bound, FloatArray
+from optcomp.pld._realise import upper_ends
 
 if TYPE_CHECKING:
     from optcomp.pld._pld import PrivacyLossDistribution
@@ -169,12 +170,12 @@ class _CurveMeasure:
         bad = np.flatnonzero(self._bad(lo, hi) & (floor > _FLOOR_SHARE * (hi - lo)))
         if bad.size:
             sub = eps[bad]
-            ups = [np.minimum(up[bad], d.delta_upper(sub)) for d, up in zip(dirs, ups, strict=True)]
+            ups = [np.minimum(up[bad], u) for up, u in zip(ups, upper_ends(dirs, sub), strict=True)]
             hi[bad] = np.max(ups, axis=0)
             lo_b = lo[bad]
             for d, up in zip(dirs, ups, strict=True):
                 if np.any(up > lo_b):
-                    lo_b = np.maximum(lo_b, d.delta_lower(sub, up))
+                    lo_b = np.maximum(lo_b, d.delta_lower(sub, up, lo_b))
             lo[bad] = lo_b
         lo = np.minimum(lo, hi)
         self.last = HockeyStickCurve(eps, lo, hi)

@@ -29,6 +29,7 @@ import numpy as np
 
 from optcomp._numerics import FloatArray
 from optcomp._rounding import rounding_error, widen_up
+from optcomp.mechanisms._tails import log_expm1
 from optcomp.pld._cells import Cells, mag
 
 
@@ -63,7 +64,8 @@ def split(c: Cells) -> Split:
         lqb = lqb - rounding_error(4, 3 + np.abs(b) + mag(c.lq_lo))
         gap = np.minimum(lm - lqb, 0.0)
         l1m = np.where(gap > -math.log(2.0), np.log(-np.expm1(gap)), np.log1p(-np.exp(gap)))
-        la = lqb + l1m - math.log(math.expm1(step)) - rounding_error(4, 8 + mag(lqb) + mag(l1m))
+        # ln expm1(Δ) without overflow for a huge step (Δ > 709: a loss scale of 1e9, or a count of 1e12)
+        la = lqb + l1m - float(log_expm1(step)) - rounding_error(4, 8 + mag(lqb) + mag(l1m) + step)
     la = np.where((lqb > lm) & np.isfinite(la), np.minimum(la, lm), -np.inf)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         gap2 = np.minimum(la - lm, 0.0)

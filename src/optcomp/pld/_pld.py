@@ -31,7 +31,7 @@ from optcomp._numerics import (
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.mechanisms._spec import Neighbouring, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
-from optcomp.pld._realise import Direction, Memo, realise
+from optcomp.pld._realise import Direction, Memo, realise, upper_ends
 
 if TYPE_CHECKING:
     from optcomp.pld._curve import HockeyStickCurve
@@ -354,13 +354,13 @@ class _DeltaMeasure(_Measure):
         self.last: tuple[FloatArray, FloatArray] | None = None
 
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
-        ups = [d.delta_upper(self.eps) for d in dirs]
+        ups = upper_ends(dirs, self.eps)
         hi = np.max(ups, axis=0)
         lo = np.zeros(self.eps.size)
         for i in np.argsort([-float(np.max(u)) if u.size else 0.0 for u in ups]):
             if self.eps.size and not np.any(ups[i] > lo):
                 continue  # this direction's upper δ is below the lower δ already found everywhere
-            lo = np.maximum(lo, dirs[i].delta_lower(self.eps, ups[i]))
+            lo = np.maximum(lo, dirs[i].delta_lower(self.eps, ups[i], lo))
         lo = np.minimum(lo, hi)
         self.last = (lo, hi)
         if self.eps.size == 0:

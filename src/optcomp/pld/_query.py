@@ -113,6 +113,13 @@ class UpperEnd:
             out = np.exp(log_pref + np.log(total))
         return np.asarray(np.where(total > 0, out, 0.0), dtype=np.float64)
 
+    def floor_at(self, eps: float) -> float:
+        """The absolute error the FFT floor adds to :meth:`delta` at ε (e^{L − θε}·floor, as in
+        :meth:`finite`): where it is a small share of the value, this end resolves ε."""
+        e = min(eps, self.s_max())
+        with np.errstate(over="ignore"):
+            return float(self.floor * np.exp(self.log_scale - self.theta * e + self.log_slack))
+
     def delta(self, eps: FloatArray) -> FloatArray:
         """Certified upper bound on δ(ε) of the dominating pair (hence of the true pair)."""
         return np.asarray(np.minimum(1.0, self.p_inf + widen_up(self.finite(eps), 4)), dtype=np.float64)
@@ -142,6 +149,23 @@ class LowerEnd:
         self.err_p = widen_up(self.p.fft_error + self.p.wrap + underflow, 16)
         self.err_a = widen_up(self.a.fft_error + underflow, 16)
         self.s0 = (self.p.first + 0.5 * self.count) * self.step
+        self._losses: FloatArray | None = None
+        self._thresholds: FloatArray | None = None
+
+    def _tables(self) -> tuple[FloatArray, FloatArray]:
+        """(s_J, t_J) for every J, computed once: J is in the test set at ε iff t_J > ε (and s_J ≥ ε − τ),
+        t_J = ln P_J − ln A_J + s_J − (log_a − log_p) (+inf where A_J = 0 < P_J, −inf where P_J = 0).
+
+        This is P_J − e^{ε}Q_J > 0 in logs: shared by every ε a query reads (issue 27 item 7). Any test
+        set gives a certified bound (Lemma 2), so the rounding of this rewriting costs nothing."""
+        if self._losses is None or self._thresholds is None:
+            s = self.s(np.arange(self.n))
+            p, a = self.p.values, self.a.values
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = np.log(p) - np.log(a) + s - (self.log_a - self.log_p)
+            t = np.where(p > 0, np.where(a > 0, t, np.inf), -np.inf)
+            self._losses, self._thresholds = s, np.asarray(t, dtype=np.float64)
+        return self._losses, self._thresholds
 
     def s(self, j: np.ndarray) -> FloatArray:
         return np.asarray((self.p.first + j + 0.5 * self.count) * self.step, dtype=np.float64)
@@ -160,18 +184,13 @@ class LowerEnd:
         j0 = max(0, math.floor(first) - 1)
         if j0 >= self.n:
             return None
-        j = np.arange(j0, self.n)
-        s = self.s(j)
-        keep = s >= lo_s
-        shift = self.log_a - self.log_p
-        a_j = self.a.values[j]
-        with np.errstate(over="ignore"):
-            # e^{…} may overflow to inf where the Q-mass is 0: that bin's Q-term is 0, not inf·0 = nan
-            d = self.p.values[j] - np.where(a_j > 0, np.exp(shift + eps - s) * np.where(a_j > 0, a_j, 1.0), 0.0)
-        pos = keep & (d > 0)
+        losses, thresholds = self._tables()
+        s = losses[j0:]
+        pos = (s >= lo_s) & (thresholds[j0:] > eps)
         if not np.any(pos):
             return None
-        s, jt = s[pos], j[pos]
+        jt = j0 + np.flatnonzero(pos)
+        s = s[pos]
         m = float(s[0])
         wp = np.exp(-th * (s - m))
         wa = np.exp(-(th + 1.0) * (s - m))

@@ -235,44 +235,89 @@ class Direction:
             self._lower[ti] = _guarded(ti, build)
         return self._lower[ti]
 
-    def delta_upper(self, eps: FloatArray) -> FloatArray:
+    def delta_upper(self, eps: FloatArray, cap: FloatArray | None = None) -> FloatArray:
+        """Certified upper δ(ε); where the untilted FFT floor matters, tilted ends are read too.
+
+        The tilted ends are shared across the points (issue 27 item 7): points are visited deepest
+        first, each reads every tilted end already built, and a new end (at the point's saddle tilt)
+        is built only where none of them resolves it — its floor at ε a share ≤ ``_TILT_TRIGGER`` of
+        its value. An end tilted for a deeper ε carries its tilted mass above the shallower ones, so
+        one end usually serves many points. Every end read is certified, and the minimum is taken.
+
+        ``cap``: a certified upper δ of another direction at each ε; the caller takes the maximum of
+        the directions, so a point whose value here is already ≤ ``cap`` needs no tilt (the maximum is
+        the same whatever this direction's value below it)."""
         base = self.upper(0)
         if base is None:
             return np.full(eps.size, max(self.p_inf_hi, 0.0) if self._all_infinite() else 1.0)
         out = base.delta(eps)
         fin = out - self.p_law
         need = base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0)
-        for i in np.flatnonzero(need):
+        if cap is not None:
+            need &= out > cap
+        for i in sorted(np.flatnonzero(need).tolist(), key=lambda j: -float(eps[j])):
+            x = eps[i : i + 1]
             ti = self.theta_for_eps(float(eps[i]))
-            if ti == 0:
+            for end in self._nearest(self._upper, ti):  # the built ends, nearest tilt first
+                v = float(end.delta(x)[0])
+                out[i] = min(out[i], v)
+                if end.floor_at(float(x[0])) <= _TILT_TRIGGER * max(v - self.p_law, 0.0):
+                    ti = 0  # resolved by this end
+                    break
+            if ti == 0 or (cap is not None and out[i] <= cap[i]):
                 continue
-            end = self.upper(ti)
-            if end is not None:
-                out[i] = min(out[i], float(end.delta(eps[i : i + 1])[0]))
+            new = self.upper(ti)
+            if new is not None:
+                out[i] = min(out[i], float(new.delta(x)[0]))
         return out
+
+    @staticmethod
+    def _nearest(ends: dict[int, _End | None], ti: int) -> list[_End]:
+        """The tilted ends built so far (θ index > 0), nearest to θ index ``ti`` first."""
+        return [e for t, e in sorted(ends.items(), key=lambda te: abs(te[0] - ti)) if t > 0 and e is not None]
 
     def _all_infinite(self) -> bool:
         return any(not np.any(np.isfinite(sp.log_masses)) for sp, _ in self.bulk.splits)
 
-    def delta_lower(self, eps: FloatArray, hint: FloatArray | None = None) -> FloatArray:
+    def delta_lower(
+        self, eps: FloatArray, hint: FloatArray | None = None, known: FloatArray | None = None
+    ) -> FloatArray:
         """Certified lower δ(ε); where the untilted FFT floor matters, the tilts that suit ε and the
-        δ level ``hint`` (an upper δ at ε, as ε(δ) would choose) are tried too."""
+        δ level ``hint`` (an upper δ at ε, as ε(δ) would choose) are tried too.
+
+        Shared as in :meth:`delta_upper`: points are visited deepest first and read every tilted
+        lower end already built; new ends are built only where the best value so far is not within
+        ``_TILT_TRIGGER`` (relative) of ``hint`` (without a hint, always, as before). ``known``: a
+        certified lower δ of another direction at each ε; where ``hint`` ≤ ``known`` this direction
+        cannot raise the caller's maximum, and no tilt is tried."""
         base = self.lower(0)
         if base is None:
             return np.full(eps.size, self.p_inf_lo)
         out = base.delta(eps)
         floor = base.err_p + math.e * base.err_a + self.cut
-        for i in range(eps.size):
+        order = sorted(range(eps.size), key=lambda j: -float(eps[j]))
+        for i in order:
             fin = out[i] - self.p_inf_lo
-            if fin >= floor / _TILT_TRIGGER:
+            if fin >= floor / _TILT_TRIGGER or (known is not None and hint is not None and hint[i] <= known[i]):
                 continue
-            tis = {self.theta_for_eps(float(eps[i]))}
+            x = eps[i : i + 1]
+            ti = self.theta_for_eps(float(eps[i]))
+            near = hint is not None and 0 < hint[i] < 1
+            for end in self._nearest(self._lower, ti):  # the built ends, nearest tilt first
+                out[i] = max(out[i], float(end.delta(x)[0]))
+                if near and hint is not None and out[i] - self.p_inf_lo >= (1.0 - _TILT_TRIGGER) * (hint[i] - self.p_inf_lo):
+                    break
+            else:
+                near = False
+            if near:
+                continue  # within _TILT_TRIGGER of the upper δ: no new end
+            tis = {ti}
             if hint is not None and 0 < hint[i] < 1:
                 tis.add(self.theta_for_delta(float(hint[i])))
-            for ti in tis - {0}:
-                end = self.lower(ti)
-                if end is not None:
-                    out[i] = max(out[i], float(end.delta(eps[i : i + 1])[0]))
+            for t in tis - {0}:
+                built = self.lower(t)
+                if built is not None:
+                    out[i] = max(out[i], float(built.delta(x)[0]))
         return out
 
     def epsilon_upper(self, delta: float) -> float:
@@ -380,6 +425,33 @@ def realise(
 
 
 _End = TypeVar("_End", UpperEnd, LowerEnd)
+
+
+def upper_ends(dirs: tuple[Direction, ...], eps: FloatArray) -> list[FloatArray]:
+    """``[d.delta_upper(eps, cap) for d in dirs]``, each direction capped by the ones before it.
+
+    The caller takes the maximum over the directions; a direction's point already below another's
+    certified upper δ needs no tilt (that maximum is unchanged: :meth:`Direction.delta_upper`). The
+    direction with the larger Chernoff estimate K(θ) − θε at the deepest ε goes first, so that the
+    other, typically far below it in the deep tail, is capped."""
+    order = list(range(len(dirs)))
+    if len(dirs) > 1 and eps.size and np.any(eps > 0):
+        deep = float(np.max(eps))
+
+        def chernoff(i: int) -> float:
+            d = dirs[i]
+            if d.upper(0) is None:
+                return math.inf
+            ti = d.theta_for_eps(deep)
+            return d.cumulant(ti) - float(_THETAS[ti]) * deep
+
+        order.sort(key=chernoff, reverse=True)
+    out: list[FloatArray] = [np.empty(0)] * len(dirs)
+    cap: FloatArray | None = None
+    for i in order:
+        out[i] = dirs[i].delta_upper(eps, cap)
+        cap = out[i] if cap is None else np.maximum(cap, out[i])
+    return out
 
 
 def _guarded(ti: int, build: Callable[[], _End | None]) -> _End | None:
