@@ -39,6 +39,7 @@ import numpy as np
 from optcomp._numerics import (
     CALIBRATION_RTOL,
     DEFAULT_ACCURACY,
+    EPSILON_WIDTH_FLOOR,
     Accuracy,
     Bound,
     Domain,
@@ -159,13 +160,14 @@ class Run:
         """The dominating composition (upper end) as ``(mechanism, count)`` items."""
         return _SAMPLERS[self.sampling](self)
 
-    def lower_items(self) -> list[tuple[Mechanism, int]] | None:
+    def lower_items(self, step: float | None = None) -> list[tuple[Mechanism, int]] | None:
         """A dominated composition whose lower end bounds the run's ε from below, where it differs
-        from :meth:`items` (shuffle: Chua et al.'s pair). ``None``: the bracket of :meth:`items` is
-        the answer; ``[]``: no lower pair is offered (lower end 0)."""
+        from :meth:`items` (shuffle: Chua et al.'s pair; balls-in-bins: the labelled pair of
+        ``docs/samplers.md`` Lemma D over ⌊T/t⌋ epochs, on the grid step ``step``). ``None``: the
+        bracket of :meth:`items` is the answer; ``[]``: no lower pair is offered (lower end 0)."""
         if self.sampling not in ("shuffle", "balls_in_bins"):
             return None
-        from optcomp.mechanisms.allocation import allocation_lower_pair
+        from optcomp.mechanisms.allocation import ALLOCATION_ITEM_STEP, AllocationEpochLower
         from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_lower_pair
 
         per_epoch, _ = batches_per_epoch(self.q)
@@ -173,17 +175,28 @@ class Run:
         if self.sampling == "shuffle":
             pair = shuffle_lower_pair(self.sigma, self.q)
         else:
-            pair = allocation_lower_pair(self.sigma, per_epoch)
+            pair = AllocationEpochLower(self.sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP)
         full_epochs = self.steps // per_epoch
         return [(pair, full_epochs)] if pair is not None and full_epochs >= 1 else []
 
     def bound(
-        self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, lower: bool = True
+        self,
+        query: Callable[[Composition], Bound],
+        accuracy: Accuracy,
+        *,
+        lower: bool = True,
+        floor: float = EPSILON_WIDTH_FLOOR,
     ) -> Bound:
         """``query`` on the dominating composition; lower end from the dominated pair where there is one
-        (``lower=False``: the dominating composition's bracket only, for searches on the upper end)."""
+        (``lower=False``: the dominating composition's bracket only, for searches on the upper end).
+        Balls-in-bins refines its grid step until the relative width (upper − lower)/max(upper,
+        ``floor``) is ``accuracy.relative_width`` (:func:`optcomp.mechanisms.allocation.allocation_bracket`)."""
         from optcomp import compose
 
+        if self.sampling == "balls_in_bins":
+            from optcomp.mechanisms.allocation import allocation_bracket
+
+            return allocation_bracket(self, query, accuracy, lower=lower, floor=floor)
         upper = query(compose(*self.items(), accuracy=accuracy))
         lower_items = self.lower_items() if lower else None
         if lower_items is None:
@@ -226,11 +239,13 @@ def _shuffle(run: Run) -> list[tuple[Mechanism, int]]:
     return [(shuffle_upper_mechanism(run.sigma, run.steps, run.q), 1)]
 
 
-def _balls_in_bins(run: Run) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms.allocation import allocation_upper_mechanism
-    from optcomp.mechanisms.shuffle import shuffle_epochs
+def _balls_in_bins(run: Run, step: float | None = None) -> list[tuple[Mechanism, int]]:
+    from optcomp.mechanisms.allocation import ALLOCATION_ITEM_STEP, AllocationEpoch
+    from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs
 
-    return [(allocation_upper_mechanism(run.sigma, epochs=shuffle_epochs(run.steps, run.q)), 1)]
+    per_epoch, _ = batches_per_epoch(run.q)
+    epoch = AllocationEpoch(run.sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP)
+    return [(epoch, shuffle_epochs(run.steps, run.q))]
 
 
 #: sampling scheme → the dominating composition of a run (one small function each).
@@ -377,7 +392,7 @@ def delta(
         noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
     )
     e = check_nonnegative("epsilon", epsilon)
-    return run.bound(lambda pld: pld.delta(e), accuracy)
+    return run.bound(lambda pld: pld.delta(e), accuracy, floor=0.0)
 
 
 def noise_multiplier(

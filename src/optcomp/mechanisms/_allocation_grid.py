@@ -40,7 +40,6 @@ from optcomp._numerics import (
     ALLOCATION_LOW_VARIANCE,
     ALLOCATION_TAIL,
     LAW_LOG_ERROR,
-    SMALLEST_NORMAL,
     SMALLEST_SUBNORMAL,
     FloatArray,
 )
@@ -395,3 +394,10 @@ def upper_law(sigma: float, t: int, h: float) -> PrivacyLossLaw:
         p_inf=min(1.0, widen_up(pf + s.p_flag, 4)),
         q_neg_inf=min(1.0, widen_up(qf + s.q_flag + s.zero, 4)),
     )
+
+
+@functools.lru_cache(maxsize=16)
+def upper_laws(sigma: float, t: int, h: float) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
+    """(remove, add) laws of the split pair: :func:`upper_law` and its swap (one pipeline, Lemma C)."""
+    law = upper_law(sigma, t, h)
+    return law, law.swapped()
