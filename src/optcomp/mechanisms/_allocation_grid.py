@@ -207,9 +207,10 @@ def _cells(mu: float, t: int, h: float, j_lo: int, j_hi: int) -> tuple[FloatArra
         rl = np.maximum(np.exp(m_lo - a - eta[:-1] - rounding_error(8, 1 + np.abs(m_lo) + np.abs(a))) - widen_up(dp * np.exp(-a + eta[:-1]), 8), 0.0)
     lq_below = float(law.q_logcdf(np.array([edges[0] + eta[0]]))[0])
     lp_below = float(law.p_logcdf(np.array([edges[0] + eta[0]]))[0])
-    ends = np.array([lq_below, lp_below - edges[0] + eta[0], lp_below - edges[0] - 2 * eta[0]])
+    lq_low = float(law.q_logcdf(np.array([edges[0] - eta[0]]))[0])
+    ends = np.array([lq_below, lp_below - edges[0] + eta[0], lp_below - edges[0] - 2 * eta[0], lq_low])
     slack = LAW_LOG_ERROR * np.maximum(1.0, np.abs(ends)) + rounding_error(8, 2 + np.abs(ends))
-    below = np.exp(ends + slack * np.array([1.0, 1.0, -1.0]))  # Q-mass (hi), P-mass/x_min (hi, lo)
+    below = np.exp(ends + slack * np.array([1.0, 1.0, -1.0, -1.0]))  # Q-mass hi, P-mass/x_min hi, lo, Q-mass lo
     return ql, qh, rl, rh, below, edges
 
 
@@ -248,10 +249,11 @@ def factor_lower(mu: float, t: int, h: float) -> Lower:
     """The factor law labelled by its cells (Lemma D); the part below ℓ_min joins the first cell."""
     j_lo, j_hi = _gauss_window(mu, t, h)
     ql, qh, rl, rh, below, _ = _cells(mu, t, h, j_lo, j_hi)
-    qh = qh.copy()
-    rh = rh.copy()
+    ql, qh, rl, rh = ql.copy(), qh.copy(), rl.copy(), rh.copy()
     qh[0] = widen_up(qh[0] + below[0], 4)
     rh[0] = widen_up(rh[0] + below[1], 4)
+    ql[0] = widen_down(ql[0] + below[3], 4)
+    rl[0] = widen_down(rl[0] + below[2], 4)
     return Lower(j_lo, ql, qh, rl, rh, 1)
 
 
