@@ -9,16 +9,20 @@ equal to — the t-dimensional pair
 
     P = C(t, k)⁻¹ Σ_{|S| = k} N(1_S, σ²I_t),   Q = N(0, σ²I_t)   (remove; add: the swap).
 
-Its privacy loss is a log-sum of lognormals with no closed-form law, so this module certifies the
-two ends separately:
+Its likelihood ratio is S/t, S a sum of t i.i.d. lognormals (k = 1), with no closed-form law; this
+module certifies the two ends (``docs/samplers.md`` §5, Lemmas A–D):
 
-* **Lower end** (certified): any post-processing of the exact pair is a pair of the run. We take the
-  maximum coordinate M, binned (as in :mod:`optcomp.mechanisms.shuffle`):
-  P(M ≤ c) = Φ((c − 1)/σ)^k·Φ(c/σ)^{t−k},  Q(M ≤ c) = Φ(c/σ)^t; E epochs compose the binned pair.
-* **Upper end** (certified, *not* tight): no amplification — x enters k steps of each epoch with
-  sensitivity 1, so E epochs are dominated by ``Gaussian(σ/√(kE))`` (Dong–Roth–Su Cor. 3.3). The
-  amplified upper bounds of Feldman–Shenfeld (``PLD_accounting``) are far smaller; their
-  construction is not implemented here, so optcomp's upper end is labelled "no amplification".
+* **Upper end, amplified** (:class:`AllocationEpoch`, Lemma C): the law of S by mean-preserving splits
+  on the geometric grid x_j = t·e^{jh} (:mod:`optcomp.mechanisms._allocation_grid`), a genuine
+  dominating pair in both directions; k > 1 via the floor/ceil blocks of Lemma B (not tight).
+* **Lower end** (:class:`AllocationEpochLower`, Lemma D): the same recursion with labels (merges to
+  conditional means), a dominated pair (:mod:`optcomp.mechanisms._allocation_lower`); for k > 1 the
+  binned maximum coordinate M of the exact pair (as in :mod:`optcomp.mechanisms.shuffle`):
+  P(M ≤ c) = Φ((c − 1)/σ)^k·Φ(c/σ)^{t−k},  Q(M ≤ c) = Φ(c/σ)^t.
+* ``allocation_upper_mechanism``: the earlier no-amplification pair ``Gaussian(σ/√(kE))``
+  (Dong–Roth–Su Cor. 3.3), kept for comparison.
+
+:func:`allocation_bracket` refines the grid step for :mod:`optcomp.dpsgd`.
 """
 
 from __future__ import annotations
@@ -74,39 +78,6 @@ def allocation_lower_pair(sigma: float, steps_per_epoch: int, *, selected: int =
     p = bin_masses(np.asarray(log_p, dtype=np.float64))
     q = bin_masses(np.asarray(log_q, dtype=np.float64))
     return DiscretePair(tuple(p.tolist()), tuple(q.tolist()))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RandomAllocation:
-    """One epoch of k-out-of-t random allocation with a Gaussian step: a run description, not a law.
-
-    dp_accounting's ``RandomAllocationDpEvent(event=GaussianDpEvent(σ), num_selected=k, num_steps=t)``
-    (google/differential-privacy PR #414). optcomp has no exact privacy-loss law for it; it is accounted
-    by two certified ends (module docstring): :meth:`upper_mechanism` dominates it (no amplification),
-    :meth:`lower_pair` is dominated by it (the exact pair's binned maximum). Relation: add/remove.
-
-    Attributes:
-        sigma: noise multiplier σ > 0 of each step's Gaussian.
-        steps: t ≥ 1 steps in the epoch.
-        selected: k, 1 ≤ k ≤ t, the steps each example is allocated to.
-    """
-
-    sigma: float
-    steps: int
-    selected: int = 1
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-        object.__setattr__(self, "steps", check_int("steps", self.steps, minimum=1))
-        object.__setattr__(self, "selected", check_int("selected", self.selected, minimum=1, maximum=self.steps))
-
-    def upper_mechanism(self) -> Gaussian:
-        """``Gaussian(σ/√k)``: dominates the epoch (no amplification)."""
-        return allocation_upper_mechanism(self.sigma, selected=self.selected)
-
-    def lower_pair(self) -> DiscretePair:
-        """The epoch's exact pair post-processed to its binned maximum coordinate: dominated by the epoch."""
-        return allocation_lower_pair(self.sigma, self.steps, selected=self.selected)
 
 
 #: Finest grid step the balls-in-bins refinement tries (each halving costs about 4×).
@@ -233,3 +204,48 @@ def allocation_bracket(
             return bound
         ratio = math.sqrt(max(accuracy.relative_width / width, 1.0 / 64.0))  # width ∝ h² (observed)
         h = max(ALLOCATION_FINEST_STEP, min(h / 2, 2.0 ** math.floor(math.log2(h * ratio))))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RandomAllocation:
+    """One epoch of k-out-of-t random allocation with a Gaussian step: a run description, not a law.
+
+    dp_accounting's ``RandomAllocationDpEvent(event=GaussianDpEvent(σ), num_selected=k, num_steps=t)``
+    (google/differential-privacy PR #414). optcomp has no exact privacy-loss law for it; it is accounted
+    by two certified ends (module docstring): :meth:`upper_mechanism` dominates it (no amplification),
+    :meth:`lower_pair` is dominated by it (the exact pair's binned maximum). Relation: add/remove.
+
+    Attributes:
+        sigma: noise multiplier σ > 0 of each step's Gaussian.
+        steps: t ≥ 1 steps in the epoch.
+        selected: k, 1 ≤ k ≤ t, the steps each example is allocated to.
+    """
+
+    sigma: float
+    steps: int
+    selected: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "steps", check_int("steps", self.steps, minimum=1))
+        object.__setattr__(self, "selected", check_int("selected", self.selected, minimum=1, maximum=self.steps))
+
+    def upper_mechanism(self) -> Gaussian:
+        """``Gaussian(σ/√k)``: dominates the epoch (no amplification; kept for comparison)."""
+        return allocation_upper_mechanism(self.sigma, selected=self.selected)
+
+    def upper_items(self, grid_step: float = ALLOCATION_ITEM_STEP) -> list[tuple[AllocationEpoch, int]]:
+        """The amplified dominating composition: one :class:`AllocationEpoch` for k = 1; for k > 1 the
+        floor/ceil blocks of ``docs/samplers.md`` Lemma B (k epochs of 1-of-⌊t/k⌋ or 1-of-⌈t/k⌉ steps,
+        certified, **not tight**)."""
+        k, t = self.selected, self.steps
+        big = t % k  # blocks of ⌈t/k⌉ steps; the other k − big have ⌊t/k⌋
+        sizes = [(t // k + 1, big), (t // k, k - big)]
+        return [(AllocationEpoch(self.sigma, steps=size, grid_step=grid_step), n) for size, n in sizes if n > 0]
+
+    def lower_pair(self) -> AllocationEpochLower | DiscretePair:
+        """A pair dominated by the epoch: the labelled pair of Lemma D for k = 1 (tight as h → 0), the
+        binned maximum coordinate of the exact k-of-t pair for k > 1."""
+        if self.selected == 1:
+            return AllocationEpochLower(self.sigma, steps=self.steps, grid_step=ALLOCATION_ITEM_STEP)
+        return allocation_lower_pair(self.sigma, self.steps, selected=self.selected)
