@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 
@@ -16,7 +15,7 @@ from optcomp.mechanisms._allocation_grid import _gauss_window, upper_law, weight
 from optcomp.mechanisms._allocation_lower import lower_laws
 from optcomp.mechanisms.allocation import AllocationEpoch, RandomAllocation, allocation_lower_pair
 from optcomp.pld import PrivacyLossDistribution
-from tests._references.allocation import epoch_delta, split_law
+from tests._references.allocation import epoch_delta, split_law, split_mass_and_mean, weight_table_errors
 from tests._references.gdp import gdp_epsilon
 
 #: Requested relative width of the done-when rows (issue 23).
@@ -72,11 +71,10 @@ def test_split_preserves_the_mean_on_a_toy_grid() -> None:
     sigma, t, h = 1.0, 4, 0.25
     j_lo, j_hi = _gauss_window(1.0 / sigma, t, h)
     law, mean = split_law(sigma, t, h, j_lo, j_hi)
-    with mpmath.workdps(50):
-        total = mpmath.fsum(q * t * mpmath.exp(k * mpmath.mpf(h)) for k, q in law.items())
-        assert abs(total - mean) <= mpmath.mpf(10) ** -30 * mean
-        assert 1 - 1e-6 < total / t <= 1  # P′'s mass: P_t of the window (ℓ_min leaves ~1e-7 out here)
-        assert all(q >= 0 for q in law.values())
+    mass, first_moment = split_mass_and_mean(law, t, h)
+    assert abs(first_moment - mean) <= 1e-30 * mean
+    assert 1 - 1e-6 < first_moment / t <= 1  # P′'s mass: P_t of the window (ℓ_min leaves ~1e-7 out here)
+    assert all(q >= 0 for q in law.values())
     lib = upper_law(sigma, t, h)
     ks = np.round(lib.atom_losses / h).astype(int)
     for k, q in zip(ks.tolist(), lib.atom_q.tolist(), strict=True):
@@ -84,23 +82,14 @@ def test_split_preserves_the_mean_on_a_toy_grid() -> None:
         if ref > 1e-15:
             assert q >= ref * (1 - 1e-12)
     # beyond the reference: only the spread of the factors below ℓ_min (~1e-7 here) and the envelopes
-    assert math.fsum(lib.atom_q.tolist()) - float(mpmath.fsum(law.values())) <= 1e-6
+    assert math.fsum(lib.atom_q.tolist()) - float(mass) <= 1e-6
 
 
 def test_weights_split_every_sum_between_its_neighbours() -> None:
     """The tabulated offsets f(d) and weights: x_j(1 + e^{−dh}) lies in [x_{j+f}, x_{j+f+1}) and the
     upper weights bracket the exact w(d) (checked in 40 digits at every d)."""
     w = weights(2.0**-6)
-    with mpmath.workdps(40):
-        hm = mpmath.mpf(2.0**-6)
-        for f, d0, d1 in w.groups:
-            for d in range(d0, d1):
-                s = 1 + mpmath.exp(-d * hm)
-                assert mpmath.exp(f * hm) <= s < mpmath.exp((f + 1) * hm)
-                exact = (s - mpmath.exp(f * hm)) / (mpmath.exp((f + 1) * hm) - mpmath.exp(f * hm))
-                assert exact <= w.w_hi[d] <= exact + 1e-12
-                assert 1 - exact <= w.om_hi[d] <= 1 - exact + 1e-12
-        assert mpmath.exp(-w.far * hm) / mpmath.expm1(hm) <= 0.5
+    assert weight_table_errors(w.h, w.groups, w.w_hi, w.om_hi, w.far) == []
 
 
 @pytest.mark.parametrize(("sigma", "t", "epochs"), [(3.0, 10, 10), (3.0, 100, 10)])

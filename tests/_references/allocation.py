@@ -51,7 +51,7 @@ def _expect(fn: object, c: mpmath.mpf, mu: mpmath.mpf, depth: int) -> mpmath.mpf
     if c > 0 and lo < mpmath.log(c) < hi:
         pts = [lo, mpmath.log(c), hi]
     mid = -mu * mu / 2
-    pts = sorted(set([*pts, mid - 4 * mu, mid, mid + 4 * mu]))
+    pts = sorted({*pts, mid - 4 * mu, mid, mid + 4 * mu})
     return mpmath.quad(inner, pts, maxdegree=4)
 
 
@@ -116,3 +116,32 @@ def split_law(sigma: float, t: int, h: float, j_lo: int, j_hi: int) -> tuple[dic
                 power = combine(power, power)
         assert result is not None
         return result, mean
+
+
+def split_mass_and_mean(law: dict[int, mpmath.mpf], t: int, h: float) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(Σ Q′, Σ x·Q′) of a split law on x_j = t·e^{jh}, in 50 digits."""
+    with mpmath.workdps(50):
+        hm = mpmath.mpf(h)
+        return mpmath.fsum(law.values()), mpmath.fsum(q * t * mpmath.exp(k * hm) for k, q in law.items())
+
+
+def weight_table_errors(h: float, groups: tuple[tuple[int, int, int], ...], w_hi: object, om_hi: object, far: int) -> list[str]:
+    """Where a tabulated offset f(d) misplaces x_j(1 + e^{−dh}) or an upper weight is below the exact
+    w(d) = (1 + e^{−dh} − e^{fh})/(e^{(f+1)h} − e^{fh}) (or 1 − w(d)), or exceeds it by 1e-12; and
+    whether w(far) = e^{−far·h}/expm1(h) ≤ 1/2. In 40 digits."""
+    out = []
+    with mpmath.workdps(40):
+        hm = mpmath.mpf(h)
+        for f, d0, d1 in groups:
+            for d in range(d0, d1):
+                s = 1 + mpmath.exp(-d * hm)
+                if not mpmath.exp(f * hm) <= s < mpmath.exp((f + 1) * hm):
+                    out.append(f"offset at d={d}")
+                exact = (s - mpmath.exp(f * hm)) / (mpmath.exp((f + 1) * hm) - mpmath.exp(f * hm))
+                if not exact <= w_hi[d] <= exact + 1e-12:  # type: ignore[index]
+                    out.append(f"w at d={d}")
+                if not 1 - exact <= om_hi[d] <= 1 - exact + 1e-12:  # type: ignore[index]
+                    out.append(f"1 - w at d={d}")
+        if mpmath.exp(-far * hm) / mpmath.expm1(hm) > 0.5:
+            out.append("far")
+    return out

@@ -82,7 +82,7 @@ class Weights:
 
 
 #: A computed f(d) = ln(1 + e^{−dh})/h this close to an integer is decided in mpmath instead.
-_TIE_MARGIN = 2.0**-20
+_TIE_MARGIN = 1e-6
 
 
 def _exact_f(d: int, h: float) -> int:
