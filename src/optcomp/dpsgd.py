@@ -3,8 +3,9 @@
 The default sampler is Poisson subsampling (below); ``sampling=`` selects fixed-size, truncated
 Poisson, shuffled or balls-in-bins batches and ``examples_per_user`` user-level DP-SGD. Each sampler
 is one small function in ``_SAMPLERS`` giving the dominating composition of a run (and, for shuffling
-and balls-in-bins, a dominated one for the lower end); ``docs/samplers.md`` has the pairs, relations
-and proofs.
+and balls-in-bins, a dominated one for the lower end; balls-in-bins refines its grid step in
+:func:`optcomp.mechanisms.allocation.allocation_bracket`); ``docs/samplers.md`` has the pairs,
+relations and proofs.
 
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
 Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
@@ -331,8 +332,10 @@ def epsilon(
       amplification), lower end from Chua et al.'s explicit pair (:mod:`optcomp.mechanisms.shuffle`);
       zero-out relation. Both ends bound the run's ε.
     * ``"balls_in_bins"``: each example in one uniformly random step of each epoch of t = 1/q steps
-      (:mod:`optcomp.mechanisms.allocation`), add/remove: lower end from the exact pair's binned
-      maximum (certified), upper end without amplification (certified, not tight).
+      (:mod:`optcomp.mechanisms.allocation`), add/remove: the worst-case epoch pair (Lemma A of
+      ``docs/samplers.md``) bounded above by mean-preserving splits (amplified, certified) over
+      ⌈T/t⌉ epochs and below by merges (certified) over ⌊T/t⌋ epochs, the grid step refined to
+      ``accuracy.relative_width`` (down to h = 2⁻¹¹; then the narrowest certified bracket reached).
 
     Args:
         noise_multiplier: σ, the noise standard deviation over the clipping norm; > 0.
