@@ -50,6 +50,8 @@ from optcomp.mechanisms._law import PrivacyLossLaw
 _DIGITS = 40
 #: Largest span of the grid in nats (e^{rh} of a relative index r must not overflow).
 _MAX_SPAN = 600.0
+#: Largest (factor cells × band width) of one stage's convolution (about its multiply-adds; ~10 s).
+_MAX_WORK = 4e9
 #: Roundings charged per term beyond the counted ones (products with tabulated weights, exp tables).
 _TERM_ROUNDINGS = 8
 
@@ -177,6 +179,13 @@ def _gauss_window(mu: float, t: int, h: float) -> tuple[int, int]:
     j_lo = math.floor((lo - lt) / h)
     if (j_hi - j_lo) * h > _MAX_SPAN:
         raise ValueError(f"noise_multiplier={1 / mu!r} is too small for the balls-in-bins grid (span over {_MAX_SPAN} nats)")
+    if (j_hi - j_lo) * weights(h).far > _MAX_WORK:
+        from optcomp.pld import GridTooLargeError
+
+        raise GridTooLargeError(
+            f"the balls-in-bins grid step {h:g} needs {(j_hi - j_lo)} factor cells and a band of "
+            f"{weights(h).far}: too much work per convolution; ask for a coarser grid_step or relative_width"
+        )
     return j_lo, j_hi
 
 

@@ -174,29 +174,38 @@ def allocation_bracket(
     From h = ALLOCATION_FIRST_STEP, h is halved (or divided by up to 8, as the second-order width model
     predicts) until (upper − lower)/max(upper, ``floor``) ≤ ``accuracy.relative_width`` or h reaches
     ALLOCATION_FINEST_STEP, where the narrowest bracket reached is returned (every pass is certified).
-    ``accuracy.grid_step`` fixes h (rounded down to a power of two). ``lower=False`` (the inverses'
+    ``accuracy.grid_step`` fixes h (rounded down to a power of two, at least ALLOCATION_FINEST_STEP);
+    a grid too large for one convolution (``GridTooLargeError``) ends the refinement with the bracket
+    reached (and is raised if it is the first). ``lower=False`` (the inverses'
     searches, which test the upper end only) evaluates the upper end once, at ALLOCATION_COARSE_STEP
     or ALLOCATION_ITEM_STEP by the requested width.
     """
     from optcomp import compose
     from optcomp.dpsgd import _balls_in_bins
+    from optcomp.pld import GridTooLargeError
 
     def at(h: float) -> Accuracy:
         return Accuracy(grid_step=h, tail_mass=accuracy.tail_mass, memory_cap=accuracy.memory_cap)
 
     if accuracy.grid_step is not None:
-        h = min(1.0, 2.0 ** math.floor(math.log2(accuracy.grid_step)))
+        h = min(1.0, max(ALLOCATION_FINEST_STEP, 2.0 ** math.floor(math.log2(accuracy.grid_step))))
     elif not lower:
         h = ALLOCATION_COARSE_STEP if accuracy.relative_width >= ALLOCATION_COARSE_WIDTH else ALLOCATION_ITEM_STEP
     else:
         h = ALLOCATION_FIRST_STEP
+    best: Bound | None = None
     while True:
-        upper = query(compose(*_balls_in_bins(run, h), accuracy=at(h)))
-        if not lower:
-            return upper
-        low_items = run.lower_items(h)
-        low = query(compose(*low_items, accuracy=at(h))).lower if low_items else 0.0
-        bound = Bound(min(low, upper.upper), upper.upper)
+        try:
+            upper = query(compose(*_balls_in_bins(run, h), accuracy=at(h)))
+            if not lower:
+                return upper
+            low_items = run.lower_items(h)
+            low = query(compose(*low_items, accuracy=at(h))).lower if low_items else 0.0
+        except GridTooLargeError:
+            if best is None:
+                raise
+            return best  # the finer grid does not fit: the narrowest certified bracket reached
+        bound = best = Bound(min(low, upper.upper), upper.upper)
         width = (bound.upper - bound.lower) / max(bound.upper, floor) if bound.upper > 0 else 0.0
         if width <= accuracy.relative_width or accuracy.grid_step is not None or not low_items:
             return bound
