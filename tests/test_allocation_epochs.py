@@ -9,8 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from optcomp import Accuracy, dpsgd
+from optcomp import Accuracy, compose, dpsgd
 from optcomp.mechanisms._allocation_grid import _gauss_window, upper_law, weights
 from optcomp.mechanisms._allocation_lower import lower_laws
 from optcomp.mechanisms.allocation import AllocationEpoch, RandomAllocation, allocation_lower_pair
@@ -141,3 +143,19 @@ def test_grid_step_must_be_dyadic() -> None:
         AllocationEpoch(3.0, steps=10, grid_step=0.003)
     with pytest.raises(ValueError, match="steps"):
         AllocationEpoch(3.0, steps=0, grid_step=H)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sigma=st.floats(min_value=0.5, max_value=5.0),
+    t=st.integers(min_value=1, max_value=40),
+    epochs=st.integers(min_value=1, max_value=20),
+)
+def test_known_ends_stay_ordered(sigma: float, t: int, epochs: int) -> None:
+    """The binned-maximum lower end ≤ the new lower end ≤ the new upper end ≤ no amplification (up to the
+    requested width: at t = 1 the two upper ends are the same pair)."""
+    bound = dpsgd.epsilon(sigma, 1 / t, t * epochs, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
+    binned = compose((allocation_lower_pair(sigma, t), epochs)).epsilon(1e-6)
+    gaussian = float(gdp_epsilon(math.sqrt(epochs) / sigma, 1e-6))
+    assert binned.lower <= bound.upper
+    assert bound.lower <= bound.upper <= gaussian * (1 + WIDTH)
