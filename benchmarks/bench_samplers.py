@@ -11,8 +11,13 @@ Rows (δ as stated; optcomp at its default accuracy; one run each, times in seco
   ``TruncatedSubsampledGaussianDpEvent``; also the explicit pair's lower end;
 * shuffle: one epoch of 1,000 steps, σ = 1, δ = 1e-6: optcomp's certified lower and upper ends vs the
   Poisson ε at the same σ, batch size, steps;
-* balls-in-bins: σ = 3, t = 100, k = 10, δ = 1e-6 vs ``PLD_accounting`` (Feldman–Shenfeld), if it is
-  installed (``pip install -e '.[bench]'``); and 10 epochs of 1,000 steps (σ = 1, δ = 1e-5), optcomp only.
+* balls-in-bins (issue 23): ``dpsgd.epsilon(σ, 1/t, t·E, δ, sampling="balls_in_bins")`` at relative
+  width 1e-3 beside ``PLD_accounting``'s ``gaussian_allocation_epsilon_range(delta, sigma,
+  num_steps=t, num_epochs=E)`` (Feldman–Shenfeld; default accuracy, run under ``nice`` in a child
+  process with a time limit of ``PEER_LIMIT`` s: a row past it reads "no answer in N s"), on the
+  (σ, t, E) rows of ``ALLOCATION_ROWS``, δ = 1e-6 (and one row at δ = 1e-10, optcomp only); and
+  10-of-100 (k > 1: optcomp's upper end is Lemma B's blocks, the same ten epochs of 1-of-10 that
+  PLD_accounting computes for ``num_selected=10``; its lower end is the binned maximum).
 
 Writes ``benchmarks/RESULTS_samplers.md``. Run: ``PYTHONPATH=src python benchmarks/bench_samplers.py``.
 """
@@ -34,9 +39,13 @@ from dp_accounting.rdp import RdpAccountant
 
 from optcomp import Bound, compose, dpsgd
 from optcomp.mechanisms import MixtureOfGaussians
-from optcomp.mechanisms.allocation import allocation_lower_pair, allocation_upper_mechanism
+from optcomp.mechanisms.allocation import RandomAllocation, allocation_lower_pair
 
 HERE = Path(__file__).resolve().parent
+#: (σ, steps per epoch t, epochs E) of the balls-in-bins rows (δ = 1e-6).
+ALLOCATION_ROWS = [(3.0, 10, 10), (3.0, 100, 10), (1.0, 1000, 1), (2.0, 100, 10), (0.8, 10, 10), (1.0, 1000, 10)]
+#: Seconds PLD_accounting may take per row before the row reads "no answer".
+PEER_LIMIT = 240
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -60,6 +69,73 @@ def rdp_peer(event: Any, delta: float, relation: Any) -> float:
 
 def fmt(b: Bound) -> str:
     return f"[{b.lower:.6g}, {b.upper:.6g}]"
+
+
+def _peer_allocation(conn: Any, kwargs: dict[str, Any]) -> None:
+    import os
+
+    os.nice(10)
+    from PLD_accounting.random_allocation_api import gaussian_allocation_epsilon_range
+
+    t0 = time.perf_counter()
+    hi, lo = gaussian_allocation_epsilon_range(**kwargs)
+    conn.send((lo, hi, time.perf_counter() - t0))
+
+
+def peer_allocation(**kwargs: Any) -> tuple[str, str]:
+    """PLD_accounting's bracket and time in a child process, or "no answer in N s"."""
+    if importlib.util.find_spec("PLD_accounting") is None:
+        return "not installed", "—"
+    import multiprocessing
+
+    parent, child = multiprocessing.Pipe()
+    proc = multiprocessing.Process(target=_peer_allocation, args=(child, kwargs))
+    proc.start()
+    if not parent.poll(PEER_LIMIT):
+        proc.kill()
+        proc.join()
+        return f"no answer in {PEER_LIMIT} s", f"> {PEER_LIMIT}"
+    lo, hi, took = parent.recv()
+    proc.join()
+    return f"[{lo:.6g}, {hi:.6g}]", f"{took:.2f}"
+
+
+def _cold() -> None:
+    """Forget the cached epoch laws, so that every row's time includes building them."""
+    from optcomp.mechanisms import _allocation_grid, _allocation_lower
+
+    for fn in (_allocation_grid.upper_law, _allocation_grid.upper_laws, _allocation_lower.lower_laws):
+        fn.cache_clear()
+
+
+def balls_in_bins_rows() -> list[tuple[str, str, str, str, str]]:
+    """The issue-23 rows: optcomp's certified bracket (relative width 1e-3) beside PLD_accounting's; every
+    row starts with empty law caches (:func:`_cold`)."""
+    from optcomp import Accuracy
+
+    acc = Accuracy(relative_width=1e-3)
+    rows = []
+    for sigma, t, epochs in ALLOCATION_ROWS:
+        _cold()
+        b, tb = timed(lambda s=sigma, t=t, e=epochs: dpsgd.epsilon(  # type: ignore[misc]
+            s, 1 / t, t * e, 1e-6, sampling="balls_in_bins", accuracy=acc))
+        peer, tp = peer_allocation(delta=1e-6, sigma=sigma, num_steps=t, num_epochs=epochs)
+        rows.append((f"balls-in-bins σ = {sigma:g}, t = {t:,}, E = {epochs}, δ = 1e-6 (relative width "
+                     f"{(b.upper - b.lower) / b.upper:.1e})", fmt(b), f"{tb:.2f}", peer, tp))
+    _cold()
+    b, tb = timed(lambda: dpsgd.epsilon(1.0, 1 / 1000, 10_000, 1e-10, sampling="balls_in_bins", accuracy=acc))
+    rows.append(("balls-in-bins σ = 1, t = 1,000, E = 10, δ = 1e-10 (relative width "
+                 f"{(b.upper - b.lower) / b.upper:.1e})", fmt(b), f"{tb:.2f}", "—", "—"))
+    allocation = RandomAllocation(sigma=3.0, steps=100, selected=10)
+    lower = compose(allocation_lower_pair(3.0, 100, selected=10)).epsilon(1e-6)
+    _cold()
+    upper, tu = timed(lambda: compose(*allocation.upper_items()).epsilon(1e-6))
+    peer, tp = peer_allocation(delta=1e-6, sigma=3.0, num_steps=100, num_selected=10, num_epochs=1)
+    rows.append(("random allocation 10-of-100, σ = 3, one epoch, δ = 1e-6 (upper: Lemma B blocks, ten "
+                 "epochs of 1-of-10, not tight; lower: binned maximum of the 10-of-100 pair; the peer's "
+                 "lower end bounds the blocks, not 10-of-100)", f"[{lower.lower:.6g}, {upper.upper:.6g}]",
+                 f"{tu:.2f}", peer, tp))
+    return rows
 
 
 def main() -> None:
@@ -105,20 +181,7 @@ def main() -> None:
     rows.append(("shuffle, 1 epoch of 1,000 steps, σ = 1, δ = 1e-6 (Poisson at the same σ, q, T: "
                  f"{fmt(poisson)})", fmt(b), f"{t:.2f}", "—", "—"))
 
-    lower = compose(allocation_lower_pair(3.0, 100, selected=10)).epsilon(1e-6)
-    upper, t = timed(lambda: compose(allocation_upper_mechanism(3.0, selected=10)).epsilon(1e-6))
-    peer, tp = "not installed", "—"
-    if importlib.util.find_spec("PLD_accounting") is not None:
-        from PLD_accounting.random_allocation_api import gaussian_allocation_epsilon_range
-
-        (hi, lo), tpv = timed(lambda: gaussian_allocation_epsilon_range(
-            delta=1e-6, sigma=3.0, num_steps=100, num_selected=10, num_epochs=1))
-        peer, tp = f"[{lo:.6g}, {hi:.6g}] (PLD_accounting)", f"{tpv:.2f}"
-    rows.append(("random allocation σ = 3, t = 100, k = 10, δ = 1e-6 (lower: binned maximum; upper: no "
-                 "amplification)", f"[{lower.lower:.6g}, {upper.upper:.6g}]", f"{t:.2f}", peer, tp))
-
-    b, t = timed(lambda: dpsgd.epsilon(1.0, 1 / 1000, 10_000, 1e-5, sampling="balls_in_bins"))
-    rows.append(("balls-in-bins, 10 epochs of 1,000 steps, σ = 1, δ = 1e-5", fmt(b), f"{t:.2f}", "—", "—"))
+    rows.extend(balls_in_bins_rows())
 
     lines = [
         "# Batch samplers (issue 17) vs dp_accounting and PLD_accounting",

@@ -55,6 +55,13 @@ def test_shuffle_statement_names_both_ends(capsys: pytest.CaptureFixture[str]) -
     assert "no amplification" in text and "at least" in text and "is not a guarantee for this run" in text
 
 
+def test_balls_in_bins_statement_says_amplified(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *BASE, "--sampling", "balls_in_bins", "--statement")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "certified, amplified upper bound" in text and "Lemma A" in text and "no amplification" not in text
+
+
 @pytest.mark.parametrize(
     ("extra", "name"),
     [

@@ -450,6 +450,15 @@ PLD_DEEP_DELTA: float = 1e-15
 #: First grid step of the automatic refinement (a coarse pass whose width calibrates the width model).
 PLD_FIRST_STEP: float = 1e-2
 
+#: Balls-in-bins epochs (``optcomp.mechanisms._allocation_grid``): the Q-mass each revealed or spread
+#: tail of the geometric grid may carry (factors above ℓ_max, the trimmed tails of every partial sum).
+#: Every such mass is accounted (at ±∞ or at S = 0), so answers stay certified at any δ; they are
+#: tight for δ well above it.
+ALLOCATION_TAIL: float = 1e-30
+#: Balls-in-bins: factors below ℓ_min are spread onto {0, x_min}; ℓ_min is chosen so that the variance
+#: this adds, x_min²·Q(ℓ < ℓ_min), is at most this fraction of h².
+ALLOCATION_LOW_VARIANCE: float = 1e-4
+
 #: Shuffled batches (``optcomp.mechanisms.shuffle``): the binned maximum of one epoch's lower-bound
 #: pair covers values from its CDF = SHUFFLE_LOW_CDF up to one coordinate's survival SHUFFLE_HIGH_SF/T
 #: (the end bins take the rest: coarser bins only weaken a lower bound, never invalidate it).
@@ -500,6 +509,8 @@ DEFAULT_ACCURACY: Accuracy = Accuracy()
 
 __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
+    "ALLOCATION_LOW_VARIANCE",
+    "ALLOCATION_TAIL",
     "ALPHA_GRID_MIN",
     "CALIBRATION_RTOL",
     "CURVE_ABSOLUTE_SLACK",

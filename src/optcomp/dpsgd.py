@@ -3,8 +3,9 @@
 The default sampler is Poisson subsampling (below); ``sampling=`` selects fixed-size, truncated
 Poisson, shuffled or balls-in-bins batches and ``examples_per_user`` user-level DP-SGD. Each sampler
 is one small function in ``_SAMPLERS`` giving the dominating composition of a run (and, for shuffling
-and balls-in-bins, a dominated one for the lower end); ``docs/samplers.md`` has the pairs, relations
-and proofs.
+and balls-in-bins, a dominated one for the lower end; balls-in-bins refines its grid step in
+:func:`optcomp.mechanisms.allocation.allocation_bracket`); ``docs/samplers.md`` has the pairs,
+relations and proofs.
 
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
 Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
@@ -39,6 +40,7 @@ import numpy as np
 from optcomp._numerics import (
     CALIBRATION_RTOL,
     DEFAULT_ACCURACY,
+    EPSILON_WIDTH_FLOOR,
     Accuracy,
     Bound,
     Domain,
@@ -159,11 +161,12 @@ class Run:
         """The dominating composition (upper end) as ``(mechanism, count)`` items."""
         return _SAMPLERS[self.sampling](self)
 
-    def lower_items(self) -> list[tuple[Mechanism, int]] | None:
+    def lower_items(self, step: float | None = None) -> list[tuple[Mechanism, int]] | None:
         """A dominated composition whose lower end bounds the run's ε from below, where it differs
         from :meth:`items` (truncated Poisson: all other gradients 0; shuffle: Chua et al.'s pair;
-        balls-in-bins: the binned maximum). ``None``: the bracket of :meth:`items` is the answer;
-        ``[]``: no lower pair is offered (lower end 0)."""
+        balls-in-bins: the labelled pair of ``docs/samplers.md`` Lemma D over ⌊T/t⌋ epochs, on the grid
+        step ``step``). ``None``: the bracket of :meth:`items` is the answer; ``[]``: no lower pair is
+        offered (lower end 0)."""
         from optcomp.mechanisms.allocation import allocation_lower_items
         from optcomp.mechanisms.shuffle import shuffle_lower_items
         from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
@@ -173,15 +176,17 @@ class Run:
         if self.sampling == "shuffle":
             return list(shuffle_lower_items(self.sigma, self.q, self.steps))
         if self.sampling == "balls_in_bins":
-            return list(allocation_lower_items(self.sigma, self.q, self.steps))
+            return list(allocation_lower_items(self.sigma, self.q, self.steps, step=step))
         return None
 
     def brackets(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> tuple[Bound, Bound]:
-        """``(run, dominating_pair)``: ``query``'s bracket for the run (upper end from :meth:`items`,
-        lower end from :meth:`lower_items` where there is one) and the bracket of :meth:`items` itself,
-        whose lower end is not the run's when :meth:`lower_items` is not ``None``."""
+        """``(run, dominating_pair)``: ``query``'s bracket for the run (:meth:`bound`) and the bracket of
+        :meth:`items` itself, whose lower end is not the run's when :meth:`lower_items` is not ``None``
+        (balls-in-bins: the dominating epochs' bracket at the inverses' grid step)."""
         from optcomp import compose
 
+        if self.sampling == "balls_in_bins":
+            return self.bound(query, accuracy), self.bound(query, accuracy, lower=False)
         upper = query(compose(*self.items(), accuracy=accuracy))
         lower_items = self.lower_items()
         if lower_items is None:
@@ -190,12 +195,23 @@ class Run:
         return Bound(min(low, upper.upper), upper.upper), upper
 
     def bound(
-        self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, lower: bool = True
+        self,
+        query: Callable[[Composition], Bound],
+        accuracy: Accuracy,
+        *,
+        lower: bool = True,
+        floor: float = EPSILON_WIDTH_FLOOR,
     ) -> Bound:
         """The run's bracket (:meth:`brackets`; ``lower=False``: the bracket of :meth:`items` only, for
-        searches on the upper end)."""
+        searches on the upper end). Balls-in-bins refines its grid step until the relative width
+        (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width``
+        (:func:`optcomp.mechanisms.allocation.allocation_bracket`)."""
         from optcomp import compose
 
+        if self.sampling == "balls_in_bins":
+            from optcomp.mechanisms.allocation import allocation_bracket
+
+            return allocation_bracket(self, query, accuracy, lower=lower, floor=floor)
         return self.brackets(query, accuracy)[0] if lower else query(compose(*self.items(), accuracy=accuracy))
 
 
@@ -236,11 +252,13 @@ def _shuffle(run: Run) -> list[tuple[Mechanism, int]]:
     return [(shuffle_upper_mechanism(run.sigma, run.steps, run.q), 1)]
 
 
-def _balls_in_bins(run: Run) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms.allocation import allocation_upper_mechanism
-    from optcomp.mechanisms.shuffle import shuffle_epochs
+def _balls_in_bins(run: Run, step: float | None = None) -> list[tuple[Mechanism, int]]:
+    from optcomp.mechanisms.allocation import ALLOCATION_ITEM_STEP, AllocationEpoch
+    from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs
 
-    return [(allocation_upper_mechanism(run.sigma, epochs=shuffle_epochs(run.steps, run.q)), 1)]
+    per_epoch, _ = batches_per_epoch(run.q)
+    epoch = AllocationEpoch(run.sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP)
+    return [(epoch, shuffle_epochs(run.steps, run.q))]
 
 
 #: sampling scheme → the dominating composition of a run (one small function each).
@@ -329,8 +347,10 @@ def epsilon(
       amplification), lower end from Chua et al.'s explicit pair (:mod:`optcomp.mechanisms.shuffle`);
       zero-out relation. Both ends bound the run's ε.
     * ``"balls_in_bins"``: each example in one uniformly random step of each epoch of t = 1/q steps
-      (:mod:`optcomp.mechanisms.allocation`), add/remove: lower end from the exact pair's binned
-      maximum (certified), upper end without amplification (certified, not tight).
+      (:mod:`optcomp.mechanisms.allocation`), add/remove: the worst-case epoch pair (Lemma A of
+      ``docs/samplers.md``) bounded above by mean-preserving splits (amplified, certified) over
+      ⌈T/t⌉ epochs and below by merges (certified) over ⌊T/t⌋ epochs, the grid step refined to
+      ``accuracy.relative_width`` (down to h = 2⁻¹¹; then the narrowest certified bracket reached).
 
     Args:
         noise_multiplier: σ, the noise standard deviation over the clipping norm; > 0.
@@ -418,7 +438,7 @@ def delta(
         noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
     )
     e = check_nonnegative("epsilon", epsilon)
-    return run.bound(lambda pld: pld.delta(e), accuracy)
+    return run.bound(lambda pld: pld.delta(e), accuracy, floor=0.0)
 
 
 def noise_multiplier(

@@ -45,7 +45,8 @@ steps in which each example is allocated to k of them (jax_privacy's ``RandomAll
 it with ``num_steps = iterations``, ``num_selected = total_participations``). optcomp has no exact law
 for it (``docs/samplers.md`` §5): it is kept apart from ``items`` as a
 :class:`~optcomp.mechanisms.allocation.RandomAllocation`, and a query's upper end composes its
-dominating ``Gaussian(σ/√k)``, its lower end the dominated binned-maximum pair.
+dominating amplified epochs (``RandomAllocation.upper_items``), its lower end the dominated pair
+(``RandomAllocation.lower_pair``).
 """
 
 from __future__ import annotations
@@ -119,8 +120,8 @@ class EventComposition:
         non_private: paths of the ``NonPrivateDpEvent`` nodes met (outside sampling they make the
             whole composition non-private; under sampling they are accounted exactly).
         allocations: ``(RandomAllocation, count)`` pairs read from ``RandomAllocationDpEvent``s
-            (no exact law: the upper end composes ``items`` with each one's dominating
-            ``Gaussian(σ/√k)``, the lower end ``items`` with each one's dominated pair).
+            (no exact law: the upper end composes ``items`` with each one's dominating epochs,
+            ``RandomAllocation.upper_items``, the lower end ``items`` with each one's dominated pair).
 
     Which engine answers (``engine``):
 
@@ -152,8 +153,10 @@ class EventComposition:
         return compose_items(self.dominating_items(), self.neighbouring, DEFAULT_ACCURACY).engine()
 
     def dominating_items(self) -> tuple[tuple[Mechanism, int], ...]:
-        """``items`` and each allocation's dominating ``Gaussian(σ/√k)``: the upper end's composition."""
-        return _pooled([*self.items, *((a.upper_mechanism(), k) for a, k in self.allocations)])
+        """``items`` and each allocation's dominating epochs (``RandomAllocation.upper_items``: the
+        amplified split pair, Lemma B blocks for k > 1): the upper end's composition."""
+        blocks = [(m, c * k) for a, k in self.allocations for m, c in a.upper_items()]
+        return _pooled([*self.items, *blocks])
 
     def dominated_items(self) -> tuple[tuple[Mechanism, int], ...]:
         """The lower end's composition: ``items`` with each truncated-Poisson step replaced by its explicit

@@ -156,18 +156,19 @@ def _bracket_sentences(sampling: str, lower: str, upper: str) -> str:
     if sampling == "shuffle":
         return (
             f"This ε is a certified upper bound that uses no amplification (each epoch counted as one "
-            f"Gaussian release); the run's true ε is at least {lower}, certified from an explicit pair of "
-            f"datasets (Chua et al., ICML 2024). Neither end is proven tight: the lower end is attained by "
-            f"that pair, the upper end is the guarantee, and the truth lies between them. A number computed as if batches were Poisson-sampled "
-            f"is not a guarantee for this run."
+            f"Gaussian release): no valid amplified bound is known for adaptive shuffled training at "
+            f"practical δ (the other records' positions depend on this record's, so the balls-in-bins "
+            f"argument fails). The run's true ε is at least {lower}, certified from an explicit pair of "
+            f"datasets (Chua et al., ICML 2024). Neither end is proven tight: the truth lies between them. "
+            f"A number computed as if batches were Poisson-sampled is not a guarantee for this run."
         )
     if sampling == "balls_in_bins":
         return (
-            f"This ε is a certified upper bound that uses no amplification (each epoch counted as one "
-            f"Gaussian release); the run's true ε is at least {lower}, certified from an explicit pair of "
-            f"datasets. Neither end is tight: amplified upper bounds (Feldman–Shenfeld's random "
-            f"allocation) can be far below this upper end and are not implemented in optcomp. A number computed "
-            f"as if batches were Poisson-sampled is not a guarantee for this run."
+            f"This ε is a certified, amplified upper bound: the run is dominated by the worst-case pair of "
+            f"balls-in-bins epochs (Chua et al., AISTATS 2025; docs/samplers.md Lemma A), whose privacy "
+            f"loss optcomp bounds by certified convolution (Lemmas C and D); the run's true ε for the worst "
+            f"dataset lies in [{lower}, {upper}]. A number computed as if batches were Poisson-sampled is "
+            f"not a guarantee for this run."
         )
     if sampling == "truncated_poisson":
         return (

@@ -9,30 +9,52 @@ equal to — the t-dimensional pair
 
     P = C(t, k)⁻¹ Σ_{|S| = k} N(1_S, σ²I_t),   Q = N(0, σ²I_t)   (remove; add: the swap).
 
-Its privacy loss is a log-sum of lognormals with no closed-form law, so this module certifies the
-two ends separately:
+Its likelihood ratio is S/t, S a sum of t i.i.d. lognormals (k = 1), with no closed-form law; this
+module certifies the two ends (``docs/samplers.md`` §5, Lemmas A–D):
 
-* **Lower end** (certified): any post-processing of the exact pair is a pair of the run. We take the
-  maximum coordinate M, binned (as in :mod:`optcomp.mechanisms.shuffle`):
-  P(M ≤ c) = Φ((c − 1)/σ)^k·Φ(c/σ)^{t−k},  Q(M ≤ c) = Φ(c/σ)^t; E epochs compose the binned pair.
-* **Upper end** (certified, *not* tight): no amplification — x enters k steps of each epoch with
-  sensitivity 1, so E epochs are dominated by ``Gaussian(σ/√(kE))`` (Dong–Roth–Su Cor. 3.3). The
-  amplified upper bounds of Feldman–Shenfeld (``PLD_accounting``) are far smaller; their
-  construction is not implemented here, so optcomp's upper end is labelled "no amplification".
+* **Upper end, amplified** (:class:`AllocationEpoch`, Lemma C): the law of S by mean-preserving splits
+  on the geometric grid x_j = t·e^{jh} (:mod:`optcomp.mechanisms._allocation_grid`), a genuine
+  dominating pair in both directions; k > 1 via the floor/ceil blocks of Lemma B (not tight).
+* **Lower end** (:class:`AllocationEpochLower`, Lemma D): the same recursion with labels (merges to
+  conditional means), a dominated pair (:mod:`optcomp.mechanisms._allocation_lower`); for k > 1 the
+  binned maximum coordinate M of the exact pair (as in :mod:`optcomp.mechanisms.shuffle`):
+  P(M ≤ c) = Φ((c − 1)/σ)^k·Φ(c/σ)^{t−k},  Q(M ≤ c) = Φ(c/σ)^t.
+* ``allocation_upper_mechanism``: the earlier no-amplification pair ``Gaussian(σ/√(kE))``
+  (Dong–Roth–Su Cor. 3.3), kept for comparison.
+
+:func:`allocation_bracket` refines the grid step for :mod:`optcomp.dpsgd`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-from optcomp._numerics import SHUFFLE_HIGH_SF, SHUFFLE_LOW_CDF, check_int, check_positive
+from optcomp._numerics import (
+    POSITIVE,
+    SHUFFLE_HIGH_SF,
+    SHUFFLE_LOW_CDF,
+    Accuracy,
+    Bound,
+    Domain,
+    check_int,
+    check_positive,
+    integers,
+)
+from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._spec import Mechanism, Neighbouring, validate_parameters
 from optcomp.mechanisms.discrete import DiscretePair
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.shuffle import SHUFFLE_BINS, bin_masses
+
+if TYPE_CHECKING:
+    from optcomp.dpsgd import Run
+    from optcomp.queries import Composition
 
 
 def allocation_upper_mechanism(sigma: float, *, selected: int = 1, epochs: int = 1) -> Gaussian:
@@ -56,6 +78,141 @@ def allocation_lower_pair(sigma: float, steps_per_epoch: int, *, selected: int =
     p = bin_masses(np.asarray(log_p, dtype=np.float64))
     q = bin_masses(np.asarray(log_q, dtype=np.float64))
     return DiscretePair(tuple(p.tolist()), tuple(q.tolist()))
+
+
+#: Finest grid step the balls-in-bins refinement tries (each halving costs about 4×).
+ALLOCATION_FINEST_STEP = 2.0**-11
+#: First grid step of the balls-in-bins refinement.
+ALLOCATION_FIRST_STEP = 2.0**-8
+#: Grid step of the epoch laws where a composition is built without refinement (``Run.items``, and the
+#: upper-end-only searches of the inverses at a requested width below 1e-3).
+ALLOCATION_ITEM_STEP = 2.0**-10
+#: Grid step of the upper-end-only searches at a requested width of 1e-3 or more.
+ALLOCATION_COARSE_STEP = 2.0**-9
+#: Requested relative width at or above which the upper-end-only searches use ALLOCATION_COARSE_STEP.
+ALLOCATION_COARSE_WIDTH = 1e-3
+
+
+def _dyadic(name: str, value: object) -> float:
+    h = check_positive(name, value)
+    m, _ = math.frexp(h)
+    if m != 0.5 or h > 1.0:
+        raise ValueError(f"{name} must be a power of two 2^-n with n >= 0 (a dyadic grid step), got {value!r}")
+    return h
+
+
+@dataclass(frozen=True, slots=True)
+class AllocationEpoch:
+    """One balls-in-bins epoch (t steps, one per record, Gaussian noise σ) as its *dominating* split pair.
+
+    ``AllocationEpoch(sigma, *, steps, grid_step)``: the law of ``docs/samplers.md`` Lemma C on the
+    geometric grid x_j = t·e^{jh}, h = ``grid_step`` (dyadic): atoms at losses jh with certified upper
+    envelopes of their masses (:mod:`optcomp.mechanisms._allocation_grid`); the add direction is its
+    swap. Relation: add/remove. Composing it E times dominates E epochs (Lemma A); with
+    ``Accuracy(grid_step=h)`` the engine's own split is exact on it.
+
+    Attributes:
+        sigma: noise multiplier σ > 0.
+        steps: t ≥ 1 steps in the epoch.
+        grid_step: the dyadic grid step h.
+    """
+
+    sigma: float
+    _: KW_ONLY
+    steps: int
+    grid_step: float
+    neighbouring: ClassVar[Neighbouring | None] = "add_remove"
+    domains: ClassVar[Mapping[str, Domain]] = {"sigma": POSITIVE, "steps": integers(1)}
+
+    def __post_init__(self) -> None:
+        validate_parameters(self)
+        object.__setattr__(self, "grid_step", _dyadic("grid_step", self.grid_step))
+
+
+@dataclass(frozen=True, slots=True)
+class AllocationEpochLower:
+    """One balls-in-bins epoch as its *dominated* labelled pair (``docs/samplers.md`` Lemma D).
+
+    ``AllocationEpochLower(sigma, *, steps, grid_step)``: lower envelopes of P-masses and upper
+    envelopes of Q-masses of the cell labels (:mod:`optcomp.mechanisms._allocation_lower`); only the
+    *lower* end of a composition of it means anything. Relation: add/remove.
+    """
+
+    sigma: float
+    _: KW_ONLY
+    steps: int
+    grid_step: float
+    neighbouring: ClassVar[Neighbouring | None] = "add_remove"
+    domains: ClassVar[Mapping[str, Domain]] = {"sigma": POSITIVE, "steps": integers(1)}
+
+    def __post_init__(self) -> None:
+        validate_parameters(self)
+        object.__setattr__(self, "grid_step", _dyadic("grid_step", self.grid_step))
+
+
+@privacy_loss_laws.register
+def _allocation_epoch_laws(mechanism: AllocationEpoch) -> LawPair:
+    from optcomp.mechanisms._allocation_grid import upper_laws
+
+    return upper_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step)
+
+
+@privacy_loss_laws.register
+def _allocation_epoch_lower_laws(mechanism: AllocationEpochLower) -> LawPair:
+    from optcomp.mechanisms._allocation_lower import lower_laws
+
+    return lower_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step)
+
+
+def allocation_bracket(
+    run: Run, query: Callable[[Composition], Bound], accuracy: Accuracy, *, lower: bool = True, floor: float
+) -> Bound:
+    """``query``'s certified bracket for a balls-in-bins run, refining the dyadic grid step h.
+
+    Upper end: ⌈T/t⌉ epochs of :class:`AllocationEpoch`; lower end: ⌊T/t⌋ epochs of
+    :class:`AllocationEpochLower` (``docs/samplers.md`` Lemmas A, C, D), both on the engine grid Δ = h.
+    From h = ALLOCATION_FIRST_STEP, h is halved (or divided by up to 8, as the second-order width model
+    predicts) until (upper − lower)/max(upper, ``floor``) ≤ ``accuracy.relative_width`` or h reaches
+    ALLOCATION_FINEST_STEP, where the narrowest bracket reached is returned (every pass is certified).
+    ``accuracy.grid_step`` fixes h (rounded down to a power of two, at least ALLOCATION_FINEST_STEP);
+    a grid too large for one convolution (``GridTooLargeError``) ends the refinement with the bracket
+    reached (and is raised if it is the first). ``lower=False`` (the inverses'
+    searches, which test the upper end only) evaluates the upper end once, at ALLOCATION_COARSE_STEP
+    or ALLOCATION_ITEM_STEP by the requested width.
+    """
+    from optcomp import compose
+    from optcomp.dpsgd import _balls_in_bins
+    from optcomp.pld import GridTooLargeError
+
+    def at(h: float) -> Accuracy:
+        return Accuracy(grid_step=h, tail_mass=accuracy.tail_mass, memory_cap=accuracy.memory_cap)
+
+    if accuracy.grid_step is not None:
+        h = min(1.0, max(ALLOCATION_FINEST_STEP, 2.0 ** math.floor(math.log2(accuracy.grid_step))))
+    elif not lower:
+        h = ALLOCATION_COARSE_STEP if accuracy.relative_width >= ALLOCATION_COARSE_WIDTH else ALLOCATION_ITEM_STEP
+    else:
+        h = ALLOCATION_FIRST_STEP
+    best: Bound | None = None
+    while True:
+        try:
+            upper = query(compose(*_balls_in_bins(run, h), accuracy=at(h)))
+            if not lower:
+                return upper
+            low_items = run.lower_items(h)
+            low = query(compose(*low_items, accuracy=at(h))).lower if low_items else 0.0
+        except GridTooLargeError:
+            if best is None:
+                raise
+            return best  # the finer grid does not fit: the narrowest certified bracket reached
+        bound = best = Bound(min(low, upper.upper), upper.upper)
+        width = (bound.upper - bound.lower) / max(bound.upper, floor) if bound.upper > 0 else 0.0
+        if width <= accuracy.relative_width or accuracy.grid_step is not None or not low_items:
+            return bound
+        if h <= ALLOCATION_FINEST_STEP or not math.isfinite(width):
+            return bound
+        ratio = math.sqrt(max(accuracy.relative_width / width, 1.0 / 64.0))  # width ∝ h² (observed)
+        h = max(ALLOCATION_FINEST_STEP, min(h / 2, 2.0 ** math.floor(math.log2(h * ratio))))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,19 +240,38 @@ class RandomAllocation:
         object.__setattr__(self, "selected", check_int("selected", self.selected, minimum=1, maximum=self.steps))
 
     def upper_mechanism(self) -> Gaussian:
-        """``Gaussian(σ/√k)``: dominates the epoch (no amplification)."""
+        """``Gaussian(σ/√k)``: dominates the epoch (no amplification; kept for comparison)."""
         return allocation_upper_mechanism(self.sigma, selected=self.selected)
 
-    def lower_pair(self) -> DiscretePair:
-        """The epoch's exact pair post-processed to its binned maximum coordinate: dominated by the epoch."""
+    def upper_items(self, grid_step: float = ALLOCATION_ITEM_STEP) -> list[tuple[AllocationEpoch, int]]:
+        """The amplified dominating composition: one :class:`AllocationEpoch` for k = 1; for k > 1 the
+        floor/ceil blocks of ``docs/samplers.md`` Lemma B (k epochs of 1-of-⌊t/k⌋ or 1-of-⌈t/k⌉ steps,
+        certified, **not tight**)."""
+        k, t = self.selected, self.steps
+        big = t % k  # blocks of ⌈t/k⌉ steps; the other k − big have ⌊t/k⌋
+        sizes = [(t // k + 1, big), (t // k, k - big)]
+        return [(AllocationEpoch(self.sigma, steps=size, grid_step=grid_step), n) for size, n in sizes if n > 0]
+
+    def lower_pair(self) -> AllocationEpochLower | DiscretePair:
+        """A pair dominated by the epoch: the labelled pair of Lemma D for k = 1 (tight as h → 0), the
+        binned maximum coordinate of the exact k-of-t pair for k > 1."""
+        if self.selected == 1:
+            return AllocationEpochLower(self.sigma, steps=self.steps, grid_step=ALLOCATION_ITEM_STEP)
         return allocation_lower_pair(self.sigma, self.steps, selected=self.selected)
 
 
-def allocation_lower_items(sigma: float, sampling_rate: float, steps: int) -> list[tuple[DiscretePair, int]]:
+def allocation_lower_items(
+    sigma: float, sampling_rate: float, steps: int, *, step: float | None = None
+) -> list[tuple[Mechanism, int]]:
     """The lower end's composition of ``steps`` balls-in-bins steps with t = 1/q steps per epoch: the
-    epoch pair over the complete epochs (``[]``, lower end 0, when the run does not complete one)."""
+    labelled epoch pair of ``docs/samplers.md`` Lemma D (:class:`AllocationEpochLower`, on the grid step
+    ``step``, default ALLOCATION_ITEM_STEP) over the complete epochs (``[]``, lower end 0, when the run
+    does not complete one)."""
     from optcomp.mechanisms.shuffle import batches_per_epoch
 
     per_epoch, _ = batches_per_epoch(sampling_rate)
     epochs = check_int("steps", steps, minimum=1) // per_epoch
-    return [(allocation_lower_pair(sigma, per_epoch), epochs)] if epochs >= 1 else []
+    pair = AllocationEpochLower(sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP)
+    return [(pair, epochs)] if epochs >= 1 else []
+
+

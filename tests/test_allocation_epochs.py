@@ -1,0 +1,161 @@
+"""Balls-in-bins epochs (``docs/samplers.md`` §5): the amplified split pair (Lemma C) and the labelled pair
+(Lemma D) bracket the worst-case ε of the run, against independent truths: the Gaussian at t = 1, mpmath
+quadrature of δ(ε) at t = 2, 3 in both directions, the mean-preserving split in 50-digit arithmetic on
+a toy grid, and PLD_accounting 2.0's brackets (pinned)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optcomp import Accuracy, compose, dpsgd
+from optcomp.mechanisms._allocation_grid import _gauss_window, upper_law, weights
+from optcomp.mechanisms._allocation_lower import lower_laws
+from optcomp.mechanisms.allocation import AllocationEpoch, RandomAllocation, allocation_lower_pair
+from optcomp.pld import PrivacyLossDistribution
+from tests._references.allocation import epoch_delta, split_law, split_mass_and_mean, weight_table_errors
+from tests._references.gdp import gdp_epsilon
+
+#: Requested relative width of the done-when rows (issue 23).
+WIDTH = 1e-3
+ROWS = Accuracy(relative_width=WIDTH)
+#: PLD_accounting 2.0's ``gaussian_allocation_epsilon_range`` (δ = 1e-6, default accuracy), (lower, upper).
+PLD_ACCOUNTING = {(3.0, 10, 10): (1.457510, 1.525731), (3.0, 100, 10): (0.424041, 0.442738)}
+#: optcomp's Poisson upper end at q = 1/t, σ = 1, 10,000 steps, δ = 1e-6 (issue 23's table).
+POISSON_UPPER_1_1000_10 = 0.555166
+H = 2.0**-10
+
+
+def _relative_width(b: object) -> float:
+    return (b.upper - b.lower) / b.upper  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("sigma", "epochs"), [(1.0, 1), (3.0, 10)])
+def test_one_step_per_epoch_is_the_gaussian(sigma: float, epochs: int) -> None:
+    """t = 1: the epoch is one Gaussian step, E epochs are Gaussian(σ/√E) (GDP closed form)."""
+    truth = float(gdp_epsilon(math.sqrt(epochs) / sigma, 1e-6))
+    bound = dpsgd.epsilon(sigma, 1.0, epochs, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
+    assert bound.lower <= truth <= bound.upper
+    assert _relative_width(bound) <= WIDTH
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.5, 1.5])
+def test_two_steps_match_quadrature_in_both_directions(epsilon: float) -> None:
+    rem, add = epoch_delta(1.0, 2, epsilon)
+    _check_direction_ends(1.0, 2, epsilon, float(rem), float(add))
+
+
+@pytest.mark.slow
+def test_three_steps_match_quadrature_in_both_directions() -> None:
+    rem, add = epoch_delta(1.0, 3, 0.5)  # two minutes of nested quadrature
+    _check_direction_ends(1.0, 3, 0.5, float(rem), float(add))
+
+
+def _check_direction_ends(sigma: float, t: int, epsilon: float, rem: float, add: float) -> None:
+    """Each direction's upper end (split law) ≥ truth ≥ its lower end (labelled law), within 1e-4 relative."""
+    acc = Accuracy(grid_step=H)
+    up = upper_law(sigma, t, H)
+    low_rem, low_add = lower_laws(sigma, t, H)
+    for upper, lower, truth in ((up, low_rem, rem), (up.swapped(), low_add, add)):
+        hi = PrivacyLossDistribution.from_laws(upper, accuracy=acc).delta(epsilon).upper
+        lo = PrivacyLossDistribution.from_laws(lower, accuracy=acc).delta(epsilon).lower
+        assert lo <= truth <= hi
+        assert hi - lo <= 1e-4 * truth
+
+
+def test_split_preserves_the_mean_on_a_toy_grid() -> None:
+    """h = 1/4, t = 4 in 50 digits: Σ x·Q′ = E[S; window] (Lemma C's split keeps the mean), so P′ has the
+    window's mass; the library's upper envelopes are at least these masses on every atom it keeps."""
+    sigma, t, h = 1.0, 4, 0.25
+    j_lo, j_hi = _gauss_window(1.0 / sigma, t, h)
+    law, mean = split_law(sigma, t, h, j_lo, j_hi)
+    mass, first_moment = split_mass_and_mean(law, t, h)
+    assert abs(first_moment - mean) <= 1e-30 * mean
+    assert 1 - 1e-6 < first_moment / t <= 1  # P′'s mass: P_t of the window (ℓ_min leaves ~1e-7 out here)
+    assert all(q >= 0 for q in law.values())
+    lib = upper_law(sigma, t, h)
+    ks = np.round(lib.atom_losses / h).astype(int)
+    for k, q in zip(ks.tolist(), lib.atom_q.tolist(), strict=True):
+        ref = float(law.get(k, 0))
+        if ref > 1e-15:
+            assert q >= ref * (1 - 1e-12)
+    # beyond the reference: only the spread of the factors below ℓ_min (~1e-7 here) and the envelopes
+    assert math.fsum(lib.atom_q.tolist()) - float(mass) <= 1e-6
+
+
+def test_weights_split_every_sum_between_its_neighbours() -> None:
+    """The tabulated offsets f(d) and weights: x_j(1 + e^{−dh}) lies in [x_{j+f}, x_{j+f+1}) and the
+    upper weights bracket the exact w(d) (checked in 40 digits at every d)."""
+    w = weights(2.0**-6)
+    assert weight_table_errors(w.h, w.groups, w.w_hi, w.om_hi, w.far) == []
+
+
+@pytest.mark.parametrize(("sigma", "t", "epochs"), [(3.0, 10, 10), (3.0, 100, 10)])
+def test_bracket_inside_pld_accounting(sigma: float, t: int, epochs: int) -> None:
+    bound = dpsgd.epsilon(sigma, 1 / t, t * epochs, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
+    peer_lower, peer_upper = PLD_ACCOUNTING[(sigma, t, epochs)]
+    assert peer_lower <= bound.lower <= bound.upper <= peer_upper
+    assert _relative_width(bound) <= WIDTH
+
+
+@pytest.mark.parametrize("delta", [1e-6, 1e-10])
+def test_thousand_steps_per_epoch_below_poisson(delta: float) -> None:
+    bound = dpsgd.epsilon(1.0, 1 / 1000, 10_000, delta, sampling="balls_in_bins", accuracy=ROWS)
+    assert _relative_width(bound) <= WIDTH
+    if delta == 1e-6:
+        assert bound.upper < POISSON_UPPER_1_1000_10
+
+
+def test_partial_epochs_count_up_and_down() -> None:
+    """T = 25 steps of t = 10: the upper end composes 3 epochs, the lower end 2 (Lemma A)."""
+    run = dpsgd.Run.checked(3.0, 0.1, 25, "balls_in_bins")
+    (epoch, up_count), = dpsgd._balls_in_bins(run, H)
+    low = run.lower_items(H)
+    assert epoch == AllocationEpoch(3.0, steps=10, grid_step=H) and up_count == 3
+    assert low is not None and low[0][1] == 2
+    two = dpsgd.epsilon(3.0, 0.1, 20, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
+    three = dpsgd.epsilon(3.0, 0.1, 30, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
+    partial = dpsgd.epsilon(3.0, 0.1, 25, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
+    assert partial.lower <= two.upper and partial.upper >= three.lower
+
+
+def test_k_of_t_uses_floor_ceil_blocks() -> None:
+    """Lemma B: 10-of-100 is dominated by ten epochs of 1-of-10 (PLD_accounting's own reading); 3-of-10 by
+    one block of 4 steps and two of 3. The lower end stays the exact pair's binned maximum."""
+    assert RandomAllocation(sigma=3.0, steps=100, selected=10).upper_items() == [
+        (AllocationEpoch(3.0, steps=10, grid_step=H), 10)
+    ]
+    assert RandomAllocation(sigma=3.0, steps=10, selected=3).upper_items() == [
+        (AllocationEpoch(3.0, steps=4, grid_step=H), 1),
+        (AllocationEpoch(3.0, steps=3, grid_step=H), 2),
+    ]
+    assert RandomAllocation(sigma=3.0, steps=100, selected=10).lower_pair() == allocation_lower_pair(
+        3.0, 100, selected=10
+    )
+
+
+def test_grid_step_must_be_dyadic() -> None:
+    with pytest.raises(ValueError, match="grid_step"):
+        AllocationEpoch(3.0, steps=10, grid_step=0.003)
+    with pytest.raises(ValueError, match="steps"):
+        AllocationEpoch(3.0, steps=0, grid_step=H)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sigma=st.floats(min_value=0.5, max_value=5.0),
+    t=st.integers(min_value=1, max_value=40),
+    epochs=st.integers(min_value=1, max_value=20),
+)
+def test_known_ends_stay_ordered(sigma: float, t: int, epochs: int) -> None:
+    """The binned-maximum lower end ≤ the new lower end ≤ the new upper end ≤ no amplification (up to the
+    requested width: at t = 1 the two upper ends are the same pair)."""
+    bound = dpsgd.epsilon(sigma, 1 / t, t * epochs, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
+    binned = compose((allocation_lower_pair(sigma, t), epochs)).epsilon(1e-6)
+    gaussian = float(gdp_epsilon(math.sqrt(epochs) / sigma, 1e-6))
+    assert binned.lower <= bound.upper
+    assert bound.lower <= bound.upper <= gaussian * (1 + WIDTH)
