@@ -54,3 +54,5 @@ FDP_PLD_CALL_SECONDS = 120.0
 #: Directed GDP closed forms (issue 15): relative excess allowed of the directed δ over the 50-digit value where
 #: μ ≥ 0.1 (the stated error bound is ≈ 8u(κ + a² + |log δ| + 8) in log δ; a few hundred ulps at ε ≤ 200).
 GDP_DIRECTED_RTOL = 1e-11
+#: optcomp.sweep tests: the relative width asked of the engine (certified at any width; coarse = fast).
+SWEEP_RELATIVE_WIDTH = 1e-2

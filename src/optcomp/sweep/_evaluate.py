@@ -163,7 +163,8 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
     """Certified ε(δ) for each δ and δ(ε) for each ε of one composition, from shared realisations.
 
     See the module docstring: a shared, warm-started grid step refined like the engine's; any bracket
-    still wider than ``acc.relative_width`` recomputed by the plain route.
+    still wider than ``acc.relative_width`` recomputed by the plain route — unless the passes stopped at
+    the memory cap, where the plain route stops too: the narrowest certified bracket reached is kept.
     """
     comp = compose(*items, accuracy=acc)
     if comp.engine() != "grid":
@@ -173,6 +174,7 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
     step = acc.grid_step if acc.grid_step is not None else schedule.start(steps, target)
     best: _Answers | None = None
     history: list[tuple[float, float]] = []
+    capped = False
     for _ in range(1 if acc.grid_step is not None else _MAX_PASSES):
         try:
             got = _pass(items, acc, step, deltas, epsilons)
@@ -180,6 +182,7 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
             if best is None and not history:
                 step *= 8.0  # the first pass is too fine for this span: coarsen it (as the engine does)
                 continue
+            capped = True  # the memory cap: the plain route would stop at the same cap
             break
         best, w = got, got.width()
         history.append((step, w))
@@ -193,11 +196,11 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
     if acc.grid_step is None:  # the plain route for what the shared passes left too wide (or never reached)
         for d in deltas:
             b = best.eps.get(d)
-            if not isinstance(b, Bound) or _width_epsilon(b) > target:
+            if not isinstance(b, Bound) or (_width_epsilon(b) > target and not capped):
                 best.eps[d] = _plain(comp.epsilon, d, b)
         for e in epsilons:
             b = best.dlt.get(e)
-            if not isinstance(b, Bound) or _width_delta(b) > target:
+            if not isinstance(b, Bound) or (_width_delta(b) > target and not capped):
                 best.dlt[e] = _plain(comp.delta, e, b)
     return best
 

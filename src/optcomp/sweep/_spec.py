@@ -239,6 +239,8 @@ def _combine(
                 seen.add(name)
             groups.append(list(z))
         groups += [[n] for n in values if n not in seen]
+        order = list(values)  # the axes' order as written (a zip group sits where its first axis does)
+        groups.sort(key=lambda g: min(order.index(n) for n in g))
     columns: list[list[dict[str, Value]]] = []
     for group in groups:
         lengths = {len(values[n]) for n in group} - {1}
