@@ -24,7 +24,6 @@ import datetime
 import os
 import platform
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,9 +94,9 @@ def main() -> None:
     args = ap.parse_args()
     lines = ["# RESULTS_sweep: `optcomp sweep` against a plain `dpsgd.epsilon` loop", "",
              f"Command: `python benchmarks/bench_sweep.py{' --quick' if args.quick else ''}`", "",
-             f"Conditions at the start: {conditions()}; Python {platform.python_version()}. The machine is "
+             (f"Conditions at the start: {conditions()}; Python {platform.python_version()}. The machine is "
              "shared with other engineers' jobs at the same time: absolute times are noisy, and the ratios "
-             "below are within this one run.", ""]
+             "below are within this one run."), ""]
 
     def flush() -> None:
         args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -108,17 +107,17 @@ def main() -> None:
         pairs = sorted({(p.get("noise_multiplier"), p.get("sampling_rate")) for p in points})  # type: ignore[type-var]
         keep = set(random.Random(2026).sample(pairs, args.chains))
         points = [p for p in points if (p.get("noise_multiplier"), p.get("sampling_rate")) in keep]
-        lines += [f"Subset: {args.chains} (σ, q) chains of the grid's {len(pairs)} drawn at random (seed 2026), "
-                  f"each with all its T and δ: {len(points)} points. Both timings below are on this subset.", ""]
+        lines += [(f"Subset: {args.chains} (σ, q) chains of the grid's {len(pairs)} drawn at random (seed 2026), "
+                  f"each with all its T and δ: {len(points)} points. Both timings below are on this subset."), ""]
     n = len(points)
     samples, t_plain = plain(points, args.plain_sample, seed=26)
     per_point = t_plain / len(samples)
     lines += ["## 1. Plain loop (sampled, extrapolated)", "",
-              f"`dpsgd.epsilon` on {len(samples)} points drawn at random (seed 26) from the {n}: "
+              (f"`dpsgd.epsilon` on {len(samples)} points drawn at random (seed 26) from the {n}: "
               f"{t_plain:.1f} s, {per_point:.3f} s per point ({sum(b is None for _, b in samples)} refused by "
               "`dpsgd.epsilon`: the requested width is not reached before the memory cap; their time is counted); "
               f"**extrapolated to {n} points: {per_point * n:.0f} s** "
-              "(one process, single-threaded BLAS).", ""]
+              "(one process, single-threaded BLAS)."), ""]
     flush()
 
     tmp = tempfile.mkdtemp(prefix="bench_sweep_")
@@ -133,15 +132,15 @@ def main() -> None:
                 and not (by_key[p.key].lower <= b.upper and b.lower <= by_key[p.key].upper)]  # type: ignore[operator]
     ratio = per_point * n / s.seconds
     lines += ["## 2. The sweep", "",
-              f"`sweep.run(points, db, workers={args.workers})`: {s.points} points, {s.skipped} already stored, "
+              (f"`sweep.run(points, db, workers={args.workers})`: {s.points} points, {s.skipped} already stored, "
               f"{s.written} written, {s.errors} errors, {s.tasks} tasks on {s.workers} workers; "
-              f"**{s.seconds:.0f} s wall** (workers' compute {s.compute_seconds:.0f} s in all).", "",
+              f"**{s.seconds:.0f} s wall** (workers' compute {s.compute_seconds:.0f} s in all)."), "",
               f"- rows with a finite certified bracket lower ≤ upper and no error: {len(rows) - len(bad)} of {n}",
-              f"- rows wider than the requested relative width (kept at the narrowest certified bracket the "
-              f"memory cap allows; `dpsgd.epsilon` raises there): {len(wide)}",
+              (f"- rows wider than the requested relative width (kept at the narrowest certified bracket the "
+              f"memory cap allows; `dpsgd.epsilon` raises there): {len(wide)}"),
               f"- sampled points whose sweep bracket does not intersect the plain bracket: {len(disjoint)}",
-              f"- **speed-up against the extrapolated plain loop: {ratio:.1f}×** "
-              f"(single-process equivalent {per_point * n / max(s.compute_seconds, 1e-9):.1f}×: reuse of work alone)",
+              (f"- **speed-up against the extrapolated plain loop: {ratio:.1f}×** "
+              f"(single-process equivalent {per_point * n / max(s.compute_seconds, 1e-9):.1f}×: reuse of work alone)"),
               ""]
     flush()
 
@@ -163,13 +162,13 @@ def main() -> None:
     pool.close()
     mean_task = s.compute_seconds / max(1, s.tasks)
     lines += ["## 3. The same rows on a 2-worker LocalCluster", "",
-              f"Subset: the {len(subset)} points of σ ∈ {sigmas} on `distributed.LocalCluster(n_workers=2, "
+              (f"Subset: the {len(subset)} points of σ ∈ {sigmas} on `distributed.LocalCluster(n_workers=2, "
               f"processes=True)`: {c.seconds:.0f} s wall, {c.tasks} tasks; **rows identical to the local run: "
-              f"{same} of {len(crow)}**.", "",
+              f"{same} of {len(crow)}**."), "",
               "## 4. Per-task overhead", "",
-              f"Mean compute per sweep task: {mean_task:.2f} s. Dispatch of a no-op task: process pool "
+              (f"Mean compute per sweep task: {mean_task:.2f} s. Dispatch of a no-op task: process pool "
               f"{pool_cost * 1e3:.2f} ms, LocalCluster {dask_cost * 1e3:.2f} ms, i.e. "
-              f"{100 * pool_cost / mean_task:.3f} % and {100 * dask_cost / mean_task:.3f} % of a task's compute.", "",
+              f"{100 * pool_cost / mean_task:.3f} % and {100 * dask_cost / mean_task:.3f} % of a task's compute."), "",
               f"Conditions at the end: {conditions()}.", ""]
     flush()
 

@@ -27,8 +27,8 @@ from optcomp.pld import GridTooLargeError
 
 def _register() -> None:
     # Importing a command module attaches its command(s) to ``cli``.
+    import optcomp.cli.sweep  # noqa: F401
     from optcomp.cli import account, compose, fdp, ledger, plan, plot, reproduce, serve  # noqa: F401
-    from optcomp.cli import sweep  # noqa: F401
 
 
 def _error(message: str) -> int:
