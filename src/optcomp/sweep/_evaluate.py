@@ -40,6 +40,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from optcomp import dpsgd
 from optcomp._numerics import PLD_FIRST_STEP, Accuracy, Bound
 from optcomp.composition import compose
@@ -321,7 +323,12 @@ def _inverse(point: Point) -> Row:
 
 
 def evaluate_task(chains: Sequence[Sequence[Point]]) -> tuple[list[Row], float]:
-    """The rows of a batch of chains, and the seconds spent computing them (the worker's entry point)."""
+    """The rows of a batch of chains, and the seconds spent computing them (the worker's entry point).
+
+    Runs under the command line's floating-point state wherever it runs (a NaN produced inside an engine
+    raises, and the row stores the error; overflow and underflow stay IEEE), so that every executor gives
+    the same rows."""
     start = time.perf_counter()
-    rows = [row for chain in chains for row in evaluate_chain(chain)]
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="raise"):
+        rows = [row for chain in chains for row in evaluate_chain(chain)]
     return rows, time.perf_counter() - start
