@@ -174,26 +174,30 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
                         {e: _plain(comp.delta, e, None) for e in epsilons})
     target = acc.relative_width
     step = acc.grid_step if acc.grid_step is not None else schedule.start(steps, target)
-    best: _Answers | None = None
+    best = _Answers()
+    pending_d, pending_e = list(deltas), list(epsilons)
     history: list[tuple[float, float]] = []
     capped = False
     for _ in range(1 if acc.grid_step is not None else _MAX_PASSES):
         try:
-            got = _pass(items, acc, step, deltas, epsilons)
+            got = _pass(items, acc, step, pending_d, pending_e)
         except GridTooLargeError:
-            if best is None and not history:
+            if not history:
                 step *= 8.0  # the first pass is too fine for this span: coarsen it (as the engine does)
                 continue
             capped = True  # the memory cap: the plain route would stop at the same cap
             break
-        best, w = got, got.width()
+        best.eps.update(got.eps)
+        best.dlt.update(got.dlt)
+        w = got.width()
         history.append((step, w))
-        if w <= target or not math.isfinite(w):
+        # a query whose bracket meets the target retires: the finer passes answer only the others
+        pending_d = [d for d in pending_d if _too_wide(best.eps[d], _width_epsilon, target)]
+        pending_e = [e for e in pending_e if _too_wide(best.dlt[e], _width_delta, target)]
+        if not (pending_d or pending_e) or not math.isfinite(w):
             break
         step *= min(_MAX_STEP_RATIO, _STEP_MARGIN * (target / w) ** (1.0 / _order(history)))
-    if best is None:
-        best = _Answers()
-    elif history:
+    if history:
         schedule.steps, schedule.step, schedule.width = steps, history[-1][0], history[-1][1]
     if acc.grid_step is None:  # the plain route for what the shared passes left too wide (or never reached)
         for d in deltas:
@@ -205,6 +209,10 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
             if not isinstance(b, Bound) or (_width_delta(b) > target and not capped):
                 best.dlt[e] = _plain(comp.delta, e, b)
     return best
+
+
+def _too_wide(b: Bound | str, width: Callable[[Bound], float], target: float) -> bool:
+    return isinstance(b, Bound) and width(b) > target
 
 
 def _plain(query: Callable[[float], Bound], x: float, reached: Bound | str | None) -> Bound | str:
