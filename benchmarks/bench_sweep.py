@@ -60,10 +60,11 @@ def conditions() -> str:
             f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min)")
 
 
-def plain(points: list[sweep.Point], n: int, seed: int) -> tuple[list[tuple[sweep.Point, Any]], float]:
+def plain(points: list[sweep.Point], n: int, seed: int) -> tuple[list[tuple[sweep.Point, Any]], float, float]:
     sample = random.Random(seed).sample(points, min(n, len(points)))
     out = []
     start = time.perf_counter()
+    cpu = time.process_time()
     with threadpool_limits(limits=1):
         for p in sample:
             g = p.get
@@ -71,7 +72,7 @@ def plain(points: list[sweep.Point], n: int, seed: int) -> tuple[list[tuple[swee
                 out.append((p, dpsgd.epsilon(g("noise_multiplier"), g("sampling_rate"), g("steps"), g("delta"))))
             except GridTooLargeError:  # the width is not reached before the memory cap: dpsgd refuses
                 out.append((p, None))
-    return out, time.perf_counter() - start
+    return out, time.perf_counter() - start, time.process_time() - cpu
 
 
 def overhead(executor: Any, n: int) -> float:
@@ -110,13 +111,14 @@ def main() -> None:
         lines += [(f"Subset: {args.chains} (σ, q) chains of the grid's {len(pairs)} drawn at random (seed 2026), "
                   f"each with all its T and δ: {len(points)} points. Both timings below are on this subset."), ""]
     n = len(points)
-    samples, t_plain = plain(points, args.plain_sample, seed=26)
+    samples, t_plain, cpu_plain = plain(points, args.plain_sample, seed=26)
     per_point = t_plain / len(samples)
+    cpu_point = cpu_plain / len(samples)
     lines += ["## 1. Plain loop (sampled, extrapolated)", "",
               (f"`dpsgd.epsilon` on {len(samples)} points drawn at random (seed 26) from the {n}: "
               f"{t_plain:.1f} s, {per_point:.3f} s per point ({sum(b is None for _, b in samples)} refused by "
               "`dpsgd.epsilon`: the requested width is not reached before the memory cap; their time is counted); "
-              f"**extrapolated to {n} points: {per_point * n:.0f} s** "
+              f"**extrapolated to {n} points: {per_point * n:.0f} s wall, {cpu_point * n:.0f} s CPU** "
               "(one process, single-threaded BLAS)."), ""]
     flush()
 
@@ -134,13 +136,15 @@ def main() -> None:
     lines += ["## 2. The sweep", "",
               (f"`sweep.run(points, db, workers={args.workers})`: {s.points} points, {s.skipped} already stored, "
               f"{s.written} written, {s.errors} errors, {s.tasks} tasks on {s.workers} workers; "
-              f"**{s.seconds:.0f} s wall** (workers' compute {s.compute_seconds:.0f} s in all)."), "",
+              f"**{s.seconds:.0f} s wall**; the workers' CPU time inside the tasks: {s.compute_seconds:.0f} s in all."), "",
               f"- rows with a finite certified bracket lower ≤ upper and no error: {len(rows) - len(bad)} of {n}",
               (f"- rows wider than the requested relative width (kept at the narrowest certified bracket the "
               f"memory cap allows; `dpsgd.epsilon` raises there): {len(wide)}"),
               f"- sampled points whose sweep bracket does not intersect the plain bracket: {len(disjoint)}",
               (f"- **speed-up against the extrapolated plain loop: {ratio:.1f}×** "
-              f"(single-process equivalent {per_point * n / max(s.compute_seconds, 1e-9):.1f}×: reuse of work alone)"),
+              f"(wall clock, under the load stated above); **CPU time: plain {cpu_point * n:.0f} s against the sweep's "
+              f"{s.compute_seconds:.0f} s = {cpu_point * n / max(s.compute_seconds, 1e-9):.1f}× less work** (reuse of work "
+              "alone, load-independent)"),
               ""]
     flush()
 
@@ -166,7 +170,7 @@ def main() -> None:
               f"processes=True)`: {c.seconds:.0f} s wall, {c.tasks} tasks; **rows identical to the local run: "
               f"{same} of {len(crow)}**."), "",
               "## 4. Per-task overhead", "",
-              (f"Mean compute per sweep task: {mean_task:.2f} s. Dispatch of a no-op task: process pool "
+              (f"Mean CPU per sweep task: {mean_task:.2f} s. Dispatch of a no-op task: process pool "
               f"{pool_cost * 1e3:.2f} ms, LocalCluster {dask_cost * 1e3:.2f} ms, i.e. "
               f"{100 * pool_cost / mean_task:.3f} % and {100 * dask_cost / mean_task:.3f} % of a task's compute."), "",
               f"Conditions at the end: {conditions()}.", ""]

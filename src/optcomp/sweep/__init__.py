@@ -71,7 +71,7 @@ class Summary:
         tasks: tasks dispatched.
         workers: the executor's workers.
         seconds: wall-clock seconds of the run.
-        compute_seconds: seconds the workers spent inside the tasks (their sum).
+        compute_seconds: CPU seconds the workers spent inside the tasks (their sum).
     """
 
     points: int

@@ -17,8 +17,8 @@ The unit of work is a *chain*: the ε/δ points of one DP-SGD step (one σ, q an
    count and the grid (``PrivacyLossDistribution`` merges counts of one law: composing T₁ then T₂ − T₁
    steps *is* the T₂-fold composition, bit for bit). What repeated squaring would save is therefore
    already saved; what the T axis shares is the grid-step schedule: the T values are taken in
-   increasing order and each starts from the step that met the target at the previous T (scaled by the
-   width model), so most T need a single pass instead of the coarse-to-fine passes of a lone query.
+   increasing order and each starts from the step at which the previous T's easiest query met the target
+   (scaled by the width model), so the coarse first pass of a lone query is skipped.
 
 Soundness: every bracket is the engine's certified bracket at some grid step: the upper end is certified
 at *every* step (``docs/pld.md``: the split pair dominates the run whatever Δ; FFT error bars and window
@@ -119,17 +119,23 @@ def _width_delta(b: Bound) -> float:
 
 @dataclass
 class _Schedule:
-    """The grid step that met the target at the previous T of a chain (the warm start of the next)."""
+    """Where the previous T of a chain started, and the narrowest bracket its first pass gave (the warm
+    start of the next T)."""
 
     steps: int = 0
     step: float = 0.0
     width: float = 0.0
 
     def start(self, steps: int, target: float) -> float:
-        """The first grid step to try at ``steps``: the previous one scaled by the width model (the
-        width of the T-fold bracket grows about like √T at a fixed step), or the engine's first step."""
-        if self.steps == 0 or self.width <= 0.0 or not math.isfinite(self.width):
-            return PLD_FIRST_STEP if self.steps == 0 else self.step
+        """The first grid step to try at ``steps``: the step at which the previous T's *easiest* query
+        met its width, scaled by the width model (the T-fold bracket's width grows about like √T at a
+        fixed step), or the engine's first step. Starting where the easiest query is served lets it
+        retire at the first pass; the harder ones refine from there (starting at the hardest one's step
+        makes every query pay the finest grid)."""
+        if self.steps == 0:
+            return PLD_FIRST_STEP
+        if self.width <= 0.0 or not math.isfinite(self.width):
+            return self.step
         predicted = self.width * math.sqrt(steps / self.steps)
         scale: float = _STEP_MARGIN * math.pow(target / predicted, 1.0 / _WIDTH_ORDER)
         return self.step * min(1.0, scale)
@@ -141,6 +147,12 @@ class _Answers:
 
     eps: dict[float, Bound | str] = field(default_factory=dict)
     dlt: dict[float, Bound | str] = field(default_factory=dict)
+
+    def min_width(self) -> float:
+        """The smallest relative width of the brackets (errors excluded; ``inf`` if none)."""
+        ws = [_width_epsilon(b) for b in self.eps.values() if isinstance(b, Bound)]
+        ws += [_width_delta(b) for b in self.dlt.values() if isinstance(b, Bound)]
+        return min([math.inf, *ws])
 
     def width(self) -> float:
         """The largest relative width of the brackets (errors excluded)."""
@@ -190,6 +202,8 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
         best.eps.update(got.eps)
         best.dlt.update(got.dlt)
         w = got.width()
+        if not history:  # the schedule of the next T starts where the easiest query of this one met its width
+            schedule.steps, schedule.step, schedule.width = steps, step, got.min_width()
         history.append((step, w))
         # a query whose bracket meets the target retires: the finer passes answer only the others
         pending_d = [d for d in pending_d if _too_wide(best.eps[d], _width_epsilon, target)]
@@ -197,8 +211,6 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
         if not (pending_d or pending_e) or not math.isfinite(w):
             break
         step *= min(_MAX_STEP_RATIO, _STEP_MARGIN * (target / w) ** (1.0 / _order(history)))
-    if history:
-        schedule.steps, schedule.step, schedule.width = steps, history[-1][0], history[-1][1]
     if acc.grid_step is None:  # the plain route for what the shared passes left too wide (or never reached)
         for d in deltas:
             b = best.eps.get(d)
@@ -331,12 +343,13 @@ def _inverse(point: Point) -> Row:
 
 
 def evaluate_task(chains: Sequence[Sequence[Point]]) -> tuple[list[Row], float]:
-    """The rows of a batch of chains, and the seconds spent computing them (the worker's entry point).
+    """The rows of a batch of chains, and the CPU seconds of this process spent computing them (the
+    worker's entry point; CPU rather than wall time, so that a loaded machine does not inflate it).
 
     Runs under the command line's floating-point state wherever it runs (a NaN produced inside an engine
     raises, and the row stores the error; overflow and underflow stay IEEE), so that every executor gives
     the same rows."""
-    start = time.perf_counter()
+    start = time.process_time()
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="raise"):
         rows = [row for chain in chains for row in evaluate_chain(chain)]
-    return rows, time.perf_counter() - start
+    return rows, time.process_time() - start
