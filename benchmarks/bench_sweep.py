@@ -24,7 +24,6 @@ import datetime
 import os
 import platform
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -55,7 +54,7 @@ def grid(quick: bool) -> dict[str, Any]:
 
 def conditions() -> str:
     load = os.getloadavg()
-    cpu = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
+    cpu = len(os.sched_getaffinity(0))  # (not nproc: it reads OMP_NUM_THREADS, which distributed sets to 1)
     return (f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, {cpu} cores, "
             f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min)")
 
