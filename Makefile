@@ -17,7 +17,7 @@ $(VENV)/.demo: $(VENV)/.base pyproject.toml
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base pyproject.toml
-	$(PIP) install --quiet -e '.[test,plot,web,interop]'
+	$(PIP) install --quiet -e '.[test,plot,web,interop,dask,parquet]'
 	touch $@
 
 $(VENV)/.bench: $(VENV)/.base pyproject.toml

@@ -57,3 +57,5 @@ GDP_DIRECTED_RTOL = 1e-11
 #: README/docs numbers (tests/test_readme.py): a number quoted with a decimal point matches within this many
 #: units of its last quoted digit (documents round; bracket ends are rounded outwards).
 DOC_LAST_DIGIT_UNITS = 1
+#: optcomp.sweep tests: the relative width asked of the engine (certified at any width; coarse = fast).
+SWEEP_RELATIVE_WIDTH = 1e-2

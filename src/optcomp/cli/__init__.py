@@ -54,6 +54,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("optcomp.cli.serve",
               ("Serve the budget planner page on http://HOST:PORT/ (127.0.0.1 only unless --allow-remote), and a "
                "ledger's releases, spent and remaining, read-only, on /ledger.")),
+    "sweep": ("optcomp.cli.sweep",
+              "Evaluate a grid of DP-SGD configurations (TOML/JSON), every row a certified bracket."),
     "tradeoff": ("optcomp.cli.fdp",
                  "Print or export a trade-off curve β = f(α) (type II error at type I error α)."),
 }
