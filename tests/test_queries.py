@@ -137,8 +137,14 @@ def test_composition_is_an_immutable_value() -> None:
     both = comp.compose(compose(Laplace(1.0), Gaussian(2.0)))
     assert isinstance(both, Composition)
     assert both.items == ((Gaussian(1.0), 4), (Laplace(1.0), 2), (Gaussian(2.0), 1))
-    with pytest.raises(ValueError, match="accuracy"):
-        comp.compose(compose(Laplace(1.0), accuracy=Accuracy(relative_width=1e-2)))
+    # accuracy belongs to the query: compositions of different default accuracies compose (the finer)
+    mixed = comp.compose(compose(Laplace(1.0), accuracy=Accuracy(relative_width=1e-2, grid_step=1e-3)))
+    assert mixed.accuracy == Accuracy()
+    assert mixed.items == ((Gaussian(1.0), 4), (Laplace(1.0), 2))
+    coarse = compose(Laplace(1.0), accuracy=Accuracy(relative_width=1e-2))
+    assert coarse.compose(compose(Laplace(1.0), accuracy=Accuracy(relative_width=1e-3))).accuracy == Accuracy(
+        relative_width=1e-3
+    )
     with pytest.raises(ValueError, match="k"):
         comp.self_compose(0)
 
