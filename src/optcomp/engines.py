@@ -40,6 +40,8 @@ EngineName = Literal["gdp", "optimal", "grid"]
 CURVE_POINTS = 201
 #: Largest ε of that default curve.
 CURVE_EPSILON_MAX = 20.0
+#: Largest ε whose e^ε is a finite float64.
+_EXP_MAX = 709.0
 #: Upper δ ends of μ-GDP are read at ε' = min(ε, μ(μ/2 + this)), where a = −ε'/μ + μ/2 = −this: δ_μ
 #: decreases in ε, so δ(ε) ≤ δ(ε'), and there δ has underflowed while ``gdp_delta_bound``'s error bound
 #: is finite.
@@ -176,6 +178,17 @@ def gdp_lower(mu: float, epsilon: float) -> float:
     return gdp_delta_bound(mu, epsilon)[0] if epsilon <= _gdp_tail(mu) else 0.0
 
 
+def _newton(mu: float, root: float, delta: float, end: Callable[[float, float], float]) -> float:
+    """Where the search for the boundary of ``end(mu, ε) ≤ delta`` starts: the closed-form root moved by
+    one Newton step on the certified end, (end(μ, root) − δ)/|δ_μ'(root)|, δ_μ'(ε) = −e^ε Φ(−ε/μ − μ/2)
+    (DRS Cor 2.13). Only a start: the boundary search decides (on certified values) what is returned."""
+    slope = math.exp(root) * 0.5 * math.erfc((root / mu + mu / 2) / math.sqrt(2.0)) if root < _EXP_MAX else 0.0
+    if not 0.0 < slope < math.inf:
+        return root
+    moved = root + (end(mu, root) - delta) / slope
+    return moved if 0.0 <= moved < math.inf else root
+
+
 @dataclass
 class GdpEngine:
     """μ-GDP for μ ∈ [``mu_lo``, ``mu_hi``] (δ increases with μ; DRS Cor 2.13, certified ends).
@@ -210,14 +223,15 @@ class GdpEngine:
         if gdp_upper(self.mu_hi, 0.0) <= delta:
             upper = 0.0
         else:
+            start = _newton(self.mu_hi, gdp_epsilon(self.mu_hi, delta), delta, gdp_upper)
             found = float_boundary(lambda e: gdp_upper(self.mu_hi, e) <= delta, name="epsilon", passing_above=True,
-                                   fail=0.0, start=gdp_epsilon(self.mu_hi, delta))
+                                   start=start)
             upper = math.inf if found.passing is None else found.passing
         if upper == 0.0 or gdp_lower(self.mu_lo, 0.0) <= delta:
             return Bound(0.0, upper)
-        root = min(gdp_epsilon(self.mu_lo, delta), upper)
+        start = min(_newton(self.mu_lo, gdp_epsilon(self.mu_lo, delta), delta, gdp_lower), upper)
         below = float_boundary(lambda e: gdp_lower(self.mu_lo, e) <= delta, name="epsilon", passing_above=True,
-                               passing=upper if math.isfinite(upper) else None, start=root)
+                               passing=upper if math.isfinite(upper) else None, start=start)
         return Bound(0.0 if below.fail is None else below.fail, upper)
 
     def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
