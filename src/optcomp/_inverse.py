@@ -463,6 +463,7 @@ def float_boundary(
     fail: float | None = None,
     passing: float | None = None,
     start: float | None = None,
+    first_gap: float | None = None,
     xtol: float = 0.0,
     lowest: float = 0.0,
     highest: float = sys.float_info.max,
@@ -470,10 +471,11 @@ def float_boundary(
     """The boundary of {x : ``passes(x)``}, a verdict monotone in x, to adjacent floats.
 
     The passing side is above the boundary when ``passing_above`` (a noise scale), below it otherwise.
-    Without both ends, the search first moves out of ``start`` towards the missing end by gaps of 1, 2,
-    4, ... ulps of ``start`` (a start within a few ulps of the root, e.g. a closed-form root, costs a few
-    evaluations), within [``lowest``, ``highest``]; then it bisects (arithmetic midpoints) until the ends
-    are adjacent floats, or ``hi − lo ≤ xtol·max(1, hi)``.
+    Without both ends, the search first moves out of ``start`` towards the missing end by gaps of g, 2g,
+    4g, ... (g = ``first_gap``, default one ulp of ``start``: a start within a few ulps of the root, e.g.
+    a closed-form root, costs a few evaluations; g = ``start`` doubles x), within [``lowest``,
+    ``highest``]; then it bisects (midpoints (lo + hi)/2) until the ends are adjacent floats, or
+    ``hi − lo ≤ xtol·max(1, |hi|)`` (``xtol = inf``: no bisection, the first passing point is kept).
 
     **Safe side**: as for :func:`solve`, ``passing`` is only ever a given ``passing`` or an x where
     ``passes(x)`` was true, ``fail`` a given ``fail`` or an x where it was false; nothing else is returned.
@@ -484,6 +486,7 @@ def float_boundary(
         passing_above: whether larger x pass (else smaller x do).
         fail, passing: known ends (not re-evaluated).
         start: the first point evaluated when an end is missing (finite).
+        first_gap: the first outward step (default ``math.ulp(start)``).
         xtol: stop earlier, at a width ``xtol·max(1, hi)`` (0: adjacent floats).
         lowest, highest: the range of the outward steps.
 
@@ -494,7 +497,7 @@ def float_boundary(
     while fail is None or passing is None:  # outward from start, gaps doubling from one ulp
         if start is None or not math.isfinite(start):
             raise ValueError(f"{name}: the boundary search needs a finite start, got {start!r}")
-        x, gap = start, math.ulp(start)
+        x, gap = start, math.ulp(start) if first_gap is None else first_gap
         while True:
             ok = passes(x)
             fail, passing = (fail, x) if ok else (x, passing)
@@ -507,8 +510,12 @@ def float_boundary(
             gap *= 2.0
     while True:
         lo, hi = min(fail, passing), max(fail, passing)
-        mid = lo + 0.5 * (hi - lo)
-        if not lo < mid < hi or hi - lo <= xtol * max(1.0, hi):
+        if hi - lo <= xtol * max(1.0, abs(hi)):
+            return SearchBracket(fail, passing)
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            mid = lo + 0.5 * (hi - lo)  # (lo + hi) overflowed, or the ends are adjacent
+        if not lo < mid < hi:
             return SearchBracket(fail, passing)
         if passes(mid):
             passing = mid

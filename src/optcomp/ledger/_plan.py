@@ -88,7 +88,7 @@ def dominated(release: Release, slot: Release) -> bool:
 def slots_from_planner(plan: Any, result: Any) -> list[Release]:
     """The slots of a planner allocation (:func:`optcomp.planner.plan_all`, mode ``optimal``): one
     (ε_c, δ_c) black box per component of every statistic, exactly the pairs the planner certified."""
-    from optcomp.planner._allocate import prepare
+    from optcomp.planner import prepare
 
     pairs = prepare(plan).pairs([s.epsilon for s in result.statistics])
     return [ApproxDP(e, d) if d else PureDP(e) for e, d in pairs if e > 0 or d > 0]

@@ -39,7 +39,7 @@ a plan's ``mechanism``, the planner page's menu).
 
 from __future__ import annotations
 
-from optcomp.mechanisms._dispatch import LawPair, is_mechanism, privacy_loss_laws
+from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_mechanism, privacy_loss_laws
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 from optcomp.mechanisms._names import MECHANISM_NAMES, MechanismEntry, mechanism_spellings, planner_mechanisms
 from optcomp.mechanisms._spec import (
@@ -86,6 +86,7 @@ __all__ = [
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
     "TruncatedPoissonGaussian",
+    "check_mechanism",
     "check_neighbouring",
     "combined_relation",
     "is_mechanism",

@@ -23,7 +23,7 @@ import numpy as np
 
 from optcomp._numerics import LAW_LOG_ERROR, PLD_TAIL_XTOL, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
-from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms import ContinuousLoss, PrivacyLossLaw
 
 __all__ = [
     "BYTES_KEPT_PER_CELL",
