@@ -202,3 +202,18 @@ def test_merged_gaussian_dominates_the_exact_merge() -> None:
         merged = next(m for m in merge_gaussians(counts) if isinstance(m, Gaussian))
         exact = gdp_composed_mu((1.0, s, k) for k, s in enumerate(sigmas, start=3))
         assert reciprocal(merged.sigma) >= exact
+
+
+def test_the_router_hands_back_an_engine_cached_per_accuracy_and_every_query_follows_it() -> None:
+    """Issue 25: one routing rule returns an engine object (cached per accuracy); hockey_stick_curve no
+    longer overrides it (the GDP engine's curve lies inside the grid's at the grid's own points)."""
+    comp = compose((Gaussian(2.0), 10))
+    engine = comp.route()
+    assert engine is comp.route() and engine.name == "gdp" == comp.engine()
+    assert comp.route(Accuracy(grid_step=COARSE_GRID_STEP)).name == "grid"
+    curve, grid = comp.hockey_stick_curve(), comp.pld().hockey_stick_curve()
+    assert (curve.epsilons == grid.epsilons).all()
+    assert (curve.lower >= grid.lower).all() and (curve.upper <= grid.upper).all()
+    boxes = compose((EpsilonDelta(0.1, delta=1e-7), 50))
+    assert boxes.route().name == "optimal"
+    assert boxes.epsilon(1e-5) == boxes.route().epsilon(1e-5, strict=True)
