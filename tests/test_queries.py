@@ -214,6 +214,9 @@ def test_the_router_hands_back_an_engine_cached_per_accuracy_and_every_query_fol
     curve, grid = comp.hockey_stick_curve(), comp.pld().hockey_stick_curve()
     assert (curve.epsilons == grid.epsilons).all()
     assert (curve.lower >= grid.lower).all() and (curve.upper <= grid.upper).all()
+    import pickle
+
+    assert pickle.loads(pickle.dumps(comp)) == comp  # a value: the cached engines stay behind
     boxes = compose((EpsilonDelta(0.1, delta=1e-7), 50))
     assert boxes.route().name == "optimal"
     assert boxes.epsilon(1e-5) == boxes.route().epsilon(1e-5, strict=True)

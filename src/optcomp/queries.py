@@ -325,6 +325,10 @@ class Composition:
         d = check_probability("delta", delta)
         return self.route(accuracy).epsilon_estimate(d)
 
+    def __reduce__(self) -> tuple[type[Composition], tuple[object, ...]]:
+        """Pickles as its value (items, relation, default accuracy): the per-accuracy caches stay behind."""
+        return (Composition, (self.items, self.neighbouring, self.accuracy))
+
     def __repr__(self) -> str:
         shown = ", ".join(f"({m!r}, {k})" for m, k in self.items)
         return f"Composition(items=({shown}), neighbouring={self.neighbouring!r}, accuracy={self.accuracy})"
