@@ -242,8 +242,10 @@ class GdpEngine:
         return HockeyStickCurve(placed.epsilons, np.maximum(lo, placed.lower), np.minimum(hi, placed.upper))
 
     def epsilon_estimate(self, delta: float) -> float:
-        """The GDP closed form ε(δ) at the merged μ itself (not widened): an estimate."""
-        return gdp_epsilon(self.mu, delta)
+        """The GDP closed form ε(δ) at the merged μ itself (Brent's root stepped up by its solver tolerance),
+        brought into the certified bracket (which is narrower than that step): an estimate."""
+        b = self.epsilon(delta, strict=False)
+        return min(max(gdp_epsilon(self.mu, delta), b.lower), b.upper)
 
 
 __all__ = [
