@@ -192,9 +192,10 @@ def child(name: str) -> None:
     import optcomp
 
     optcomp.compose((optcomp.Gaussian(1.0), 2)).epsilon(1e-5)  # warm-up: imports and caches
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     values = run()
-    print(json.dumps({"values": values, "seconds": time.perf_counter() - t0}))
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(json.dumps({"values": values, "seconds": cpu if os.environ.get("BEFORE_AFTER_CLOCK") == "cpu" else wall}))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -246,7 +247,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--only", default="", help="comma-separated name prefixes (e.g. pld,optimal)")
     ap.add_argument("--output", type=Path, default=HERE / "BEFORE_AFTER.md")
     ap.add_argument("--repeats", type=int, default=REPEATS, help="runs per tree below REPEAT_BELOW_S (minimum kept)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time the call by wall clock, or by the process's CPU time (a loaded shared machine)")
     args = ap.parse_args(argv)
+    os.environ["BEFORE_AFTER_CLOCK"] = args.clock
     if args.child:
         child(args.child)
         return 0
@@ -288,7 +292,7 @@ def main(argv: list[str]) -> int:
         "",
         (f"Before: `{args.before}`; after: `{args.after}`. {platform.machine()}, Python {platform.python_version()}, "
          f"{os.cpu_count()} cores, 1-min load average {load:.1f} at the end; {time.time() - t_start:.0f} s in all. "
-         "Each cell: a fresh interpreter per tree, before and after alternated, wall-clock seconds of the call "
+         f"Each cell: a fresh interpreter per tree, before and after alternated, {args.clock} seconds of the call "
          f"(minimum of {args.repeats} runs below {REPEAT_BELOW_S:g} s). Brackets are [lower, upper] (planner: "
          "[common scale, certified ε]; RDP: its ε). *tighter*: the after bracket lies inside the before one. "
          f"A before run is stopped after max({MIN_TIMEOUT_S:g} s, {TIMEOUT_FACTOR:g} × the after time)."),

@@ -139,3 +139,22 @@ def test_coarse_levels_do_not_change_the_safe_side() -> None:
     )
     assert at(fine)(noise).upper <= 0.7
     assert at(fine)(noise / (1 + RTOL) ** 2).upper > 0.7
+
+
+def test_noise_for_target_is_within_rtol_of_the_least_certified_noise_and_brackets_the_truth() -> None:
+    """The one calibrator (issue 25/26): the returned σ passes, σ/(1 + rtol) fails (certified, at the same
+    accuracy), and the bracket holds the GDP truth √k/μ*."""
+    eps, delta, k = 1.0, 1e-5, 10
+    cal = calibrate.noise_for_target(Gaussian, eps, delta, k)
+    assert compose((Gaussian(cal.noise), k)).epsilon(delta).upper <= eps
+    assert compose((Gaussian(cal.noise / (1 + 1e-5)), k)).epsilon(delta).upper > eps
+    assert cal.bracket.lower <= math.sqrt(k) / gdp_mu(eps, delta) <= cal.bracket.upper
+
+
+def test_noise_for_target_calibrates_an_increasing_integer_parameter() -> None:
+    """``increasing``/``integer``: the largest k-fold count of a Gaussian meeting the target, exactly."""
+    cal = calibrate.noise_for_target(lambda t: [(Gaussian(4.0), int(t))], 1.0, 1e-5, 1, increasing=True,
+                                     integer=True, start=10.0, limit=10**6)
+    t = int(cal.noise)
+    assert compose((Gaussian(4.0), t)).epsilon(1e-5).upper <= 1.0 < compose((Gaussian(4.0), t + 1)).epsilon(1e-5).upper
+    assert cal.bracket.lower == t <= cal.bracket.upper

@@ -165,3 +165,22 @@ def test_steps_tolerance_brackets_the_answer() -> None:
     t = dpsgd.steps(target, sigma, q, DELTA, max_steps=10**4, accuracy=COARSE, rtol=rtol)
     assert dpsgd.epsilon(sigma, q, t, DELTA, accuracy=COARSE).upper <= target
     assert dpsgd.epsilon(sigma, q, math.floor(t * (1 + rtol)) + 1, DELTA, accuracy=COARSE).upper > target
+
+
+def test_steps_returns_the_largest_certified_t_exactly() -> None:
+    """Issue 27 item 3: steps(2.0, 1.1, 256/60000, 1e-5) returned 10203 although 10204 certifies ε ≤ 2
+    (1.99974); the answer is now the largest T whose certified ε meets the target: T passes, T + 1 not."""
+    q = 256 / 60000
+    t = dpsgd.steps(2.0, 1.1, q, 1e-5)
+    assert t >= 10204
+    assert dpsgd.epsilon(1.1, q, t, 1e-5).upper <= 2.0 < dpsgd.epsilon(1.1, q, t + 1, 1e-5).upper
+
+
+def test_noise_multiplier_is_within_1e5_of_the_least_certified_sigma() -> None:
+    """Issue 26 item 6: σ ≤ 0.72824 with certified ε ≤ 3 at the default accuracy (was 0.7285008), and σ is
+    within 1e-5 (relative) of the least σ whose certified ε meets the target."""
+    q, steps = 256 / 60000, 3516
+    sigma = dpsgd.noise_multiplier(3.0, q, steps, 1e-5)
+    assert sigma <= 0.72824
+    assert dpsgd.epsilon(sigma, q, steps, 1e-5).upper <= 3.0
+    assert dpsgd.epsilon(sigma / (1 + 1e-5), q, steps, 1e-5).upper > 3.0

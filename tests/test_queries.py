@@ -137,8 +137,14 @@ def test_composition_is_an_immutable_value() -> None:
     both = comp.compose(compose(Laplace(1.0), Gaussian(2.0)))
     assert isinstance(both, Composition)
     assert both.items == ((Gaussian(1.0), 4), (Laplace(1.0), 2), (Gaussian(2.0), 1))
-    with pytest.raises(ValueError, match="accuracy"):
-        comp.compose(compose(Laplace(1.0), accuracy=Accuracy(relative_width=1e-2)))
+    # accuracy belongs to the query: compositions of different default accuracies compose (the finer)
+    mixed = comp.compose(compose(Laplace(1.0), accuracy=Accuracy(relative_width=1e-2, grid_step=1e-3)))
+    assert mixed.accuracy == Accuracy()
+    assert mixed.items == ((Gaussian(1.0), 4), (Laplace(1.0), 2))
+    coarse = compose(Laplace(1.0), accuracy=Accuracy(relative_width=1e-2))
+    assert coarse.compose(compose(Laplace(1.0), accuracy=Accuracy(relative_width=1e-3))).accuracy == Accuracy(
+        relative_width=1e-3
+    )
     with pytest.raises(ValueError, match="k"):
         comp.self_compose(0)
 
@@ -196,3 +202,21 @@ def test_merged_gaussian_dominates_the_exact_merge() -> None:
         merged = next(m for m in merge_gaussians(counts) if isinstance(m, Gaussian))
         exact = gdp_composed_mu((1.0, s, k) for k, s in enumerate(sigmas, start=3))
         assert reciprocal(merged.sigma) >= exact
+
+
+def test_the_router_hands_back_an_engine_cached_per_accuracy_and_every_query_follows_it() -> None:
+    """Issue 25: one routing rule returns an engine object (cached per accuracy); hockey_stick_curve no
+    longer overrides it (the GDP engine's curve lies inside the grid's at the grid's own points)."""
+    comp = compose((Gaussian(2.0), 10))
+    engine = comp.route()
+    assert engine is comp.route() and engine.name == "gdp" == comp.engine()
+    assert comp.route(Accuracy(grid_step=COARSE_GRID_STEP)).name == "grid"
+    curve, grid = comp.hockey_stick_curve(), comp.pld().hockey_stick_curve()
+    assert (curve.epsilons == grid.epsilons).all()
+    assert (curve.lower >= grid.lower).all() and (curve.upper <= grid.upper).all()
+    import pickle
+
+    assert pickle.loads(pickle.dumps(comp)) == comp  # a value: the cached engines stay behind
+    boxes = compose((EpsilonDelta(0.1, delta=1e-7), 50))
+    assert boxes.route().name == "optimal"
+    assert boxes.epsilon(1e-5) == boxes.route().epsilon(1e-5, strict=True)

@@ -10,13 +10,14 @@ a proof that what it returns is on the safe side (see its docstring). It imports
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from optcomp._numerics import Bound
+from optcomp._numerics import Accuracy, Bound
 
 #: Evaluations one :func:`solve` call may make by default. Every call of the evaluator counts, also one
 #: answered from a cache: a search that revisits points (e.g. when the bracket can no longer shrink in
@@ -35,6 +36,14 @@ _MAX_LOG_SHIFT = 50.0
 #: certified value (a float), a verdict (``True``: meets the target), or ``None`` (could not be evaluated
 #: here, e.g. the engine's grid limit: counts as failing).
 Evaluation = Bound | float | bool | None
+
+
+class SearchBracket(NamedTuple):
+    """The answer of every search here: ``passing`` meets the target (evaluated, or given), ``fail`` does
+    not; either is ``None`` where the search range holds no such point (:func:`solve`'s Returns)."""
+
+    fail: float | None
+    passing: float | None
 
 
 class SearchBudgetExceeded(ValueError):
@@ -97,7 +106,7 @@ def solve(
     budget: int = DEFAULT_EVALUATION_BUDGET,
     aim: float | None = None,
     span: int = MAX_DOUBLINGS,
-) -> tuple[float | None, float | None]:
+) -> SearchBracket:
     """The boundary of {x > 0 : v(x) ≤ target}, v the certified value of ``evaluate``; safe side returned.
 
     v is assumed monotone: non-increasing in x (a noise scale: more noise, less loss) unless
@@ -139,7 +148,7 @@ def solve(
             closer to the root when predictions are good, at the risk of more evaluations when not.
 
     Returns:
-        ``(fail, passing)``: ``passing`` stays ``None`` if nothing in the search range passes (up to its
+        :class:`SearchBracket` ``(fail, passing)``: ``passing`` stays ``None`` if nothing in the search range passes (up to its
         upper end, or down to its lower end when ``increasing``); ``fail`` stays ``None`` if everything in
         the other direction over the range passes. With ``increasing`` and an x at ``limit`` that passes,
         the search stops there.
@@ -171,7 +180,7 @@ def solve(
             _check_direction(brackets, x, result, increasing, name)
         points.append((x, v))
         if search.record(x, v) or search.at_range_end(x, v):
-            return search.fail, search.passing
+            return SearchBracket(search.fail, search.passing)
         x = search.next_x(x, v, search.predict(points, slope_hint, x, v))
     raise SearchBudgetExceeded(
         f"{name}: the search did not pin the root of its certified value = {target:.6g} within {budget} "
@@ -272,7 +281,8 @@ class _Search:
         to halve it."""
         if self.shrink_failures >= 2 or not lo < nxt < hi:
             self.shrink_failures = 0
-            return math.sqrt(lo) * math.sqrt(hi)
+            mid = math.sqrt(lo) * math.sqrt(hi)
+            return mid if lo < mid < hi else lo + 0.5 * (hi - lo)  # a few ulps apart: the float between
         return nxt
 
     def blind_step(self, x: float, fails: bool) -> float:
@@ -328,11 +338,205 @@ def _check_direction(seen: list[tuple[float, Bound]], x: float, b: Bound, increa
     seen.append((x, b))
 
 
+# -- the coarse-to-fine layer: one certified value on ever finer grids ------------------------------
+
+#: Coarse-to-fine searches: the first pass evaluates on a grid this many times coarser than asked.
+COARSE_GRID_FACTOR = 16.0
+#: Relative tolerance of the coarse passes (they only place the fine search; never returned).
+COARSE_RTOL = 2e-2
+#: Grid-step factors of the passes of an inverse, coarsest first, relative to the requested accuracy.
+SEARCH_LEVELS: tuple[float, ...] = (COARSE_GRID_FACTOR, COARSE_GRID_FACTOR**0.5)
+
+
+def coarse_accuracy(accuracy: Accuracy, factor: float = COARSE_GRID_FACTOR) -> Accuracy:
+    """``accuracy`` on a grid ``factor`` times coarser (its brackets as certified, only wider): an expert
+    ``grid_step`` times ``factor``, else the relative width times ``factor²`` (the engine's width is second
+    order in the step), capped at 1/2. The one place that knows how to coarsen."""
+    if accuracy.grid_step is not None:
+        return dataclasses.replace(accuracy, grid_step=accuracy.grid_step * factor)
+    return dataclasses.replace(accuracy, relative_width=min(0.5, accuracy.relative_width * factor**2))
+
+
+def level_accuracies(accuracy: Accuracy) -> tuple[list[Accuracy], list[float]]:
+    """The coarse accuracies of an inverse's passes (coarsest first) and the step ratios between
+    consecutive passes, the last ratio being to ``accuracy`` itself."""
+    coarse = [coarse_accuracy(accuracy, f) for f in SEARCH_LEVELS]
+    factors = [*SEARCH_LEVELS, 1.0]
+    return coarse, [factors[i] / factors[i + 1] for i in range(len(SEARCH_LEVELS))]
+
+
+@dataclass
+class Probe:
+    """Memoised evaluations of a certified bracket ``evaluate(x) -> Bound``.
+
+    An exception of a type in ``infeasible`` (the engine's grid limit) at some x is recorded as ``None``,
+    "not feasible here" (it always fails the target), instead of ending the search; the last one is kept
+    so that a search in which *nothing* is feasible can raise it."""
+
+    evaluate: Callable[[float], Bound]
+    infeasible: tuple[type[Exception], ...] = ()
+    seen: dict[float, Bound | None] = dataclasses.field(default_factory=dict)
+    last_error: Exception | None = None
+
+    def __call__(self, x: float) -> Bound | None:
+        if x not in self.seen:
+            try:
+                self.seen[x] = self.evaluate(x)
+            except self.infeasible as err:
+                self.seen[x] = None
+                self.last_error = err
+        return self.seen[x]
+
+
+def _level_guess(
+    probe: Probe, fail: float | None, passing: float, target: float, ratio: float, increasing: bool
+) -> tuple[float, float | None]:
+    """Where the next, ``ratio`` times finer level is predicted to cross the target, and the slope: the
+    finer upper end ≈ midpoint + half-width/``ratio`` of this level's bracket (bracket widths scale with
+    the grid step), solved by a log-log secant through this level's last failing and passing points."""
+    pts = []
+    for x in (fail, passing):
+        b = None if x is None else probe(x)
+        if x is not None and b is not None and math.isfinite(b.upper):
+            pts.append((x, 0.5 * (b.lower + b.upper) + 0.5 * b.width / ratio))
+    slope = log_slope(pts)
+    if slope is None:
+        slope = log_slope(sorted((x, b.upper) for x, b in probe.seen.items() if b is not None)[-2:])
+    if slope is None or (slope > 0) != increasing or not pts or not pts[-1][1] > 0.0:
+        return passing, slope
+    x, v = pts[-1]
+    return x * math.exp((math.log(target) - math.log(v)) / slope), slope
+
+
+def multilevel_search(
+    levels: Sequence[Probe],
+    target: float,
+    *,
+    start: float,
+    rtol: float,
+    ratios: Sequence[float],
+    name: str = "noise",
+    increasing: bool = False,
+    integer: bool = False,
+    limit: float = math.inf,
+) -> tuple[SearchBracket, float | None]:
+    """Coarse-to-fine :func:`solve` over ``levels`` (the same certified bracket on ever finer grids).
+
+    Each level but the last is solved to ``COARSE_RTOL`` on its upper end; the next starts from the
+    crossing predicted by :func:`_level_guess` (``ratios[i]``: grid-step ratio of level i to the next),
+    aimed just past it on the passing side. The last level is solved to ``rtol`` (``integer``: exactly, to
+    adjacent integers). A point whose *lower* end exceeds the target (at any level) certainly fails at
+    every level, so the last level never evaluates beyond it. Every returned point is one :func:`solve`
+    returned (its safe-side proof).
+
+    Returns:
+        The last level's :class:`SearchBracket`, and the certified failing point closest to the root.
+    """
+    guess, slope = start, None
+    certain_fail: float | None = None
+    for i, probe in enumerate(levels):
+        last = i == len(levels) - 1
+        tol = (0.0 if integer else rtol) if last else COARSE_RTOL
+        found = solve(probe, target, name=name, guess=guess, rtol=tol, increasing=increasing, integer=integer,
+                      fail=certain_fail if last else None, slope_hint=slope, limit=limit,
+                      aim=rtol / 3.0 if last and integer else None)
+        fails = [x for p in levels for x, b in p.seen.items() if b is None or b.lower > target]
+        certain_fail = (min(fails) if increasing else max(fails)) if fails else None
+        if last or found.passing is None:
+            return found, certain_fail
+        guess, slope = _level_guess(probe, found.fail, found.passing, target, ratios[i], increasing)
+        aim = 1.0 + (rtol if i == len(levels) - 2 else COARSE_RTOL) / 3.0
+        guess = guess / aim if increasing else guess * aim
+        if certain_fail is not None:  # never start beyond a certain failure
+            guess = min(guess, certain_fail) if increasing else max(guess, certain_fail)
+    return SearchBracket(None, None), certain_fail
+
+
+# -- the float boundary of a verdict: adjacent floats, no model --------------------------------------
+
+
+def float_boundary(
+    passes: Callable[[float], bool],
+    *,
+    name: str,
+    passing_above: bool,
+    fail: float | None = None,
+    passing: float | None = None,
+    start: float | None = None,
+    first_gap: float | None = None,
+    xtol: float = 0.0,
+    lowest: float = 0.0,
+    highest: float = sys.float_info.max,
+) -> SearchBracket:
+    """The boundary of {x : ``passes(x)``}, a verdict monotone in x, to adjacent floats.
+
+    The passing side is above the boundary when ``passing_above`` (a noise scale), below it otherwise.
+    Without both ends, the search first moves out of ``start`` towards the missing end by gaps of g, 2g,
+    4g, ... (g = ``first_gap``, default one ulp of ``start``: a start within a few ulps of the root, e.g.
+    a closed-form root, costs a few evaluations; g = ``start`` doubles x), within [``lowest``,
+    ``highest``]; then it bisects (midpoints (lo + hi)/2) until the ends are adjacent floats, or
+    ``hi − lo ≤ xtol·max(1, |hi|)`` (``xtol = inf``: no bisection, the first passing point is kept).
+
+    **Safe side**: as for :func:`solve`, ``passing`` is only ever a given ``passing`` or an x where
+    ``passes(x)`` was true, ``fail`` a given ``fail`` or an x where it was false; nothing else is returned.
+
+    Args:
+        passes: x ↦ whether x meets the target.
+        name: the parameter searched for (named in errors).
+        passing_above: whether larger x pass (else smaller x do).
+        fail, passing: known ends (not re-evaluated).
+        start: the first point evaluated when an end is missing (finite).
+        first_gap: the first outward step (default ``math.ulp(start)``).
+        xtol: stop earlier, at a width ``xtol·max(1, hi)`` (0: adjacent floats).
+        lowest, highest: the range of the outward steps.
+
+    Returns:
+        :class:`SearchBracket`; an end the range holds no evaluated point for stays ``None``
+        (``passing``: nothing in range passes; ``fail``: everything does).
+    """
+    while fail is None or passing is None:  # outward from start, gaps doubling from one ulp
+        if start is None or not math.isfinite(start):
+            raise ValueError(f"{name}: the boundary search needs a finite start, got {start!r}")
+        x, gap = start, math.ulp(start) if first_gap is None else first_gap
+        while True:
+            ok = passes(x)
+            fail, passing = (fail, x) if ok else (x, passing)
+            if fail is not None and passing is not None:
+                break
+            step_up = ok != passing_above  # towards the missing end
+            if (step_up and x >= highest) or (not step_up and x <= lowest):
+                return SearchBracket(fail, passing)
+            x = min(x + gap, highest) if step_up else max(x - gap, lowest)
+            gap *= 2.0
+    while True:
+        lo, hi = min(fail, passing), max(fail, passing)
+        if hi - lo <= xtol * max(1.0, abs(hi)):
+            return SearchBracket(fail, passing)
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            mid = lo + 0.5 * (hi - lo)  # (lo + hi) overflowed, or the ends are adjacent
+        if not lo < mid < hi:
+            return SearchBracket(fail, passing)
+        if passes(mid):
+            passing = mid
+        else:
+            fail = mid
+
+
 __all__ = [
+    "COARSE_GRID_FACTOR",
+    "COARSE_RTOL",
     "DEFAULT_EVALUATION_BUDGET",
+    "SEARCH_LEVELS",
     "Evaluation",
     "NotMonotoneError",
+    "Probe",
+    "SearchBracket",
     "SearchBudgetExceeded",
+    "coarse_accuracy",
+    "float_boundary",
+    "level_accuracies",
     "log_slope",
+    "multilevel_search",
     "solve",
 ]

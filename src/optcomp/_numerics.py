@@ -105,6 +105,10 @@ ROOT_RTOL: float = 4 * UNIT_ROUNDOFF
 #: bisection stops when the passing and failing noise differ by this factor. The returned value always
 #: passes (safe side); this only decides how close to the true root it lands.
 CALIBRATION_RTOL: float = 1e-3
+#: Relative tolerance of a parameter calibrated onto a mechanism family (``calibrate.noise_for_target``,
+#: ``dpsgd.noise_multiplier``): the returned value is within this of the least parameter whose
+#: *certified* ε meets the target (issue 26, item 6).
+PARAMETER_RTOL: float = 1e-5
 #: Finest PLD grid step the planner asks for (a budget of 10⁻⁶ would ask for ~10⁻¹⁰ on large plans; finer
 #: is pointless for a planning answer, and a subnormal step leaves the engine's index range).
 PLANNER_MIN_GRID_STEP: float = 1e-12
@@ -531,6 +535,7 @@ __all__ = [
     "OPTIMAL_CALIBRATE_START",
     "OPTIMAL_EXACT_RELATIVE_WIDTH",
     "OPTIMAL_R_RTOL",
+    "PARAMETER_RTOL",
     "PLD_DEEP_DELTA",
     "PLD_FIRST_STEP",
     "PLD_LAW_TAIL",

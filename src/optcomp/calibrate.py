@@ -4,8 +4,9 @@
 scale (Gaussian σ, Laplace scale, a Poisson-subsampled Gaussian's σ, ...), given as a callable
 ``noise ↦ mechanism`` or as a mechanism class (whose noise field is named or is its first field). It
 searches coarse-to-fine on the certified bracket of :func:`optcomp.compose`'s ε
-(:func:`multilevel_search`: grids 16 and 4 times coarser place a safeguarded secant at the requested
-accuracy; a ``GridTooLargeError`` at a candidate counts as "not feasible here") and returns
+(:func:`optcomp._inverse.multilevel_search`, the one home of inversion: grids 16 and 4 times coarser
+place a safeguarded secant at the requested accuracy; a ``GridTooLargeError`` at a candidate counts as
+"not feasible here") and returns
 
 * ``noise``: a value that was evaluated and whose certified upper ε is ≤ the target (the safe side);
 * ``bracket``: a :class:`~optcomp.Bound` on the true minimal noise
@@ -22,12 +23,21 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
-from optcomp._inverse import NotMonotoneError, log_slope, solve
+from optcomp._inverse import (
+    COARSE_GRID_FACTOR,
+    NotMonotoneError,
+    Probe,
+    coarse_accuracy,
+    level_accuracies,
+    multilevel_search,
+    solve,
+)
 from optcomp._numerics import (
     CALIBRATION_RTOL,
     DEFAULT_ACCURACY,
+    PARAMETER_RTOL,
     Accuracy,
     Bound,
     check_int,
@@ -63,211 +73,12 @@ class Calibration:
     kov_noise: float
 
 
-#: Coarse-to-fine searches: the first pass evaluates on a grid this many times coarser than asked.
-COARSE_GRID_FACTOR = 16.0
-
-#: Relative tolerance of the coarse pass (it only places the fine search; its answers are never returned).
-COARSE_RTOL = 2e-2
-
-
-def coarse_accuracy(accuracy: Accuracy, factor: float = COARSE_GRID_FACTOR) -> Accuracy:
-    """``accuracy`` on a grid ``factor`` times coarser: the coarse passes of every inverse (their
-    brackets are as certified as the fine ones, only wider). The one place that knows how to coarsen.
-
-    With an expert ``grid_step`` the step is multiplied by ``factor``; otherwise the requested relative
-    width is multiplied by ``factor²`` (the engine's width is second order in the step, so this is the
-    same coarsening), capped at 1/2."""
-    if accuracy.grid_step is not None:
-        return dataclasses.replace(accuracy, grid_step=accuracy.grid_step * factor)
-    return dataclasses.replace(accuracy, relative_width=min(0.5, accuracy.relative_width * factor**2))
-
-
-#: Grid-step factors of the passes of an inverse, coarsest first, relative to the requested accuracy.
-SEARCH_LEVELS: tuple[float, ...] = (COARSE_GRID_FACTOR, COARSE_GRID_FACTOR**0.5)
-
-
-def level_accuracies(accuracy: Accuracy) -> tuple[list[Accuracy], list[float]]:
-    """The coarse accuracies of an inverse's passes (coarsest first) and the step ratios between
-    consecutive passes, the last ratio being to ``accuracy`` itself."""
-    coarse = [coarse_accuracy(accuracy, f) for f in SEARCH_LEVELS]
-    factors = [*SEARCH_LEVELS, 1.0]
-    return coarse, [factors[i] / factors[i + 1] for i in range(len(SEARCH_LEVELS))]
-
-
-@dataclass
-class Probe:
-    """Memoised evaluations of a certified bracket ``evaluate(x) -> Bound``.
-
-    A :class:`~optcomp.pld.GridTooLargeError` at some x is recorded as ``None`` — "not feasible here,
-    move on" (it always fails the target) — instead of ending the search; the last such error is kept
-    so that a search in which *nothing* is feasible can raise it.
-    """
-
-    evaluate: Callable[[float], Bound]
-    seen: dict[float, Bound | None] = dataclasses.field(default_factory=dict)
-    last_error: GridTooLargeError | None = None
-
-    def __call__(self, x: float) -> Bound | None:
-        if x not in self.seen:
-            try:
-                self.seen[x] = self.evaluate(x)
-            except GridTooLargeError as err:
-                self.seen[x] = None
-                self.last_error = err
-        return self.seen[x]
-
-    def value(self, x: float, side: str = "upper") -> float:
-        """The ``side`` end of the bracket at x (``inf`` where infeasible)."""
-        b = self(x)
-        return math.inf if b is None else float(getattr(b, side))
-
-
-def refine(
-    probe: Probe,
-    target: float,
-    *,
-    guess: float,
-    rtol: float,
-    fail: float | None = None,
-    passing: float | None = None,
-    side: Literal["upper", "lower"] = "upper",
-    increasing: bool = False,
-    integer: bool = False,
-    slope_hint: float | None = None,
-    limit: float = math.inf,
-    name: str = "noise",
-) -> tuple[float | None, float | None]:
-    """Locate the root of ``probe.value(x, side) <= target``: :func:`optcomp._inverse.solve` on ``probe``.
-
-    The result ``(fail, passing)`` holds only evaluated points (or the given ends); ``passing`` meets the
-    target and ``fail`` does not, with max/min ≤ 1 + ``rtol`` (adjacent for ``integer``); the proof that
-    ``passing`` is on the safe side is :func:`~optcomp._inverse.solve`'s. ``passing`` stays ``None`` if no
-    x up to ``limit`` (down to 0 when ``increasing``) passes, and ``fail`` stays ``None`` when every x
-    down to 2**-60 × guess passes.
-    """
-    return solve(probe, target, name=name, guess=guess, rtol=rtol, increasing=increasing, integer=integer,
-                 side=side, fail=fail, passing=passing, slope_hint=slope_hint, limit=limit)
-
-
-def _level_guess(
-    probe: Probe, fail: float | None, passing: float, target: float, ratio: float, increasing: bool
-) -> tuple[float, float | None]:
-    """Where the next, ``ratio`` times finer level is predicted to cross the target, and the slope.
-
-    Model: the finer upper end ≈ midpoint + half-width/``ratio`` of this level's bracket (the truth is
-    near the midpoint, and bracket widths scale with the grid step); solved by a log-log secant
-    through this level's last failing and passing points.
-    """
-    pts = []
-    for x in (fail, passing):
-        b = None if x is None else probe(x)
-        if x is not None and b is not None and math.isfinite(b.upper):
-            pts.append((x, 0.5 * (b.lower + b.upper) + 0.5 * b.width / ratio))
-    slope = log_slope(pts)
-    if slope is None:
-        pts_all = sorted((x, b.upper) for x, b in probe.seen.items() if b is not None)
-        slope = log_slope(pts_all[-2:])
-    if slope is None or (slope > 0) != increasing or not pts or not pts[-1][1] > 0.0:
-        return passing, slope
-    x, v = pts[-1]
-    return x * math.exp((math.log(target) - math.log(v)) / slope), slope
-
-
-def multilevel_search(
-    levels: Sequence[Probe],
-    target: float,
-    *,
-    start: float,
-    rtol: float,
-    ratios: Sequence[float],
-    increasing: bool = False,
-    integer: bool = False,
-    limit: float = math.inf,
-) -> tuple[float | None, float | None, float | None]:
-    """Coarse-to-fine root search over ``levels`` (the same certified bracket on ever finer grids).
-
-    Each level but the last is searched to ``COARSE_RTOL`` on its upper end; the next starts from the
-    crossing predicted by :func:`_level_guess` (``ratios[i]``: grid-step ratio of level i to the next),
-    aimed just past it on the passing side. The last level is searched to ``rtol``. Evaluations whose
-    *lower* end already exceeds the target (at any level) certainly fail at every level (the truth
-    exceeds the target), so the last level never evaluates beyond them.
-
-    Returns ``(fail, passing, certain_fail)`` of the last level (``refine``'s ends) and the certified
-    failing point closest to the root, or ``None`` where unknown.
-    """
-    guess, slope = start, None
-    certain_fail: float | None = None
-
-    def closest_certain_fail() -> float | None:
-        fails = [x for p in levels for x, b in p.seen.items() if b is None or b.lower > target]
-        if not fails:
-            return None
-        return min(fails) if increasing else max(fails)
-
-    for i, probe in enumerate(levels):
-        last = i == len(levels) - 1
-        tol = rtol if last else COARSE_RTOL
-        fail, passing = refine(
-            probe,
-            target,
-            guess=guess,
-            rtol=tol,
-            fail=certain_fail if last else None,
-            increasing=increasing,
-            integer=integer,
-            slope_hint=slope,
-            limit=limit,
-        )
-        certain_fail = closest_certain_fail()
-        if last or passing is None:
-            return fail, passing, certain_fail
-        guess, slope = _level_guess(probe, fail, passing, target, ratios[i], increasing)
-        aim = 1.0 + levels_aim(rtol if i == len(levels) - 2 else COARSE_RTOL)
-        guess = guess / aim if increasing else guess * aim
-        if certain_fail is not None:  # never start beyond a certain failure
-            guess = min(guess, certain_fail) if increasing else max(guess, certain_fail)
-    return None, None, certain_fail
-
-
-def levels_aim(tol: float) -> float:
-    """How far past a predicted crossing the first evaluation of a level is placed (relative)."""
-    return tol / 3.0
-
-
-def _search(
-    evaluate: Callable[[float], Bound],
-    target: float,
-    rtol: float,
-    name: str,
-    start: float = 1.0,
-    coarse: Sequence[Callable[[float], Bound]] = (),
-    ratios: Sequence[float] = (),
-) -> tuple[float, float, dict[float, Bound]]:
-    """Least noise with ``evaluate(noise).upper <= target``, coarse-to-fine (:func:`multilevel_search`).
-
-    Returns ``(fail, passing, seen)``: ``passing`` was evaluated by ``evaluate`` and its upper bound meets
-    the target, ``fail`` (possibly 0) does not (or is certified to fail: a coarser level's *lower* end
-    above the target), ``passing / fail <= 1 + rtol``, and ``seen`` maps every noise evaluated by
-    ``evaluate`` to its bracket. Only ``evaluate``'s upper bound decides what is returned, so
-    ``passing`` is on the safe side whatever the shape of the bound. ``coarse``: the same bracket on
-    coarser grids, coarsest first (``ratios``: grid-step ratios between consecutive levels, the last to
-    ``evaluate``'s). A ``GridTooLargeError`` at a candidate counts as failing there (:class:`Probe`).
-    """
-    probes = [Probe(f) for f in coarse] + [Probe(evaluate)]
-    fail, passing, _ = multilevel_search(
-        probes, target, start=start, rtol=rtol, ratios=list(ratios) or [COARSE_GRID_FACTOR] * len(coarse)
-    )
-    if passing is None:
-        _raise_infeasible(name, target, next((p.last_error for p in probes if p.last_error), None))
-    seen = {x: b for x, b in probes[-1].seen.items() if b is not None}
-    return (fail or 0.0), passing, seen
-
-
-def _raise_infeasible(name: str, target: float, error: GridTooLargeError | None) -> NoReturn:
+def _raise_infeasible(name: str, target: float, error: Exception | None, what: str = "noise up to 2**60 times "
+                      "the start") -> NoReturn:
     reason = f" (the engine's grid limit was hit: {error})" if error is not None else ""
     raise ValueError(
-        f"{name}={target!r} is not met by any noise up to 2**60 times the start at this accuracy{reason}; "
-        "refine the accuracy or raise the target"
+        f"{name}={target!r} is not met by any {what} at this accuracy{reason}; refine the accuracy or raise "
+        "the target"
     )
 
 
@@ -281,11 +92,12 @@ def smallest_passing_noise(
     coarse: Sequence[Callable[[float], Bound]] = (),
     ratios: Sequence[float] = (),
 ) -> float:
-    """The least evaluated noise (to relative ``rtol``) with ``evaluate(noise).upper <= target``.
+    """The least evaluated noise (to relative ``rtol``) with ``evaluate(noise).upper <= target``, for an
+    evaluator that is not a mechanism family (:func:`noise_for_target` is the calibrator of those).
 
-    Shared by :func:`noise_for_target` and :func:`optcomp.dpsgd.noise_multiplier`; see :func:`_search`
-    (``coarse``: the same bracket on coarser grids, coarsest first, used to place the fine search;
-    ``ratios``: their grid-step ratios, default :data:`COARSE_GRID_FACTOR` each).
+    :func:`optcomp._inverse.multilevel_search` (its safe-side proof): ``coarse`` is the same bracket on
+    coarser grids, coarsest first, used to place the fine search (``ratios``: their grid-step ratios,
+    default ``COARSE_GRID_FACTOR`` each); a ``GridTooLargeError`` at a candidate counts as failing there.
 
     Raises:
         ValueError: ``target`` not in (0, ∞), ``rtol`` not in (0, 1), ``start`` not in (0, ∞), or no
@@ -294,7 +106,13 @@ def smallest_passing_noise(
     tgt = check_positive(name, target)
     tol = check_open_probability("rtol", rtol)
     first = check_positive("start", start)
-    return _search(evaluate, tgt, tol, name, first, coarse, ratios)[1]
+    probes = [Probe(f, (GridTooLargeError,)) for f in [*coarse, evaluate]]
+    found, _ = multilevel_search(
+        probes, tgt, start=first, rtol=tol, ratios=list(ratios) or [COARSE_GRID_FACTOR] * len(coarse), name=name
+    )
+    if found.passing is None:
+        _raise_infeasible(name, tgt, next((p.last_error for p in probes if p.last_error), None))
+    return found.passing
 
 
 def _family_name(family: Any, noise_field: str | None) -> str:
@@ -339,11 +157,14 @@ def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], 
 def _evaluator(
     make: Callable[[float], Any], k: int, delta: float, accuracy: Accuracy
 ) -> Callable[[float], Bound]:
-    """noise ↦ the certified ε(δ) bracket of ``k`` runs of ``make(noise)`` at ``accuracy``."""
+    """x ↦ the certified ε(δ) bracket of ``k`` runs of what ``make(x)`` describes, at ``accuracy``: a
+    mechanism, or a list of ``(mechanism, count)`` items (a run; each count multiplied by ``k``)."""
     from optcomp import compose
 
-    def evaluate(noise: float) -> Bound:
-        result: Bound = compose((make(noise), k), accuracy=accuracy).epsilon(delta)
+    def evaluate(x: float) -> Bound:
+        made = make(x)
+        items = [(m, c * k) for m, c in made] if isinstance(made, list) else [(made, k)]
+        result: Bound = compose(*items, accuracy=accuracy).epsilon(delta)
         return result
 
     return evaluate
@@ -357,42 +178,57 @@ def noise_for_target(
     *,
     noise_field: str | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
-    rtol: float = CALIBRATION_RTOL,
+    rtol: float = PARAMETER_RTOL,
+    increasing: bool = False,
+    integer: bool = False,
+    start: float | None = None,
+    limit: float = math.inf,
+    bracket: bool = True,
 ) -> Calibration:
-    """The least noise of a one-parameter family meeting (ε, δ) after k-fold composition, certified.
+    """The least noise (or, ``increasing``, the largest parameter) of a one-parameter family of
+    mechanisms meeting (ε, δ) after k-fold composition, certified: the one parameter → mechanisms
+    calibrator (:func:`optcomp.dpsgd.noise_multiplier` and :func:`optcomp.dpsgd.steps` call it).
 
-    For noise s let ε(s) be the optimal ε at δ = ``target_delta`` of the k-fold composition of
-    ``family(s)`` (its privacy-loss distribution convolved k times, ``shared/MATH.md``), bracketed by
-    :func:`optcomp.compose` ``(...).epsilon(δ)`` as [ε_lo(s), ε_up(s)]. A coarse-to-fine search
-    (:func:`multilevel_search`: passes on grids 16 and 4 times coarser, then a safeguarded secant at
-    ``accuracy``; a ``GridTooLargeError`` at a candidate counts as failing there) gives
+    For a parameter s let ε(s) be the optimal ε at δ = ``target_delta`` of the k-fold composition of
+    ``family(s)`` (``shared/MATH.md``), bracketed by :func:`optcomp.compose` ``(...).epsilon(δ)`` as
+    [ε_lo(s), ε_up(s)]. The coarse-to-fine search :func:`optcomp._inverse.multilevel_search` (passes on
+    grids 16 and 4 times coarser, then a safeguarded secant at ``accuracy``; a ``GridTooLargeError`` at a
+    candidate counts as failing there) gives
 
-    * ``noise`` = an s evaluated at ``accuracy`` with ε_up(s) ≤ ε (so it provably meets the target),
-      and noise/s_fail ≤ 1 + ``rtol`` for an s_fail with ε_up(s_fail) > ε (evaluated at ``accuracy``,
-      or certified to fail: a coarser pass's ε_lo(s_fail) > ε);
-    * ``bracket`` = [max{s evaluated : ε_lo(s) > ε at some grid}, noise] ∋ s*, the true least noise,
-      assuming ε(s) is non-increasing (more noise is a post-processing of less). The lower end is
-      refined on the lower ends of the grid 4 times coarser than ``accuracy`` (cheap; as certified);
-      its gap to ``noise`` is that grid's bracket width, seen through the slope of ε(s), plus ``rtol``.
+    * ``noise`` = an s evaluated at ``accuracy`` with ε_up(s) ≤ ε (it provably meets the target),
+      within a factor 1 + ``rtol`` (``integer``: adjacent to) an s_fail with ε_up(s_fail) > ε (evaluated at
+      ``accuracy``, or certified to fail: a coarser pass's ε_lo(s_fail) > ε). So, ε_up being monotone,
+      ``noise`` is within ``rtol`` (relative) of the least s whose *certified* ε meets the target (the
+      largest, exactly, for ``integer``);
+    * ``bracket`` ∋ s*, the true least noise (largest parameter): [max{s : ε_lo(s) > ε at some grid},
+      noise] (``increasing``: [noise, min{...}]), assuming ε(s) is monotone (more noise is a
+      post-processing of less; more steps compose more). With ``bracket`` its far end is refined on the
+      lower ends of the grid 4 times coarser than ``accuracy`` (certified; its gap to ``noise`` is that
+      grid's bracket width seen through the slope of ε(s)); else it is the closest certain failure seen.
 
     Args:
-        family: a callable ``noise -> mechanism`` (e.g. ``lambda s: PoissonSubsampled(Gaussian(sigma=s),
-            sampling_rate=0.01)``), or a mechanism class such as ``Gaussian`` / ``Laplace`` (its noise
-            field is ``noise_field`` or else its first dataclass field: ``sigma``, ``scale``).
+        family: a callable ``s -> mechanism`` (e.g. ``lambda s: PoissonSubsampled(Gaussian(sigma=s),
+            sampling_rate=0.01)``) or ``s -> [(mechanism, count), ...]`` (a run), or a mechanism class
+            such as ``Gaussian`` / ``Laplace`` (its noise field is ``noise_field`` or else its first
+            dataclass field: ``sigma``, ``scale``).
         target_epsilon: ε > 0.
         target_delta: δ in (0, 1).
         k: number of compositions, an integer ≥ 1.
         noise_field: with a class ``family``, the name of its noise parameter.
-        accuracy: discretisation of the PLD engine.
-        rtol: relative tolerance of the search, in (0, 1).
+        accuracy: the accuracy of every ε query.
+        rtol: relative tolerance of the search, in (0, 1) (``integer``: the answer is exact regardless).
+        increasing: ε grows with the parameter (a number of steps): the largest passing one is sought.
+        integer: the parameter is an integer ≥ 1.
+        start: where the search starts (default: KOV's sufficient σ, below).
+        limit: the largest parameter evaluated.
+        bracket: refine the far end of ``bracket`` (a few evaluations on a coarser grid).
 
     Returns:
         A :class:`Calibration` (noise, bracket, ε bracket at noise, KOV Thm V.3 σ for comparison).
 
     Raises:
-        ValueError: a parameter is out of range, or no noise up to 2**60 meets the target.
+        ValueError: a parameter is out of range, or no parameter in the search range meets the target.
     """
-
     eps = check_positive("target_epsilon", target_epsilon)
     dlt = check_open_probability("target_delta", target_delta)
     kk = check_int("k", k, minimum=1, maximum=MAX_COMPOSITIONS)
@@ -400,34 +236,46 @@ def noise_for_target(
     make = _family_callable(family, noise_field)
     kov_sigma = math.sqrt(kov_noise_variance(eps, dlt, kk))
     coarse, ratios = level_accuracies(accuracy)
-    probes = [Probe(_evaluator(make, kk, dlt, a)) for a in [*coarse, accuracy]]
-    # KOV's sufficient σ (Δ = 1) is the natural scale; the search starts from it.
-    try:
-        _, noise, _ = multilevel_search(probes, eps, start=kov_sigma, rtol=tol, ratios=ratios)
+    probes = [Probe(_evaluator(make, kk, dlt, a), (GridTooLargeError,)) for a in [*coarse, accuracy]]
+    try:  # KOV's sufficient σ (Δ = 1) is the natural scale of a noise; the search starts from it
+        found, _ = multilevel_search(probes, eps, start=kov_sigma if start is None else start, rtol=tol,
+                                     ratios=ratios, name="target_epsilon", increasing=increasing,
+                                     integer=integer, limit=limit)
     except NotMonotoneError as exc:
         raise ValueError(f"family {_family_name(family, noise_field)} is not a noise family: {exc} "
                          "(pass noise_field, or a callable noise -> mechanism whose epsilon falls with noise)") from exc
+    noise = found.passing
     if noise is None:
-        _raise_infeasible("target_epsilon", eps, next((p.last_error for p in probes if p.last_error), None))
-    # Lower end of the bracket of s*: the largest evaluated s (any level) whose *lower* ε exceeds the
-    # target (then ε_true(s) > target), refined on the second-finest level's lower end (cheap; certified).
-    below = [s for p in probes for s, b in p.seen.items() if b is not None and b.lower > eps and s < noise]
-    lo = max(below, default=0.0)
-    if lo > 0.0 and noise / lo > 1.0 + tol:
-        helper = probes[-2] if len(probes) > 1 else probes[-1]
-        lower_fail, _ = refine(
-            helper, eps, guess=math.sqrt(lo * noise), rtol=tol, fail=lo, passing=noise, side="lower"
-        )
-        lo = max(lo, lower_fail or 0.0)
+        what = "parameter down to 1" if increasing else "noise up to 2**60 times the start"
+        _raise_infeasible("target_epsilon", eps, next((p.last_error for p in probes if p.last_error), None), what)
+    far = _far_end(probes, eps, noise, tol, increasing, integer, bracket)
     seen = probes[-1].seen[noise]
     if seen is None:  # noise passed, so it was evaluated
         raise RuntimeError("internal: the returned noise has no evaluation")
     return Calibration(
         noise=noise,
-        bracket=Bound(min(lo, noise), noise),
+        bracket=Bound(noise, far) if increasing else Bound(min(far, noise), noise),
         epsilon=seen,
         kov_noise=kov_sigma,
     )
+
+
+def _far_end(
+    probes: Sequence[Probe], eps: float, noise: float, tol: float, increasing: bool, integer: bool, refine: bool
+) -> float:
+    """The end of the bracket on s* away from ``noise``: the closest evaluated s (any level) whose *lower*
+    ε exceeds the target (then ε_true(s) > target), refined on the second-finest level's lower end."""
+    beyond = [s for p in probes for s, b in p.seen.items()
+              if b is not None and b.lower > eps and (s > noise if increasing else s < noise)]
+    far = min(beyond, default=math.inf) if increasing else max(beyond, default=0.0)
+    if refine and 0.0 < far < math.inf and max(far, noise) / min(far, noise) > 1.0 + tol:
+        helper = probes[-2] if len(probes) > 1 else probes[-1]
+        lower_fail = solve(helper, eps, name="target_epsilon", guess=math.sqrt(far * noise),
+                           rtol=max(tol, CALIBRATION_RTOL), fail=far, passing=noise, side="lower",
+                           increasing=increasing, integer=integer).fail
+        if lower_fail is not None:
+            far = min(far, lower_fail) if increasing else max(far, lower_fail)
+    return far
 
 
 def kov_noise_variance(
@@ -457,9 +305,12 @@ def kov_noise_variance(
 
 
 __all__ = [
+    "COARSE_GRID_FACTOR",
     "Calibration",
+    "coarse_accuracy",
     "kov_noise_variance",
     "kov_per_query_budget",
+    "level_accuracies",
     "noise_for_target",
     "smallest_passing_noise",
 ]

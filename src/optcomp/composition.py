@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, check_int
-from optcomp.mechanisms import Mechanism, Neighbouring
-from optcomp.mechanisms._dispatch import is_mechanism
-from optcomp.mechanisms._spec import check_neighbouring
+from optcomp.mechanisms import Mechanism, Neighbouring, check_neighbouring, is_mechanism
 from optcomp.queries import Composition
 
 #: One argument of :func:`compose`: a mechanism specification or a ``(mechanism, count)`` pair.

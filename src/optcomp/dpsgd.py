@@ -18,10 +18,11 @@ convolution of one step's (``shared/MATH.md``, "Composition of independent mecha
 * :func:`epsilon` and :func:`delta` are thin queries over :func:`optcomp.compose`; the returned
   :class:`~optcomp.Bound` is the PLD engine's certified bracket (pessimistic upper, optimistic lower;
   see :class:`optcomp.pld.PrivacyLossDistribution`).
-* :func:`noise_multiplier` and :func:`steps` invert them coarse-to-fine (passes on grids 16 and 4
-  times coarser place a safeguarded secant at the requested accuracy) **on the certified upper
-  bound**, and always return the *safe side* of the root: the returned σ (resp. number of steps) has
-  been evaluated and its certified upper ε is ≤ the target, so it provably meets the target.
+* :func:`noise_multiplier` and :func:`steps` are :func:`optcomp.calibrate.noise_for_target` on the
+  run's dominating composition (coarse-to-fine, **on the certified upper bound**), and always return the
+  *safe side* of the root: the returned σ (resp. number of steps) has been evaluated and its certified
+  upper ε is ≤ the target, so it provably meets the target; σ is within ``rtol`` (default 1e-5) of the
+  least σ whose certified ε meets the target, T is the largest such T exactly.
 
 With ``sampling_rate = 1`` there is no subsampling: ``steps`` Gaussian steps with noise σ are exactly one
 Gaussian step with noise σ/√steps (μ-GDP with μ = √steps/σ, Dong–Roth–Su Cor. 3.3), and that single
@@ -38,9 +39,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from optcomp._numerics import (
-    CALIBRATION_RTOL,
     DEFAULT_ACCURACY,
     EPSILON_WIDTH_FLOOR,
+    PARAMETER_RTOL,
     Accuracy,
     Bound,
     Domain,
@@ -50,7 +51,7 @@ from optcomp._numerics import (
     check_positive,
     check_sampling_rate,
 )
-from optcomp.calibrate import Probe, level_accuracies, multilevel_search, smallest_passing_noise
+from optcomp.calibrate import noise_for_target
 
 if TYPE_CHECKING:
     from optcomp.mechanisms import Mechanism, MixtureOfGaussians, TruncatedPoissonGaussian
@@ -452,19 +453,21 @@ def noise_multiplier(
     dataset_size: int | None = None,
     max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
-    rtol: float = CALIBRATION_RTOL,
+    rtol: float = PARAMETER_RTOL,
 ) -> float:
     """The smallest σ (to relative tolerance ``rtol``) whose *certified* ε is ≤ ``target_epsilon``.
 
-    Coarse-to-fine root search on the predicate ``epsilon(σ, ...).upper <= target_epsilon``
-    (:func:`optcomp.calibrate.smallest_passing_noise`): from the central-limit guess σ₀
-    (``_sigma_guess``), passes on grids 16 and 4 times coarser bracket the
+    :func:`optcomp.calibrate.noise_for_target` on the run's dominating composition (:meth:`Run.items`),
+    from the central-limit guess σ₀ (``_sigma_guess``): passes on grids 16 and 4 times coarser bracket the
     root to 2 %, then a safeguarded secant at ``accuracy`` ends with evaluated σ_fail < σ_pass,
-    σ_pass/σ_fail ≤ 1 + rtol. A σ whose grid would exceed the engine's limit (tiny σ, huge ε) counts
-    as failing, not as an error. Only points that were evaluated at ``accuracy`` and passed are ever
-    returned, so the result is on the safe side of the root whatever the shape of the upper bound:
-    ``epsilon(noise_multiplier(t, q, T, δ), q, T, δ).upper <= t`` holds by construction (at the same
-    ``accuracy``). The true minimal σ may be smaller by the engine's bracket width plus ``rtol``.
+    σ_pass/σ_fail ≤ 1 + rtol. A σ whose grid would exceed the engine's limit counts as failing.
+
+    **How the returned σ relates to the minimal σ.** (1) It was evaluated at ``accuracy`` and passed, so
+    ``epsilon(noise_multiplier(t, q, T, δ), q, T, δ).upper <= t`` holds by construction (the run is
+    (t, δ)-DP at it). (2) It is within ``rtol`` (relative) of σ_c, the least σ whose *certified* ε at
+    ``accuracy`` meets the target (the certified ε being non-increasing in σ). (3) The true least σ*
+    (exact ε) lies in ``calibrate.noise_for_target(...).bracket``, below σ_c by about the engine's
+    bracket width seen through the slope of ε(σ).
 
     Args:
         target_epsilon: ε target > 0.
@@ -487,30 +490,16 @@ def noise_multiplier(
     k = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
     d = check_open_probability("delta", delta)
     tol = check_open_probability("rtol", rtol)
-    run = Run.checked(1.0, q, k, sampling, examples_per_user, dataset_size, max_batch_size)
-    opts = _sampler_options(run)
-
-    coarse, ratios = level_accuracies(accuracy)
-
-    def at(acc: Accuracy) -> Callable[[float], Bound]:
-        return lambda sigma: _upper_epsilon(sigma, q, k, d, acc, opts)
-
-    return smallest_passing_noise(
-        at(accuracy),
-        target,
-        rtol=tol,
-        name="target_epsilon",
-        start=_sigma_guess(target, q, k, d),
-        coarse=[at(a) for a in coarse],
-        ratios=ratios,
-    )
+    opts = _sampler_options(Run.checked(1.0, q, k, sampling, examples_per_user, dataset_size, max_batch_size))
+    cal = noise_for_target(lambda sigma: _run(sigma, q, k, opts).items(), target, d, 1, accuracy=accuracy,
+                           rtol=tol, start=_sigma_guess(target, q, k, d), bracket=False)
+    return cal.noise
 
 
-def _upper_epsilon(sigma: float, q: float, steps: int, delta: float, accuracy: Accuracy, opts: dict[str, Any]) -> Bound:
-    """ε bracket of the dominating composition only: the searches test its certified upper end."""
-    run = Run.checked(sigma, q, steps, opts["sampling"], opts["examples_per_user"], opts["dataset_size"],
-                      opts["max_batch_size"])
-    return run.bound(lambda pld: pld.epsilon(delta), accuracy, lower=False)
+def _run(sigma: float, q: float, steps: int, opts: dict[str, Any]) -> Run:
+    """The validated run the searches evaluate (its dominating composition: their certified upper end)."""
+    return Run.checked(sigma, q, steps, opts["sampling"], opts["examples_per_user"], opts["dataset_size"],
+                       opts["max_batch_size"])
 
 
 def _sampler_options(run: Run) -> dict[str, Any]:
@@ -549,17 +538,17 @@ def steps(
     max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
     max_steps: int = 10**7,
-    rtol: float = CALIBRATION_RTOL,
+    rtol: float = PARAMETER_RTOL,
 ) -> int:
-    """The largest number of steps (to relative tolerance ``rtol``) whose *certified* ε is ≤ the target.
+    """The largest number of steps whose *certified* ε is ≤ the target, exactly.
 
-    Coarse-to-fine integer search on the predicate ``epsilon(σ, q, T, δ).upper <= target_epsilon``:
-    from the CLT-scale guess T₀ = (εσ/q)²/(2 ln(1/δ)), passes on grids 16 and 4 times coarser
-    bracket T to 2 % (a T whose grid exceeds the engine's limit counts as failing), then a
-    safeguarded secant at ``accuracy`` ends with evaluated T_pass < T_fail, T_fail ≤ (1 + rtol)·T_pass
-    or T_fail = T_pass + 1. Only an evaluated passing T is returned, so
-    ``epsilon(σ, q, steps(t, σ, q, δ), δ).upper <= t`` holds by construction: the result is on the
-    safe side (possibly smaller than the true maximum by the engine's bracket width and ``rtol``).
+    :func:`optcomp.calibrate.noise_for_target` (increasing, integer) on the run's dominating composition:
+    from the CLT-scale guess T₀ = (εσ/q)²/(2 ln(1/δ)), passes on grids 16 and 4 times coarser bracket T
+    to 2 % (a T whose grid exceeds the engine's limit counts as failing), then the search at
+    ``accuracy`` ends with evaluated T_pass and T_fail = T_pass + 1. So
+    ``epsilon(σ, q, steps(t, σ, q, δ), δ).upper <= t`` holds by construction, and T + 1 steps do not
+    certify the target at ``accuracy`` (the certified ε being non-decreasing in T, T is the largest
+    certified number of steps; the true largest may exceed it by the engine's bracket width).
 
     Args:
         target_epsilon: ε target > 0.
@@ -569,7 +558,7 @@ def steps(
         sampling, examples_per_user, dataset_size, max_batch_size: as in :func:`epsilon`.
         accuracy: discretisation of the PLD engine.
         max_steps: search limit, an integer ≥ 1.
-        rtol: relative tolerance of the returned T, in (0, 1) (adjacent integers below 1/rtol steps).
+        rtol: in (0, 1): how far past a predicted root the search aims (the answer is exact regardless).
 
     Returns:
         The number of steps T ≥ 1.
@@ -584,23 +573,18 @@ def steps(
     d = check_open_probability("delta", delta)
     limit = check_int("max_steps", max_steps, minimum=1, maximum=MAX_STEPS)
     tol = check_open_probability("rtol", rtol)
-    run = Run.checked(sigma, q, 1, sampling, examples_per_user, dataset_size, max_batch_size)
-    opts = _sampler_options(run)
-    coarse, ratios = level_accuracies(accuracy)
-
-    def probe(acc: Accuracy) -> Probe:
-        return Probe(lambda t: _upper_epsilon(sigma, q, int(t), d, acc, opts))
-
+    opts = _sampler_options(Run.checked(sigma, q, 1, sampling, examples_per_user, dataset_size, max_batch_size))
     guess = min(max((target * sigma / q) ** 2 / (2.0 * math.log(1.0 / d)), 1.0), float(limit))
-    probes = [probe(a) for a in [*coarse, accuracy]]
-    _, good, _ = multilevel_search(
-        probes, target, start=guess, rtol=tol, ratios=ratios, increasing=True, integer=True, limit=limit
-    )
-    if good is None:
-        raise ValueError(f"target_epsilon={target!r} is exceeded already after 1 step (certified upper ε)")
-    if good >= limit:
+    try:
+        cal = noise_for_target(lambda t: _run(sigma, q, int(t), opts).items(), target, d, 1, accuracy=accuracy,
+                               rtol=tol, increasing=True, integer=True, start=guess, limit=limit, bracket=False)
+    except ValueError as exc:
+        if "not met by any parameter" not in str(exc):
+            raise
+        raise ValueError(f"target_epsilon={target!r} is exceeded already after 1 step (certified upper ε)") from exc
+    if cal.noise >= limit:
         raise ValueError(f"target_epsilon={target!r} is still met after max_steps={limit}")
-    return int(good)
+    return int(cal.noise)
 
 
 __all__ = [

@@ -54,9 +54,9 @@ from optcomp.mechanisms import (
     Mechanism,
     PoissonSubsampled,
     RandomizedResponse,
+    check_mechanism,
     privacy_loss_laws,
 )
-from optcomp.mechanisms._dispatch import check_mechanism
 
 #: dp_accounting's ``DEFAULT_RDP_ORDERS`` (rdp_privacy_accountant.py), the orders peers report with.
 DEFAULT_ORDERS: tuple[float, ...] = (

@@ -22,7 +22,15 @@ from optcomp.fdp._compose import (
     tensor,
 )
 from optcomp.fdp._engine import tensor_bracket
-from optcomp.fdp._gdp import gdp_compose, gdp_delta, gdp_epsilon, gdp_group, gdp_log_delta, gdp_mu_for
+from optcomp.fdp._gdp import (
+    gdp_compose,
+    gdp_delta,
+    gdp_delta_bound,
+    gdp_epsilon,
+    gdp_group,
+    gdp_log_delta,
+    gdp_mu_for,
+)
 from optcomp.fdp._group import group_privacy
 from optcomp.fdp._readouts import advantage, attack_tpr, delta_at, epsilon_at, from_delta_curve, from_pld
 from optcomp.fdp._subsample import noisy_sgd_mu_estimate, subsample
@@ -67,6 +75,7 @@ __all__ = [
     "gaussian_tradeoff",
     "gdp_compose",
     "gdp_delta",
+    "gdp_delta_bound",
     "gdp_epsilon",
     "gdp_group",
     "gdp_log_delta",

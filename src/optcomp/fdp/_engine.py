@@ -1,11 +1,16 @@
-"""Tensor products of general trade-off functions through the PLD engine (certified brackets).
+"""Tensor products of general trade-off functions through the queries floor (certified brackets).
 
-f1 ⊗ … ⊗ fn = T(P1×…×Pn, Q1×…×Qn) (DRS Thm 3.2). Privacy losses of product pairs add, so the engine
-(:class:`optcomp.pld.PrivacyLossDistribution`) composes them by convolution with certified δ(ε)
-brackets, and :func:`~optcomp.fdp.from_delta_curve` turns those into a certified trade-off bracket.
+f1 ⊗ … ⊗ fn = T(P1×…×Pn, Q1×…×Qn) (DRS Thm 3.2). Privacy losses of product pairs add, so the
+composition of the pairs as mechanisms (:func:`optcomp.compose`: G_μ as ``Gaussian(1/μ)``, a
+piecewise-linear f as the ``DiscretePair`` of its distributions) has the product's δ(ε) curve, certified
+by whichever engine the floor routes it to, and :func:`~optcomp.fdp.from_delta_curve` turns that curve
+into a certified trade-off bracket. (The f-DP floor sits below the queries floor; this one readout of a
+composition imports ``optcomp.composition`` inside its function, a listed exception of the layering.)
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,20 +22,17 @@ from optcomp.fdp._tradeoff import GaussianTradeOff, PiecewiseLinearTradeOff, Tra
 __all__ = ["tensor_bracket"]
 
 
-def _pld_of(f: TradeOff, accuracy: Accuracy) -> object:
-    from optcomp.mechanisms import Gaussian, PrivacyLossLaw, privacy_loss_laws
-    from optcomp.pld import PrivacyLossDistribution
+def _mechanism_of(f: TradeOff) -> Any:
+    """The mechanism whose pair is f's: G_μ → ``Gaussian(1/μ)`` (DRS Def 2.7); T(P, Q) → ``DiscretePair``."""
+    from optcomp.mechanisms import DiscretePair, Gaussian
 
     if isinstance(f, GaussianTradeOff):
         if f.mu == 0.0:
             raise ValueError("tensor_bracket: G_0 (no privacy loss) needs no composition; drop it")
-        remove, add = privacy_loss_laws(Gaussian(sigma=1.0 / f.mu))
-        return PrivacyLossDistribution.from_laws(remove, add, accuracy=accuracy)
+        return Gaussian(sigma=1.0 / f.mu)
     if isinstance(f, PiecewiseLinearTradeOff):
         p, q = f.to_distributions()
-        law = PrivacyLossLaw.from_discrete(p, q)
-        reverse = None if f.symmetric else PrivacyLossLaw.from_discrete(q, p)
-        return PrivacyLossDistribution.from_laws(law, reverse, accuracy=accuracy)
+        return DiscretePair(tuple(p.tolist()), tuple(q.tolist()))
     raise ValueError(
         f"tensor_bracket supports GaussianTradeOff and PiecewiseLinearTradeOff, got {type(f).__name__}"
     )
@@ -44,29 +46,25 @@ def tensor_bracket(
     """Certified bracket of f1 ⊗ … ⊗ fn (each with a count) via the PLD engine (DRS Thm 3.2).
 
     Each piecewise-linear f = T(P, Q) enters as the discrete pair of
-    :meth:`PiecewiseLinearTradeOff.to_distributions` (both orders when f is not symmetric), each G_μ as
-    the Gaussian mechanism with σ = 1/μ. The engine's δ(ε) bracket is two-sided (max over both orders),
+    :meth:`PiecewiseLinearTradeOff.to_distributions` (both orders), each G_μ as the Gaussian mechanism
+    with σ = 1/μ, composed by :func:`optcomp.compose` (Gaussians only: the GDP closed form at the grid's
+    curve points). The engine's δ(ε) bracket is two-sided (max over both orders),
     so the result brackets the *symmetrized* composed curve — the guarantee of a mechanism that is
     f_i-DP for all ordered neighbouring pairs. See :func:`~optcomp.fdp.from_delta_curve` for the
     direction of each side.
 
     Args:
         *items: trade-off functions or ``(f, count)`` pairs.
-        accuracy: the PLD engine's accuracy knob.
+        accuracy: the accuracy of the composition's curve.
         epsilons: ε grid for the δ curve (starting at 0; default 0 … 20 in 400 steps).
     """
     if not items:
         raise ValueError("tensor_bracket needs at least one trade-off function, got none")
-    plds: list[object] = []
+    from optcomp.composition import compose  # the queries floor (listed exception, module docstring)
+
+    pairs = []
     for i, item in enumerate(items):
         f, count = item if isinstance(item, tuple) else (item, 1)
-        k = check_int(f"items[{i}] count", count)
-        pld = _pld_of(f, accuracy)
-        plds.append(pld.self_compose(k) if k > 1 else pld)  # type: ignore[attr-defined]
-    total = plds[0]
-    for other in plds[1:]:
-        total = total.compose(other)  # type: ignore[attr-defined]
+        pairs.append((_mechanism_of(f), check_int(f"items[{i}] count", count)))
     eps = None if epsilons is None else np.asarray(epsilons, dtype=np.float64)
-    return from_pld(total, eps)  # type: ignore[arg-type]
-
-
+    return from_pld(compose(*pairs, accuracy=accuracy), eps)

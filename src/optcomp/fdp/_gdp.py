@@ -22,7 +22,7 @@ import numpy.typing as npt
 from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr
 
-from optcomp._inverse import solve
+from optcomp._inverse import float_boundary, solve
 from optcomp._numerics import (
     EPSILON_XTOL,
     GDP_LOG_ERROR_PER_UNIT,
@@ -234,9 +234,10 @@ def _epsilon_scalar(mu: float, delta: float) -> float:
     def g(e: float) -> float:  # on the certified upper end: g(ε) ≤ 0 ⇒ δ_μ(ε) ≤ δ
         return float(_log_delta_upper(mu, np.array([e]))[0]) - log_target
 
-    hi = max(1.0, mu * mu)
-    while g(hi) > 0.0:
-        hi *= 2.0
+    start = max(1.0, mu * mu)  # doubled until it passes (g(0) > 0 was checked above)
+    found = float_boundary(lambda e: g(e) <= 0.0, name="epsilon", passing_above=True, fail=0.0, start=start,
+                           first_gap=start, xtol=math.inf)
+    hi = math.inf if found.passing is None else found.passing
     root = float(brentq(g, 0.0, hi, xtol=EPSILON_XTOL, rtol=_BRENT_RTOL))
     # brentq returns a point within xtol of the root; step to the safe side (δ(ε) ≤ target).
     up = round_up(root + EPSILON_XTOL)

@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from optcomp._inverse import float_boundary
 from optcomp._numerics import (
     CURVE_ABSOLUTE_SLACK,
     EPSILON_XTOL,
@@ -334,7 +335,8 @@ def delta_at(f: Readable, epsilon: float) -> Bound:
 
 
 def epsilon_at(f: Readable, delta: float, *, epsilon_max: float = 50.0) -> Bound:
-    """ε(δ) = inf{ε ≥ 0 : δ_f(ε) ≤ δ} implied by f, bracketed by bisection on :func:`delta_at`.
+    """ε(δ) = inf{ε ≥ 0 : δ_f(ε) ≤ δ} implied by f, bracketed by :func:`optcomp._inverse.float_boundary`
+    (bisection to ``EPSILON_XTOL``) on the certified ends of :func:`delta_at`.
 
     ``upper``: an ε whose certified upper δ is ≤ ``delta`` (a valid (ε, δ) guarantee), ``inf`` when no
     ε ≤ ``epsilon_max`` qualifies. ``lower``: an ε at which even the certified lower δ exceeds ``delta``
@@ -348,7 +350,7 @@ def epsilon_at(f: Readable, delta: float, *, epsilon_max: float = 50.0) -> Bound
         result: Bound = f.epsilon(d)  # a PLD answers ε(δ) itself (certified, no bisection here)
         return result
 
-    def solve(side: str) -> float:
+    def end(side: str) -> float:
         def val(e: float) -> float:
             b = delta_at(f, e)
             return b.upper if side == "upper" else b.lower
@@ -357,16 +359,12 @@ def epsilon_at(f: Readable, delta: float, *, epsilon_max: float = 50.0) -> Bound
             return 0.0
         if val(emax) > d:
             return math.inf if side == "upper" else emax
-        lo, hi = 0.0, emax
-        while hi - lo > EPSILON_XTOL * max(1.0, hi):
-            mid = 0.5 * (lo + hi)
-            if val(mid) <= d:
-                hi = mid
-            else:
-                lo = mid
-        return hi if side == "upper" else lo
+        found = float_boundary(lambda e: val(e) <= d, name="epsilon", passing_above=True, fail=0.0, passing=emax,
+                               xtol=EPSILON_XTOL)
+        out = found.passing if side == "upper" else found.fail
+        return emax if out is None else out  # both ends were given: never None
 
-    return Bound(solve("lower"), solve("upper"))
+    return Bound(end("lower"), end("upper"))
 
 
 def advantage(f: Readable) -> Bound:

@@ -391,6 +391,8 @@ def _batch_epsilon(release: BatchRelease) -> Fraction:
            for p, i in zip(pairs, release.items, strict=True)):
         pairs = [(float(up(mpf(i.epsilon))), float(up(mpf(Fraction(getattr(i, "delta", 0))))))
                  for i in release.items]
+    # optimal directly, not compose: a stored charge that verify() recomputes bit for bit (a new route
+    # would change it for ledgers written before); the planner-floor rule lists this import as downward.
     b = optimal.epsilon(pairs, float(release.delta))
     return exact("batch epsilon", b.upper)
 

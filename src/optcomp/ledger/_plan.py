@@ -1,8 +1,8 @@
 """Plan mode: a fixed list of slots composed optimally at creation; each release dominated by its slot.
 
 Parameters fixed before any output is seen are the non-adaptive setting, where optimal composition is
-valid: black boxes by :func:`optcomp.optimal.epsilon` (KOV Thm III.3, MV Thm 1.5), plans with Gaussian
-slots by the certified PLD of :func:`optcomp.compose` (``docs/pld.md``). Creation refuses unless the
+valid: through :func:`optcomp.compose`, which answers black boxes by :mod:`optcomp.optimal` (KOV Thm III.3,
+MV Thm 1.5) and plans with Gaussian slots by its certified PLD (``docs/pld.md``). Creation refuses unless the
 bracket's **upper end** is ≤ ε at δ. A release consumes a slot at or after the next unused one (skipping
 is allowed: running fewer mechanisms post-processes the plan) and must be dominated by it:
 
@@ -23,7 +23,6 @@ from fractions import Fraction
 from typing import Any
 
 import optcomp
-from optcomp import optimal
 from optcomp.ledger._exact import exact
 from optcomp.ledger._release import ApproxDP, GaussianRelease, PureDP, Release
 from optcomp.mechanisms import EpsilonDelta, Gaussian
@@ -56,8 +55,9 @@ def certify(slots: Sequence[Release], epsilon: Fraction, delta: Fraction) -> dic
         raise ValueError("plan must have at least one slot")
     d = float(delta) if Fraction(float(delta)) <= delta else math.nextafter(float(delta), 0.0)
     if all(isinstance(s, (PureDP, ApproxDP)) for s in slots):
-        b = optimal.epsilon([_pair(s) for s in slots], d)
-        engine = "optcomp.optimal.epsilon (KOV Thm III.3 / MV Thm 1.5)"
+        boxes = optcomp.compose(*[EpsilonDelta(e, delta=dd) for e, dd in map(_pair, slots)])
+        b = boxes.epsilon(d)
+        engine = f"optcomp.compose, engine {boxes.engine()} (KOV Thm III.3 / MV Thm 1.5)"
     else:
         items: list[Any] = []
         for s in slots:
@@ -88,7 +88,7 @@ def dominated(release: Release, slot: Release) -> bool:
 def slots_from_planner(plan: Any, result: Any) -> list[Release]:
     """The slots of a planner allocation (:func:`optcomp.planner.plan_all`, mode ``optimal``): one
     (ε_c, δ_c) black box per component of every statistic, exactly the pairs the planner certified."""
-    from optcomp.planner._allocate import prepare
+    from optcomp.planner import prepare
 
     pairs = prepare(plan).pairs([s.epsilon for s in result.statistics])
     return [ApproxDP(e, d) if d else PureDP(e) for e, d in pairs if e > 0 or d > 0]

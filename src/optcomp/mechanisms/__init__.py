@@ -39,10 +39,16 @@ a plan's ``mechanism``, the planner page's menu).
 
 from __future__ import annotations
 
-from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_mechanism, privacy_loss_laws
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 from optcomp.mechanisms._names import MECHANISM_NAMES, MechanismEntry, mechanism_spellings, planner_mechanisms
-from optcomp.mechanisms._spec import NEIGHBOURING_RELATIONS, Mechanism, Neighbouring
+from optcomp.mechanisms._spec import (
+    NEIGHBOURING_RELATIONS,
+    Mechanism,
+    Neighbouring,
+    check_neighbouring,
+    combined_relation,
+)
 from optcomp.mechanisms.discrete import (
     DiscreteLaplace,
     DiscretePair,
@@ -80,6 +86,10 @@ __all__ = [
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
     "TruncatedPoissonGaussian",
+    "check_mechanism",
+    "check_neighbouring",
+    "combined_relation",
+    "is_mechanism",
     "mechanism_spellings",
     "optimal_gamma",
     "planner_mechanisms",

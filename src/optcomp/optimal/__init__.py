@@ -99,8 +99,9 @@ def epsilon(
             pooled first (10⁷ copies of one pair is the homogeneous problem).
         delta: target δ_g ∈ [0, 1].
         accuracy: the library's accuracy knob: ``Accuracy.relative_width`` is the requested
-            (upper − lower)/max(upper, 0.01) of the bracket (the split engine refines Δ for it; exact
-            engines are narrower anyway), ``Accuracy.grid_step`` fixes the split engine's Δ (one pass).
+            (upper − lower)/max(upper, 0.01) of the bracket, and never wider than ``DEFAULT_TOLERANCE``
+            (the split engine refines Δ for both; exact engines are narrower anyway; this is the one
+            translation of an ``Accuracy``, ``_route.Goal``), ``Accuracy.grid_step`` fixes the split engine's Δ (one pass).
             ``tail_mass`` and ``memory_cap`` do not apply here (the work limit is ``max_points``).
             Give ``accuracy`` or ``tolerance``, not both; neither means ``tolerance=DEFAULT_TOLERANCE``.
         method: ``"auto"`` (homogeneous binomial at any k, brute force for ≤ 16 non-zero ε_i, else the

@@ -85,12 +85,22 @@ class Goal:
         assert self.relative_width is not None
         return self.relative_width * max(scale, EPSILON_WIDTH_FLOOR)
 
+    def grid_tolerance(self, scale: float, first: bool = False) -> float:
+        """The width in ε the split engine's grid aims at. A tolerance: itself. An ``Accuracy``: its first
+        pass aims at :data:`DEFAULT_TOLERANCE` (one pass meets most relative widths; every accuracy then
+        starts from the same grid), later passes at :meth:`epsilon_tolerance`, never above
+        :data:`DEFAULT_TOLERANCE` (a coarse relative width is not answered more loosely than the default)."""
+        if self.tolerance is not None:
+            return self.tolerance
+        return DEFAULT_TOLERANCE if first else min(DEFAULT_TOLERANCE, self.epsilon_tolerance(scale))
+
     def epsilon_met(self, b: Bound) -> bool:
-        """Whether the ε bracket ``b`` is as narrow as asked."""
+        """Whether the ε bracket ``b`` is as narrow as asked (for an ``Accuracy``: its relative width,
+        and a width ≤ :data:`DEFAULT_TOLERANCE`, :meth:`grid_tolerance`)."""
         if self.tolerance is not None:
             return b.width <= self.tolerance
         assert self.relative_width is not None
-        return b.relative_width_above(EPSILON_WIDTH_FLOOR) <= self.relative_width
+        return b.relative_width_above(EPSILON_WIDTH_FLOOR) <= self.relative_width and b.width <= DEFAULT_TOLERANCE
 
     def delta_met(self, b: Bound) -> bool:
         """Whether the δ bracket ``b`` is as narrow as asked (a tolerance asks for one pass only)."""
@@ -192,7 +202,7 @@ def epsilon_rest(
     centre = _split.eps_guess(eps, counts, log_r)
     n = float(np.sum(counts))
     finest = min_step(eps, counts, max_points)
-    tolerance = goal.epsilon_tolerance(centre)
+    tolerance = goal.grid_tolerance(centre, first=True)
     if goal.grid_step is not None:
         step = max(goal.grid_step, finest)
     else:
@@ -212,7 +222,7 @@ def epsilon_rest(
             break
         centre = best.midpoint
         if not exact:
-            tolerance = goal.epsilon_tolerance(best.upper)
+            tolerance = goal.grid_tolerance(best.upper)
             new_step = max(step * math.sqrt(_FIRST_AIM * tolerance / max(b.width, TINY_PAD)), finest)
             if new_step >= _MIN_SHRINK * step and attempt:
                 break

@@ -21,6 +21,7 @@ from optcomp.planner._allocate import (
     certified_epsilon,
     plan_all,
     pld_accuracy,
+    prepare,
 )
 from optcomp.planner._noise import half_width, simultaneous_beta
 from optcomp.planner._report import result_to_dict
@@ -34,6 +35,7 @@ from optcomp.planner._schema import (
     plan_from_text,
     plan_to_dict,
     plan_to_toml,
+    show,
 )
 
 __all__ = [
@@ -57,6 +59,8 @@ __all__ = [
     "plan_to_dict",
     "plan_to_toml",
     "pld_accuracy",
+    "prepare",
     "result_to_dict",
+    "show",
     "simultaneous_beta",
 ]

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from optcomp.pld._cells import GridTooLargeError
+from optcomp.pld._curve import HockeyStickCurve
 from optcomp.pld._pld import PrivacyLossDistribution
 
-__all__ = ["GridTooLargeError", "PrivacyLossDistribution"]
+__all__ = ["GridTooLargeError", "HockeyStickCurve", "PrivacyLossDistribution"]

@@ -24,7 +24,7 @@ import numpy as np
 # GridTooLargeError lives below the engines (a mechanism's LossScaleError is one); re-exported here
 from optcomp._numerics import LAW_LOG_ERROR, PLD_TAIL_XTOL, FloatArray, GridTooLargeError
 from optcomp._rounding import rounding_error, widen_down, widen_up
-from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms import ContinuousLoss, PrivacyLossLaw
 
 __all__ = [
     "BYTES_KEPT_PER_CELL",

@@ -28,8 +28,7 @@ from optcomp._numerics import (
     check_nonnegative,
     check_probability,
 )
-from optcomp.mechanisms._law import PrivacyLossLaw
-from optcomp.mechanisms._spec import Neighbouring, check_neighbouring, combined_relation
+from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
 

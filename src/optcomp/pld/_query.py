@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import lfilter
 
+from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_XTOL, SMALLEST_SUBNORMAL, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.pld._fft import Composed
@@ -321,13 +322,8 @@ class LowerEnd:
 
 
 def bisect(lo: float, hi: float, ok: Callable[[float], bool], keep: str, xtol: float) -> float:
-    """Bisection with ok(hi) true and ok(lo) false; returns the evaluated hi (keep='hi') or lo."""
-    for _ in range(200):
-        if hi - lo <= xtol * max(1.0, abs(hi)):
-            break
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi if keep == "hi" else lo
+    """Bisection with ok(hi) true and ok(lo) false; returns the evaluated hi (keep='hi') or lo
+    (:func:`optcomp._inverse.float_boundary`, to ``xtol``·max(1, |hi|))."""
+    found = float_boundary(ok, name="epsilon", passing_above=True, fail=lo, passing=hi, xtol=xtol)
+    end = found.passing if keep == "hi" else found.fail
+    return hi if end is None else end  # both ends were given: never None

@@ -20,7 +20,7 @@ from scipy.special import logsumexp
 
 from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
-from optcomp.mechanisms._law import PrivacyLossLaw
+from optcomp.mechanisms import PrivacyLossLaw
 from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells
 from optcomp.pld._dominated import Quantised, quantise
 from optcomp.pld._dominating import Split, split

@@ -22,8 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from optcomp.mechanisms import planner_mechanisms
-from optcomp.planner import MODES, plan_from_dict, plan_from_text, plan_to_toml
-from optcomp.planner._schema import show
+from optcomp.planner import MODES, plan_from_dict, plan_from_text, plan_to_toml, show
 from optcomp.web._worker import PLAN_TIME_LIMIT, PlanRunner
 from optcomp.web.ledger import ledger_routes
 

@@ -1,0 +1,260 @@
+"""The engines a composition's queries are answered by: one small protocol, three implementations.
+
+The router (:meth:`optcomp.queries.Composition.route`, the one routing rule) hands back an
+:class:`Engine` for one accuracy; every query of a :class:`~optcomp.queries.Composition` is one call on
+it, and no code outside the router branches on which engine it is:
+
+* :class:`GdpEngine` — Gaussians only: μ-GDP with μ = √(Σ kᵢμᵢ²) (Dong–Roth–Su Cor 3.3) is *equivalent*
+  to the curve δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (DRS Cor 2.13), bracketed by
+  :func:`optcomp.fdp.gdp_delta_bound` at μ rounded outward; ε(δ) is the float boundary of those
+  certified values (:func:`optcomp._inverse.float_boundary`). No accuracy knob.
+* :class:`OptimalEngine` — canonical (ε, δ) black boxes: :mod:`optcomp.optimal` (KOV Thm III.3,
+  MV Thms 1.4–1.5), driven only through :class:`~optcomp.Accuracy` (``optimal``'s ``Goal.of`` is the one
+  translation of an accuracy into its grid step).
+* :class:`GridEngine` — anything else: the certified PLD grid (:class:`optcomp.pld.PrivacyLossDistribution`),
+  built on first use.
+
+Every method returns brackets whose ``upper`` is certified (each engine's docstring says how);
+``epsilon_estimate`` is the one uncertified answer and says so in its name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+
+from optcomp import optimal
+from optcomp._inverse import float_boundary
+from optcomp._numerics import EPSILON_WIDTH_FLOOR, Accuracy, Bound, FloatArray
+from optcomp.fdp import gdp_delta_bound, gdp_epsilon
+from optcomp.pld import GridTooLargeError, HockeyStickCurve, PrivacyLossDistribution
+
+#: The names of the engines (what :meth:`optcomp.queries.Composition.engine` reports).
+EngineName = Literal["gdp", "optimal", "grid"]
+
+#: Points of the default δ(ε) curve (0 … 20) of engines without a placement of their own.
+CURVE_POINTS = 201
+#: Largest ε of that default curve.
+CURVE_EPSILON_MAX = 20.0
+#: Largest ε whose e^ε is a finite float64.
+_EXP_MAX = 709.0
+#: Upper δ ends of μ-GDP are read at ε' = min(ε, μ(μ/2 + this)), where a = −ε'/μ + μ/2 = −this: δ_μ
+#: decreases in ε, so δ(ε) ≤ δ(ε'), and there δ has underflowed while ``gdp_delta_bound``'s error bound
+#: is finite.
+GDP_TAIL_A = 1e4
+
+
+class Engine(Protocol):
+    """What the router hands back: the queries of one composition at one accuracy."""
+
+    @property
+    def name(self) -> EngineName:
+        """Which engine this is (reported by ``Composition.engine``; never branched on)."""
+        ...
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """Certified bracket of ε(δ); ``strict``: raise ``GridTooLargeError`` where the accuracy's
+        relative width cannot be reached (only the grid and optimal engines have a width to miss)."""
+        ...
+
+    def delta(self, epsilon: float) -> Bound:
+        """Certified bracket of δ(ε)."""
+        ...
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Certified (lower, upper) of δ(ε) at each ε of ``epsilons`` (validated by the caller)."""
+        ...
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """The certified δ(ε) curve (points placed by the engine unless given)."""
+        ...
+
+    def epsilon_estimate(self, delta: float) -> float:
+        """An *uncertified* point estimate of ε(δ)."""
+        ...
+
+
+def _default_epsilons(epsilons: FloatArray | None) -> FloatArray:
+    return np.linspace(0.0, CURVE_EPSILON_MAX, CURVE_POINTS) if epsilons is None else epsilons
+
+
+def _curve_of(engine: Engine, epsilons: FloatArray | None) -> HockeyStickCurve:
+    grid = _default_epsilons(epsilons)
+    lo, hi = engine.delta_curve(grid)
+    return HockeyStickCurve(grid, lo, hi)
+
+
+def _third_point(b: Bound) -> float:
+    """(U + 2L)/3 of a bracket [L, U] (the grid ends' errors have a ratio near 2:1, ``docs/pld.md`` §7)."""
+    return b.upper if not math.isfinite(b.upper) else (b.upper + 2 * b.lower) / 3
+
+
+# -- the grid ----------------------------------------------------------------------------------------
+@dataclass
+class GridEngine:
+    """The certified PLD grid; ``build`` makes it on first use (the composition caches it per accuracy)."""
+
+    build: Callable[[], PrivacyLossDistribution]
+    name: EngineName = "grid"
+
+    @property
+    def pld(self) -> PrivacyLossDistribution:
+        return self.build()
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """:meth:`PrivacyLossDistribution.epsilon` (strict for δ ≥ ``PLD_DEEP_DELTA`` there)."""
+        return self.pld.epsilon(delta)
+
+    def delta(self, epsilon: float) -> Bound:
+        return self.pld.delta(epsilon)
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.pld.delta_curve(epsilons)
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """One realisation for every point, placed where the curve bends unless given."""
+        return self.pld.hockey_stick_curve(epsilons)
+
+    def epsilon_estimate(self, delta: float) -> float:
+        return _third_point(self.pld.epsilon(delta))
+
+
+# -- the optimal black-box engine -----------------------------------------------------------------------
+@dataclass
+class OptimalEngine:
+    """(ε, δ) black boxes through :mod:`optcomp.optimal`, at ``accuracy`` (its one translation, ``Goal.of``).
+
+    Certified at both ends (MV Thm 1.5: dominating and dominated envelopes, see :func:`optcomp.optimal.epsilon`).
+    """
+
+    items: Sequence[tuple[float, float]]
+    accuracy: Accuracy
+    name: EngineName = "optimal"
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        b = optimal.epsilon(self.items, delta, accuracy=self.accuracy)
+        target = self.accuracy.relative_width
+        if strict and math.isfinite(b.upper) and b.relative_width_above(EPSILON_WIDTH_FLOOR) > target:
+            raise GridTooLargeError(
+                f"the requested relative width {target:g} is not reached by the optimal black-box engine "
+                f"(bracket [{b.lower!r}, {b.upper!r}]); ask for a larger Accuracy.relative_width, or query "
+                "optcomp.optimal.epsilon with a larger max_points"
+            )
+        return b
+
+    def delta(self, epsilon: float) -> Bound:
+        return optimal.delta(self.items, epsilon, accuracy=self.accuracy)
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        bounds = [self.delta(float(e)) for e in epsilons]
+        return (np.array([b.lower for b in bounds], dtype=np.float64),
+                np.array([b.upper for b in bounds], dtype=np.float64))
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """:meth:`delta_curve` on ``epsilons`` (default 0 … 20 in 201 steps), each point certified."""
+        return _curve_of(self, epsilons)
+
+    def epsilon_estimate(self, delta: float) -> float:
+        return _third_point(self.epsilon(delta, strict=False))
+
+
+# -- the GDP closed form --------------------------------------------------------------------------------
+def _gdp_tail(mu: float) -> float:
+    """ε' = μ(μ/2 + ``GDP_TAIL_A``): beyond it δ_μ(ε) ≤ δ_μ(ε') has underflowed."""
+    return mu * (mu / 2 + GDP_TAIL_A)
+
+
+def gdp_upper(mu: float, epsilon: float) -> float:
+    """A certified upper end of δ_μ(ε), read at min(ε, ε') (δ_μ decreases in ε)."""
+    return gdp_delta_bound(mu, min(epsilon, _gdp_tail(mu)))[1]
+
+
+def gdp_lower(mu: float, epsilon: float) -> float:
+    """A certified lower end of δ_μ(ε) (0, trivially, beyond ε')."""
+    return gdp_delta_bound(mu, epsilon)[0] if epsilon <= _gdp_tail(mu) else 0.0
+
+
+def _newton(mu: float, root: float, delta: float, end: Callable[[float, float], float]) -> float:
+    """Where the search for the boundary of ``end(mu, ε) ≤ delta`` starts: the closed-form root moved by
+    one Newton step on the certified end, (end(μ, root) − δ)/|δ_μ'(root)|, δ_μ'(ε) = −e^ε Φ(−ε/μ − μ/2)
+    (DRS Cor 2.13). Only a start: the boundary search decides (on certified values) what is returned."""
+    slope = math.exp(root) * 0.5 * math.erfc((root / mu + mu / 2) / math.sqrt(2.0)) if root < _EXP_MAX else 0.0
+    if not 0.0 < slope < math.inf:
+        return root
+    moved = root + (end(mu, root) - delta) / slope
+    return moved if 0.0 <= moved < math.inf else root
+
+
+@dataclass
+class GdpEngine:
+    """μ-GDP for μ ∈ [``mu_lo``, ``mu_hi``] (δ increases with μ; DRS Cor 2.13, certified ends).
+
+    ``mu`` is the merged μ itself (for the uncertified estimate); ``grid`` builds the PLD grid, whose
+    point placement a whole curve reuses (:meth:`curve`)."""
+
+    mu_lo: float
+    mu_hi: float
+    mu: float
+    grid: Callable[[], PrivacyLossDistribution]
+    name: EngineName = field(default="gdp")
+
+    def delta(self, epsilon: float) -> Bound:
+        return Bound(gdp_lower(self.mu_lo, epsilon), gdp_upper(self.mu_hi, epsilon))
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        bounds = [self.delta(float(e)) for e in epsilons]
+        return (np.array([b.lower for b in bounds], dtype=np.float64),
+                np.array([b.upper for b in bounds], dtype=np.float64))
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """ε(δ) on certified δ values only (δ_μ(ε) decreases in ε), each end to adjacent floats.
+
+        ``upper``: the least float ε (from the closed-form root at ``mu_hi``, :func:`optcomp.fdp.gdp_epsilon`)
+        whose certified upper δ at ``mu_hi`` is ≤ ``delta``; ``lower``: the largest float ε below the root
+        at ``mu_lo`` whose certified lower δ at ``mu_lo`` exceeds ``delta`` (or 0). Both are
+        :func:`optcomp._inverse.float_boundary` on those verdicts (its safe-side proof).
+        """
+        if delta == 0.0:
+            return Bound(math.inf, math.inf)  # δ_μ(ε) > 0 for every finite ε when μ > 0
+        if gdp_upper(self.mu_hi, 0.0) <= delta:
+            upper = 0.0
+        else:
+            start = _newton(self.mu_hi, gdp_epsilon(self.mu_hi, delta), delta, gdp_upper)
+            found = float_boundary(lambda e: gdp_upper(self.mu_hi, e) <= delta, name="epsilon", passing_above=True,
+                                   start=start)
+            upper = math.inf if found.passing is None else found.passing
+        if upper == 0.0 or gdp_lower(self.mu_lo, 0.0) <= delta:
+            return Bound(0.0, upper)
+        start = min(_newton(self.mu_lo, gdp_epsilon(self.mu_lo, delta), delta, gdp_lower), upper)
+        below = float_boundary(lambda e: gdp_lower(self.mu_lo, e) <= delta, name="epsilon", passing_above=True,
+                               passing=upper if math.isfinite(upper) else None, start=start)
+        return Bound(0.0 if below.fail is None else below.fail, upper)
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """The closed form at the points the grid places where the curve bends (or at ``epsilons``),
+        intersected with the grid's own certified ends there (both certified: the intersection is)."""
+        placed = self.grid().hockey_stick_curve(epsilons)
+        lo, hi = self.delta_curve(placed.epsilons)
+        return HockeyStickCurve(placed.epsilons, np.maximum(lo, placed.lower), np.minimum(hi, placed.upper))
+
+    def epsilon_estimate(self, delta: float) -> float:
+        """The GDP closed form ε(δ) at the merged μ itself (Brent's root stepped up by its solver tolerance),
+        brought into the certified bracket (which is narrower than that step): an estimate."""
+        b = self.epsilon(delta, strict=False)
+        return min(max(gdp_epsilon(self.mu, delta), b.lower), b.upper)
+
+
+__all__ = [
+    "CURVE_POINTS",
+    "Engine",
+    "EngineName",
+    "GdpEngine",
+    "GridEngine",
+    "OptimalEngine",
+    "gdp_lower",
+    "gdp_upper",
+]
