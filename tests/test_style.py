@@ -268,6 +268,9 @@ SIDEWAYS: dict[tuple[str, str], str] = {
 
 #: (importer, imported) climbing a floor, with its reason (each such import sits inside a function).
 CLIMBING: dict[tuple[str, str], str] = {
+    ("mechanisms", "pld"): "the balls-in-bins epoch law's factor cells are the engine's certified cell envelopes "
+    "(pld._cells.cell_log_masses, design note random-allocation §3.4 step 1), imported inside the function; "
+    "to move down to mechanisms with its envelope helpers",
     ("fdp", "composition"): "fdp.tensor_bracket composes the pairs through compose (issue 25): a readout of a "
     "composition, imported inside the function (the queries floor imports fdp)",
 }
@@ -275,6 +278,8 @@ CLIMBING: dict[tuple[str, str], str] = {
 #: Imports of another room's private module or name (``optcomp.x._y``, ``from optcomp.x import _y``),
 #: with the reason it has no public name yet.
 PRIVATE_IMPORTS: dict[tuple[str, str], str] = {
+    ("mechanisms", "optcomp.pld._cells.cell_log_masses"): "see CLIMBING (mechanisms, pld): the cell envelopes "
+    "have no public name until they move down",
     ("planner", "optcomp.fdp._gdp._log_delta_core"): "the planner's vectorised μ search reads fdp's uncertified "
     "log δ core; fdp/_gdp.py is being edited by its owners this turn (to be given a public name there)",
 }
@@ -404,6 +409,14 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "pld/_curve.py::run": "one realisation per curve point group",
     "pld/_pld.py::run": "grid refinement towards an accuracy",
     "pld/_realise.py::_argmin": "ternary search for the best tilt on an index grid (an optimisation)",
+    "matrix/_sensitivity.py::tree_pattern_value": "walks the tree's levels (node length doubles)",
+    "matrix/_strategy.py::column_norms_squared": "prefix sums of coefficients (lo/hi: band ends)",
+    "matrix/_tree.py::tree_brute_force": "enumerates the tree's nodes level by level (the brute-force reference)",
+    "mechanisms/_allocation_grid.py::_band_upper": "one band of the split convolution (lo/hi: offset range)",
+    "mechanisms/_allocation_grid.py::_gauss_window": "the factor window's lower end ℓ_min (a window, not a "
+    "parameter: its tail is charged separately)",
+    "mechanisms/_allocation_lower.py::_band": "one band of the merge convolution (lo/hi: offset range)",
+    "mechanisms/allocation.py::allocation_bracket": "grid-step refinement towards an accuracy (not an inverse)",
 }
 
 #: Inverses of certified values still hand-rolled, each with who owns the file and what replaces it.

@@ -189,6 +189,21 @@ def log1mexp_array(x: npt.ArrayLike) -> FloatArray:
     return np.asarray(out, dtype=np.float64)
 
 
+#: Above this y, log(eʸ − 1) is computed as y + log1p(−e⁻ʸ) (np.expm1 would overflow at ~709).
+_LOG_EXPM1_SWITCH = 30.0
+
+
+def log_expm1(y: npt.ArrayLike) -> FloatArray:
+    """log(eʸ − 1) for y ≥ 0, elementwise: −inf at 0, +inf at +inf, accurate for tiny and huge y."""
+    y = np.asarray(y, dtype=np.float64)
+    out = np.empty_like(y)
+    big = y > _LOG_EXPM1_SWITCH
+    with np.errstate(divide="ignore"):
+        out[~big] = np.log(np.expm1(y[~big]))
+        out[big] = y[big] + np.log1p(-np.exp(-y[big]))
+    return out
+
+
 def logsubexp(a: float, b: float) -> float:
     """log(eᵃ − eᵇ) for a ≥ b; −inf when a = b."""
     if b > a:
@@ -317,6 +332,7 @@ __all__ = [
     "log1mexp",
     "log1mexp_array",
     "log_binomial",
+    "log_expm1",
     "log_sum_exp",
     "log_sum_exp_down",
     "log_sum_exp_error",

@@ -1,11 +1,8 @@
 """DP-SGD accounting: ε and δ of noisy SGD under a batch sampler, and the two inverse problems.
 
-The default sampler is Poisson subsampling (below); ``sampling=`` selects fixed-size, truncated
-Poisson, shuffled or balls-in-bins batches and ``examples_per_user`` user-level DP-SGD. Each sampler
-is one small function in ``_SAMPLERS`` giving the dominating composition of a run (and, for shuffling
-and balls-in-bins, a dominated one for the lower end; balls-in-bins refines its grid step in
-:func:`optcomp.mechanisms.allocation.allocation_bracket`); ``docs/samplers.md`` has the pairs,
-relations and proofs.
+Poisson subsampling by default; ``sampling=`` selects fixed-size, truncated Poisson, shuffled or
+balls-in-bins batches, ``examples_per_user`` user-level DP-SGD. A sampler is one function in ``_SAMPLERS``
+(the dominating composition; :meth:`Run.lower_items` the dominated one); ``docs/samplers.md`` has the proofs.
 
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
 Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
@@ -24,9 +21,8 @@ convolution of one step's (``shared/MATH.md``, "Composition of independent mecha
   upper ε is ≤ the target, so it provably meets the target; σ is within ``rtol`` (default 1e-5) of the
   least σ whose certified ε meets the target, T is the largest such T exactly.
 
-With ``sampling_rate = 1`` there is no subsampling: ``steps`` Gaussian steps with noise σ are exactly one
-Gaussian step with noise σ/√steps (μ-GDP with μ = √steps/σ, Dong–Roth–Su Cor. 3.3), and that single
-step is what is accounted.
+``sampling_rate = 1``: ``steps`` Gaussian steps with noise σ are exactly one with noise σ/√steps (μ-GDP,
+μ = √steps/σ, Dong–Roth–Su Cor. 3.3), and that single step is accounted.
 """
 
 from __future__ import annotations
@@ -181,9 +177,8 @@ class Run:
         return None
 
     def brackets(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> tuple[Bound, Bound]:
-        """``(run, dominating_pair)``: ``query``'s bracket for the run (:meth:`bound`) and the bracket of
-        :meth:`items` itself, whose lower end is not the run's when :meth:`lower_items` is not ``None``
-        (balls-in-bins: the dominating epochs' bracket at the inverses' grid step)."""
+        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`) and that of :meth:`items` itself
+        (not the run's lower end where :meth:`lower_items` is not ``None``; balls-in-bins: at the inverses' step)."""
         from optcomp import compose
 
         if self.sampling == "balls_in_bins":
@@ -212,7 +207,12 @@ class Run:
         if self.sampling == "balls_in_bins":
             from optcomp.mechanisms.allocation import allocation_bracket
 
-            return allocation_bracket(self, query, accuracy, lower=lower, floor=floor)
+            def lower_at(acc: Accuracy) -> float | None:
+                items = self.lower_items(acc.grid_step)
+                return query(compose(*items, accuracy=acc)).lower if items else None
+
+            return allocation_bracket(lambda acc: query(compose(*_balls_in_bins(self, acc.grid_step), accuracy=acc)),
+                                      lower_at, accuracy, lower=lower, floor=floor)
         return self.brackets(query, accuracy)[0] if lower else query(compose(*self.items(), accuracy=accuracy))
 
 

@@ -33,6 +33,7 @@ import click
 from optcomp.cli._common import cli, emit_json, emit_table, parse_json, read_text
 from optcomp.ledger import (
     CURRENCIES,
+    RELATIONS,
     BudgetExceeded,
     Ledger,
     Release,
@@ -42,7 +43,6 @@ from optcomp.ledger import (
     from_json,
     slots_from_planner,
 )
-from optcomp.ledger._ledger import RELATIONS
 
 _KEYS = {"pure": ("epsilon",), "approx": ("epsilon", "delta"), "gaussian": ("sigma", "sensitivity"), "zcdp": ("rho",)}
 _DEFAULTS = {"gaussian": {"sensitivity": "1"}}

@@ -56,7 +56,7 @@ def sweep_command(grid: Path, db: Path | None, workers: int | None, scheduler: s
     if parquet_path is not None:
         sweep.write_parquet(recs, parquet_path)
     if plot_path is not None:
-        from optcomp.sweep._plot import plot_sweep
+        from optcomp.plot import plot_sweep
 
         plot_sweep(recs, plot_path)
     if as_json:

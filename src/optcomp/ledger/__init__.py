@@ -33,6 +33,7 @@ from optcomp.ledger._currency import (
 )
 from optcomp.ledger._exact import decode, encode, exact
 from optcomp.ledger._ledger import (
+    RELATIONS,
     BudgetExceeded,
     Ledger,
     ReleaseIdConflict,
@@ -56,6 +57,7 @@ from optcomp.ledger._store import StoreError
 
 __all__ = [
     "CURRENCIES",
+    "RELATIONS",
     "ApproxDP",
     "BatchRelease",
     "BudgetExceeded",

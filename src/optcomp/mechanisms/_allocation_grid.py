@@ -42,6 +42,7 @@ from optcomp._numerics import (
     LAW_LOG_ERROR,
     SMALLEST_SUBNORMAL,
     FloatArray,
+    GridTooLargeError,
 )
 from optcomp._rounding import next_up, rounding_error, widen_down, widen_up
 from optcomp.mechanisms._law import PrivacyLossLaw
@@ -180,8 +181,6 @@ def _gauss_window(mu: float, t: int, h: float) -> tuple[int, int]:
     if (j_hi - j_lo) * h > _MAX_SPAN:
         raise ValueError(f"noise_multiplier={1 / mu!r} is too small for the balls-in-bins grid (span over {_MAX_SPAN} nats)")
     if (j_hi - j_lo) * weights(h).far > _MAX_WORK:
-        from optcomp.pld import GridTooLargeError
-
         raise GridTooLargeError(
             f"the balls-in-bins grid step {h:g} needs {(j_hi - j_lo)} factor cells and a band of "
             f"{weights(h).far}: too much work per convolution; ask for a coarser grid_step or relative_width"

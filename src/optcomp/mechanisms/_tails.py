@@ -9,7 +9,6 @@ from optcomp._numerics import FloatArray
 from optcomp._rounding import log1mexp_array
 
 #: Above this argument, log(expm1(y)) is computed as y + log1p(−e^{−y}) (no overflow, full accuracy).
-_LOG_EXPM1_SWITCH = 30.0
 
 
 def as_array(x: npt.ArrayLike) -> FloatArray:
@@ -17,15 +16,6 @@ def as_array(x: npt.ArrayLike) -> FloatArray:
     return np.asarray(x, dtype=np.float64)
 
 
-def log_expm1(y: npt.ArrayLike) -> FloatArray:
-    """log(eʸ − 1) for y ≥ 0, elementwise: −inf at 0, +inf at +inf, accurate for tiny and huge y."""
-    y = as_array(y)
-    out = np.empty_like(y)
-    big = y > _LOG_EXPM1_SWITCH
-    with np.errstate(divide="ignore"):
-        out[~big] = np.log(np.expm1(y[~big]))
-        out[big] = y[big] + np.log1p(-np.exp(-y[big]))
-    return out
 
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import log_ndtr, ndtri
@@ -42,6 +42,7 @@ from optcomp._numerics import (
     Accuracy,
     Bound,
     Domain,
+    GridTooLargeError,
     check_int,
     check_positive,
     integers,
@@ -51,10 +52,6 @@ from optcomp.mechanisms._spec import Mechanism, Neighbouring, validate_parameter
 from optcomp.mechanisms.discrete import DiscretePair
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.shuffle import SHUFFLE_BINS, bin_masses
-
-if TYPE_CHECKING:
-    from optcomp.dpsgd import Run
-    from optcomp.queries import Composition
 
 
 def allocation_upper_mechanism(sigma: float, *, selected: int = 1, epochs: int = 1) -> Gaussian:
@@ -165,12 +162,20 @@ def _allocation_epoch_lower_laws(mechanism: AllocationEpochLower) -> LawPair:
 
 
 def allocation_bracket(
-    run: Run, query: Callable[[Composition], Bound], accuracy: Accuracy, *, lower: bool = True, floor: float
+    upper_at: Callable[[Accuracy], Bound],
+    lower_at: Callable[[Accuracy], float | None],
+    accuracy: Accuracy,
+    *,
+    lower: bool = True,
+    floor: float,
 ) -> Bound:
-    """``query``'s certified bracket for a balls-in-bins run, refining the dyadic grid step h.
+    """A certified bracket for a balls-in-bins run, refining the dyadic grid step h.
 
-    Upper end: ⌈T/t⌉ epochs of :class:`AllocationEpoch`; lower end: ⌊T/t⌋ epochs of
-    :class:`AllocationEpochLower` (``docs/samplers.md`` Lemmas A, C, D), both on the engine grid Δ = h.
+    ``upper_at(acc)``: the query's bracket on ⌈T/t⌉ epochs of :class:`AllocationEpoch`; ``lower_at(acc)``:
+    the lower end of the query on ⌊T/t⌋ epochs of :class:`AllocationEpochLower` (``None``: no complete
+    epoch, lower end 0); both on the grid step h = ``acc.grid_step`` (engine grid Δ = h;
+    ``docs/samplers.md`` Lemmas A, C, D). The run's composition is built by the caller
+    (:meth:`optcomp.dpsgd.Run.bound`), so this refinement imports nothing above the mechanisms floor.
     From h = ALLOCATION_FIRST_STEP, h is halved (or divided by up to 8, as the second-order width model
     predicts) until (upper − lower)/max(upper, ``floor``) ≤ ``accuracy.relative_width`` or h reaches
     ALLOCATION_FINEST_STEP, where the narrowest bracket reached is returned (every pass is certified).
@@ -180,9 +185,6 @@ def allocation_bracket(
     searches, which test the upper end only) evaluates the upper end once, at ALLOCATION_COARSE_STEP
     or ALLOCATION_ITEM_STEP by the requested width.
     """
-    from optcomp import compose
-    from optcomp.dpsgd import _balls_in_bins
-    from optcomp.pld import GridTooLargeError
 
     def at(h: float) -> Accuracy:
         return Accuracy(grid_step=h, tail_mass=accuracy.tail_mass, memory_cap=accuracy.memory_cap)
@@ -196,18 +198,17 @@ def allocation_bracket(
     best: Bound | None = None
     while True:
         try:
-            upper = query(compose(*_balls_in_bins(run, h), accuracy=at(h)))
+            upper = upper_at(at(h))
             if not lower:
                 return upper
-            low_items = run.lower_items(h)
-            low = query(compose(*low_items, accuracy=at(h))).lower if low_items else 0.0
+            low = lower_at(at(h))
         except GridTooLargeError:
             if best is None:
                 raise
             return best  # the finer grid does not fit: the narrowest certified bracket reached
-        bound = best = Bound(min(low, upper.upper), upper.upper)
+        bound = best = Bound(min(low or 0.0, upper.upper), upper.upper)
         width = (bound.upper - bound.lower) / max(bound.upper, floor) if bound.upper > 0 else 0.0
-        if width <= accuracy.relative_width or accuracy.grid_step is not None or not low_items:
+        if width <= accuracy.relative_width or accuracy.grid_step is not None or low is None:
             return bound
         if h <= ALLOCATION_FINEST_STEP or not math.isfinite(width):
             return bound

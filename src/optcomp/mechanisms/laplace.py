@@ -25,10 +25,11 @@ from typing import ClassVar
 import numpy as np
 
 from optcomp._numerics import NONNEGATIVE, POSITIVE, POSITIVE_OR_INF, Domain, FloatArray, integers
+from optcomp._rounding import log_expm1
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.mechanisms._spec import Neighbouring, check_loss_scale, validate_parameters
-from optcomp.mechanisms._tails import as_array, log_expm1
+from optcomp.mechanisms._tails import as_array
 from optcomp.mechanisms.discrete import merged_law
 
 

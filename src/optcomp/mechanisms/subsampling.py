@@ -39,10 +39,11 @@ from typing import ClassVar
 import numpy as np
 
 from optcomp._numerics import SAMPLING_RATE, Domain, FloatArray, check_sampling_rate
+from optcomp._rounding import log_expm1
 from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_symmetric, privacy_loss_laws
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 from optcomp.mechanisms._spec import Mechanism, Neighbouring, combined_relation, validate_parameters
-from optcomp.mechanisms._tails import as_array, log_diff_exp, log_expm1
+from optcomp.mechanisms._tails import as_array, log_diff_exp
 
 
 def _check_base(mechanism: object, relation: Neighbouring, wrapper: str) -> None:

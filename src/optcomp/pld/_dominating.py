@@ -28,8 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optcomp._numerics import FloatArray
-from optcomp._rounding import rounding_error, widen_up
-from optcomp.mechanisms._tails import log_expm1
+from optcomp._rounding import log_expm1, rounding_error, widen_up
 from optcomp.pld._cells import Cells, mag
 
 
