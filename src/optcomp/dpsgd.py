@@ -196,6 +196,7 @@ def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
     if run.examples_per_user > 1:
+        _check_user_level_mean(run.sigma, run.q, run.steps, run.examples_per_user)
         return [(user_level_mixture(run.sigma, run.q, run.examples_per_user), run.steps)]
     if run.q == 1.0:  # no sampling: the floor composes the Gaussians in closed form (optcomp.queries)
         return [(Gaussian(sigma=run.sigma), run.steps)]
@@ -262,6 +263,26 @@ def user_level_mixture(sigma: float, sampling_rate: float, examples_per_user: in
     return MixtureOfGaussians(
         sigma, sensitivities=tuple(j.astype(float).tolist()), probabilities=tuple(pmf.tolist())
     )
+
+
+def _check_user_level_mean(sigma: float, q: float, steps: int, k: int) -> None:
+    """Refuse a user-level run whose composed loss has mean beyond :data:`MAX_MEAN_LOSS`, before the
+    (k + 1)-component mixture is built (a :class:`~optcomp.pld.GridTooLargeError`: a search counts
+    such a σ or T as failing). The mean is *at least* steps·(kq)²/(2σ²): Donsker–Varadhan with
+    the test function λx gives KL(P‖N(0, σ²)) ≥ λ·E_P[X] − λ²σ²/2 for every λ, and E_P[X] = kq for the
+    mixture P of :func:`user_level_mixture` (maximised at λ = kq/σ²) — so a refusal is never a run that
+    had a useful ε."""
+    ratio = k * q / sigma  # float products overflow to inf (never OverflowError), which is refused
+    mean = steps * ratio * ratio / 2.0
+    if mean > MAX_MEAN_LOSS:
+        from optcomp.pld import GridTooLargeError
+
+        raise GridTooLargeError(
+            f"examples_per_user={k} with sampling_rate={q!r}, noise_multiplier={sigma!r} and steps={steps}: "
+            f"the composed privacy loss has mean at least {mean:.3g}, beyond {MAX_MEAN_LOSS:g} (an epsilon "
+            "that large protects nothing, and no grid spans it); use fewer examples per user, fewer steps "
+            "or more noise"
+        )
 
 
 def _validate(noise_multiplier: object, sampling_rate: object, steps: object) -> tuple[float, float, int]:

@@ -27,6 +27,7 @@ bracket from :func:`optcomp.compose` ``(...).epsilon(δ)`` / ``.delta(ε)``; not
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,10 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from optcomp.cli import _rdp_compare
 from optcomp.cli._common import (
+    TIME_LIMIT_S,
     _progress_setting,
     _show_progress,
+    check_feasible,
     cli,
     delta_query,
     emit_json,
@@ -48,6 +51,7 @@ from optcomp.cli._common import (
     informative,
     load_structured,
     memory_limit_bytes,
+    size,
 )
 from optcomp.mechanisms import MECHANISM_NAMES, mechanism_spellings
 
@@ -85,6 +89,8 @@ def parse_mech(spec: str) -> dict[str, Any]:
             key, eq, value = part.partition("=")
             if not eq or not key.strip():
                 raise ValueError(f"--mech parameters must be KEY=VALUE, got {part!r} in {spec!r}")
+            if key.strip() in entry:  # never the last one silently: the spec is ambiguous
+                raise ValueError(f"--mech parameter {key.strip()!r} is given twice in {spec!r}; give it once")
             entry[key.strip()] = _parse_value(value.strip())
     return entry
 
@@ -119,7 +125,14 @@ def build_item(entry: dict[str, Any]) -> tuple[Any, int]:
     names = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
     subsample = "q" in entry and "q" not in names  # DiscretePair has a field 'q' of its own
     reserved = RESERVED if subsample else ("kind", "count")
-    kwargs = {ALIASES.get(k, k): v for k, v in entry.items() if k not in reserved}
+    kwargs: dict[str, Any] = {}
+    for key, value in entry.items():
+        if key in reserved:
+            continue
+        name = ALIASES.get(key, key)
+        if name in kwargs:  # eps= and epsilon= both given
+            raise ValueError(f"{kind} parameter {name!r} is given twice (as {key!r} and an alias); give it once")
+        kwargs[name] = value
     if dataclasses.is_dataclass(cls):
         unknown = sorted(set(kwargs) - names)
         if unknown:
@@ -147,6 +160,8 @@ def parse_accuracy(text: str | None, table: dict[str, Any] | None = None) -> Any
             key = key.strip()
             if not eq or key not in fields:
                 raise ValueError(f"--accuracy must be KEY=VALUE with KEY among {fields}, got {part!r}")
+            if key in changes:
+                raise ValueError(f"--accuracy parameter {key!r} is given twice in {text!r}; give it once")
             changes[key] = _parse_value(value.strip())
     elif table is not None:
         if not isinstance(table, dict) or not set(table) <= set(fields):
@@ -367,6 +382,27 @@ def _emit_account(
     _rdp_compare.print_comparison(rdp_payload)
 
 
+#: Cost of user-level DP-SGD per example of a user (one core; the (k + 1)-component mixture's law is
+#: evaluated on every grid point): 10⁴ examples took 10.5 s and 0.23 GB (σ = 1, q = 0.001, 100 steps),
+#: building the mixture alone for 10⁶ took 6.2 s and 0.31 GB.
+_USER_S_PER_EXAMPLE = 1.0e-3
+_USER_BYTES_PER_EXAMPLE = 300.0
+
+
+def check_user_level_cost(examples_per_user: int) -> None:
+    """Refuse ``--examples-per-user`` whose estimated cost exceeds the limits, before anything is built."""
+    if examples_per_user <= 1:
+        return
+    by_time = int(TIME_LIMIT_S / _USER_S_PER_EXAMPLE)
+    by_memory = int(memory_limit_bytes() / _USER_BYTES_PER_EXAMPLE) if math.isfinite(memory_limit_bytes()) else by_time
+    check_feasible(
+        f"user-level DP-SGD with --examples-per-user {examples_per_user}",
+        _USER_S_PER_EXAMPLE * size(examples_per_user),
+        _USER_BYTES_PER_EXAMPLE * size(examples_per_user),
+        f"use --examples-per-user <= {min(by_time, by_memory)}",
+    )
+
+
 @cli.command("dpsgd")
 @click.option("--sigma", "noise_multiplier", type=float, required=True, help="Noise multiplier σ.")
 @click.option("--q", "sampling_rate", type=float, required=True, help="Poisson sampling rate q in (0, 1].")
@@ -397,6 +433,7 @@ def dpsgd_command(
     check_sampling_rate("--q", sampling_rate)
     check_int("--steps", steps)
     check_int("--examples-per-user", examples_per_user)
+    check_user_level_cost(examples_per_user)
     sampler = {"sampling": sampling, "examples_per_user": examples_per_user, "dataset_size": dataset_size,
                "max_batch_size": max_batch_size}
     acc = parse_accuracy(accuracy)

@@ -29,7 +29,7 @@ of the branches' laws (every P- and Q-mass scaled by wᵢ).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
@@ -54,6 +54,21 @@ from optcomp.mechanisms._tails import as_array, log_diff_exp
 #: Newton steps allowed for z(t) (quadratic convergence from a start within a few units; far more
 #: than needed — reaching the limit raises instead of returning an unconverged root).
 _NEWTON_STEPS = 200
+
+
+#: Largest (components × points) matrix the law evaluates at once (16 MiB per float64 temporary): the
+#: points are taken in slices, so a mixture of many components (user-level DP-SGD with 10⁴ examples per
+#: user has 10⁴ + 1) costs memory for the grid only, never components × grid.
+_MAX_CELLS = 2**21
+
+
+def _by_slices(fn: Callable[[FloatArray], FloatArray], x: FloatArray, components: int) -> FloatArray:
+    """``fn`` on consecutive slices of the flat ``x`` (components × slice ≤ :data:`_MAX_CELLS`), joined.
+    ``fn`` is elementwise, so the result is the same as ``fn(x)``."""
+    step = max(1, _MAX_CELLS // max(1, components))
+    if x.size <= step:
+        return fn(x)
+    return np.concatenate([fn(x[i : i + step]) for i in range(0, x.size, step)])
 
 
 def _logsumexp_rows(terms: FloatArray) -> FloatArray:
@@ -151,7 +166,10 @@ class MixtureGaussianLoss:
 
     def z(self, t: npt.ArrayLike) -> FloatArray:
         """z(t) with L(z(t)) = t: −inf for t ≤ ln p₀, +inf for t = +inf (Newton from above)."""
-        t = as_array(t).reshape(-1)
+        return _by_slices(self._z, as_array(t).reshape(-1), len(self.mus))
+
+    def _z(self, t: FloatArray) -> FloatArray:
+        """:meth:`z` on one slice of points (each point's Newton iteration is its own)."""
         out = np.full(t.shape, -np.inf)
         out[np.isposinf(t)] = np.inf
         live = np.isfinite(t) & (t > self.log_p0)
@@ -188,10 +206,13 @@ class MixtureGaussianLoss:
 
     def _p(self, x: FloatArray, sign: float) -> FloatArray:
         xs = as_array(x)
-        z = self.z(xs)
         mus, lws = self._all_mus()
-        terms = lws[:, None] + log_ndtr(sign * (z[None, :] - mus[:, None]))
-        return np.minimum(_logsumexp_rows(terms), 0.0).reshape(xs.shape)
+
+        def mix(flat: FloatArray) -> FloatArray:
+            terms = lws[:, None] + log_ndtr(sign * (self._z(flat)[None, :] - mus[:, None]))
+            return np.minimum(_logsumexp_rows(terms), 0.0)
+
+        return _by_slices(mix, xs.reshape(-1), len(mus)).reshape(xs.shape)
 
     def p_logsf(self, x: FloatArray) -> FloatArray:
         """log Σ pᵢ Φ(μᵢ − z(x))."""
