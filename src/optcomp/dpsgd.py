@@ -17,6 +17,8 @@ convolution of one step's (``shared/MATH.md``, "Composition of independent mecha
 * :func:`epsilon` and :func:`delta` are thin queries over :func:`optcomp.compose`; the returned
   :class:`~optcomp.Bound` is the PLD engine's certified bracket (pessimistic upper, optimistic lower;
   see :class:`optcomp.pld.PrivacyLossDistribution`).
+* :func:`tradeoff` is the run's trade-off curve (the attack TPR at each FPR), for the samplers with an
+  exact pair (``optcomp._dpsgd_tradeoff``).
 * :func:`noise_multiplier` and :func:`steps` invert them coarse-to-fine (passes on grids 16 and 4
   times coarser place a safeguarded secant at the requested accuracy) **on the certified upper
   bound**, and always return the *safe side* of the root: the returned σ (resp. number of steps) has
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from optcomp._dpsgd_tradeoff import tradeoff
 from optcomp._numerics import (
     CALIBRATION_RTOL,
     DEFAULT_ACCURACY,
@@ -571,5 +574,6 @@ __all__ = [
     "epsilon",
     "noise_multiplier",
     "steps",
+    "tradeoff",
     "user_level_mixture",
 ]

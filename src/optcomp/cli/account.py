@@ -403,11 +403,27 @@ def check_user_level_cost(examples_per_user: int) -> None:
     )
 
 
-@cli.command("dpsgd")
-@click.option("--sigma", "noise_multiplier", type=float, required=True, help="Noise multiplier σ.")
+_DPSGD_EPILOG = """\b
+Examples:
+  optcomp dpsgd --sigma 1.1 --q 0.01 --steps 1000 --delta 1e-5
+  optcomp dpsgd --target-epsilon 2 --q 0.01 --steps 1000 --delta 1e-5      # solve for sigma
+  optcomp dpsgd --target-epsilon 2 --sigma 1.1 --q 0.01 --delta 1e-5 --solve steps
+"""
+
+
+@cli.command("dpsgd", epilog=_DPSGD_EPILOG)
+@click.option("--sigma", "noise_multiplier", type=float, default=None,
+              help="Noise multiplier σ (solved for with --target-epsilon).")
 @click.option("--q", "sampling_rate", type=float, required=True, help="Poisson sampling rate q in (0, 1].")
-@click.option("--steps", type=int, required=True, help="Number of steps.")
+@click.option("--steps", type=int, default=None, help="Number of steps (solved for with --target-epsilon --solve steps).")
 @click.option("--delta", type=float, required=True, help="Target δ.")
+@click.option("--target-epsilon", "target_epsilon", type=float, default=None,
+              help="Solve for the smallest σ (or, with --solve steps, the largest number of steps) whose certified ε "
+              "is at most this, then account for that run.")
+@click.option("--solve", type=click.Choice(["sigma", "steps"]), default="sigma", show_default=True,
+              help="What --target-epsilon solves for.")
+@click.option("--max-steps", "max_steps", type=int, default=None,
+              help="Search limit of --solve steps (default: the library's, 10^7).")
 @click.option(
     "--accuracy", default=None, metavar="KEY=VALUE,...", help="Override fields of the default Accuracy."
 )
@@ -421,22 +437,38 @@ def check_user_level_cost(examples_per_user: int) -> None:
 @click.option("--dataset-size", "dataset_size", type=int, default=None, help="n (truncated_poisson).")
 @click.option("--max-batch-size", "max_batch_size", type=int, default=None, help="Batch cap B (truncated_poisson).")
 def dpsgd_command(
-    noise_multiplier: float, sampling_rate: float, steps: int, delta: float, accuracy: str | None, as_json: bool,
-    statement: bool = False, sampling: str = "poisson", examples_per_user: int = 1,
-    dataset_size: int | None = None, max_batch_size: int | None = None,
+    noise_multiplier: float | None, sampling_rate: float, steps: int | None, delta: float, accuracy: str | None,
+    as_json: bool, statement: bool = False, sampling: str = "poisson", examples_per_user: int = 1,
+    dataset_size: int | None = None, max_batch_size: int | None = None, target_epsilon: float | None = None,
+    solve: str = "sigma", max_steps: int | None = None,
 ) -> None:
-    """Certified ε bracket of DP-SGD (default: Poisson subsampling, add/remove relation)."""
+    """Certified ε bracket of DP-SGD (default: Poisson subsampling, add/remove relation), or the σ / number
+    of steps that meets a target ε (--target-epsilon)."""
     from optcomp import dpsgd
     from optcomp._numerics import check_int, check_positive, check_sampling_rate
 
-    check_positive("--sigma", noise_multiplier)  # the library's checks, under the options' names
+    # the library's checks, under the options' names
+    if noise_multiplier is not None:
+        check_positive("--sigma", noise_multiplier)
     check_sampling_rate("--q", sampling_rate)
-    check_int("--steps", steps)
+    if steps is not None:
+        check_int("--steps", steps)
     check_int("--examples-per-user", examples_per_user)
     check_user_level_cost(examples_per_user)
     sampler = {"sampling": sampling, "examples_per_user": examples_per_user, "dataset_size": dataset_size,
                "max_batch_size": max_batch_size}
     acc = parse_accuracy(accuracy)
+    if target_epsilon is not None:
+        from optcomp.cli._dpsgd_solve import solve_run
+
+        with _progress("solving") as progress:
+            progress.add_task(f"solving for {solve} (each trial is a certified accounting)", total=None)
+            noise_multiplier, steps = solve_run(target_epsilon, solve, noise_multiplier, sampling_rate, steps,
+                                                delta, sampler, acc, max_steps)
+    elif noise_multiplier is None or steps is None:
+        raise click.UsageError("give --sigma and --steps (or --target-epsilon E to solve for one of them)")
+    elif max_steps is not None:
+        raise click.UsageError("--max-steps goes with --target-epsilon --solve steps")
     with _progress("accounting") as progress:
         progress.add_task("accounting DP-SGD", total=None)
         bound = informative(
@@ -444,7 +476,8 @@ def dpsgd_command(
             "epsilon", _FEWER)
     relation = dpsgd.SAMPLING_RELATION[sampling] if examples_per_user == 1 else "add_remove_user"
     params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta, "sampling": sampling,
-              "relation": relation, **{k: v for k, v in sampler.items() if k != "sampling" and v not in (None, 1)}}
+              "relation": relation, **{k: v for k, v in sampler.items() if k != "sampling" and v not in (None, 1)},
+              **({} if target_epsilon is None else {"target_epsilon": target_epsilon, "solved_for": solve})}
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
     rdp_items = [(PoissonSubsampled(Gaussian(noise_multiplier), sampling_rate=sampling_rate), steps)]
@@ -460,8 +493,10 @@ def dpsgd_command(
         emit_json({**params, "epsilon": bound, **({"rdp_comparison": rdp_payload} if rdp_payload else {}),
                    **({"statement": text} if text else {})})
         return
+    # A solved σ is shown rounded up (the safe side: more noise); --json has it exactly.
+    shown = {**params, **({"sigma": fmt_directed(noise_multiplier, up=True)} if target_epsilon is not None else {})}
     emit_table(
-        "DP-SGD: " + ", ".join(f"{k}={fmt(v)}" for k, v in params.items()),
+        "DP-SGD: " + ", ".join(f"{k}={fmt(v)}" for k, v in shown.items()),
         ["quantity", "lower", "upper (certified)"],
         [("epsilon", fmt_directed(bound.lower, up=False), fmt_directed(bound.upper, up=True))],
     )
