@@ -253,3 +253,36 @@ def test_a_failing_reference_does_not_hide_our_answer(
     assert code == 0, err
     data = json.loads(out)
     assert "failed (ValueError: boom)" in data["reference"] and data["results"][0]["upper"] > 0
+
+
+#: Fixed-size DP-SGD under replace-one (README's samplers table: m = 256 of n = 60,000, σ = 1, T = 3,516):
+#: dp_accounting's PLDAccountant refuses sampling without replacement, and its RdpAccountant under-reports
+#: (google/differential-privacy PR #464): 2.7037 at δ = 1e-5 against optcomp's certified [12.4815, 12.4824].
+FIXED_SIZE = {
+    "class_name": "SelfComposedDpEvent",
+    "count": 3516,
+    "event": {
+        "class_name": "SampledWithoutReplacementDpEvent",
+        "source_dataset_size": 60000,
+        "sample_size": 256,
+        "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0},
+    },
+}
+
+
+def test_rdp_reference_where_the_pld_accountant_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("dp_accounting")
+    path = write(tmp_path, FIXED_SIZE)
+    argv = ("account", "--dp-event", path, "--neighbouring", "substitution", "--delta", "1e-5")
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert "RdpAccountant" in data["reference"] and "PLDAccountant does not support" in data["reference"]
+    (row,) = data["results"]
+    assert row["reference"] < row["lower"] and row["position"] == "below our certified bracket"
+    assert "UNDER-REPORTS epsilon" in row["verdict"] and "not a valid privacy guarantee" in row["verdict"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    # Our table comes first; the reference (and the accountant it came from) after it, in words.
+    assert out.index("upper (certified)") < out.index("reference: dp_accounting") < out.index("UNDER-REPORTS")
+    assert "RdpAccountant" in out and "the true epsilon is at least 12.48" in out

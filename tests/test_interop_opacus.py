@@ -1,9 +1,10 @@
-"""Opacus accountant histories and the drop-in ``Accountant``: the same bracket as ``optcomp.dpsgd``."""
+"""Opacus histories and ``Accountant`` (Opacus' IAccountant, on a real DPOptimizer): the bracket of ``optcomp.dpsgd``."""
 
 from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 
 import pytest
 
@@ -124,3 +125,44 @@ def _events(dp: object, history: list[tuple[float, float, int]]) -> object:
     return e.ComposedDpEvent(
         [e.SelfComposedDpEvent(e.PoissonSampledDpEvent(q, e.GaussianDpEvent(s)), k) for s, q, k in history]
     )
+
+
+def test_optimizer_hook_records_each_noisy_step() -> None:
+    """The hook Opacus attaches to its DPOptimizer, driven by a stand-in optimizer (no Opacus needed)."""
+    accountant = Accountant()
+    hook = accountant.get_optimizer_hook_fn(sample_rate=0.01)
+    optimizer = SimpleNamespace(noise_multiplier=1.1, accumulated_iterations=1)
+    for _ in range(40):
+        hook(optimizer)
+    assert accountant.history == [(1.1, 0.01, 40)] and len(accountant) == 40
+    assert accountant.get_epsilon(1e-5) == dpsgd.epsilon(1.1, 0.01, 40, 1e-5)
+    with pytest.raises(ValueError, match="accumulated 2 Poisson batches"):
+        hook(SimpleNamespace(noise_multiplier=1.1, accumulated_iterations=2))
+    with pytest.raises(ValueError, match="sample_rate"):
+        accountant.get_optimizer_hook_fn(sample_rate=1.5)
+    destination: dict[str, object] = {"kept": True}
+    assert accountant.state_dict(destination) is destination
+    assert destination == {"kept": True, "history": [(1.1, 0.01, 40)], "mechanism": "optcomp"}
+
+
+def test_accountant_replaces_opacus_accountant_in_a_training_loop() -> None:
+    """A real (tiny, CPU) Opacus training run with optcomp's Accountant in place of Opacus' own."""
+    torch = pytest.importorskip("torch")
+    opacus = pytest.importorskip("opacus")
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+    model = torch.nn.Linear(4, 2)
+    engine = opacus.PrivacyEngine()
+    engine.accountant = Accountant()
+    model, optimizer, loader = engine.make_private(
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+        data_loader=DataLoader(data, batch_size=8), noise_multiplier=1.1, max_grad_norm=1.0,
+    )
+    for x, y in loader:  # one epoch of Poisson batches at rate 1/8
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    assert engine.accountant.history == [(1.1, 1 / 8, 8)]
+    assert engine.get_epsilon(1e-5) == dpsgd.epsilon(1.1, 1 / 8, 8, 1e-5)

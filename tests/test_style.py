@@ -232,6 +232,7 @@ FLOORS: dict[str, int] = {
     # applications
     "calibrate": 5,
     "dpsgd": 5,
+    "_dpsgd_tradeoff": 5,
     "planner": 5,
     "ledger": 5,
     "matrix": 5,
@@ -254,6 +255,9 @@ SIDEWAYS: dict[tuple[str, str], str] = {
     ("region", "fdp"): "the privacy region of a trade-off function (fdp) is its δ(ε) curve",
     ("optimal", "bounds"): "KOV Cor V.1 (bounds.py, its one home) next to optimal.calibrate",
     ("dpsgd", "calibrate"): "noise_multiplier/steps are calibrate.noise_for_target (the one calibrator)",
+    ("dpsgd", "_dpsgd_tradeoff"): "dpsgd.tradeoff (a run's trade-off curve) lives in its own module (dpsgd's size)",
+    ("_dpsgd_tradeoff", "dpsgd"): "a run's trade-off curve reads the run's sampler and composition from dpsgd "
+    "(a type, and inside the function)",
     ("matrix", "calibrate"): "a matrix mechanism's noise is calibrated by calibrate.noise_for_target",
     ("matrix", "dpsgd"): "DP-MF training runs reuse the DP-SGD sampler table",
     ("sweep", "dpsgd"): "a sweep evaluates DP-SGD runs",

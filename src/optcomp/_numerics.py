@@ -312,6 +312,11 @@ POSITIVE_OR_INF = Domain(0.0, math.inf, lower_closed=False, upper_closed=True)
 PROBABILITY = Domain(0.0, 1.0, upper_closed=True)
 OPEN_PROBABILITY = Domain(0.0, 1.0, lower_closed=False)
 SAMPLING_RATE = Domain(0.0, 1.0, lower_closed=False, upper_closed=True)
+#: Largest mean privacy loss (≈ ε) of a composition ``dpsgd.epsilon``/``delta`` attempt; the PLD engine's
+#: memory cap is reached far below it at the default accuracy.
+MAX_MEAN_LOSS = 1e6
+
+
 class GridTooLargeError(ValueError):
     """The requested accuracy needs more working memory than ``Accuracy.memory_cap`` allows.
 

@@ -15,6 +15,7 @@ convolution of one step's (``shared/MATH.md``, "Composition of independent mecha
 * :func:`epsilon` and :func:`delta` are thin queries over :func:`optcomp.compose`; the returned
   :class:`~optcomp.Bound` is the PLD engine's certified bracket (pessimistic upper, optimistic lower;
   see :class:`optcomp.pld.PrivacyLossDistribution`).
+* :func:`tradeoff`: the run's trade-off curve (attack TPR at each FPR; ``optcomp._dpsgd_tradeoff``).
 * :func:`noise_multiplier` and :func:`steps` are :func:`optcomp.calibrate.noise_for_target` on the
   run's dominating composition (coarse-to-fine, **on the certified upper bound**), and always return the
   *safe side* of the root: the returned σ (resp. number of steps) has been evaluated and its certified
@@ -32,11 +33,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-
+from optcomp._dpsgd_tradeoff import tradeoff
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
     EPSILON_WIDTH_FLOOR,
+    MAX_MEAN_LOSS,
     PARAMETER_RTOL,
     Accuracy,
     Bound,
@@ -48,9 +49,10 @@ from optcomp._numerics import (
     check_sampling_rate,
 )
 from optcomp.calibrate import noise_for_target
+from optcomp.mechanisms import check_user_level_mean, user_level_mixture
 
 if TYPE_CHECKING:
-    from optcomp.mechanisms import Mechanism, MixtureOfGaussians, TruncatedPoissonGaussian
+    from optcomp.mechanisms import Mechanism, TruncatedPoissonGaussian
     from optcomp.queries import Composition
 
 Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
@@ -69,9 +71,6 @@ SAMPLING_RELATION: dict[str, str] = {
 
 #: Most steps accounted (integers beyond 2**53 are not exact in float64).
 MAX_STEPS = 2**53
-#: Largest mean privacy loss (≈ ε) of a composition :func:`epsilon`/:func:`delta` attempt; the PLD engine's
-#: memory cap is reached far below it at the default accuracy.
-MAX_MEAN_LOSS = 1e6
 #: Largest ε target of the inverses (as the planner's budget): an ε beyond it protects nothing (a likelihood
 #: ratio of e^100), and the σ that reaches it is so small that each engine evaluation takes long.
 MAX_TARGET_EPSILON = 100.0
@@ -220,6 +219,7 @@ def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
     from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
     if run.examples_per_user > 1:
+        check_user_level_mean(run.sigma, run.q, run.steps, run.examples_per_user)
         return [(user_level_mixture(run.sigma, run.q, run.examples_per_user), run.steps)]
     if run.q == 1.0:  # no sampling: the floor composes the Gaussians in closed form (optcomp.queries)
         return [(Gaussian(sigma=run.sigma), run.steps)]
@@ -270,27 +270,6 @@ _SAMPLERS: dict[str, Callable[[Run], list[tuple[Mechanism, int]]]] = {
     "shuffle": _shuffle,
     "balls_in_bins": _balls_in_bins,
 }
-
-
-def user_level_mixture(sigma: float, sampling_rate: float, examples_per_user: int) -> MixtureOfGaussians:
-    """One Poisson DP-SGD step for a user with k examples: Σⱼ Bin(k, q)(j)·N(j, σ²) vs N(0, σ²).
-
-    Each of the user's k examples enters the batch independently with probability q, so J ~ Bin(k, q)
-    of them do, and their clipped gradients move the sum by a vector of norm ≤ J; the worst case (all
-    aligned) is the mixture of Gaussians with shifts 0..k (Ganesh, arXiv 2401.10294). Relation:
-    add/remove of one user with at most k examples. Probabilities: scipy's binomial pmf, divided by
-    their exact sum.
-    """
-    from scipy import stats
-
-    from optcomp.mechanisms import MixtureOfGaussians
-
-    j = np.arange(examples_per_user + 1)
-    pmf = np.asarray(stats.binom.pmf(j, examples_per_user, sampling_rate), dtype=np.float64)
-    pmf = pmf / math.fsum(pmf.tolist())
-    return MixtureOfGaussians(
-        sigma, sensitivities=tuple(j.astype(float).tolist()), probabilities=tuple(pmf.tolist())
-    )
 
 
 def _validate(noise_multiplier: object, sampling_rate: object, steps: object) -> tuple[float, float, int]:
@@ -596,5 +575,6 @@ __all__ = [
     "epsilon_brackets",
     "noise_multiplier",
     "steps",
+    "tradeoff",
     "user_level_mixture",
 ]

@@ -38,7 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compose": ("optcomp.cli.compose",
                 "Compare basic, advanced (DRV and lecture-notes forms), KOV and optimal composition."),
     "dpsgd": ("optcomp.cli.account",
-              "Certified ε bracket of DP-SGD (default: Poisson subsampling, add/remove relation)."),
+              ("Certified ε bracket of DP-SGD (default: Poisson subsampling, add/remove relation), or the σ / "
+               "number of steps that meets a target ε (--target-epsilon).")),
     "ledger": ("optcomp.cli.ledger",
                "A persistent privacy ledger: charge every release before it runs (docs/ledger.md)."),
     "matrix": ("optcomp.cli.matrix",
@@ -57,7 +58,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("optcomp.cli.sweep",
               "Evaluate a grid of DP-SGD configurations (TOML/JSON), every row a certified bracket."),
     "tradeoff": ("optcomp.cli.fdp",
-                 "Print or export a trade-off curve β = f(α) (type II error at type I error α)."),
+                 ("Print or export a trade-off curve β = f(α) (type II error at type I error α): of μ-GDP or "
+                  "(ε, δ)-DP mechanisms, or of what you ran — a DP-SGD run, --mech specs or a --dp-event tree "
+                  "(the attack TPR of your training run at each --fpr).")),
 }
 cli.lazy_commands.update(COMMANDS)
 

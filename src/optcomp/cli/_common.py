@@ -182,7 +182,11 @@ def accuracy_advice(message: str) -> str:
 
     A width the engine reached ("the width is W") becomes the suggestion ``--accuracy relative_width=W``
     rounded up to two digits; the largest ``memory_cap`` is the machine's cap (:func:`memory_limit_bytes`).
+    A message that names no ``Accuracy`` field (a run whose loss no grid spans at any accuracy: "use fewer
+    steps or more noise") is returned unchanged: no accuracy setting would help.
     """
+    if "Accuracy." not in message:
+        return message
     facts = message.split("; ask for", 1)[0].split("; raise", 1)[0].strip().rstrip(";.")
     facts = re.sub(r"\bAccuracy\.(\w+)", r"--accuracy \1", facts)
     reached = re.search(r"the width is ([0-9.]+(?:e[-+]?[0-9]+)?)", facts)
@@ -270,12 +274,29 @@ def check_depth(data: Any, path: Path, what: str) -> Any:
     return data
 
 
+class _DuplicateKeyError(ValueError):
+    """A JSON object with the same key twice (json.loads would keep the last one silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of :func:`parse_json`: an object whose key repeats is ambiguous input."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKeyError(key)
+        obj[key] = value
+    return obj
+
+
 def parse_json(text: str, path: Path, what: str) -> Any:
-    """``json.loads(text)``; invalid JSON, or JSON nested deeper than :data:`MAX_JSON_DEPTH` (at any
-    depth: the parser's own RecursionError is turned into the same error), is a ValueError naming
-    ``what`` and ``path``."""
+    """``json.loads(text)``; invalid JSON, an object with a repeated key (``{"sigma": 1, "sigma": 2}``:
+    never the last one silently), or JSON nested deeper than :data:`MAX_JSON_DEPTH` (at any depth: the
+    parser's own RecursionError is turned into the same error) is a ValueError naming ``what`` and
+    ``path``."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKeyError as exc:
+        raise ValueError(f"{what} {path} gives the key {exc.args[0]!r} twice in one object; give it once") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} {path} is not valid JSON: {exc}") from exc
     except RecursionError:

@@ -14,6 +14,7 @@ import importlib
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -32,10 +33,12 @@ from optcomp.cli._common import (
 
 
 def _reference_module() -> tuple[Any, Any, str] | None:
-    """dp_accounting's ``dp_event`` and ``pld_privacy_accountant`` modules and version, if installed."""
+    """dp_accounting's ``dp_event`` module, its accountant classes (``PLDAccountant``, ``RdpAccountant``)
+    and its version, if installed."""
     try:
         events = importlib.import_module("dp_accounting.dp_event")
         pld = importlib.import_module("dp_accounting.pld.pld_privacy_accountant")
+        rdp = importlib.import_module("dp_accounting.rdp.rdp_privacy_accountant")
     except ImportError:
         return None
     try:
@@ -44,7 +47,7 @@ def _reference_module() -> tuple[Any, Any, str] | None:
         ver = version("dp-accounting")
     except Exception:  # noqa: BLE001 (metadata is optional decoration of the label)
         ver = "?"
-    return events, pld, ver
+    return events, SimpleNamespace(PLDAccountant=pld.PLDAccountant, RdpAccountant=rdp.RdpAccountant), ver
 
 
 def _to_events(node: Any, events: Any) -> Any:
@@ -81,6 +84,19 @@ def _position(value: float, bound: Bound) -> str:
     if value > bound.upper:
         return "above our certified bracket"
     return "inside our certified bracket"
+
+
+def verdict(row: dict[str, Any]) -> str | None:
+    """What the reference's number means for a user, in words (None when there is no number)."""
+    if row["position"] is None:
+        return None
+    query, ref, low = row["query"], row["reference"], fmt_directed(row["lower"], up=False)
+    if row["position"].startswith("below"):
+        return (f"it UNDER-REPORTS {query}: the true {query} is at least {low}, so {ref:.6g} is not a valid "
+                "privacy guarantee for this run")
+    if row["position"].startswith("above"):
+        return "conservative: a valid but looser guarantee"
+    return "the two agree to the width of our bracket"
 
 
 #: The reference runs by default only on trees it answers in seconds (measured with dp_accounting 0.4 on
@@ -133,26 +149,33 @@ def _reference(
     run: bool | None = None,
 ) -> tuple[str, list[float] | None]:
     """(label or reason, dp_accounting's answers to the queries in order, or None). ``run``: True always
-    runs it, False never, None (default) only when :func:`reference_cost` is small."""
+    runs it, False never, None (default) only when :func:`reference_cost` is small. The label names the
+    accountant that answered: ``PLDAccountant``, or ``RdpAccountant`` where the PLD accountant does not
+    support the event (it refuses sampling without replacement, for one)."""
     if run is False:
         return "dp_accounting reference not run (--no-reference)", None
     found = _reference_module()
     if found is None:
         return "dp_accounting not installed", None
-    events, pld, ver = found
+    events, accountants, ver = found
     label = f"dp_accounting {ver} PLDAccountant"
     skipped = None if run else _reference_skipped(event_json)
     if skipped is not None:
         return f"{label}: {skipped}", None
     event = _to_events(event_json, events)
     if event is None:
-        return f"{label}: has no event class for part of this tree", None
+        return f"dp_accounting {ver}: has no event class for part of this tree", None
     relation_name = {"add_remove": "ADD_OR_REMOVE_ONE", "zero_out": "REPLACE_SPECIAL"}.get(neighbouring, "REPLACE_ONE")
     relation = importlib.import_module("dp_accounting.privacy_accountant").NeighboringRelation[relation_name]
-    accountant = pld.PLDAccountant(relation)
     try:
+        accountant = accountants.PLDAccountant(relation)
         if not accountant.supports(event):
-            return f"{label}: does not support this event under {relation_name}", None
+            rdp_class = getattr(accountants, "RdpAccountant", None)
+            accountant = None if rdp_class is None else rdp_class(neighboring_relation=relation)
+            if accountant is None or not accountant.supports(event):
+                return f"dp_accounting {ver}: neither accountant supports this event under {relation_name}", None
+            label = (f"dp_accounting {ver} RdpAccountant (its PLDAccountant does not support this event "
+                     f"under {relation_name})")
         accountant.compose(event)
         answers = [float(accountant.get_epsilon(d)) for d in deltas]
         answers += [float(accountant.get_delta(e)) for e in epsilons]
@@ -184,7 +207,9 @@ def account_interop(
                               "use fewer compositions") for d in deltas]
         bounds += [delta_query(lambda x: composition.delta(x, accuracy=accuracy), e) for e in epsilons]
     queries = [("epsilon", "delta", d) for d in deltas] + [("delta", "epsilon", e) for e in epsilons]
-    with progress_bar("dp_accounting's reference answer") as _:
+    if not as_json:  # our certified answer first: the reference may take a while (--no-reference skips it)
+        _print_table(composition, source, queries, _rows(queries, bounds, None))
+    with progress_bar("dp_accounting's reference answer (--no-reference skips it)") as _:
         label, answers = _reference(event_json, composition.neighbouring, deltas, epsilons,
                                     reference)
     rows = _rows(queries, bounds, answers)
@@ -201,7 +226,7 @@ def account_interop(
             }
         )
         return
-    _print_table(composition, source, label, queries, rows)
+    _print_reference(label, queries, rows)
 
 
 def _read_source(dp_event: Path | None, opacus_history: Path | None, neighbouring: str) -> tuple[Any, Any, str]:
@@ -226,41 +251,45 @@ def _read_source(dp_event: Path | None, opacus_history: Path | None, neighbourin
 def _rows(
     queries: list[tuple[str, str, float]], bounds: list[Bound], answers: list[float] | None
 ) -> list[dict[str, Any]]:
-    """One result row per query: our bracket, the reference's answer and where it falls against the bracket."""
+    """One result row per query: our bracket, the reference's answer, where it falls against the bracket
+    and what that means (``verdict``)."""
     rows = []
     for i, ((query, at_name, at), bound) in enumerate(zip(queries, bounds)):
         ref = None if answers is None else answers[i]
-        rows.append(
-            {
-                "query": query,
-                at_name: at,
-                "lower": bound.lower,
-                "upper": bound.upper,
-                "reference": ref,
-                "position": None if ref is None or math.isnan(ref) else _position(ref, bound),
-            }
-        )
+        row = {
+            "query": query,
+            at_name: at,
+            "lower": bound.lower,
+            "upper": bound.upper,
+            "reference": ref,
+            "position": None if ref is None or math.isnan(ref) else _position(ref, bound),
+        }
+        rows.append({**row, "verdict": verdict(row)})
     return rows
 
 
 def _print_table(
-    composition: Any, source: str, label: str, queries: list[tuple[str, str, float]], rows: list[dict[str, Any]]
+    composition: Any, source: str, queries: list[tuple[str, str, float]], rows: list[dict[str, Any]]
 ) -> None:
-    """The rows as a table, then one line per query placing the reference's answer against our bracket."""
+    """Our certified brackets as a table (printed before the reference is computed), each end rounded
+    outwards (a lower end never printed above its value)."""
     labels = [f"{name}={value:g}" for _, name, value in queries]
-    title = f"{source} ({composition.neighbouring}, engine {composition.engine}); reference: {label}"
-    if not composition.private:
-        title += "; NOT PRIVATE: " + ", ".join(composition.non_private)
     emit_table(
-        title,
-        ["quantity", "at", "lower", "upper (certified)", "reference"],
-        [
-            (r["query"], where, r["lower"], r["upper"], "-" if r["reference"] is None else r["reference"])
-            for r, where in zip(rows, labels)
-        ],
+        f"{source} ({composition.neighbouring}, engine {composition.engine})",
+        ["quantity", "at", "lower", "upper (certified)"],
+        [(r["query"], where, fmt_directed(r["lower"], up=False), fmt_directed(r["upper"], up=True))
+         for r, where in zip(rows, labels)],
     )
-    for r, where in zip(rows, labels):
+    if not composition.private:  # a line of its own: never wrapped inside the table's title
+        click.echo("NOT PRIVATE: " + ", ".join(composition.non_private))
+
+
+def _print_reference(label: str, queries: list[tuple[str, str, float]], rows: list[dict[str, Any]]) -> None:
+    """The reference's label, then one line per query placing its answer against our bracket, in words."""
+    click.echo(f"reference: {label}")
+    for r, (_, name, value) in zip(rows, queries):
         if r["position"] is not None:
             click.echo(
-                f"{label}: {r['query']} at {where} = {r['reference']:.6g}, {r['position']} [{fmt_bound(r)}]"
+                f"  {r['query']} at {name}={value:g}: {r['reference']:.6g}, {r['position']} [{fmt_bound(r)}]; "
+                f"{r['verdict']}"
             )

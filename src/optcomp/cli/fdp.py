@@ -40,6 +40,7 @@ from optcomp.cli._common import (
 from optcomp.cli._common import (
     fmt as fmt_number,
 )
+from optcomp.cli._tradeoff_sources import source_curve, source_options
 from optcomp.fdp import (
     TradeOff,
     TradeOffBracket,
@@ -168,8 +169,7 @@ def _subsampled_run(
             "composed: C_p(f)^k, the DP-SGD order); for --eps use -k 1"
         )
     from optcomp import compose
-    from optcomp._numerics import LOSS_SCALE
-    from optcomp.dpsgd import MAX_MEAN_LOSS
+    from optcomp._numerics import LOSS_SCALE, MAX_MEAN_LOSS
     from optcomp.fdp import from_pld
     from optcomp.mechanisms import Gaussian, SubsampledWithoutReplacement
 
@@ -185,6 +185,22 @@ def _subsampled_run(
     step = SubsampledWithoutReplacement(Gaussian(sigma=1.0 / gdp), sampling_rate=sampling_rate)
     run = from_pld(compose((step, k)).pld())
     return f"C_p({name}) composed {k}-fold (each step subsampled p={p}, then composed: DP-SGD order; bracket)", run
+def _curve(
+    gdp: float | None, eps: float | None, delta: float | None, k: int, group: int, sampling_rate: float | None,
+    source: dict[str, Any],
+) -> tuple[str, TradeOff | TradeOffBracket]:
+    """The curve of the options: a source's (:mod:`optcomp.cli._tradeoff_sources`) or :func:`build_curve`'s."""
+    found = source_curve(**source)
+    if found is None:
+        return build_curve(gdp, eps, delta, k, group, sampling_rate)
+    if gdp is not None or eps is not None or delta is not None or k > 1 or sampling_rate is not None:
+        raise click.UsageError("--gdp/--eps/--delta/-k/--subsample describe another curve: give them without "
+                               "--mech, --dp-event or a DP-SGD run (whose counts and steps are their own)")
+    label, curve = found
+    if group > 1:
+        curve = group_privacy(curve, group)
+        label += f", group of {group}"
+    return label, curve
 
 
 def curve_chunks(
@@ -277,12 +293,14 @@ def write_curve(out: TextIO, fmt: str, head: dict[str, Any], columns: list[str],
                    "is subsampled, then the steps are composed (C_p(f)^k, --gdp only for k > 1); --group applies "
                    "to the whole run. Prints a certified bracket.")
 @click.option("--points", type=click.IntRange(min=2), default=21, show_default=True, help="Number of α points.")
-@click.option("--fpr", type=float, default=0.01, show_default=True, help="FPR at which to report attack TPR.")
+@click.option("--fpr", "fprs", type=float, multiple=True,
+              help="FPR at which to report the attack TPR (repeatable; default 0.01).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default=None,
               help="Output format (default: table on stdout; from the extension of --output).")
 @click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the curve to this file (.csv or .json).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@source_options
 def tradeoff(
     gdp: float | None,
     eps: float | None,
@@ -291,12 +309,15 @@ def tradeoff(
     group: int,
     sampling_rate: float | None,
     points: int,
-    fpr: float,
+    fprs: tuple[float, ...],
     fmt: str | None,
     output: Path | None,
     as_json: bool,
+    **source: Any,
 ) -> None:
-    """Print or export a trade-off curve β = f(α) (type II error at type I error α)."""
+    """Print or export a trade-off curve β = f(α) (type II error at type I error α): of μ-GDP or (ε, δ)-DP
+    mechanisms, or of what you ran — a DP-SGD run, --mech specs or a --dp-event tree (the attack TPR of
+    your training run at each --fpr)."""
     if as_json:
         fmt = "json"
     if fmt is None:
@@ -306,19 +327,20 @@ def tradeoff(
             f"--points must be <= {TABLE_MAX_ROWS} for a table on the terminal, got {points}; "
             "use --format csv or --json (or --output FILE)"
         )
-    check_probability("--fpr", fpr)
+    fprs = tuple(check_probability("--fpr", f) for f in fprs) or (0.01,)
     check_curve_cost(gdp, eps, k, group, points)
     with progress_bar("building the curve") as _:
-        label, curve = build_curve(gdp, eps, delta, k, group, sampling_rate)
+        label, curve = _curve(gdp, eps, delta, k, group, sampling_rate, source)
     with progress_bar("advantage and attack TPR") as _:
         adv = advantage(curve)
-        tpr = attack_tpr(curve, fpr)
+        tprs = [attack_tpr(curve, f) for f in fprs]
     head: dict[str, Any] = {
         "curve": label,
         "certified": "bracket" if isinstance(curve, TradeOffBracket) else "exact",
         "advantage": adv,
-        "fpr": fpr,
-        "attack_tpr": tpr,
+        "fpr": fprs[0],
+        "attack_tpr": tprs[0],
+        "attacks": [{"fpr": f, "attack_tpr": t} for f, t in zip(fprs, tprs)],
     }
     if output is not None and fmt == "table":
         raise click.UsageError("--format table cannot be written to --output; use csv or json")
@@ -327,8 +349,8 @@ def tradeoff(
         if fmt == "table":
             rows = [row for chunk in chunks for row in chunk]
             emit_table(f"trade-off {label}", columns, rows)
-            click.echo(f"advantage (max TPR-FPR) in {fmt_number(adv)}; attack TPR at FPR={fmt_number(fpr)} in "
-                       f"{fmt_number(tpr)}")
+            click.echo(f"advantage (max TPR-FPR) in {fmt_number(adv)}; " + "; ".join(
+                f"attack TPR at FPR={fmt_number(f)} in {fmt_number(t)}" for f, t in zip(fprs, tprs)))
             return
         if output is None:
             write_curve(sys.stdout, fmt, head, columns, chunks)

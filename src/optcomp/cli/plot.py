@@ -4,6 +4,7 @@ Examples::
 
     optcomp plot tradeoff --gdp 1 --gdp 2 --eps 1 --delta 0.01 --output curves.png
     optcomp plot tradeoff --gdp 2 --subsample 0.2 --output subsampled.svg     # certified band
+    optcomp plot tradeoff --sigma 1.1 --q 0.01 --steps 1000 --gdp 0.5 --output run.png  # a DP-SGD run's band
     optcomp plot region --eps 0.1 --delta 0.001 -k 1 -k 10 -k 50 --output region.png  # KOV Figs. 1–3
     optcomp plot compare --eps 0.01 --eps 0.1 --delta-g 2.98e-8 --max-k 1000 --output mv.png  # MV §6
 
@@ -22,6 +23,7 @@ import numpy as np
 from optcomp._numerics import check_nonnegative, check_open_probability
 from optcomp.cli import compose as _costs
 from optcomp.cli._common import check_feasible, cli, progress_bar, size, squared
+from optcomp.cli._tradeoff_sources import source_curve, source_options
 from optcomp.cli.fdp import build_curve
 
 
@@ -57,6 +59,7 @@ def plot_group() -> None:
 @click.option("--subsample", "sampling_rate", type=float, default=None,
               help="Subsampling rate without replacement (DRS Thm 4.2): draws a certified band.")
 @_OUTPUT
+@source_options
 def plot_tradeoff_cmd(
     gdps: tuple[float, ...],
     eps: float | None,
@@ -64,10 +67,18 @@ def plot_tradeoff_cmd(
     k: int,
     sampling_rate: float | None,
     output: Path,
+    **source: Any,
 ) -> None:
-    """Trade-off curves β = f(α)."""
+    """Trade-off curves β = f(α): μ-GDP, (ε, δ)-DP, and what you ran (a DP-SGD run, --mech or --dp-event:
+    a certified band)."""
     plot = _plot_module()
+    found = source_curve(**source)
+    if found is not None and (k > 1 or sampling_rate is not None):
+        raise click.UsageError("-k/--subsample apply to --gdp/--eps curves, not to --mech, --dp-event or a "
+                               "DP-SGD run (whose counts and steps are their own)")
     curves = [build_curve(mu, None, None, k, 1, sampling_rate) for mu in gdps]
+    if found is not None:
+        curves.append(found)
     if eps is not None:
         curves.append(build_curve(None, eps, delta, k, 1, sampling_rate))
     elif delta is not None:

@@ -3,7 +3,8 @@
 * :func:`from_dp_event` — a ``DpEvent`` tree (objects, named tuples or the JSON of ``docs/interop.md``)
   → :class:`EventComposition`, whose ``epsilon(δ)``/``delta(ε)`` are optcomp's certified brackets;
 * :func:`from_opacus_history` — Opacus' ``[(noise_multiplier, sample_rate, num_steps), ...]`` or its
-  ``state_dict()`` → the same; :class:`Accountant` is a drop-in for Opacus' accountant interface;
+  ``state_dict()`` → the same; :class:`Accountant` implements Opacus' accountant interface and
+  replaces Opacus' accountant on a ``DPOptimizer``;
 * :func:`to_dp_event_json` — an optcomp composition → the JSON schema, to archive and re-check;
 * :func:`dpsgd_statement` — a short, honest privacy statement of a DP-SGD run.
 

@@ -1,4 +1,4 @@
-"""Opacus accountant histories → the certified DP-SGD composition, and a drop-in accountant.
+"""Opacus accountant histories → the certified DP-SGD composition, and an accountant for Opacus' ``DPOptimizer``.
 
 Opacus' accountants keep ``history``, a list of ``(noise_multiplier, sample_rate, num_steps)`` entries
 (consecutive steps with equal parameters pooled), and ``state_dict()`` returns
@@ -16,7 +16,7 @@ fixed-size batches are a different mechanism and no amplification is claimed for
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
@@ -90,16 +90,31 @@ def from_opacus_history(history: object) -> EventComposition:
 
 
 class Accountant:
-    """Opacus' accountant interface (``step``/``get_epsilon``/``history``/``state_dict``), answering with
-    optcomp's certified bracket; no Opacus needed.
+    """Opacus' accountant interface (its ``IAccountant``: ``step``, ``get_epsilon``, ``__len__``,
+    ``mechanism``, ``get_optimizer_hook_fn``, ``state_dict``/``load_state_dict``, ``history``), answering
+    with optcomp's certified bracket. Opacus is not imported: it is duck-typed, so it also works alone.
 
-    ::
+    In an Opacus training loop it replaces Opacus' accountant before ``make_private`` attaches its hook
+    to the ``DPOptimizer``::
+
+        privacy_engine = opacus.PrivacyEngine()
+        privacy_engine.accountant = Accountant()           # before make_private
+        model, optimizer, loader = privacy_engine.make_private(module=model, optimizer=optimizer,
+            data_loader=loader, noise_multiplier=1.1, max_grad_norm=1.0)   # Poisson sampling (default)
+        ...                                                 # train: each optimizer step is recorded
+        privacy_engine.get_epsilon(1e-5)                    # Bound(lower, upper); upper certified
+
+    or without Opacus::
 
         accountant = Accountant()
         for batch in loader:                  # Poisson-sampled batches
             ...
             accountant.step(noise_multiplier=1.1, sample_rate=256 / 60_000)
         accountant.get_epsilon(delta=1e-5)   # Bound(lower, upper); upper certified
+
+    ``get_epsilon`` returns a :class:`~optcomp.Bound`, not a float: print ``.upper`` as the guarantee.
+    Opacus' ``make_private_with_epsilon`` asks its own accountants for σ by name and cannot use this one;
+    calibrate σ with :func:`optcomp.dpsgd.noise_multiplier` and call ``make_private``.
 
     ``history`` is Opacus' list of ``(noise_multiplier, sample_rate, num_steps)``; consecutive steps with
     the same parameters are pooled into one entry, as Opacus does, so ``state_dict()`` can be loaded by
@@ -153,6 +168,33 @@ class Accountant:
         else:
             self.history.append((sigma, q, 1))
 
+    def get_optimizer_hook_fn(self, sample_rate: float) -> Callable[[Any], None]:
+        """Opacus' hook for ``DPOptimizer.attach_step_hook``: after each noisy step it records
+        ``step(noise_multiplier=optimizer.noise_multiplier, sample_rate=sample_rate)``.
+
+        Opacus records ``sample_rate × accumulated_iterations`` when several Poisson batches were
+        accumulated into one noisy step; a record can then be in several of them (its gradient counted up
+        to that many times, a mixture of shifts 0..n, not one batch at rate n·q), which this accountant
+        does not approximate: such a step is a ``ValueError``. (Opacus' ``BatchMemoryManager`` splits one
+        logical batch into physical ones: one accumulated iteration per step, accounted exactly.)
+
+        Args:
+            sample_rate: the Poisson rate of each batch (Opacus passes 1 / len(data_loader)).
+        """
+        rate = _real("sample_rate", sample_rate, low=0.0, high=1.0)
+
+        def hook(optimizer: Any) -> None:
+            accumulated = getattr(optimizer, "accumulated_iterations", 1)
+            if accumulated != 1:
+                raise ValueError(
+                    f"the optimizer accumulated {accumulated} Poisson batches into one noisy step; "
+                    "optcomp's Accountant accounts one batch per step (call optimizer.zero_grad() after "
+                    "every step, or use Opacus' BatchMemoryManager to split a large batch)"
+                )
+            self.step(noise_multiplier=optimizer.noise_multiplier, sample_rate=rate)
+
+        return hook
+
     def __len__(self) -> int:
         """The number of steps recorded."""
         return sum(steps for _, _, steps in self.history)
@@ -190,9 +232,13 @@ class Accountant:
         lower = compose(*lower_items, accuracy=self.accuracy).epsilon(d).lower
         return Bound(min(lower, upper.upper), upper.upper)
 
-    def state_dict(self) -> dict[str, Any]:
-        """``{"history": [...], "mechanism": "optcomp"}``, Opacus' format."""
-        return {"history": list(self.history), "mechanism": self.mechanism()}
+    def state_dict(self, destination: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``{"history": [...], "mechanism": "optcomp"}``, Opacus' format (written into ``destination``
+        when given, as Opacus' accountants do)."""
+        out: dict[str, Any] = {} if destination is None else destination
+        out["history"] = list(self.history)
+        out["mechanism"] = self.mechanism()
+        return out
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Replace ``history`` by a validated copy of ``state_dict["history"]`` (any Opacus accountant's)."""

@@ -58,7 +58,7 @@ from optcomp.mechanisms.discrete import (
 )
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace
-from optcomp.mechanisms.mixture import MixtureOfGaussians
+from optcomp.mechanisms.mixture import MixtureOfGaussians, check_user_level_mean, user_level_mixture
 from optcomp.mechanisms.staircase import Staircase, optimal_gamma
 from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 from optcomp.mechanisms.truncated import TruncatedPoissonGaussian
@@ -88,10 +88,12 @@ __all__ = [
     "TruncatedPoissonGaussian",
     "check_mechanism",
     "check_neighbouring",
+    "check_user_level_mean",
     "combined_relation",
     "is_mechanism",
     "mechanism_spellings",
     "optimal_gamma",
     "planner_mechanisms",
     "privacy_loss_laws",
+    "user_level_mixture",
 ]

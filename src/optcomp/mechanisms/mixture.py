@@ -29,7 +29,7 @@ of the branches' laws (every P- and Q-mass scaled by wᵢ).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
@@ -39,11 +39,13 @@ from scipy.special import log_ndtr
 
 from optcomp._numerics import (
     FEW_ULPS,
+    MAX_MEAN_LOSS,
     MIXTURE_MAX_MU,
     MIXTURE_MIN_MU,
     POSITIVE,
     Domain,
     FloatArray,
+    GridTooLargeError,
     check_probability_vector,
 )
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
@@ -54,6 +56,21 @@ from optcomp.mechanisms._tails import as_array, log_diff_exp
 #: Newton steps allowed for z(t) (quadratic convergence from a start within a few units; far more
 #: than needed — reaching the limit raises instead of returning an unconverged root).
 _NEWTON_STEPS = 200
+
+
+#: Largest (components × points) matrix the law evaluates at once (16 MiB per float64 temporary): the
+#: points are taken in slices, so a mixture of many components (user-level DP-SGD with 10⁴ examples per
+#: user has 10⁴ + 1) costs memory for the grid only, never components × grid.
+_MAX_CELLS = 2**21
+
+
+def _by_slices(fn: Callable[[FloatArray], FloatArray], x: FloatArray, components: int) -> FloatArray:
+    """``fn`` on consecutive slices of the flat ``x`` (components × slice ≤ :data:`_MAX_CELLS`), joined.
+    ``fn`` is elementwise, so the result is the same as ``fn(x)``."""
+    step = max(1, _MAX_CELLS // max(1, components))
+    if x.size <= step:
+        return fn(x)
+    return np.concatenate([fn(x[i : i + step]) for i in range(0, x.size, step)])
 
 
 def _logsumexp_rows(terms: FloatArray) -> FloatArray:
@@ -151,7 +168,10 @@ class MixtureGaussianLoss:
 
     def z(self, t: npt.ArrayLike) -> FloatArray:
         """z(t) with L(z(t)) = t: −inf for t ≤ ln p₀, +inf for t = +inf (Newton from above)."""
-        t = as_array(t).reshape(-1)
+        return _by_slices(self._z, as_array(t).reshape(-1), len(self.mus))
+
+    def _z(self, t: FloatArray) -> FloatArray:
+        """:meth:`z` on one slice of points (each point's Newton iteration is its own)."""
         out = np.full(t.shape, -np.inf)
         out[np.isposinf(t)] = np.inf
         live = np.isfinite(t) & (t > self.log_p0)
@@ -188,10 +208,13 @@ class MixtureGaussianLoss:
 
     def _p(self, x: FloatArray, sign: float) -> FloatArray:
         xs = as_array(x)
-        z = self.z(xs)
         mus, lws = self._all_mus()
-        terms = lws[:, None] + log_ndtr(sign * (z[None, :] - mus[:, None]))
-        return np.minimum(_logsumexp_rows(terms), 0.0).reshape(xs.shape)
+
+        def mix(flat: FloatArray) -> FloatArray:
+            terms = lws[:, None] + log_ndtr(sign * (self._z(flat)[None, :] - mus[:, None]))
+            return np.minimum(_logsumexp_rows(terms), 0.0)
+
+        return _by_slices(mix, xs.reshape(-1), len(mus)).reshape(xs.shape)
 
     def p_logsf(self, x: FloatArray) -> FloatArray:
         """log Σ pᵢ Φ(μᵢ − z(x))."""
@@ -308,3 +331,40 @@ def revealed_mixture(laws: Sequence[PrivacyLossLaw], weights: Sequence[float]) -
         q_neg_inf=math.fsum(w[i] * laws[i].q_neg_inf for i in keep),
         continuous=continuous,
     )
+
+
+def user_level_mixture(sigma: float, sampling_rate: float, examples_per_user: int) -> MixtureOfGaussians:
+    """One Poisson DP-SGD step for a user with k examples: Σⱼ Bin(k, q)(j)·N(j, σ²) vs N(0, σ²).
+
+    Each of the user's k examples enters the batch independently with probability q, so J ~ Bin(k, q)
+    of them do, and their clipped gradients move the sum by a vector of norm ≤ J; the worst case (all
+    aligned) is the mixture of Gaussians with shifts 0..k (Ganesh, arXiv 2401.10294). Relation:
+    add/remove of one user with at most k examples. Probabilities: scipy's binomial pmf, divided by
+    their exact sum.
+    """
+    from scipy import stats
+
+    j = np.arange(examples_per_user + 1)
+    pmf = np.asarray(stats.binom.pmf(j, examples_per_user, sampling_rate), dtype=np.float64)
+    pmf = pmf / math.fsum(pmf.tolist())
+    return MixtureOfGaussians(
+        sigma, sensitivities=tuple(j.astype(float).tolist()), probabilities=tuple(pmf.tolist())
+    )
+
+
+def check_user_level_mean(sigma: float, q: float, steps: int, k: int) -> None:
+    """Refuse a user-level run whose composed loss has mean beyond :data:`MAX_MEAN_LOSS`, before the
+    (k + 1)-component mixture is built (a :class:`~optcomp.pld.GridTooLargeError`: a search counts
+    such a σ or T as failing). The mean is *at least* steps·(kq)²/(2σ²): Donsker–Varadhan with
+    the test function λx gives KL(P‖N(0, σ²)) ≥ λ·E_P[X] − λ²σ²/2 for every λ, and E_P[X] = kq for the
+    mixture P of :func:`user_level_mixture` (maximised at λ = kq/σ²) — so a refusal is never a run that
+    had a useful ε."""
+    ratio = k * q / sigma  # float products overflow to inf (never OverflowError), which is refused
+    mean = steps * ratio * ratio / 2.0
+    if mean > MAX_MEAN_LOSS:
+        raise GridTooLargeError(
+            f"examples_per_user={k} with sampling_rate={q!r}, noise_multiplier={sigma!r} and steps={steps}: "
+            f"the composed privacy loss has mean at least {mean:.3g}, beyond {MAX_MEAN_LOSS:g} (an epsilon "
+            "that large protects nothing, and no grid spans it); use fewer examples per user, fewer steps "
+            "or more noise"
+        )

@@ -1,0 +1,114 @@
+"""The trade-off curve of what a user ran, for ``optcomp tradeoff`` and ``optcomp plot tradeoff``: a DP-SGD
+run (``--sigma --q --steps``), a composition of ``--mech`` specs, or a dp_accounting ``--dp-event`` tree.
+
+Each is a certified :class:`~optcomp.fdp.TradeOffBracket` from the library — :func:`optcomp.dpsgd.tradeoff`
+for a run, :func:`optcomp.fdp.from_pld` of the :func:`optcomp.compose` composition for ``--mech`` and of
+:func:`optcomp.interop.from_dp_event`'s for ``--dp-event`` — so the attack TPR at an FPR (1 − f(FPR),
+Dong–Roth–Su §2.1) is a bracket too. Nothing is computed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: The options of a source, in the order they appear in ``--help``.
+_OPTIONS: tuple[Callable[[Any], Any], ...] = (
+    click.option("--mech", "mechs", multiple=True, metavar="KIND:KEY=VALUE,...",
+                 help="A mechanism of the composition, as in 'optcomp account --mech' (repeatable)."),
+    click.option("--dp-event", "dp_event", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                 help="A dp_accounting DpEvent JSON file (docs/interop.md)."),
+    click.option("--neighbouring", type=click.Choice(["add_remove", "substitution"]), default="add_remove",
+                 show_default=True, help="Relation a --dp-event tree is read under."),
+    click.option("--sigma", "sigma", type=float, default=None, help="DP-SGD run: noise multiplier σ."),
+    click.option("--q", "q", type=float, default=None, help="DP-SGD run: sampling rate q (m/n for fixed_size)."),
+    click.option("--steps", "steps", type=int, default=None, help="DP-SGD run: number of steps."),
+    click.option("--sampling", type=click.Choice(["poisson", "fixed_size"]), default="poisson", show_default=True,
+                 help="DP-SGD run: batch sampler (the samplers with an exact pair)."),
+    click.option("--examples-per-user", "examples_per_user", type=int, default=1, show_default=True,
+                 help="DP-SGD run: examples per privacy unit (poisson only)."),
+    click.option("--accuracy", default=None, metavar="KEY=VALUE,...",
+                 help="Override fields of the default Accuracy (for --mech, --dp-event and a DP-SGD run)."),
+)
+
+
+def source_options(command: _F) -> _F:
+    """Attach the source options to a click command (its function takes them as keywords)."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+def _run_curve(sigma: float | None, q: float | None, steps: int | None, sampling: str, examples_per_user: int,
+               accuracy: Any) -> tuple[str, Any]:
+    from optcomp import dpsgd
+    from optcomp._numerics import check_int, check_positive, check_sampling_rate
+    from optcomp.cli.account import check_user_level_cost
+
+    if sigma is None or q is None or steps is None:
+        raise click.UsageError("a DP-SGD run needs all of --sigma, --q and --steps")
+    check_positive("--sigma", sigma)  # the library's checks, under the options' names
+    check_sampling_rate("--q", q)
+    check_int("--steps", steps)
+    check_int("--examples-per-user", examples_per_user)
+    check_user_level_cost(examples_per_user)
+    label = f"DP-SGD sigma={sigma:g}, q={q:g}, steps={steps}, {sampling}" + (
+        f", {examples_per_user} examples per user" if examples_per_user > 1 else "")
+    curve = dpsgd.tradeoff(sigma, q, steps, sampling=sampling, examples_per_user=examples_per_user,  # type: ignore[arg-type]
+                           accuracy=accuracy)
+    return label, curve
+
+
+def _event_curve(path: Path, neighbouring: str, accuracy: Any) -> tuple[str, Any]:
+    from optcomp import fdp, interop
+    from optcomp.cli._common import parse_json, read_text
+
+    composition = interop.from_dp_event(parse_json(read_text(path, "--dp-event file"), path, "--dp-event file"),
+                                        neighbouring=neighbouring)
+    if composition.empty:
+        raise ValueError(f"--dp-event {path} has no mechanism (only no-ops): nothing to attack, f(α) = 1 − α")
+    if not composition.private:
+        raise ValueError(f"--dp-event {path} is not private ({', '.join(composition.non_private)}): f = 0, every "
+                         "attack succeeds")
+    if composition.allocations:
+        raise ValueError(f"--dp-event {path} has a RandomAllocationDpEvent: no exact law, so no trade-off bracket")
+    return f"dp_event {path.name} ({composition.neighbouring})", fdp.from_pld(composition.pld(accuracy=accuracy))
+
+
+def source_curve(*, mechs: Sequence[str], dp_event: Path | None, neighbouring: str, sigma: float | None,
+                 q: float | None, steps: int | None, sampling: str, examples_per_user: int,
+                 accuracy: str | None) -> tuple[str, Any] | None:
+    """(label, certified TradeOffBracket) of the one source given, or None when none is (usage errors for
+    two sources, or a partial DP-SGD run)."""
+    from optcomp.cli.account import parse_accuracy
+
+    run = sigma is not None or q is not None or steps is not None
+    given = [name for name, on in (("--mech", bool(mechs)), ("--dp-event", dp_event is not None),
+                                   ("a DP-SGD run (--sigma/--q/--steps)", run)) if on]
+    if len(given) > 1:
+        raise click.UsageError(f"give one curve: {' and '.join(given)} cannot be combined")
+    stray = [name for name, on in (("--accuracy", accuracy is not None and not given),
+                                   ("--neighbouring", neighbouring != "add_remove" and dp_event is None),
+                                   ("--sampling", sampling != "poisson" and not run),
+                                   ("--examples-per-user", examples_per_user != 1 and not run)) if on]
+    if stray:  # never ignored silently
+        raise click.UsageError(f"{', '.join(stray)} goes with the curve it describes (--mech, --dp-event or "
+                               "--sigma/--q/--steps)")
+    if not given:
+        return None
+    acc = parse_accuracy(accuracy)
+    if run:
+        return _run_curve(sigma, q, steps, sampling, examples_per_user, acc)
+    if dp_event is not None:
+        return _event_curve(dp_event, neighbouring, acc)
+    from optcomp import compose, fdp
+    from optcomp.cli.account import build_item, parse_mech
+
+    entries = [parse_mech(m) for m in mechs]
+    items = [build_item(e) for e in entries]
+    return "composition of " + "; ".join(mechs), fdp.from_pld(compose(*items, accuracy=acc))
