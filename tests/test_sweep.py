@@ -152,6 +152,16 @@ def test_epsilon_rows_are_certified_brackets_of_what_dpsgd_brackets(sampling: st
             assert r.width is not None and r.width <= SWEEP_RELATIVE_WIDTH
 
 
+def test_balls_in_bins_rows_are_dpsgds_amplified_brackets(tmp_path: Path) -> None:
+    """Balls-in-bins refines its own epoch laws (issue 23): each row is dpsgd.epsilon's bracket, exactly."""
+    pts = sweep.grid_points(_grid(noise_multiplier=3.0, sampling_rate=0.1, steps=[20, 100], delta=1e-6,
+                                  sampling="balls_in_bins"))
+    for p, r in zip(pts, _rows(pts, tmp_path), strict=True):
+        ref = dpsgd.epsilon(3.0, 0.1, p.get("steps"), 1e-6, sampling="balls_in_bins", accuracy=p.accuracy)  # type: ignore[arg-type]
+        assert r.error is None and (r.lower, r.upper) == (ref.lower, ref.upper)
+        assert r.width is not None and r.width <= SWEEP_RELATIVE_WIDTH
+
+
 def test_delta_rows_are_certified_brackets(tmp_path: Path) -> None:
     pts = sweep.grid_points(_grid("delta", noise_multiplier=1.1, sampling_rate=0.02, steps=[10, 300],
                                   epsilon=[0.5, 2.0]))

@@ -249,6 +249,17 @@ def _order(history: list[tuple[float, float]]) -> float:
     return _WIDTH_ORDER
 
 
+def _own_bracket(run: dpsgd.Run, point: Point, acc: Accuracy) -> Bound | str:
+    """One point of a sampler that refines its own laws (balls-in-bins: the epoch laws' grid step h), by
+    :meth:`optcomp.dpsgd.Run.bound` exactly as :func:`optcomp.dpsgd.epsilon`/``delta`` (the query takes the
+    composition's own accuracy: each pass composes at its grid step h); or its error."""
+    if point.query == "epsilon":
+        d = _number(point, "delta")
+        return _plain(lambda _: run.bound(lambda c: c.epsilon(d), acc), d, None)
+    e = _number(point, "epsilon")
+    return _plain(lambda _: run.bound(lambda c: c.delta(e), acc, floor=0.0), e, None)
+
+
 def _number(point: Point, name: str) -> float:
     v = point.get(name)
     if not isinstance(v, (int, float)):  # pragma: no cover - the grid validated every point
@@ -298,6 +309,8 @@ def _bounds(group: Sequence[Point], steps: int, upper: _Schedule, lower: _Schedu
     ends from the dominated one where the sampler has one (as ``dpsgd.Run.bound``)."""
     run = _run_of(group[0], steps)
     acc = group[0].accuracy
+    if run.sampling == "balls_in_bins":  # refines its own epoch laws' step (dpsgd.Run.bound): nothing shared
+        return {p.index: _own_bracket(run, p, acc) for p in group}
     deltas = sorted({_number(p, "delta") for p in group if p.query == "epsilon"})
     epsilons = sorted({_number(p, "epsilon") for p in group if p.query == "delta"})
     up = answer(run.items(), acc, deltas, epsilons, upper, steps)
