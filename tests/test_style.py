@@ -425,10 +425,6 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
 
 #: Inverses of certified values still hand-rolled, each with who owns the file and what replaces it.
 SEARCH_LOOPS_TO_CONVERT: dict[str, str] = {
-    "ledger/_ledger.py::smallest_sigma": "ledger engineer's file this turn: float_boundary(passing_above=True, "
-    "start=1.0, first_gap=1.0) is the replacement (notes/floors.md)",
-    "ledger/_ledger.py::largest_pure_epsilon": "ledger engineer's file this turn: float_boundary("
-    "passing_above=False, fail=ε+1, passing=0.0)",
     "planner/_noise.py::gaussian_mus": "a vectorised μ-GDP inversion over every ε of a plan at once; needs a "
     "vectorised float_boundary",
     "planner/_search.py::_search_mechanism_aware": "the mechanism-aware scale search stops early at a value "

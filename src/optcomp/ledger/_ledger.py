@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any, Literal, Self
 
+from optcomp._inverse import float_boundary
 from optcomp.ledger import _plan
 from optcomp.ledger._chain import Event, Replay, State, canonical, row_hash, unvec, vec
 from optcomp.ledger._currency import Currency, Vector, from_config, make_currency
@@ -34,6 +35,8 @@ from optcomp.ledger._store import Store, StoreError, Tx, is_postgres, open_store
 Mode = Literal["filter", "plan"]
 #: Bumped when the stored format changes; a ledger of another format is refused, never reinterpreted.
 FORMAT = 1
+#: The largest σ :meth:`Ledger.smallest_sigma` tries (beyond it: no Gaussian fits, None).
+_LARGEST_SIGMA = 1e300
 #: The neighbouring relations a ledger may name (``docs/ledger.md`` §1; the planner's spelling).
 RELATIONS: tuple[str, ...] = ("add_remove", "substitution")
 
@@ -425,17 +428,9 @@ class Ledger:
         def ok(s: float) -> bool:
             return self._admissible(GaussianRelease(s, sensitivity), spent)
 
-        lo, hi = 0.0, 1.0
-        while not ok(hi):
-            hi *= 2.0
-            if hi > 1e300:
-                return None
-        for _ in range(2100):
-            mid = (lo + hi) / 2
-            if mid in (lo, hi):
-                break
-            lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-        return hi
+        # σ = 1, 2, 4, ... until one fits (none up to 1e300: None), then bisection to adjacent floats
+        return float_boundary(ok, name="sigma", passing_above=True, fail=0.0, start=1.0, first_gap=1.0,
+                              highest=_LARGEST_SIGMA).passing
 
     def largest_pure_epsilon(self) -> float | None:
         """Largest float ε (rounded down) such that one more ε-DP query fits, or None."""
@@ -448,15 +443,10 @@ class Ledger:
 
         if not ok(0.0):
             return None
-        lo, hi = 0.0, float(self.currency.epsilon) + 1.0
+        hi = float(self.currency.epsilon) + 1.0
         if ok(hi):
             return hi
-        for _ in range(2100):
-            mid = (lo + hi) / 2
-            if mid in (lo, hi):
-                break
-            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-        return lo
+        return float_boundary(ok, name="epsilon", passing_above=False, fail=hi, passing=0.0).passing
 
     def report(self, release: Release | None = None) -> dict[str, Any]:
         """Spent, remaining, the guarantee with its certificate, and remaining in the user's units.
