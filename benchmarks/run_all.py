@@ -25,6 +25,8 @@ BENCHMARKS = [
     ("bench_samplers.py", "RESULTS_samplers.md"),
     ("bench_fdp.py", "RESULTS_fdp.md"),
     ("bench_ledger.py", "RESULTS_ledger.md"),
+    ("bench_matrix.py", "RESULTS_matrix.md"),
+    ("bench_sweep.py", "RESULTS_sweep.md"),
 ]
 
 
