@@ -335,10 +335,12 @@ def _query_rows(
 ) -> list[dict[str, Any]]:
     """One call, :func:`optcomp.compose` ``(*items)``, then its ε bracket at each δ and δ bracket at each ε."""
     from optcomp import compose
+    from optcomp.cli._costs import check_composition_cost
 
+    description = check_composition_cost(items)  # refused up front beyond the limits
     rows: list[dict[str, Any]] = []
     with _progress("composing") as progress:
-        task = progress.add_task("composing privacy loss distributions", total=None)
+        task = progress.add_task(description, total=None)
         pld = compose(*items, accuracy=acc)
         progress.update(task, description="querying")
         for d in deltas:
