@@ -102,3 +102,17 @@ def test_user_level_mixture_law_is_evaluated_in_slices(monkeypatch: pytest.Monke
     sliced = law.p_logsf(x), law.q_logcdf(x), law.z(x)
     for a, b in zip(whole, sliced):
         assert np.array_equal(a, b)
+
+
+# --- item 12: many distinct mechanisms are refused up front beyond the limits ------------------------
+
+
+def test_long_opacus_history_of_distinct_steps_is_refused_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps({"history": [[1.0 + i * 1e-4, 0.01, 1] for i in range(100_000)]}), encoding="utf-8")
+    rc, out, err = _run(["account", "--opacus-history", str(path), "--delta", "1e-5"], capsys)
+    _refused(rc, out, err, "composing 100000 distinct mechanisms", "use at most")

@@ -202,7 +202,10 @@ def account_interop(
     if not deltas and not epsilons:
         raise ValueError("give --delta (for an ε bracket) or --epsilon (for a δ bracket)")
     composition, event_json, source = _read_source(dp_event, opacus_history, neighbouring)
-    with progress_bar(f"accounting the {source.replace('_', ' ')}") as _:
+    from optcomp.cli._costs import check_composition_cost
+
+    description = check_composition_cost([*composition.items, *composition.allocations])
+    with progress_bar(f"accounting the {source.replace('_', ' ')}: {description}") as _:
         bounds = [informative(composition.epsilon(d, accuracy=accuracy), f"epsilon at delta={d:g}",
                               "use fewer compositions") for d in deltas]
         bounds += [delta_query(lambda x: composition.delta(x, accuracy=accuracy), e) for e in epsilons]

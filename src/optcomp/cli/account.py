@@ -339,14 +339,16 @@ def _query_rows(
 ) -> list[dict[str, Any]]:
     """One call, :func:`optcomp.compose` ``(*items)``, then its ε bracket at each δ and δ bracket at each ε."""
     from optcomp import compose
+    from optcomp.cli._costs import check_composition_cost
     from optcomp.mechanisms.truncated import dominated_counterpart
 
+    description = check_composition_cost(items)  # refused up front beyond the limits
     # an item whose law only dominates the run (a truncated-Poisson step) takes its lower end from its
     # explicit pair: ``lower`` is always a lower bound for what ran (docs/samplers.md)
     explicit = [(dominated_counterpart(m), n) for m, n in items]
     rows: list[dict[str, Any]] = []
     with _progress("composing") as progress:
-        task = progress.add_task("composing privacy loss distributions", total=None)
+        task = progress.add_task(description, total=None)
         pld = compose(*items, accuracy=acc)
         low = pld if explicit == items else compose(*explicit, accuracy=acc)
         progress.update(task, description="querying")
