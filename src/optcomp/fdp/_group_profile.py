@@ -115,8 +115,8 @@ def group_epsilon_upper(
     delta: float,
     *,
     epsilon_max: float = 128.0,
-    base_max: float = 16.0,
-    base_step: float = 0.0625,
+    base_max: float = 40.0,
+    base_step: float = 0.125,
     step: float = GROUP_GRID_STEP,
 ) -> float:
     """Certified upper end of ε(δ) for a group of g neighbours of ``pld`` (``inf`` if beyond ``epsilon_max``).
