@@ -32,6 +32,7 @@ from optcomp.fdp._gdp import (
     gdp_mu_for,
 )
 from optcomp.fdp._group import group_privacy
+from optcomp.fdp._group_profile import group_epsilon
 from optcomp.fdp._readouts import advantage, attack_tpr, delta_at, epsilon_at, from_delta_curve, from_pld
 from optcomp.fdp._subsample import noisy_sgd_mu_estimate, subsample
 from optcomp.fdp._tradeoff import (
@@ -80,6 +81,7 @@ __all__ = [
     "gdp_group",
     "gdp_log_delta",
     "gdp_mu_for",
+    "group_epsilon",
     "group_privacy",
     "noisy_sgd_mu_estimate",
     "subsample",
