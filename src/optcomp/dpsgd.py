@@ -375,9 +375,9 @@ def epsilon_brackets(
     *dominating pair* (the composition whose upper end :func:`epsilon` reports), from one evaluation.
 
     For ``"poisson"`` and ``"fixed_size"`` that pair is the run's own and the two are equal. For
-    ``"truncated_poisson"`` (the pair that reveals the truncation event), ``"shuffle"`` and
-    ``"balls_in_bins"`` (no amplification) the pair only dominates the run: its ``upper`` is the run's,
-    but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).
+    ``"truncated_poisson"`` (the pair that reveals the truncation event), ``"shuffle"`` (no
+    amplification) and ``"balls_in_bins"`` (Lemma C's split epochs) the pair only dominates the run: its
+    ``upper`` is the run's, but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).
     """
     run = Run.checked(
         noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
