@@ -272,9 +272,6 @@ SIDEWAYS: dict[tuple[str, str], str] = {
 
 #: (importer, imported) climbing a floor, with its reason (each such import sits inside a function).
 CLIMBING: dict[tuple[str, str], str] = {
-    ("mechanisms", "pld"): "the balls-in-bins epoch law's factor cells are the engine's certified cell envelopes "
-    "(pld._cells.cell_log_masses, design note random-allocation §3.4 step 1), imported inside the function; "
-    "to move down to mechanisms with its envelope helpers",
     ("fdp", "composition"): "fdp.tensor_bracket composes the pairs through compose (issue 25): a readout of a "
     "composition, imported inside the function (the queries floor imports fdp)",
 }
@@ -282,8 +279,6 @@ CLIMBING: dict[tuple[str, str], str] = {
 #: Imports of another room's private module or name (``optcomp.x._y``, ``from optcomp.x import _y``),
 #: with the reason it has no public name yet.
 PRIVATE_IMPORTS: dict[tuple[str, str], str] = {
-    ("mechanisms", "optcomp.pld._cells.cell_log_masses"): "see CLIMBING (mechanisms, pld): the cell envelopes "
-    "have no public name until they move down",
     ("planner", "optcomp.fdp._gdp._log_delta_core"): "the planner's vectorised μ search reads fdp's uncertified "
     "log δ core; fdp/_gdp.py is being edited by its owners this turn (to be given a public name there)",
 }

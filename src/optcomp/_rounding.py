@@ -6,8 +6,10 @@ widening by a stated number of roundings (:func:`widen_up`, :func:`widen_down`, 
 :func:`gamma`), the error of a sum or a dot product of n terms (:func:`sum_error_bound`,
 :func:`dot_error_bound`), of an FFT convolution (:func:`fft_error_bound`), and one log-sum-exp family
 with rounded-up and rounded-down variants (:func:`log_sum_exp_up`, :func:`log_sum_exp_down`,
-:func:`suffix_log_sum_exp`). The values they are applied to, the named tolerances and the validators
-live in :mod:`optcomp._numerics`, the only module of ours this one imports.
+:func:`suffix_log_sum_exp`), and the certified cell masses between edges of a law's log tail
+functions (:func:`cell_log_masses`, shared by the PLD grid and the balls-in-bins factor). The values
+they are applied to, the named tolerances and the validators live in :mod:`optcomp._numerics`, the
+only module of ours this one imports.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
 
 _Real = TypeVar("_Real", float, FloatArray)
 
@@ -323,8 +325,59 @@ def suffix_log_sum_exp_error(n: int) -> float:
     return (min(n, SUFFIX_BLOCK) + n / SUFFIX_BLOCK + 8.0) * UNIT_ROUNDOFF * 2.0
 
 
+# ---------------------------------------------------------------------------------------------
+# Cell masses from a law's log tail functions (the PLD grid's cells and the balls-in-bins factor cells).
+# ---------------------------------------------------------------------------------------------
+
+
+def log_theta(logv: FloatArray) -> FloatArray:
+    """ln of the absolute error bound of exp(logv) when logv has error LAW_LOG_ERROR·max(1, |logv|)."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        err = LAW_LOG_ERROR * np.maximum(1.0, np.abs(logv))
+        out = logv + np.log(np.expm1(err * 1.01) * 1.01)
+    return np.where(np.isneginf(logv), -np.inf, out)
+
+
+def _log1mexp(x: FloatArray) -> FloatArray:
+    """ln(1 − eˣ) for x ≤ 0 (Mächler 2012); −inf at 0, nan above."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.asarray(
+            np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))), dtype=np.float64
+        )
+
+
+def mag(x: FloatArray) -> FloatArray:
+    """|x| where x is finite, 0 elsewhere (the magnitude a rounding slack of ln x scales with)."""
+    return np.asarray(np.where(np.isfinite(x), np.abs(x), 0.0), dtype=np.float64)
+
+
+def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(ln m, ln m⁻, ln m⁺): the masses between consecutive edges and envelopes of them, in logs.
+
+    A cell uses CDF differences when its upper edge lies below the median, SF differences otherwise,
+    so every difference is of two numbers of the small side (relative accuracy in both tails); the
+    envelope is m ± (θ_left + θ_right + 8u·m), θ the error of the tail value at an edge.
+    """
+    use_cdf = (logcdf <= logsf)[1:]
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        l_cdf = logcdf[1:] + _log1mexp(np.minimum(logcdf[:-1] - logcdf[1:], 0.0))
+        l_sf = logsf[:-1] + _log1mexp(np.minimum(logsf[1:] - logsf[:-1], 0.0))
+    l_cdf = np.where(np.isneginf(logcdf[1:]) | np.isnan(l_cdf), -np.inf, l_cdf)
+    l_sf = np.where(np.isneginf(logsf[:-1]) | np.isnan(l_sf), -np.inf, l_sf)
+    lm = np.where(use_cdf, l_cdf, l_sf)
+    tc, ts = log_theta(logcdf), log_theta(logsf)
+    with np.errstate(invalid="ignore"):
+        lerr = np.where(use_cdf, np.logaddexp(tc[1:], tc[:-1]), np.logaddexp(ts[1:], ts[:-1]))
+        lerr = np.logaddexp(lerr, lm + math.log(rounding_error(8))) + rounding_error(8, 1 + mag(lerr))
+        hi = np.logaddexp(lm, lerr) + rounding_error(4, 1 + mag(lm) + mag(lerr))
+        lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - rounding_error(4, 1 + mag(lm))
+    lo = np.where((lerr >= lm) | np.isnan(lo), -np.inf, lo)
+    return lm, lo, np.where(np.isnan(hi), np.inf, hi)
+
+
 __all__ = [
     "SUFFIX_BLOCK",
+    "cell_log_masses",
     "clip_probability_upper",
     "dot_error_bound",
     "fft_error_bound",
@@ -337,7 +390,9 @@ __all__ = [
     "log_sum_exp_down",
     "log_sum_exp_error",
     "log_sum_exp_up",
+    "log_theta",
     "logsubexp",
+    "mag",
     "next_down",
     "next_up",
     "rounding_error",

@@ -22,7 +22,7 @@ value is near a tie). Every stage is a sum of non-negative terms (direct convolu
 ``numpy.convolve``, no FFT; the far field d ≥ D_far by prefix sums), so its float result is within
 γ_M relative of the exact sum of the same inputs (Higham Lemma 3.1, M counted per stage), plus an
 absolute underflow term; results are widened by that. The single subtraction of the far field's lower
-weight 1 − w(d) ≥ 1/2 is bounded explicitly. Factor cells come from ``pld._cells.cell_log_masses``
+weight 1 − w(d) ≥ 1/2 is bounded explicitly. Factor cells come from ``_rounding.cell_log_masses``
 (assumption LAW_LOG_ERROR), widened for the float error of the cell edges ln t + jh.
 """
 
@@ -44,7 +44,7 @@ from optcomp._numerics import (
     FloatArray,
     GridTooLargeError,
 )
-from optcomp._rounding import next_up, rounding_error, widen_down, widen_up
+from optcomp._rounding import cell_log_masses, next_up, rounding_error, widen_down, widen_up
 from optcomp.mechanisms._law import PrivacyLossLaw
 
 #: Decimal digits of the mpmath weight tables.
@@ -192,7 +192,6 @@ def _cells(mu: float, t: int, h: float, j_lo: int, j_hi: int) -> tuple[FloatArra
     """Envelopes of the Q- and P-masses of factor cells [ln t + jh, ln t + (j+1)h) (linear scale), the
     P-mass divided by x_j, and the masses below ℓ_min, with the edges' float error charged."""
     from optcomp.mechanisms.gaussian import GaussianLoss
-    from optcomp.pld._cells import cell_log_masses
 
     law = GaussianLoss(mu)
     lt = math.log(t)

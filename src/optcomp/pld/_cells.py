@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 # GridTooLargeError lives below the engines (a mechanism's LossScaleError is one); re-exported here
-from optcomp._numerics import LAW_LOG_ERROR, PLD_TAIL_XTOL, FloatArray, GridTooLargeError
-from optcomp._rounding import rounding_error, widen_down, widen_up
+from optcomp._numerics import PLD_TAIL_XTOL, FloatArray, GridTooLargeError
+from optcomp._rounding import cell_log_masses, log_theta, mag, rounding_error, widen_down, widen_up
 from optcomp.mechanisms import ContinuousLoss, PrivacyLossLaw
 
 __all__ = [
@@ -31,9 +31,7 @@ __all__ = [
     "BYTES_PER_CELL",
     "Cells",
     "GridTooLargeError",
-    "cell_log_masses",
     "cells",
-    "mag",
     "window",
 ]
 
@@ -72,51 +70,6 @@ class Cells:
     above_hi: float
     p_inf_lo: float
     p_inf_hi: float
-
-
-def _log_theta(logv: FloatArray) -> FloatArray:
-    """ln of the absolute error bound of exp(logv) when logv has error LAW_LOG_ERROR·max(1, |logv|)."""
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        err = LAW_LOG_ERROR * np.maximum(1.0, np.abs(logv))
-        out = logv + np.log(np.expm1(err * 1.01) * 1.01)
-    return np.where(np.isneginf(logv), -np.inf, out)
-
-
-def _log1mexp(x: FloatArray) -> FloatArray:
-    """ln(1 − eˣ) for x ≤ 0 (Mächler 2012); −inf at 0, nan above."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.asarray(
-            np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))), dtype=np.float64
-        )
-
-
-def mag(x: FloatArray) -> FloatArray:
-    """|x| where x is finite, 0 elsewhere (the magnitude a rounding slack of ln x scales with)."""
-    return np.asarray(np.where(np.isfinite(x), np.abs(x), 0.0), dtype=np.float64)
-
-
-def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(ln m, ln m⁻, ln m⁺): the masses between consecutive edges and envelopes of them, in logs.
-
-    A cell uses CDF differences when its upper edge lies below the median, SF differences otherwise,
-    so every difference is of two numbers of the small side (relative accuracy in both tails); the
-    envelope is m ± (θ_left + θ_right + 8u·m), θ the error of the tail value at an edge.
-    """
-    use_cdf = (logcdf <= logsf)[1:]
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        l_cdf = logcdf[1:] + _log1mexp(np.minimum(logcdf[:-1] - logcdf[1:], 0.0))
-        l_sf = logsf[:-1] + _log1mexp(np.minimum(logsf[1:] - logsf[:-1], 0.0))
-    l_cdf = np.where(np.isneginf(logcdf[1:]) | np.isnan(l_cdf), -np.inf, l_cdf)
-    l_sf = np.where(np.isneginf(logsf[:-1]) | np.isnan(l_sf), -np.inf, l_sf)
-    lm = np.where(use_cdf, l_cdf, l_sf)
-    tc, ts = _log_theta(logcdf), _log_theta(logsf)
-    with np.errstate(invalid="ignore"):
-        lerr = np.where(use_cdf, np.logaddexp(tc[1:], tc[:-1]), np.logaddexp(ts[1:], ts[:-1]))
-        lerr = np.logaddexp(lerr, lm + math.log(rounding_error(8))) + rounding_error(8, 1 + mag(lerr))
-        hi = np.logaddexp(lm, lerr) + rounding_error(4, 1 + mag(lm) + mag(lerr))
-        lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - rounding_error(4, 1 + mag(lm))
-    lo = np.where((lerr >= lm) | np.isnan(lo), -np.inf, lo)
-    return lm, lo, np.where(np.isnan(hi), np.inf, hi)
 
 
 #: Points per round of the vectorised tail search (each round shrinks the bracket by this factor + 1).
@@ -188,8 +141,8 @@ def _continuous(cont: ContinuousLoss, edges: FloatArray) -> tuple[FloatArray, ..
     _, m_lo, m_hi = cell_log_masses(cont.p_logcdf(x), cont.p_logsf(x))
     _, q_lo, q_hi = cell_log_masses(cont.q_logcdf(x), cont.q_logsf(x))
     lc0, ls1 = cont.p_logcdf(x[:1]), cont.p_logsf(x[-1:])
-    below = float(np.exp(np.logaddexp(lc0, _log_theta(lc0)))[0])
-    above = float(np.exp(np.logaddexp(ls1, _log_theta(ls1)))[0])
+    below = float(np.exp(np.logaddexp(lc0, log_theta(lc0)))[0])
+    above = float(np.exp(np.logaddexp(ls1, log_theta(ls1)))[0])
     return m_lo, m_hi, q_lo, q_hi, np.array([below, above])
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from optcomp._numerics import FloatArray
-from optcomp._rounding import rounding_error
-from optcomp.pld._cells import Cells, mag
+from optcomp._rounding import mag, rounding_error
+from optcomp.pld._cells import Cells
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from optcomp._numerics import FloatArray
-from optcomp._rounding import log_expm1, rounding_error, widen_up
-from optcomp.pld._cells import Cells, mag
+from optcomp._rounding import log_expm1, mag, rounding_error, widen_up
+from optcomp.pld._cells import Cells
 
 
 @dataclass(frozen=True)
