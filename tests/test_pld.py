@@ -296,6 +296,22 @@ def test_asymmetric_compose_commutative_within_error() -> None:
     assert max(ea.lower, eb.lower) <= min(ea.upper, eb.upper)
 
 
+def test_plds_of_different_accuracies_compose_at_the_finer() -> None:
+    """Accuracy belongs to the query (issue 25): a PLD holds laws, so composing PLDs of different
+    accuracies is the composition at the finer one (the same brackets), certified against GDP."""
+    coarse, fine = pld_of(Gaussian(sigma=1.0), COARSE), pld_of(Gaussian(sigma=2.0), TEST).self_compose(3)
+    mixed = coarse.compose(fine)
+    assert mixed.accuracy == TEST == fine.compose(coarse).accuracy
+    same = pld_of(Gaussian(sigma=1.0), TEST).compose(fine)
+    mu = math.sqrt(1.0 + 3.0 / 4.0)
+    for e in [0.0, 1.0, 3.0]:
+        b = mixed.delta(e)
+        assert (b.lower, b.upper) == (same.delta(e).lower, same.delta(e).upper)
+        assert b.lower <= gdp_delta(mu, e) <= b.upper
+    wide = pld_of(Gaussian(sigma=1.0), Accuracy(relative_width=1e-2))  # automatic: the smaller width wins
+    assert wide.compose(pld_of(Gaussian(sigma=2.0), DEFAULT_ACCURACY)).accuracy == DEFAULT_ACCURACY
+
+
 def test_ten_million_steps_give_a_finite_narrow_bracket() -> None:
     pld = pld_of(PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=1e-3), Accuracy(grid_step=PLD_FINE_STEP))
     b = pld.self_compose(10_000_000).epsilon(1e-5)

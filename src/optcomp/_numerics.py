@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -516,6 +516,23 @@ class Accuracy:
 DEFAULT_ACCURACY: Accuracy = Accuracy()
 
 
+def finer_accuracy(a: Accuracy, b: Accuracy) -> Accuracy:
+    """The default accuracy of a composition of two compositions (``Composition.compose`` and
+    ``PrivacyLossDistribution.compose``): the finer of each knob (the smaller relative width and tail
+    mass, the larger memory cap; a fixed grid step only if both fix one, the smaller). Queries
+    answered at it are at least as accurate as either default asked."""
+    if a == b:
+        return a
+    step = None if a.grid_step is None or b.grid_step is None else min(a.grid_step, b.grid_step)
+    return replace(
+        a,
+        relative_width=min(a.relative_width, b.relative_width),
+        grid_step=step,
+        tail_mass=min(a.tail_mass, b.tail_mass),
+        memory_cap=max(a.memory_cap, b.memory_cap),
+    )
+
+
 __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
     "ALLOCATION_LOW_VARIANCE",
@@ -573,6 +590,7 @@ __all__ = [
     "check_probability",
     "check_probability_vector",
     "check_sampling_rate",
+    "finer_accuracy",
     "integers",
     "round_down",
     "round_up",

@@ -23,7 +23,6 @@ default its queries use, and compositions of different defaults compose (the res
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from optcomp._numerics import (
     check_int,
     check_nonnegative,
     check_probability,
+    finer_accuracy,
     round_down,
     round_up,
 )
@@ -118,22 +118,6 @@ def _pool(pairs: Iterable[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int]
     for mechanism, k in pairs:
         counts[mechanism] = counts.get(mechanism, 0) + k
     return tuple(counts.items())
-
-
-def finer_accuracy(a: Accuracy, b: Accuracy) -> Accuracy:
-    """The default accuracy of a composition of two compositions: the finer of each knob (the smaller
-    relative width and tail mass, the larger memory cap; a fixed grid step only if both fix one, the
-    smaller). Queries answered at it are at least as accurate as either default asked."""
-    if a == b:
-        return a
-    step = None if a.grid_step is None or b.grid_step is None else min(a.grid_step, b.grid_step)
-    return dataclasses.replace(
-        a,
-        relative_width=min(a.relative_width, b.relative_width),
-        grid_step=step,
-        tail_mass=min(a.tail_mass, b.tail_mass),
-        memory_cap=max(a.memory_cap, b.memory_cap),
-    )
 
 
 @dataclass(frozen=True, slots=True)

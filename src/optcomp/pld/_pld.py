@@ -27,6 +27,7 @@ from optcomp._numerics import (
     check_int,
     check_nonnegative,
     check_probability,
+    finer_accuracy,
 )
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
@@ -138,15 +139,17 @@ class PrivacyLossDistribution:
         return all(add is None for _, add, _ in self._parts)
 
     def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
-        """The PLD of running both compositions (heterogeneous; realised lazily)."""
+        """The PLD of running both compositions (heterogeneous; realised lazily, at query time).
+
+        The result's accuracy is the finer of the two (:func:`~optcomp._numerics.finer_accuracy`, as
+        for ``Composition.compose``): the parts are laws, not grids, so nothing realised at either
+        accuracy is reused.
+        """
         if not isinstance(other, PrivacyLossDistribution):
             raise TypeError(f"other must be a PrivacyLossDistribution, got {other!r}")
-        if other._accuracy != self._accuracy:
-            raise ValueError(
-                f"cannot compose PLDs of different accuracy: {self._accuracy} and {other._accuracy}"
-            )
         relation = combined_relation(self._neighbouring, other._neighbouring, what="the two PLDs")
-        return PrivacyLossDistribution(self._parts + other._parts, self._accuracy, relation)
+        accuracy = finer_accuracy(self._accuracy, other._accuracy)
+        return PrivacyLossDistribution(self._parts + other._parts, accuracy, relation)
 
     def self_compose(self, k: int) -> PrivacyLossDistribution:
         """The k-fold composition; its cost does not grow with k beyond the width of the grid."""
