@@ -391,8 +391,13 @@ def _batch_epsilon(release: BatchRelease) -> Fraction:
            for p, i in zip(pairs, release.items, strict=True)):
         pairs = [(float(up(mpf(i.epsilon))), float(up(mpf(Fraction(getattr(i, "delta", 0))))))
                  for i in release.items]
-    # optimal directly, not compose: a stored charge that verify() recomputes bit for bit (a new route
-    # would change it for ledgers written before); the planner-floor rule lists this import as downward.
+    # optimal directly, not compose (issue 25, decided): verify() recomputes this stored charge bit for
+    # bit, so it is pinned to one computation, optimal.epsilon at its default tolerance (width ≤ 1e-3).
+    # compose(...).epsilon(δ) at the default Accuracy refines further (30 distinct ε in [0.02, 0.1],
+    # δ = 1e-6: 1.4268669298507815 here, 1.4264062035813871 there), so ledgers written before would fail
+    # verify(); a loose Accuracy matches only through optimal's internal Goal translation, and the router
+    # sends batches with an ε_i > optimal.HUGE_EPS to the grid (1600.9999974190791 vs …98868).
+    # Listed in tests/test_style.py AROUND_COMPOSE and docs/architecture.md.
     b = optimal.epsilon(pairs, float(release.delta))
     return exact("batch epsilon", b.upper)
 
