@@ -17,7 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from optcomp._numerics import Accuracy, Bound
+import numpy as np
+import numpy.typing as npt
+
+from optcomp._numerics import Accuracy, Bound, FloatArray
 
 #: Evaluations one :func:`solve` call may make by default. Every call of the evaluator counts, also one
 #: answered from a cache: a search that revisits points (e.g. when the bracket can no longer shrink in
@@ -47,7 +50,12 @@ class SearchBracket(NamedTuple):
 
 
 class SearchBudgetExceeded(ValueError):
-    """An inverse search used its evaluation budget without pinning the root (names the parameter)."""
+    """An inverse search used its evaluation budget without pinning the root (names the parameter);
+    ``bracket``: the :class:`SearchBracket` reached (its ``passing`` end is as safe as a returned one)."""
+
+    def __init__(self, message: str, bracket: SearchBracket | None = None) -> None:
+        super().__init__(message)
+        self.bracket = SearchBracket(None, None) if bracket is None else bracket
 
 
 class NotMonotoneError(ValueError):
@@ -106,6 +114,9 @@ def solve(
     budget: int = DEFAULT_EVALUATION_BUDGET,
     aim: float | None = None,
     span: int = MAX_DOUBLINGS,
+    lowest: float | None = None,
+    accept: float | None = None,
+    propose: Callable[[float, float, SearchBracket], float] | None = None,
 ) -> SearchBracket:
     """The boundary of {x > 0 : v(x) ≤ target}, v the certified value of ``evaluate``; safe side returned.
 
@@ -146,6 +157,11 @@ def solve(
         span: the search range in doublings either side of ``guess`` (see above).
         aim: how far past a predicted root (relative) each step aims; default ``rtol``/3. Smaller lands
             closer to the root when predictions are good, at the risk of more evaluations when not.
+        lowest: the lower end of the search range instead of 2**-``span``·``guess``.
+        accept: stop at a passing x whose value is ≥ ``accept`` (close enough to ``target``).
+        propose: ``(x, v, bracket) -> next x``, a caller's model that replaces the secant step and its
+            safeguards (e.g. the planner's central-limit model); the bracket, the stops and the safe side
+            stay this function's.
 
     Returns:
         :class:`SearchBracket` ``(fail, passing)``: ``passing`` stays ``None`` if nothing in the search range passes (up to its
@@ -160,7 +176,7 @@ def solve(
     """
     if not (guess > 0.0 and math.isfinite(guess)):
         raise ValueError(f"{name}: the search needs a finite positive start, got {guess!r}")
-    lowest = max(math.ldexp(guess, -span), math.ulp(0.0))
+    lowest = max(math.ldexp(guess, -span), math.ulp(0.0)) if lowest is None else lowest
     up = span + math.frexp(guess)[1]  # ldexp(guess, span) overflows from an exponent 1024 on
     highest = min(limit, math.ldexp(guess, span) if up < sys.float_info.max_exp else sys.float_info.max)
     search = _Search(
@@ -179,12 +195,16 @@ def solve(
         if isinstance(result, Bound):
             _check_direction(brackets, x, result, increasing, name)
         points.append((x, v))
-        if search.record(x, v) or search.at_range_end(x, v):
+        if search.record(x, v) or search.at_range_end(x, v) or (accept is not None and accept <= v <= target):
             return SearchBracket(search.fail, search.passing)
-        x = search.next_x(x, v, search.predict(points, slope_hint, x, v))
+        if propose is not None:
+            x = propose(x, v, SearchBracket(search.fail, search.passing))
+        else:
+            x = search.next_x(x, v, search.predict(points, slope_hint, x, v))
     raise SearchBudgetExceeded(
         f"{name}: the search did not pin the root of its certified value = {target:.6g} within {budget} "
-        f"evaluations (bracket {_show(search.fail)} .. {_show(search.passing)})"
+        f"evaluations (bracket {_show(search.fail)} .. {_show(search.passing)})",
+        SearchBracket(search.fail, search.passing),
     )
 
 
@@ -523,6 +543,41 @@ def float_boundary(
             fail = mid
 
 
+def float_boundaries(
+    passes: Callable[[FloatArray], npt.NDArray[np.bool_]], start: FloatArray, *, passing_above: bool,
+    doublings: int = 2100,
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`float_boundary` of many monotone verdicts at once, over x > 0: ``passes(x)[i]`` is verdict i
+    at ``x[i]``. Each x doubles or halves from ``start`` towards its missing end (at most ``doublings``
+    times), then every bracket is bisected (midpoints lo + (hi − lo)/2) until its ends are adjacent floats.
+
+    **Safe side**, as for :func:`solve`: ``passing[i]`` is only ever an x at which verdict i was true,
+    ``fail[i]`` one at which it was false (NaN where the range held none); nothing else is returned.
+
+    Returns:
+        ``(fail, passing)``, two arrays.
+    """
+    x = np.array(start, dtype=np.float64)
+    fail, passing = np.full_like(x, np.nan), np.full_like(x, np.nan)
+    ok = passes(x)
+    factor = np.where(ok != passing_above, 2.0, 0.5)  # towards the missing end
+    for _ in range(doublings + 1):
+        fail, passing = np.where(ok, fail, x), np.where(ok, x, passing)
+        missing = np.isnan(fail) | np.isnan(passing)
+        if not missing.any():
+            break
+        x = np.where(missing, x * factor, x)
+        ok = passes(x)
+    lo, hi = (fail, passing) if passing_above else (passing, fail)
+    while True:
+        mid = lo + 0.5 * (hi - lo)
+        moving = (lo < mid) & (mid < hi)  # NaN ends compare false: an unbracketed verdict stays
+        if not moving.any():
+            return (lo, hi) if passing_above else (hi, lo)
+        to_lo = passes(np.where(moving, mid, x)) != passing_above  # mid is on the lower end's side
+        lo, hi = np.where(moving & to_lo, mid, lo), np.where(moving & ~to_lo, mid, hi)
+
+
 __all__ = [
     "COARSE_GRID_FACTOR",
     "COARSE_RTOL",
@@ -534,6 +589,7 @@ __all__ = [
     "SearchBracket",
     "SearchBudgetExceeded",
     "coarse_accuracy",
+    "float_boundaries",
     "float_boundary",
     "level_accuracies",
     "log_slope",

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri
 
+from optcomp._inverse import float_boundaries
 from optcomp._numerics import EPSILON_XTOL
 from optcomp.fdp._gdp import _log_delta_core
 from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace, Mechanism
@@ -116,8 +117,6 @@ _EXACT_INTEGER_LIMIT = 2**52
 #: noise is the same wherever it is computed (search, locks, report). Cleared when it grows past this.
 _MU_MEMO: dict[tuple[float, float], float] = {}
 _MU_MEMO_LIMIT = 1 << 17
-#: Bisection steps on μ within a bracket [m, 2m] (float64 has 52 fraction bits).
-_MU_BISECTIONS = 60
 
 
 def _log_delta_gap(mu: npt.NDArray[np.float64], eps: npt.NDArray[np.float64], log_delta: float) -> npt.NDArray[np.float64]:
@@ -128,9 +127,9 @@ def _log_delta_gap(mu: npt.NDArray[np.float64], eps: npt.NDArray[np.float64], lo
 def gaussian_mus(epsilons: Sequence[float], delta: float) -> list[float]:
     """For each ε > 0, the largest μ (to ~10⁻¹² relative, on the safe side) with δ_μ(ε) ≤ δ.
 
-    Vectorised :func:`optcomp.fdp.gdp_mu_for` (the same log δ_μ(ε) closed form, bracketing, bisection to
-    the last bits and the same safe rounding: μ is moved down by ``EPSILON_XTOL`` relative and checked,
-    so δ_μ(ε) ≤ δ as computed). Values are memoised per (ε, δ): every caller gets the same μ for a pair.
+    Vectorised :func:`optcomp.fdp.gdp_mu_for` (the same log δ_μ(ε) closed form; the boundary to adjacent
+    floats by :func:`optcomp._inverse.float_boundaries`; the same safe rounding: μ is moved down by
+    ``EPSILON_XTOL`` relative and checked, so δ_μ(ε) ≤ δ as computed). Values are memoised per (ε, δ): every caller gets the same μ for a pair.
     """
     todo = sorted({e for e in epsilons if (e, delta) not in _MU_MEMO})
     if todo:
@@ -138,26 +137,11 @@ def gaussian_mus(epsilons: Sequence[float], delta: float) -> list[float]:
             _MU_MEMO.clear()
         eps = np.asarray(todo, dtype=np.float64)
         ld = math.log(delta)
-        hi = np.ones_like(eps)
-        for _ in range(2100):  # grow the bracket's upper end until δ_μ(ε) > δ there
-            up = _log_delta_gap(hi, eps, ld) < 0.0
-            if not np.any(up):
-                break
-            hi = np.where(up, 2.0 * hi, hi)
-        lo = 0.5 * hi
-        for _ in range(2100):  # and its lower end down until δ_μ(ε) ≤ δ there
-            down = _log_delta_gap(lo, eps, ld) > 0.0
-            if not np.any(down):
-                break
-            hi = np.where(down, lo, hi)
-            lo = np.where(down, 0.5 * lo, lo)
-        width = hi - lo
-        for _ in range(_MU_BISECTIONS):  # g(lo) ≤ 0 < g(hi) throughout
-            mid = lo + 0.5 * (hi - lo)
-            ok = _log_delta_gap(mid, eps, ld) <= 0.0
-            lo = np.where(ok, mid, lo)
-            hi = np.where(ok, hi, mid)
-        safe = np.maximum(lo - EPSILON_XTOL * np.maximum(lo, 0.5 * width), 0.0)
+        # μ from 1 doubling/halving to a bracket [m, 2m], then bisected to adjacent floats (the safe side
+        # is float_boundaries'); the pass test is δ_μ(ε) ≤ δ as computed
+        _, lo = float_boundaries(lambda mu: _log_delta_gap(mu, eps, ld) <= 0.0, np.ones_like(eps),
+                                 passing_above=False)
+        safe = np.maximum(lo - EPSILON_XTOL * lo, 0.0)  # lo ≥ m: the bracket width m is below lo
         for _ in range(64):
             bad = (safe > 0.0) & (_log_delta_gap(np.where(safe > 0.0, safe, 1.0), eps, ld) > 0.0)
             if not np.any(bad):

@@ -5,9 +5,10 @@ was evaluated and passed (certified ε ≤ budget):
 
 * :func:`_search` — :func:`optcomp._inverse.solve` in the increasing direction (basic, advanced, kov, and
   each phase of :func:`_search_optimal`, coarse then fine black-box widths).
-* :func:`_search_mechanism_aware` — few floor evaluations, placed by an uncertified central-limit (GDP)
-  model of the plan (:class:`~optcomp.planner._model._Model`) corrected by the certified values; it stops
-  within ``MECHANISM_AWARE_RTOL`` of the budget. The optimal black-box bound is certified for the same
+* :func:`_search_mechanism_aware` — :func:`~optcomp._inverse.solve` with few floor evaluations, placed by
+  an uncertified central-limit (GDP) model of the plan (:class:`~optcomp.planner._model._Model`, solve's
+  ``propose`` step) corrected by the certified values; it stops within ``MECHANISM_AWARE_RTOL`` of the
+  budget (solve's ``accept``). The optimal black-box bound is certified for the same
   mechanisms: given the ``optimal`` allocation the search never goes below it; alone, one black-box
   evaluation at the found scale decides whether the ``optimal`` search should continue upwards
   (:func:`_black_box_floor`), so this mode is not beaten by ``optimal`` either.
@@ -19,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import NamedTuple
 
-from optcomp._inverse import SearchBudgetExceeded, solve
+from optcomp._inverse import SearchBracket, SearchBudgetExceeded, solve
 from optcomp._numerics import EPSILON_WIDTH_FLOOR, Bound
 from optcomp.planner._accounting import (
     OPTIMAL_FINAL_TOLERANCE,
@@ -114,34 +115,26 @@ def _search(
 
 
 class _MechanismAwareSearch:
-    """State of one ``mechanism_aware`` search: the certified values seen and the bracket [lo, hi] of the
-    largest feasible scale (``lo`` passed, ``hi`` failed), the GDP model and its step reach."""
+    """The model side of one ``mechanism_aware`` search: the certified values seen, the GDP model and its
+    step reach. The bracket of the largest feasible scale is :func:`~optcomp._inverse.solve`'s."""
 
-    def __init__(self, p: _Prepared, progress: Progress | None, seed: tuple[float, float] | None) -> None:
+    def __init__(self, p: _Prepared, progress: Progress | None) -> None:
         self.p = p
         self.progress = progress
         self.aim = p.budget * (1.0 - _MA_AIM)
         self.model = _Model(p)
         self.seen: dict[float, float] = {}
-        self.lo: float | None = seed[0] if seed is not None else None
-        self.hi: float | None = None
         self.calls = 0
         self.reach = 10.0  # most a step moves; squared after each step from a value of 0 (no information)
 
     def evaluate(self, s: float) -> float:
-        """The floor's certified ε at scale s (cached), moving the bracket."""
+        """The floor's certified ε at scale s (cached)."""
         if s not in self.seen:
             self.calls += 1
             self.seen[s] = _mechanism_aware(self.p, self.p.epsilons(s))
             if self.progress is not None:
                 self.progress(f"evaluation {self.calls}: scale {s:.6g} -> certified epsilon {self.seen[s]:.6g}")
-        v = self.seen[s]
-        if v <= self.p.budget:
-            if self.lo is None or s > self.lo:
-                self.lo = s
-        elif self.hi is None or s < self.hi:
-            self.hi = s
-        return v
+        return self.seen[s]
 
     def correction(self) -> Callable[[float], float]:
         """log(certified/model) as a function of ln s: through the two evaluated points whose certified
@@ -158,8 +151,9 @@ class _MechanismAwareSearch:
         slope = max(-1.0, min(1.0, slope))
         return lambda x: r0 + slope * (x - x0)
 
-    def next_guess(self, last: float) -> float:
-        """The next scale: the corrected model's root, within the reach of ``last`` and inside the bracket."""
+    def next_guess(self, last: float, bracket: SearchBracket) -> float:
+        """The next scale: the corrected model's root, within the reach of ``last`` and inside ``bracket``
+        (``passing`` the largest scale that passed, ``fail`` the smallest that failed)."""
         v = self.seen.get(last, math.nan)
         self.reach = min(self.reach * self.reach, _MA_MAX_REACH) if v == 0.0 else 10.0
         self.model.refit(last)
@@ -167,7 +161,7 @@ class _MechanismAwareSearch:
         if not math.isfinite(g) or g <= 0.0:  # no model: a power law of exponent 1 through the last value
             g = last * (self.aim / v if 0.0 < v < math.inf else (self.reach if v == 0.0 else 0.1))
         g = min(self.reach * last, max(last / self.reach, g), self.p.max_scale)
-        lo, hi = self.lo, self.hi
+        lo, hi = bracket.passing, bracket.fail
         if lo is not None and hi is not None:
             wide = hi > _MA_WIDE_BRACKET * lo  # the model's guesses only creep through such a bracket
             if wide or not lo * (1.0 + 0.25 * SCALE_RTOL) < g < hi * (1.0 - 0.25 * SCALE_RTOL):
@@ -191,30 +185,27 @@ def _search_mechanism_aware(
     bracket of the largest feasible scale is narrower than ``SCALE_RTOL``; it returns the largest passing
     scale (and its value). ``seed``: a scale known to be feasible by another certified accounting (the
     optimal black box), with its certified value: a floor of the bracket, returned when no evaluated
-    scale above it passes.
+    scale above it passes. The loop, the bracket, the stops and the safe side are
+    :func:`~optcomp._inverse.solve`'s (the model is its ``propose`` step, the early stop its ``accept``);
+    a failure below s0·``_FLOOR`` with nothing passing ends it (the range's lower end).
     """
-    accept = p.budget * (1.0 - MECHANISM_AWARE_RTOL)
-    search = _MechanismAwareSearch(p, progress, seed)
-    g = search.next_guess(seed[0] if seed is not None else s0)
-    for _ in range(2 * _MAX_EVALUATIONS):
-        if search.calls >= _MAX_EVALUATIONS:
-            break
-        v = search.evaluate(g)
-        if accept <= v <= p.budget:
-            break
-        lo, hi = search.lo, search.hi
-        if lo is not None and hi is not None and hi <= lo * (1.0 + SCALE_RTOL):
-            break
-        if lo is None and hi is not None and hi < s0 * _FLOOR:
-            break
-        g = search.next_guess(g)
-    if search.lo is None:
+    search = _MechanismAwareSearch(p, progress)
+    known = None if seed is None else seed[0]
+    first = search.next_guess(s0 if known is None else known, SearchBracket(None, known))
+    try:
+        found = solve(search.evaluate, p.budget, name="scale", guess=first, rtol=SCALE_RTOL, increasing=True,
+                      passing=known, limit=max(p.max_scale, first), budget=_MAX_EVALUATIONS, span=_SEARCH_SPAN,
+                      lowest=math.nextafter(s0 * _FLOOR, 0.0), accept=p.budget * (1.0 - MECHANISM_AWARE_RTOL),
+                      propose=lambda x, v, bracket: search.next_guess(x, bracket))
+    except SearchBudgetExceeded as exc:  # out of evaluations: the largest passing scale so far stands
+        found = exc.bracket
+    if found.passing is None:
         raise PlanError(f"plan: field 'epsilon': no common scale fits the budget {p.budget:.6g} under "
                         "mechanism_aware accounting", field="epsilon")
-    if search.lo not in search.seen:  # nothing above the seed passed: the seed (certified by the black box) stands
+    if found.passing not in search.seen:  # nothing above the seed passed: the seed (certified by the black box) stands
         assert seed is not None
         return seed[0], seed[1], search.calls
-    return search.lo, search.seen[search.lo], search.calls
+    return found.passing, search.seen[found.passing], search.calls
 
 
 def _black_box_floor(p: _Prepared, s: float, value: float, progress: Progress | None) -> tuple[float, float, int]:
