@@ -218,8 +218,6 @@ def test_invalid_inputs_raise() -> None:
         pld.self_compose(True)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="epsilons"):
         pld.delta_curve([0.1, float("inf")])
-    with pytest.raises(ValueError, match="accuracy"):
-        pld.compose(pld_of(RandomizedResponse(1.0), TEST))
     with pytest.raises(ValueError, match="grid_step"):
         Accuracy(grid_step=0.0)
     with pytest.raises(TypeError, match="remove"):
