@@ -6,7 +6,7 @@ shown runs and its output is compared with the lines shown. The conventions and 
 ``tests/_doc_snippets.py``. Timings are not re-measured: every time quoted in the README or in docs/*.md
 must be a cell of a ``benchmarks/RESULTS*.md`` file (where the README says its numbers come from) — of
 the RESULTS file its paragraph names, where it names one — unless :data:`NOT_MEASURED` lists it as a
-setting or a target.
+setting or a target; a table copied from a RESULTS file (same header row) has only that file's rows.
 
 A failure names the document, the line, the statement or command, and the value that differs; several
 are reported at once.
@@ -14,6 +14,7 @@ are reported at once.
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,39 @@ def _misquoted_timings(name: str) -> list[str]:
                             f"{' or '.join(named) or 'any RESULTS*.md'})"
                             for value in filter(None, (m.group(1), m.group(2))) if not _quotes_a_cell(value, cells)]
     return missing
+
+
+def _headers(lines: list[str]) -> set[str]:
+    """The header rows of the markdown tables in ``lines``."""
+    return {line.strip() for line, below in itertools.pairwise(lines) if line.startswith("|") and below.startswith("|-")}
+
+
+def _stale_copied_rows(name: str) -> list[str]:
+    """Rows of a table copied from a RESULTS file (its header row is one of that file's) that are not rows
+    of that file: table cells carry no unit, so a stale copy's times escape :func:`_misquoted_timings`."""
+    results = {path.name: path.read_text(encoding="utf-8").splitlines()
+               for path in (ROOT / "benchmarks").glob("RESULTS*.md")}
+    lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
+    stale: list[str] = []
+    for i, line in enumerate(lines[:-1]):
+        if not (line.startswith("|") and lines[i + 1].startswith("|-")):
+            continue
+        sources = [rows for rows in results.values() if line.strip() in _headers(rows)]
+        if not sources:
+            continue
+        known = {row.strip() for rows in sources for row in rows}
+        end = i + 2
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        stale += [f"{name}:{j + 1}: a row of a RESULTS table that the RESULTS file does not have"
+                  for j in range(i + 1, end) if lines[j].strip() not in known]
+    return stale
+
+
+@pytest.mark.parametrize("name", TIMED_DOCS)
+def test_copied_results_tables_are_current(name: str) -> None:
+    stale = _stale_copied_rows(name)
+    assert not stale, "\n".join(stale)
 
 
 @pytest.mark.parametrize("name", TIMED_DOCS)
