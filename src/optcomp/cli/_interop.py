@@ -212,10 +212,10 @@ def account_interop(
         for d in deltas:
             bounds.append(informative(composition.epsilon(d, accuracy=accuracy), f"epsilon at delta={d:g}",
                                       "use fewer compositions"))
-            advance()
+            advance(1)
         for e in epsilons:
             bounds.append(delta_query(lambda x: composition.delta(x, accuracy=accuracy), e))
-            advance()
+            advance(1)
         queries = [("epsilon", "delta", d) for d in deltas] + [("delta", "epsilon", e) for e in epsilons]
         if not as_json:  # our certified answer first: the reference may take a while (--no-reference skips it)
             stage.progress.stop()

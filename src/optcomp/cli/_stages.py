@@ -49,8 +49,8 @@ class Stages:
         """The rich display (stop it around output printed on stdout between stages)."""
         return self._progress
 
-    def start(self, what: str, total: int | None = None) -> Callable[[], None]:
-        """Show the next stage (replacing the previous one) and return its ``advance()`` (one item done).
+    def start(self, what: str, total: int | None = None) -> Callable[[int], None]:
+        """Show the next stage (replacing the previous one) and return its ``advance(items)``.
 
         Each stage is drawn at once, so even a short stage appears on the display once."""
         if self._task is not None:
@@ -60,8 +60,8 @@ class Stages:
         self._task = task
         self._progress.refresh()
 
-        def advance() -> None:
-            self._progress.advance(task)
+        def advance(items: int) -> None:
+            self._progress.advance(task, items)
 
         return advance
 

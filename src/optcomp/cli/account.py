@@ -311,9 +311,10 @@ def account(
     with stages(3) as stage:  # on stderr, on a terminal or with --progress: "stage i/3: ..."
         advance = stage.start(f"building {len(entries)} mechanisms", total=len(entries))
         items = []
-        for e in entries:
+        for i, e in enumerate(entries, start=1):
             items.append(build_item(e))
-            advance()
+            if i % 256 == 0 or i == len(entries):  # the display's cost stays small on 10⁵ entries
+                advance(256 if i % 256 == 0 else i % 256)
         acc = parse_accuracy(accuracy, accuracy_table)
         rows = _query_rows(items, acc, deltas, epsilons, stage)
         stage.start("the RDP comparison table")
@@ -367,11 +368,11 @@ def _query_rows(
         rows.append({"query": "epsilon", "at": {"delta": d}, "bound": informative(
             _run_bound(pld.epsilon(d), low.epsilon(d) if low is not pld else None),
             f"epsilon at delta={d:g}", _FEWER)})
-        advance()
+        advance(1)
     for e in epsilons:
         rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(
             lambda x: _run_bound(pld.delta(x), low.delta(x) if low is not pld else None), e)})
-        advance()
+        advance(1)
     return rows
 
 
