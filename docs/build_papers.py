@@ -1,13 +1,13 @@
 """Fill docs/papers.md from docs/papers.md.in and the committed output of ``optcomp reproduce --all --output docs/img``.
 
-Run: ``PYTHONPATH=src python docs/build_papers.py [RUNTIMES]`` (RUNTIMES: the summary line of the --all run).
+Run: ``PYTHONPATH=src python docs/build_papers.py``. Runtimes are not quoted: docs timings are
+``benchmarks/RESULTS*.md`` cells (tests/test_readme.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 from optcomp.reproduce._core import markdown_checks
@@ -22,7 +22,6 @@ def main() -> None:
         return markdown_checks(json.loads((HERE / "img" / f"{match.group(1)}.json").read_text(encoding="utf-8")))
 
     text = re.sub(r"@TABLE:([a-z0-9-]+)@", table, text)
-    text = text.replace("@RUNTIMES@", sys.argv[1] if len(sys.argv) > 1 else "see the issue report")
     (HERE / "papers.md").write_text(text, encoding="utf-8")
 
 

@@ -1,10 +1,13 @@
 """Balls-in-bins epochs (``docs/samplers.md`` §5): the amplified split pair (Lemma C) and the labelled pair
 (Lemma D) bracket the worst-case ε of the run, against independent truths: the Gaussian at t = 1, mpmath
 quadrature of δ(ε) at t = 2, 3 in both directions, the mean-preserving split in 50-digit arithmetic on
-a toy grid, and PLD_accounting 2.0's brackets (pinned)."""
+a toy grid, and PLD_accounting 2.0's brackets (pinned). Tests 6 and 7 of the design note
+(``random-allocation.md`` §3.7): the split weights' envelopes move ε by less than the note's stated
+float-envelope effect, and δ = 1e-30 against the engine's tilted deep tail (a known failure, below)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,11 +16,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optcomp import Accuracy, compose, dpsgd
+from optcomp.mechanisms import Gaussian, _allocation_grid
 from optcomp.mechanisms._allocation_grid import _gauss_window, upper_law, weights
 from optcomp.mechanisms._allocation_lower import lower_laws
 from optcomp.mechanisms.allocation import AllocationEpoch, RandomAllocation, allocation_lower_pair
 from optcomp.pld import PrivacyLossDistribution
-from tests._references.allocation import epoch_delta, split_law, split_mass_and_mean, weight_table_errors
+from tests._references.allocation import (
+    epoch_delta,
+    lower_weights,
+    split_law,
+    split_mass_and_mean,
+    weight_table_errors,
+)
 from tests._references.gdp import gdp_epsilon
 
 #: Requested relative width of the done-when rows (issue 23).
@@ -159,3 +169,54 @@ def test_known_ends_stay_ordered(sigma: float, t: int, epochs: int) -> None:
     gaussian = float(gdp_epsilon(math.sqrt(epochs) / sigma, 1e-6))
     assert binned.lower <= bound.upper
     assert bound.lower <= bound.upper <= gaussian * (1 + WIDTH)
+
+
+#: The design note's stated effect of the float envelopes on the bracket (§3.6: "the float envelopes add
+#: ≤ 10⁻⁹ relative").
+ENVELOPE_EFFECT = 1e-9
+
+
+@pytest.mark.parametrize(("sigma", "t", "epochs"), [(3.0, 10, 10), (1.0, 100, 10)])
+def test_weight_envelopes_move_epsilon_less_than_stated(
+    sigma: float, t: int, epochs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Design note test 6: the library splits with w_hi and (1 − w)_hi (rounded up); the same law built
+    with the weights rounded *down* (40-digit values, tests/_references) moves ε(1e-6) and δ(ε) of the
+    E-epoch composition by less than ENVELOPE_EFFECT, relative."""
+    h = 2.0**-9
+    w = weights(h)
+    w_lo, om_lo, expm1_hi = lower_weights(h, w.groups, w.far)
+    low = dataclasses.replace(w, w_hi=np.array(w_lo), om_hi=np.array(om_lo), expm1_lo=expm1_hi)
+    library = upper_law(sigma, t, h)
+    monkeypatch.setattr(_allocation_grid, "weights", lambda step: low if step == h else weights(step))
+    perturbed = upper_law.__wrapped__(sigma, t, h)  # not the cached law
+    monkeypatch.undo()
+    acc = Accuracy(grid_step=h)
+    plds = [PrivacyLossDistribution.from_laws(law, law.swapped(), accuracy=acc).self_compose(epochs)
+            for law in (library, perturbed)]
+    eps = [p.epsilon(1e-6).upper for p in plds]
+    assert math.isfinite(eps[0]) and abs(eps[0] - eps[1]) < ENVELOPE_EFFECT * eps[0], eps
+    deltas = [p.delta(eps[0]).upper for p in plds]
+    assert abs(deltas[0] - deltas[1]) < ENVELOPE_EFFECT * deltas[0], deltas
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "design note test 7 fails (reported, not fixed here): the epoch law gives tails of mass up to "
+    "ALLOCATION_TAIL = 1e-30 to the infinite atoms: at h = 2^-10, t = 1: Q(-inf) = 9.3e-31 (the spread to "
+    "S = 0, a P(+inf) mass in the add direction); sigma = 3, t = 10: P(+inf) = 8.8e-30, Q(-inf) = 2.6e-30. "
+    "After E = 10 epochs delta = 1e-30 is below that floor, so the certified upper end is inf (sound, "
+    "uninformative; finite down to 1e-28) even at t = 1, where the engine answers the Gaussian at 40.83. "
+    "The note's own 1e-30 budget for the spread to 0 (§3.4) cannot meet its test 7 either"))
+@pytest.mark.parametrize(("sigma", "t", "epochs"), [(1.0, 1, 10), (3.0, 10, 10)])
+def test_deep_delta_against_the_tilted_engine(sigma: float, t: int, epochs: int) -> None:
+    """Design note test 7: at δ = 1e-30 the epoch law (no FFT) is composed by the engine's tilted deep tail;
+    the bracket must hold the Gaussian's closed form at t = 1 and never exceed no amplification (E-fold
+    Gaussian(σ) through the same tilted engine)."""
+    delta = 1e-30
+    bound = dpsgd.epsilon(sigma, 1 / t, t * epochs, delta, sampling="balls_in_bins", accuracy=ROWS)
+    plain = compose((Gaussian(sigma), epochs)).epsilon(delta)
+    assert math.isfinite(plain.upper)
+    assert bound.lower <= bound.upper <= plain.upper * (1 + WIDTH)
+    if t == 1:
+        truth = float(gdp_epsilon(math.sqrt(epochs) / sigma, delta))
+        assert bound.lower <= truth <= bound.upper and _relative_width(bound) <= WIDTH

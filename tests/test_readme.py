@@ -3,8 +3,10 @@
 Every Python snippet of README.md and of the docs listed in :data:`DOCS` runs, and every value it shows
 with ``# → VALUE`` is compared with the computed one; every ``$ optcomp ...`` example whose output is
 shown runs and its output is compared with the lines shown. The conventions and tolerances are in
-``tests/_doc_snippets.py``. Timings are not re-measured: every time quoted in the README must be a cell
-of a ``benchmarks/RESULTS*.md`` file (where the README says its numbers come from).
+``tests/_doc_snippets.py``. Timings are not re-measured: every time quoted in the README or in docs/*.md
+must be a cell of a ``benchmarks/RESULTS*.md`` file (where the README says its numbers come from) — of
+the RESULTS file its paragraph names, where it names one — unless :data:`NOT_MEASURED` lists it as a
+setting or a target; a table copied from a RESULTS file (same header row) has only that file's rows.
 
 A failure names the document, the line, the statement or command, and the value that differs; several
 are reported at once.
@@ -12,6 +14,7 @@ are reported at once.
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -77,16 +80,37 @@ def test_snippets_show_what_the_code_computes(name: str, tmp_path: Path, monkeyp
 # Timings: cells of benchmarks/RESULTS*.md
 # ---------------------------------------------------------------------------------------------
 
-_TIME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(ms|s)\b")
+#: A time quoted in prose or a table: a number (or a range ``2–5.6``, both ends checked) and a unit.
+_TIME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s?[–-]\s?(\d+(?:\.\d+)?))?\s?(ms|s|min|minutes?|seconds?)\b")
+
+#: A time in the prose of a RESULTS file (a script's own summary lines, e.g. RESULTS_sweep.md's).
+_RESULTS_PROSE_TIME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:ms|s)\b")
+
+#: The documents whose timings are checked: the README and every page of docs/.
+TIMED_DOCS = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]
+
+#: Times that are settings, limits or targets, not measurements (the phrase that states it, and why); only
+#: that phrase is exempt, other times on its line are checked.
+NOT_MEASURED = {
+    "docs/ledger.md": {"a 60 s busy timeout": "SQLite's busy timeout, a setting",
+                       "≤ 10 s on SQLite": "the issue's target"},
+    "docs/optimal.md": {"> 120 s refused": "the MV cost-estimate limit", "(refused above 120 s)": "the same limit"},
+    "docs/planner.md": {"debounced by 250 ms": "the page's debounce, a setting",
+                        "time limit of 30 s": "the server's per-request limit, a setting"},
+    "docs/pld.md": {"the issue's 2 s target": "the issue's target"},
+}
 
 
-def _benchmark_cells() -> set[str]:
-    """The numbers in the table rows of benchmarks/RESULTS*.md."""
+def _benchmark_cells(name: str | None = None) -> set[str]:
+    """The numbers in the table rows of benchmarks/RESULTS*.md (or of ``benchmarks/NAME``), and the times
+    their prose states."""
     cells: set[str] = set()
-    for path in sorted((ROOT / "benchmarks").glob("RESULTS*.md")):
+    for path in sorted((ROOT / "benchmarks").glob(name or "RESULTS*.md")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.startswith("|"):
                 cells.update(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\d.]*e)", line))
+            else:
+                cells.update(m.group(1) for m in _RESULTS_PROSE_TIME.finditer(line))
     return cells
 
 
@@ -97,12 +121,81 @@ def _quotes_a_cell(value: str, cells: set[str]) -> bool:
                                  for c in cells)
 
 
-def test_readme_timings_are_benchmark_cells() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    cells = _benchmark_cells()
-    missing = [f"README.md:{text.count(chr(10), 0, m.start()) + 1}: {m.group(1)} {m.group(2)}"
-               for m in _TIME.finditer(text) if not _quotes_a_cell(m.group(1), cells)]
-    assert not missing, "timings quoted in README.md that are not a cell of benchmarks/RESULTS*.md:\n" + "\n".join(missing)
+def _named_results(paragraph: str) -> list[str]:
+    return sorted(set(re.findall(r"RESULTS(?:_[a-z]+)?\.md", paragraph)))
+
+
+def _units(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each paragraph, list item and table of ``text``."""
+    units: list[tuple[int, list[str]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        starts = (not units or not line.strip() or not units[-1][1][-1].strip()
+                  or re.match(r"\s*([*-]|\d+\.) ", line) is not None
+                  or line.startswith("|") != units[-1][1][-1].startswith("|"))
+        if starts:
+            units.append((number, []))
+        units[-1][1].append(line)
+    return [(number, "\n".join(lines)) for number, lines in units if "".join(lines).strip()]
+
+
+def _misquoted_timings(name: str) -> list[str]:
+    """Every time in document ``name`` that is not a benchmark cell. Where a paragraph or list item names
+    RESULTS files (or introduces the table right after it), its times must be cells of those files."""
+    all_cells, settings = _benchmark_cells(), NOT_MEASURED.get(name, {})
+    missing: list[str] = []
+    named: list[str] = []
+    for first, unit in _units((ROOT / name).read_text(encoding="utf-8")):
+        named = _named_results(unit) or (named if unit.startswith("|") else [])
+        cells = set().union(*(_benchmark_cells(f) for f in named)) if named else all_cells
+        for offset, line in enumerate(unit.splitlines()):
+            for setting in settings:
+                line = line.replace(setting, "")
+            for m in _TIME.finditer(line):
+                missing += [f"{name}:{first + offset}: {value} {m.group(3)} (not a cell of "
+                            f"{' or '.join(named) or 'any RESULTS*.md'})"
+                            for value in filter(None, (m.group(1), m.group(2))) if not _quotes_a_cell(value, cells)]
+    return missing
+
+
+def _headers(lines: list[str]) -> set[str]:
+    """The header rows of the markdown tables in ``lines``."""
+    return {line.strip() for line, below in itertools.pairwise(lines) if line.startswith("|") and below.startswith("|-")}
+
+
+def _stale_copied_rows(name: str) -> list[str]:
+    """Rows of a table copied from a RESULTS file (its header row is one of that file's) that are not rows
+    of that file: table cells carry no unit, so a stale copy's times escape :func:`_misquoted_timings`."""
+    results = {path.name: path.read_text(encoding="utf-8").splitlines()
+               for path in (ROOT / "benchmarks").glob("RESULTS*.md")}
+    lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
+    stale: list[str] = []
+    for i, line in enumerate(lines[:-1]):
+        if not (line.startswith("|") and lines[i + 1].startswith("|-")):
+            continue
+        sources = [rows for rows in results.values() if line.strip() in _headers(rows)]
+        if not sources:
+            continue
+        known = {row.strip() for rows in sources for row in rows}
+        end = i + 2
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        stale += [f"{name}:{j + 1}: a row of a RESULTS table that the RESULTS file does not have"
+                  for j in range(i + 1, end) if lines[j].strip() not in known]
+    return stale
+
+
+@pytest.mark.parametrize("name", TIMED_DOCS)
+def test_copied_results_tables_are_current(name: str) -> None:
+    stale = _stale_copied_rows(name)
+    assert not stale, "\n".join(stale)
+
+
+@pytest.mark.parametrize("name", TIMED_DOCS)
+def test_timings_are_benchmark_cells(name: str) -> None:
+    stale = [s for s in NOT_MEASURED.get(name, {}) if s not in (ROOT / name).read_text(encoding="utf-8")]
+    assert not stale, f"NOT_MEASURED lists phrases {name} no longer has: {stale}"
+    missing = _misquoted_timings(name)
+    assert not missing, f"timings quoted in {name} that are not a cell of benchmarks/RESULTS*.md:\n" + "\n".join(missing)
 
 
 # ---------------------------------------------------------------------------------------------

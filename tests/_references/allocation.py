@@ -145,3 +145,28 @@ def weight_table_errors(h: float, groups: tuple[tuple[int, int, int], ...], w_hi
         if mpmath.exp(-far * hm) / mpmath.expm1(hm) > 0.5:
             out.append("far")
     return out
+
+
+def lower_weights(h: float, groups: tuple[tuple[int, int, int], ...], far: int) -> tuple[list[float], list[float], float]:
+    """(w_lo, om_lo, expm1_hi): the split weights w(d) and 1 − w(d) of d < far rounded *down* from their
+    40-digit values, and e^h − 1 rounded *up* (the far field's weight e^{−dh}/expm1(h) then rounds down):
+    the other envelope of the library's tables (design note §3.4 step 2, "w_lo = round-down")."""
+
+    def down(x: mpmath.mpf) -> float:
+        v = float(x)
+        return v if mpmath.mpf(v) <= x else float(mpmath.mpf(v) - mpmath.mpf(v) * mpmath.mpf(2) ** -52)
+
+    def up(x: mpmath.mpf) -> float:
+        v = float(x)
+        return v if mpmath.mpf(v) >= x else float(mpmath.mpf(v) + mpmath.mpf(v) * mpmath.mpf(2) ** -52)
+
+    w_lo, om_lo = [0.0] * far, [0.0] * far
+    with mpmath.workdps(40):
+        hm = mpmath.mpf(h)
+        for f, d0, d1 in groups:
+            for d in range(d0, d1):
+                s = 1 + mpmath.exp(-d * hm)
+                exact = (s - mpmath.exp(f * hm)) / (mpmath.exp((f + 1) * hm) - mpmath.exp(f * hm))
+                w_lo[d], om_lo[d] = max(down(exact), 0.0), max(down(1 - exact), 0.0)
+        expm1_hi = up(mpmath.expm1(hm))
+    return w_lo, om_lo, expm1_hi

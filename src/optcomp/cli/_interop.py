@@ -27,7 +27,6 @@ from optcomp.cli._common import (
     fmt_directed,
     informative,
     parse_json,
-    progress_bar,
     read_text,
 )
 
@@ -201,20 +200,30 @@ def account_interop(
         raise ValueError("give exactly one of --dp-event FILE and --opacus-history FILE")
     if not deltas and not epsilons:
         raise ValueError("give --delta (for an ε bracket) or --epsilon (for a δ bracket)")
-    composition, event_json, source = _read_source(dp_event, opacus_history, neighbouring)
     from optcomp.cli._costs import check_composition_cost
+    from optcomp.cli._stages import stages
 
-    description = check_composition_cost([*composition.items, *composition.allocations])
-    with progress_bar(f"accounting the {source.replace('_', ' ')}: {description}") as _:
-        bounds = [informative(composition.epsilon(d, accuracy=accuracy), f"epsilon at delta={d:g}",
-                              "use fewer compositions") for d in deltas]
-        bounds += [delta_query(lambda x: composition.delta(x, accuracy=accuracy), e) for e in epsilons]
-    queries = [("epsilon", "delta", d) for d in deltas] + [("delta", "epsilon", e) for e in epsilons]
-    if not as_json:  # our certified answer first: the reference may take a while (--no-reference skips it)
-        _print_table(composition, source, queries, _rows(queries, bounds, None))
-    with progress_bar("dp_accounting's reference answer (--no-reference skips it)") as _:
-        label, answers = _reference(event_json, composition.neighbouring, deltas, epsilons,
-                                    reference)
+    with stages(3) as stage:  # on stderr, on a terminal or with --progress: "stage i/3: ..."
+        stage.start(f"reading the {'--dp-event' if dp_event else '--opacus-history'} file")
+        composition, event_json, source = _read_source(dp_event, opacus_history, neighbouring)
+        description = check_composition_cost([*composition.items, *composition.allocations])
+        advance = stage.start(f"{description}, answering each query", total=len(deltas) + len(epsilons))
+        bounds = []
+        for d in deltas:
+            bounds.append(informative(composition.epsilon(d, accuracy=accuracy), f"epsilon at delta={d:g}",
+                                      "use fewer compositions"))
+            advance(1)
+        for e in epsilons:
+            bounds.append(delta_query(lambda x: composition.delta(x, accuracy=accuracy), e))
+            advance(1)
+        queries = [("epsilon", "delta", d) for d in deltas] + [("delta", "epsilon", e) for e in epsilons]
+        if not as_json:  # our certified answer first: the reference may take a while (--no-reference skips it)
+            stage.progress.stop()
+            _print_table(composition, source, queries, _rows(queries, bounds, None))
+            stage.progress.start()
+        stage.start("our certified answer is ready; dp_accounting's reference (Ctrl-C or --no-reference skips it)")
+        label, answers = _reference_or_interrupted(event_json, composition.neighbouring, deltas, epsilons,
+                                                   reference)
     rows = _rows(queries, bounds, answers)
     if as_json:
         emit_json(
@@ -230,6 +239,17 @@ def account_interop(
         )
         return
     _print_reference(label, queries, rows)
+
+
+def _reference_or_interrupted(
+    event_json: Any, neighbouring: str, deltas: Sequence[float], epsilons: Sequence[float], run: bool | None
+) -> tuple[str, list[float] | None]:
+    """:func:`_reference`; an interrupt (Ctrl-C) stops only the reference, so the certified answer, already computed, is still printed (as a table or as the
+    ``--json`` document, whose ``reference`` then says it was interrupted)."""
+    try:
+        return _reference(event_json, neighbouring, deltas, epsilons, run)
+    except KeyboardInterrupt:
+        return "dp_accounting reference interrupted (Ctrl-C); the certified answer stands alone", None
 
 
 def _read_source(dp_event: Path | None, opacus_history: Path | None, neighbouring: str) -> tuple[Any, Any, str]:

@@ -30,7 +30,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -54,6 +54,9 @@ from optcomp.cli._common import (
     size,
 )
 from optcomp.mechanisms import MECHANISM_NAMES, mechanism_spellings
+
+if TYPE_CHECKING:
+    from optcomp.cli._stages import Stages
 
 #: What to change when the engines return no information ([0, inf]).
 _FEWER = "use fewer compositions (a smaller count) or a larger sampling rate or noise"
@@ -273,7 +276,8 @@ Example:
               "REPLACE_SPECIAL).")
 @click.option("--reference/--no-reference", "reference", default=None,
               help="With --dp-event/--opacus-history: run dp_accounting's answer beside ours always / never. "
-              "Default: only for trees it answers in seconds (at most 20 composed events, counts up to 1e6).")
+              "Default: only for trees it answers in seconds (at most 20 composed events, counts up to 1e6). "
+              "It runs after our certified answer is computed (and printed, for a table); Ctrl-C stops only it.")
 def account(
     mechs: Sequence[str],
     config: Path | None,
@@ -299,14 +303,22 @@ def account(
         return
     entries, deltas, epsilons, accuracy_table = _gather(mechs, config, deltas, epsilons)
     from optcomp._numerics import check_nonnegative, check_probability
+    from optcomp.cli._stages import stages
 
     # The queries' own checks, run before the (possibly long) composition rather than after it.
     deltas = [check_probability("delta", d) for d in deltas]
     epsilons = [check_nonnegative("epsilon", e) for e in epsilons]
-    items = [build_item(e) for e in entries]
-    acc = parse_accuracy(accuracy, accuracy_table)
-    rows = _query_rows(items, acc, deltas, epsilons)
-    rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
+    with stages(3) as stage:  # on stderr, on a terminal or with --progress: "stage i/3: ..."
+        advance = stage.start(f"building {len(entries)} mechanisms", total=len(entries))
+        items = []
+        for i, e in enumerate(entries, start=1):
+            items.append(build_item(e))
+            if i % 256 == 0 or i == len(entries):  # the display's cost stays small on 10⁵ entries
+                advance(256 if i % 256 == 0 else i % 256)
+        acc = parse_accuracy(accuracy, accuracy_table)
+        rows = _query_rows(items, acc, deltas, epsilons, stage)
+        stage.start("the RDP comparison table")
+        rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
     _emit_account(entries, rows, rdp_payload, as_json=as_json)
 
 
@@ -335,9 +347,10 @@ def _gather(
 
 
 def _query_rows(
-    items: list[tuple[Any, int]], acc: Any, deltas: Sequence[float], epsilons: Sequence[float]
+    items: list[tuple[Any, int]], acc: Any, deltas: Sequence[float], epsilons: Sequence[float], stage: Stages,
 ) -> list[dict[str, Any]]:
-    """One call, :func:`optcomp.compose` ``(*items)``, then its ε bracket at each δ and δ bracket at each ε."""
+    """One call, :func:`optcomp.compose` ``(*items)``, then its ε bracket at each δ and δ bracket at each ε
+    (each a stage of ``stage``)."""
     from optcomp import compose
     from optcomp.cli._costs import check_composition_cost
     from optcomp.mechanisms.truncated import dominated_counterpart
@@ -347,18 +360,19 @@ def _query_rows(
     # explicit pair: ``lower`` is always a lower bound for what ran (docs/samplers.md)
     explicit = [(dominated_counterpart(m), n) for m, n in items]
     rows: list[dict[str, Any]] = []
-    with _progress("composing") as progress:
-        task = progress.add_task(description, total=None)
-        pld = compose(*items, accuracy=acc)
-        low = pld if explicit == items else compose(*explicit, accuracy=acc)
-        progress.update(task, description="querying")
-        for d in deltas:
-            rows.append({"query": "epsilon", "at": {"delta": d}, "bound": informative(
-                _run_bound(pld.epsilon(d), low.epsilon(d) if low is not pld else None),
-                f"epsilon at delta={d:g}", _FEWER)})
-        for e in epsilons:
-            rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(
-                lambda x: _run_bound(pld.delta(x), low.delta(x) if low is not pld else None), e)})
+    # the composition is built lazily: its cost is paid by the first query, so one stage holds both
+    advance = stage.start(f"{description}, answering each query", total=len(deltas) + len(epsilons))
+    pld = compose(*items, accuracy=acc)
+    low = pld if explicit == items else compose(*explicit, accuracy=acc)
+    for d in deltas:
+        rows.append({"query": "epsilon", "at": {"delta": d}, "bound": informative(
+            _run_bound(pld.epsilon(d), low.epsilon(d) if low is not pld else None),
+            f"epsilon at delta={d:g}", _FEWER)})
+        advance(1)
+    for e in epsilons:
+        rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(
+            lambda x: _run_bound(pld.delta(x), low.delta(x) if low is not pld else None), e)})
+        advance(1)
     return rows
 
 

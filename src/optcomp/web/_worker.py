@@ -7,13 +7,16 @@ keeps answering other requests. At most ``MAX_WORKERS`` run at once (others wait
 same time limit). A worker that runs past the limit is killed and the request answered with a
 :class:`~optcomp.web.app.RequestError` naming the limit. The event loop never blocks, so Ctrl-C and SIGTERM
 are honoured: the server stops once the requests in flight end (within the time limit; uvicorn exits at
-once on a second Ctrl-C), and the lifespan shutdown kills any worker still running.
+once on a second Ctrl-C), and the lifespan shutdown kills any worker still running. A worker the OS
+refuses to start (``OSError`` from fork or the pipe) is logged on the ``optcomp.web`` logger and the
+request answered 503 with that error; any other start failure propagates as itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import multiprocessing
 import threading
@@ -32,6 +35,8 @@ PLAN_TIME_LIMIT = 30.0
 MAX_WORKERS = 2
 #: Seconds a killed worker is given to exit before the next request proceeds regardless.
 _JOIN_SECONDS = 2.0
+
+_log = logging.getLogger("optcomp.web")
 
 
 def _context() -> BaseContext:
@@ -97,20 +102,35 @@ class PlanRunner:
             self._slots.release()
         if answer[0] == "ok":
             return str(answer[1]).encode()
+        if answer[0] == "unstarted":
+            raise RequestError(f"plan: the server could not start a planner worker ({answer[1]}); try again",
+                               status=503)
         if answer[0] == "timeout":
             raise RequestError(f"plan: planning took longer than the server's limit of {self.time_limit:g} s and "
                                "was stopped; plan fewer statistics or fewer modes (or use optcomp plan)")
         raise PlanError(str(answer[1]), field=answer[2], index=answer[3])
 
     def _run_blocking(self, plan: Plan, modes: list[str]) -> tuple[Any, ...]:
+        """The worker's answer, ``("timeout",)``, or ``("unstarted", message)`` where the OS refused a
+        process (the error is logged). Any other failure to start propagates as itself: the cleanup
+        touches only a process that started (``join`` of an unstarted one raises an AssertionError that
+        would replace the real error)."""
         if self._ctx is None:
             self._ctx = _context()
-        receive, send = self._ctx.Pipe(duplex=False)
+        try:
+            receive, send = self._ctx.Pipe(duplex=False)
+        except OSError as exc:  # out of file descriptors
+            return self._unstarted(exc)
         proc = self._ctx.Process(target=_plan_in_worker, args=(send, plan, modes), daemon=True)
+        started = False
         with self._lock:
             self._live.add(proc)
         try:
-            proc.start()
+            try:
+                proc.start()
+            except OSError as exc:  # fork/exec refused (EAGAIN, ENOMEM, EMFILE): a server condition
+                return self._unstarted(exc)
+            started = True
             send.close()
             if receive.poll(self.time_limit):
                 try:
@@ -120,12 +140,19 @@ class PlanRunner:
                 return answer
             return ("timeout",)
         finally:
-            if proc.is_alive():
-                proc.kill()
-            proc.join(_JOIN_SECONDS)
+            if started:
+                if proc.is_alive():
+                    proc.kill()
+                proc.join(_JOIN_SECONDS)
+            send.close()  # a no-op once closed; closes it where the start failed
             receive.close()
             with self._lock:
                 self._live.discard(proc)
+
+    @staticmethod
+    def _unstarted(exc: OSError) -> tuple[str, str]:
+        _log.error("could not start a planner worker: %s: %s", type(exc).__name__, exc, exc_info=exc)
+        return ("unstarted", f"{type(exc).__name__}: {exc}")
 
     def shutdown(self) -> None:
         """Kill every live worker (the server is stopping)."""
