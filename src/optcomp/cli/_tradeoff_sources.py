@@ -17,6 +17,9 @@ import click
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
+#: The words a label carries when ``--group`` went through the exact group pair (read by ``optcomp tradeoff``).
+EXACT_GROUP = "exact group pair"
+
 #: The options of a source, in the order they appear in ``--help``.
 _OPTIONS: tuple[Callable[[Any], Any], ...] = (
     click.option("--mech", "mechs", multiple=True, metavar="KIND:KEY=VALUE,...",
@@ -45,7 +48,7 @@ def source_options(command: _F) -> _F:
 
 
 def _run_curve(sigma: float | None, q: float | None, steps: int | None, sampling: str, examples_per_user: int,
-               accuracy: Any) -> tuple[str, Any]:
+               accuracy: Any, group: int = 1) -> tuple[str, Any]:
     from optcomp import dpsgd
     from optcomp._numerics import check_int, check_positive, check_sampling_rate
     from optcomp.cli.account import check_user_level_cost
@@ -59,8 +62,11 @@ def _run_curve(sigma: float | None, q: float | None, steps: int | None, sampling
     check_user_level_cost(examples_per_user)
     label = f"DP-SGD sigma={sigma:g}, q={q:g}, steps={steps}, {sampling}" + (
         f", {examples_per_user} examples per user" if examples_per_user > 1 else "")
-    curve = dpsgd.tradeoff(sigma, q, steps, sampling=sampling, examples_per_user=examples_per_user,  # type: ignore[arg-type]
-                           accuracy=accuracy)
+    if group > 1:  # a group of g units of k examples is one unit of g·k examples (exact group pair)
+        check_user_level_cost(examples_per_user * group)
+        label += f", group of {group} ({EXACT_GROUP}: {examples_per_user * group} examples per unit)"
+    curve = dpsgd.tradeoff(sigma, q, steps, sampling=sampling,  # type: ignore[arg-type]
+                           examples_per_user=examples_per_user * group, accuracy=accuracy)
     return label, curve
 
 
@@ -82,9 +88,14 @@ def _event_curve(path: Path, neighbouring: str, accuracy: Any) -> tuple[str, Any
 
 def source_curve(*, mechs: Sequence[str], dp_event: Path | None, neighbouring: str, sigma: float | None,
                  q: float | None, steps: int | None, sampling: str, examples_per_user: int,
-                 accuracy: str | None) -> tuple[str, Any] | None:
+                 accuracy: str | None, group: int = 1) -> tuple[str, Any] | None:
     """(label, certified TradeOffBracket) of the one source given, or None when none is (usage errors for
-    two sources, or a partial DP-SGD run)."""
+    two sources, or a partial DP-SGD run).
+
+    ``group`` > 1: the curve of a group of that many records (units) through the exact group pair
+    (:meth:`optcomp.Composition.group`; a Poisson DP-SGD run with g·k examples per unit) when every
+    mechanism has one, the label ending in "(exact group pair)"; otherwise Dong–Roth–Su Thm 2.14 on the
+    curve (:func:`optcomp.fdp.group_privacy`, a bound, not the group's own curve), the label saying why."""
     from optcomp.cli.account import parse_accuracy
 
     run = sigma is not None or q is not None or steps is not None
@@ -102,13 +113,32 @@ def source_curve(*, mechs: Sequence[str], dp_event: Path | None, neighbouring: s
     if not given:
         return None
     acc = parse_accuracy(accuracy)
+    if run and (group == 1 or sampling == "poisson"):
+        return _run_curve(sigma, q, steps, sampling, examples_per_user, acc, group)
     if run:
-        return _run_curve(sigma, q, steps, sampling, examples_per_user, acc)
+        label, curve = _run_curve(sigma, q, steps, sampling, examples_per_user, acc)
+        return _bound_group(label, curve, group, "no exact group pair for fixed_size sampling")
     if dp_event is not None:
-        return _event_curve(dp_event, neighbouring, acc)
+        return _bound_group(*_event_curve(dp_event, neighbouring, acc), group, "a dp_event tree is read as a PLD")
     from optcomp import compose, fdp
     from optcomp.cli.account import build_item, parse_mech
 
     entries = [parse_mech(m) for m in mechs]
-    items = [build_item(e) for e in entries]
-    return "composition of " + "; ".join(mechs), fdp.from_pld(compose(*items, accuracy=acc))
+    composition = compose(*[build_item(e) for e in entries], accuracy=acc)
+    label = "composition of " + "; ".join(mechs)
+    if group == 1:
+        return label, fdp.from_pld(composition)
+    try:
+        grouped = composition.group(group)
+    except ValueError as why:  # NoGroupLawError: no exact pair for one of the mechanisms
+        return _bound_group(label, fdp.from_pld(composition), group, str(why))
+    return label + f", group of {group} ({EXACT_GROUP})", fdp.from_pld(grouped)
+
+
+def _bound_group(label: str, curve: Any, group: int, why: str) -> tuple[str, Any]:
+    """Dong–Roth–Su Thm 2.14 on ``curve`` for ``group`` > 1 (a bound), the label saying so and why."""
+    if group == 1:
+        return label, curve
+    from optcomp.fdp import group_privacy
+
+    return label + f", group of {group} (DRS Thm 2.14 bound; {why})", group_privacy(curve, group)

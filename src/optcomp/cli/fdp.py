@@ -40,7 +40,7 @@ from optcomp.cli._common import (
 from optcomp.cli._common import (
     fmt as fmt_number,
 )
-from optcomp.cli._tradeoff_sources import source_curve, source_options
+from optcomp.cli._tradeoff_sources import EXACT_GROUP, source_curve, source_options
 from optcomp.fdp import (
     TradeOff,
     TradeOffBracket,
@@ -190,17 +190,13 @@ def _curve(
     source: dict[str, Any],
 ) -> tuple[str, TradeOff | TradeOffBracket]:
     """The curve of the options: a source's (:mod:`optcomp.cli._tradeoff_sources`) or :func:`build_curve`'s."""
-    found = source_curve(**source)
+    found = source_curve(**source, group=group)
     if found is None:
         return build_curve(gdp, eps, delta, k, group, sampling_rate)
     if gdp is not None or eps is not None or delta is not None or k > 1 or sampling_rate is not None:
         raise click.UsageError("--gdp/--eps/--delta/-k/--subsample describe another curve: give them without "
                                "--mech, --dp-event or a DP-SGD run (whose counts and steps are their own)")
-    label, curve = found
-    if group > 1:
-        curve = group_privacy(curve, group)
-        label += f", group of {group}"
-    return label, curve
+    return found  # --group was applied by the source: its exact group pair, else DRS Thm 2.14 (the label says)
 
 
 def curve_chunks(
@@ -287,7 +283,10 @@ def write_curve(out: TextIO, fmt: str, head: dict[str, Any], columns: list[str],
 @click.option("--eps", "eps", type=float, default=None, help="ε of (ε, δ)-DP (per mechanism).")
 @click.option("--delta", "delta", type=float, default=None, help="δ of (ε, δ)-DP (default 0).")
 @click.option("-k", "k", type=click.IntRange(min=1), default=1, show_default=True, help="k-fold composition.")
-@click.option("--group", type=click.IntRange(min=1), default=1, show_default=True, help="Group size (DRS Thm 2.14).")
+@click.option("--group", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Group size: the exact group pair for --mech specs with one (Gaussian, Laplace, discrete Laplace, "
+                   "Poisson-subsampled Gaussian) and Poisson DP-SGD runs; otherwise the DRS Thm 2.14 bound. The "
+                   "curve's name (and JSON 'group') says which.")
 @click.option("--subsample", "sampling_rate", type=float, default=None,
               help="Subsampling rate p without replacement (DRS Thm 4.2), DP-SGD order: each of the -k steps "
                    "is subsampled, then the steps are composed (C_p(f)^k, --gdp only for k > 1); --group applies "
@@ -342,6 +341,8 @@ def tradeoff(
         "attack_tpr": tprs[0],
         "attacks": [{"fpr": f, "attack_tpr": t} for f, t in zip(fprs, tprs)],
     }
+    if group > 1:  # which route answered the group (the label says it in words)
+        head["group"] = {"size": group, "route": "exact_pair" if EXACT_GROUP in label else "drs_thm_2_14"}
     if output is not None and fmt == "table":
         raise click.UsageError("--format table cannot be written to --output; use csv or json")
     with progress_bar(f"evaluating {points} points", total=points) as advance:

@@ -32,7 +32,7 @@ from optcomp.fdp._gdp import (
     gdp_mu_for,
 )
 from optcomp.fdp._group import group_privacy
-from optcomp.fdp._group_profile import group_epsilon
+from optcomp.fdp._group_profile import GroupEpsilon, group_epsilon
 from optcomp.fdp._readouts import advantage, attack_tpr, delta_at, epsilon_at, from_delta_curve, from_pld
 from optcomp.fdp._subsample import noisy_sgd_mu_estimate, subsample
 from optcomp.fdp._tradeoff import (
@@ -54,6 +54,7 @@ __all__ = [
     "EpsilonDeltaComposition",
     "Functionals",
     "GaussianTradeOff",
+    "GroupEpsilon",
     "PiecewiseLinearTradeOff",
     "TradeOff",
     "TradeOffBracket",

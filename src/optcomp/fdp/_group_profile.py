@@ -30,6 +30,8 @@ point whose upper δ is ≤ δ, so the loss is at most one step h plus the ε₁
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -38,8 +40,9 @@ from optcomp._numerics import Bound, FloatArray
 from optcomp._rounding import widen_up
 from optcomp.fdp._group import group_privacy
 from optcomp.fdp._readouts import _DeltaCurve, epsilon_at, from_pld
+from optcomp.mechanisms import NoGroupLawError, check_group_size
 
-__all__ = ["GROUP_GRID_STEP", "group_delta_profile", "group_epsilon", "group_epsilon_upper"]
+__all__ = ["GROUP_GRID_STEP", "GroupEpsilon", "GroupRoute", "group_delta_profile", "group_epsilon", "group_epsilon_upper"]
 
 #: Default grid step h of the group profile (a power of two, so grid differences are exact).
 GROUP_GRID_STEP: float = 2.0**-7
@@ -147,18 +150,84 @@ def group_epsilon_upper(
     return float(hit[0] * step) if hit.size else math.inf
 
 
-def group_epsilon(pld: _DeltaCurve, g: int, delta: float) -> Bound:
-    """Certified bracket of ε(δ) for a group of g neighbours of a PLD's mechanism.
+#: Which route answered :func:`group_epsilon`.
+GroupRoute = Literal["exact", "profile"]
 
-    ``lower`` is the trade-off route's (:func:`optcomp.fdp.group_privacy` of
-    :func:`optcomp.fdp.from_pld`, read with :func:`optcomp.fdp.epsilon_at`); ``upper`` is the smaller of
-    that route's upper end and :func:`group_epsilon_upper` (both certified, so their minimum is).
+
+@dataclass(frozen=True, slots=True)
+class GroupEpsilon(Bound):
+    """A certified bracket of a group's ε(δ) (a :class:`~optcomp.Bound`) that says how it was found.
+
+    Attributes:
+        lower: lower end (see :func:`group_epsilon` for what it bounds on each route).
+        upper: certified upper end.
+        route: ``"exact"`` (the mechanisms' group pairs, composed: a bracket of the group's ε) or
+            ``"profile"`` (a bare PLD: the weak triangle inequality; lower end the one-record ε).
+        reason: why the profile route answered (empty on the exact route).
+    """
+
+    route: GroupRoute = "profile"
+    reason: str = ""
+
+
+@runtime_checkable
+class _Grouped(Protocol):
+    """What the exact route needs: a composition of known mechanisms (:class:`optcomp.Composition`)."""
+
+    def group(self, g: int) -> _Grouped: ...
+
+    def epsilon(self, delta: float) -> Bound: ...
+
+    def pld(self) -> _DeltaCurve: ...
+
+
+def group_epsilon(source: _Grouped | _DeltaCurve, g: int, delta: float) -> GroupEpsilon:
+    """Certified bracket of ε(δ) for a group of at most g records, and the route that answered.
+
+    **Exact route** (``source`` an :class:`optcomp.Composition` whose every mechanism has a group law,
+    :func:`optcomp.mechanisms.group_mechanism`): ``source.group(g).epsilon(delta)``, the engine's
+    certified bracket of the composed group pairs. Both ends bracket the group's ε as the worst case
+    over datasets and Δ-sensitive queries (the pairs are dominating and attained; ``Composition.group``).
+
+    **Profile route** (a bare PLD, or a composition with a mechanism that has no group law, e.g.
+    sampling without replacement or balls-in-bins; ``reason`` says which): a PLD does not determine a
+    group's privacy. ``upper`` is the smaller of :func:`group_epsilon_upper` (weak triangle inequality)
+    and the trade-off route's (Dong–Roth–Su Thm 2.14 on :func:`optcomp.fdp.from_pld`), both certified for
+    every mechanism whose one-record pair the PLD dominates. ``lower`` is the one-record ε's lower end
+    (a group of at most g includes a single record). The trade-off route's own lower end is *not* used:
+    it bounds Thm 2.14's curve, which can lie above a mechanism's group privacy (DP-SGD σ = 1, q = 0.01,
+    10³ steps, g = 8: Thm 2.14 lower 22.71, exact group ε ≤ 20.8963).
 
     Args:
-        pld: a PLD (add/remove: its δ is the max over both directions).
-        g: group size ≥ 1.
+        source: an :class:`optcomp.Composition` or a PLD (any certified ``delta_curve``).
+        g: group size, an integer ≥ 1.
         delta: δ in (0, 1).
+
+    Raises:
+        ValueError: ``g`` not an integer ≥ 1 or ``delta`` outside (0, 1).
     """
-    route = epsilon_at(group_privacy(from_pld(pld), g), delta)
-    upper = min(route.upper, group_epsilon_upper(pld, g, delta))
-    return Bound(route.lower, upper)
+    g = check_group_size(g)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    if isinstance(source, _Grouped):
+        try:
+            grouped = source.group(g)
+        except NoGroupLawError as why:
+            reason = str(why)
+        else:
+            exact = grouped.epsilon(delta)
+            return GroupEpsilon(exact.lower, exact.upper, route="exact")
+        pld = source.pld()
+    else:
+        pld, reason = source, "a bare PLD does not determine a group's privacy"
+    return _profile_route(pld, g, delta, reason)
+
+
+def _profile_route(pld: _DeltaCurve, g: int, delta: float, reason: str) -> GroupEpsilon:
+    """The profile route of :func:`group_epsilon` (its docstring)."""
+    one = epsilon_at(from_pld(pld), delta)
+    if g == 1:
+        return GroupEpsilon(one.lower, one.upper, route="profile", reason=reason)
+    drs = epsilon_at(group_privacy(from_pld(pld), g), delta)
+    upper = min(drs.upper, group_epsilon_upper(pld, g, delta))
+    return GroupEpsilon(one.lower, upper, route="profile", reason=reason)

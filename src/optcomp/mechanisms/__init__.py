@@ -33,6 +33,10 @@ Specifications, with the pair (P, Q) of the remove direction and the kind of law
 * ``Staircase(epsilon, *, gamma=None, sensitivity=1.0)``: Δ + staircase noise, staircase noise
   (Geng–Viswanath); atoms ±ε, 0.
 
+:func:`group_mechanism` maps a specification to the one whose pair dominates a group of g records
+(``Gaussian``, ``Laplace``, ``DiscreteLaplace``, ``PoissonSubsampled(Gaussian)``; others raise
+:class:`NoGroupLawError`, a ``ValueError``).
+
 :data:`MECHANISM_NAMES` is the one table of the names users type for them (the CLI's ``--mech`` kinds,
 a plan's ``mechanism``, the planner page's menu).
 """
@@ -40,6 +44,7 @@ a plan's ``mechanism``, the planner page's menu).
 from __future__ import annotations
 
 from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_mechanism, privacy_loss_laws
+from optcomp.mechanisms._group import NoGroupLawError, check_group_size, group_mechanism
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 from optcomp.mechanisms._names import MECHANISM_NAMES, MechanismEntry, mechanism_spellings, planner_mechanisms
 from optcomp.mechanisms._spec import (
@@ -78,6 +83,7 @@ __all__ = [
     "MechanismEntry",
     "MixtureOfGaussians",
     "Neighbouring",
+    "NoGroupLawError",
     "PoissonSubsampled",
     "PrivacyLossLaw",
     "RandomizedResponse",
@@ -86,10 +92,12 @@ __all__ = [
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
     "TruncatedPoissonGaussian",
+    "check_group_size",
     "check_mechanism",
     "check_neighbouring",
     "check_user_level_mean",
     "combined_relation",
+    "group_mechanism",
     "is_mechanism",
     "mechanism_spellings",
     "optimal_gamma",

@@ -48,6 +48,7 @@ from optcomp._numerics import (
     integers,
 )
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._group import NoGroupLawError, group_mechanism
 from optcomp.mechanisms._spec import Mechanism, Neighbouring, validate_parameters
 from optcomp.mechanisms.discrete import DiscretePair
 from optcomp.mechanisms.gaussian import Gaussian
@@ -159,6 +160,17 @@ def _allocation_epoch_lower_laws(mechanism: AllocationEpochLower) -> LawPair:
     from optcomp.mechanisms._allocation_lower import lower_laws
 
     return lower_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step)
+
+
+@group_mechanism.register(AllocationEpoch)
+@group_mechanism.register(AllocationEpochLower)
+def _allocation_group(mechanism: Mechanism, g: int) -> Mechanism:
+    """Refused: a group's records share the epoch's steps (balls-in-bins), no one-record law composes to it."""
+    raise NoGroupLawError(
+        f"{type(mechanism).__name__} (balls-in-bins random allocation) has no exact group-privacy law: the "
+        "group's records are allocated within one epoch and share its steps, which the one-record pair does "
+        "not describe"
+    )
 
 
 def allocation_bracket(

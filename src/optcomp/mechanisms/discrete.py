@@ -21,6 +21,7 @@ from optcomp._numerics import (
     integers,
 )
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._group import group_mechanism
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.mechanisms._spec import Neighbouring, check_loss_scale, validate_parameters
 
@@ -226,3 +227,9 @@ def _discrete_laplace_laws(mechanism: DiscreteLaplace) -> LawPair:
     p_mass[-1], q_mass[-1] = head, math.exp(-t * d) * head
     law = merged_law(losses, p_mass, q_mass)
     return (law, law)
+
+
+@group_mechanism.register
+def _discrete_laplace_group(mechanism: DiscreteLaplace, g: int) -> DiscreteLaplace:
+    """Integer sensitivity gΔ (exact; :mod:`optcomp.mechanisms._group`)."""
+    return DiscreteLaplace(mechanism.scale, sensitivity=g * mechanism.sensitivity)

@@ -13,6 +13,7 @@ from scipy.special import log_ndtr
 
 from optcomp._numerics import POSITIVE, Domain, FloatArray
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._group import group_mechanism, group_sensitivity
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.mechanisms._spec import Neighbouring, check_loss_scale, validate_parameters
 from optcomp.mechanisms._tails import as_array
@@ -84,3 +85,9 @@ class GaussianLoss:
 def _gaussian_laws(mechanism: Gaussian) -> LawPair:
     law = PrivacyLossLaw(continuous=GaussianLoss(mu=mechanism.mu))
     return (law, law)
+
+
+@group_mechanism.register
+def _gaussian_group(mechanism: Gaussian, g: int) -> Gaussian:
+    """Sensitivity gΔ: μ becomes gμ (Dong–Roth–Su Thm 2.14; :mod:`optcomp.mechanisms._group`)."""
+    return Gaussian(mechanism.sigma, sensitivity=group_sensitivity(g, mechanism.sensitivity))

@@ -27,6 +27,7 @@ import numpy as np
 from optcomp._numerics import NONNEGATIVE, POSITIVE, POSITIVE_OR_INF, Domain, FloatArray, integers
 from optcomp._rounding import log_expm1
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._group import group_mechanism, group_sensitivity
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.mechanisms._spec import Neighbouring, check_loss_scale, validate_parameters
 from optcomp.mechanisms._tails import as_array
@@ -163,6 +164,12 @@ class TruncatedLaplace:
 def _laplace_laws(mechanism: Laplace) -> LawPair:
     law = _truncated_laplace_law(mechanism.scale, mechanism.sensitivity, math.inf)
     return (law, law)
+
+
+@group_mechanism.register
+def _laplace_group(mechanism: Laplace, g: int) -> Laplace:
+    """Sensitivity gΔ: ε = gΔ/b per run (:mod:`optcomp.mechanisms._group`)."""
+    return Laplace(mechanism.scale, sensitivity=group_sensitivity(g, mechanism.sensitivity))
 
 
 @privacy_loss_laws.register

@@ -333,22 +333,31 @@ def revealed_mixture(laws: Sequence[PrivacyLossLaw], weights: Sequence[float]) -
     )
 
 
-def user_level_mixture(sigma: float, sampling_rate: float, examples_per_user: int) -> MixtureOfGaussians:
-    """One Poisson DP-SGD step for a user with k examples: Σⱼ Bin(k, q)(j)·N(j, σ²) vs N(0, σ²).
+def user_level_mixture(
+    sigma: float, sampling_rate: float, examples_per_user: int, *, sensitivity: float = 1.0
+) -> MixtureOfGaussians:
+    """One Poisson DP-SGD step for a user with k examples: Σⱼ Bin(k, q)(j)·N(jΔ, σ²) vs N(0, σ²).
 
     Each of the user's k examples enters the batch independently with probability q, so J ~ Bin(k, q)
     of them do, and their clipped gradients move the sum by a vector of norm ≤ J; the worst case (all
     aligned) is the mixture of Gaussians with shifts 0..k (Ganesh, arXiv 2401.10294). Relation:
     add/remove of one user with at most k examples. Probabilities: scipy's binomial pmf, divided by
-    their exact sum.
+    their exact sum. ``sensitivity`` Δ (default 1, the clipped-gradient convention of :mod:`optcomp.dpsgd`)
+    scales the shifts to jΔ, each rounded up when inexact (a larger shift dominates); it is also the
+    pair of a group of k records of ``PoissonSubsampled(Gaussian(σ, sensitivity=Δ), q)``
+    (:mod:`optcomp.mechanisms._group`).
     """
     from scipy import stats
+
+    from optcomp.mechanisms._group import group_sensitivity
 
     j = np.arange(examples_per_user + 1)
     pmf = np.asarray(stats.binom.pmf(j, examples_per_user, sampling_rate), dtype=np.float64)
     pmf = pmf / math.fsum(pmf.tolist())
     return MixtureOfGaussians(
-        sigma, sensitivities=tuple(j.astype(float).tolist()), probabilities=tuple(pmf.tolist())
+        sigma,
+        sensitivities=tuple(group_sensitivity(int(i), sensitivity) for i in j.tolist()),
+        probabilities=tuple(pmf.tolist()),
     )
 
 

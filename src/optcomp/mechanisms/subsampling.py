@@ -38,12 +38,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from optcomp._numerics import SAMPLING_RATE, Domain, FloatArray, check_sampling_rate
+from optcomp._numerics import SAMPLING_RATE, Domain, FloatArray, GridTooLargeError, check_sampling_rate
 from optcomp._rounding import log_expm1
 from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_symmetric, privacy_loss_laws
+from optcomp.mechanisms._group import MAX_POISSON_GROUP, NoGroupLawError, group_mechanism
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
 from optcomp.mechanisms._spec import Mechanism, Neighbouring, combined_relation, validate_parameters
 from optcomp.mechanisms._tails import as_array, log_diff_exp
+from optcomp.mechanisms.gaussian import Gaussian
+from optcomp.mechanisms.mixture import check_user_level_mean, user_level_mixture
 
 
 def _check_base(mechanism: object, relation: Neighbouring, wrapper: str) -> None:
@@ -197,6 +200,26 @@ def _poisson_laws(mechanism: PoissonSubsampled) -> LawPair:
     base_remove, _ = privacy_loss_laws(mechanism.mechanism)
     remove = poisson_subsampled_law(base_remove, mechanism.sampling_rate)
     return (remove, remove.swapped())
+
+
+@group_mechanism.register
+def _poisson_group(mechanism: PoissonSubsampled, g: int) -> Mechanism:
+    """A Gaussian base: Σⱼ Bin(g, q)(j)·N(jΔ, σ²) vs N(0, σ²), the user-level pair with g examples
+    (:func:`~optcomp.mechanisms.user_level_mixture`; proof in :mod:`optcomp.mechanisms._group`).
+    Other bases are refused: the aligned-shift argument is the Gaussian's."""
+    base = mechanism.mechanism
+    if type(base) is not Gaussian:
+        raise NoGroupLawError(
+            f"PoissonSubsampled({type(base).__name__}) has no exact group-privacy law (only a Gaussian base "
+            "has one: the group's count in the batch is Bin(g, q) and aligned Gaussian shifts are the worst case)"
+        )
+    if g > MAX_POISSON_GROUP:
+        raise GridTooLargeError(
+            f"g must be at most {MAX_POISSON_GROUP} for PoissonSubsampled(Gaussian) (its group pair is a mixture "
+            f"of g + 1 Gaussians), got {g}"
+        )
+    check_user_level_mean(base.sigma / base.sensitivity, mechanism.sampling_rate, 1, g)
+    return user_level_mixture(base.sigma, mechanism.sampling_rate, g, sensitivity=base.sensitivity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,3 +388,13 @@ def _without_replacement_laws(mechanism: SubsampledWithoutReplacement) -> LawPai
         )
     law = symmetrized_law(base[0], mechanism.sampling_rate)
     return (law, law)
+
+
+@group_mechanism.register
+def _without_replacement_group(mechanism: SubsampledWithoutReplacement, g: int) -> Mechanism:
+    """Refused: the group's count in a fixed-size batch is hypergeometric in n (not carried here)."""
+    raise NoGroupLawError(
+        "SubsampledWithoutReplacement has no exact group-privacy law: the number of the group's records in a "
+        "fixed-size batch is hypergeometric in the dataset size, which the specification does not carry, and "
+        "the substitution pair of a group is not a one-sided mixture"
+    )

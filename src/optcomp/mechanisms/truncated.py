@@ -43,6 +43,7 @@ from typing import ClassVar
 
 from optcomp._numerics import POSITIVE, SAMPLING_RATE, Domain, integers
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._group import NoGroupLawError, group_mechanism
 from optcomp.mechanisms._spec import Mechanism, Neighbouring, validate_parameters
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.mixture import revealed_mixture
@@ -135,3 +136,12 @@ def _truncated_laws(mechanism: TruncatedPoissonGaussian) -> LawPair:
     cut = privacy_loss_laws(swap if qbar >= 1.0 else PoissonSubsampled(swap, sampling_rate=qbar))
     weights = (1.0 - t, t)
     return (revealed_mixture([full[0], cut[0]], weights), revealed_mixture([full[1], cut[1]], weights))
+
+
+@group_mechanism.register
+def _truncated_group(mechanism: TruncatedPoissonGaussian, g: int) -> Mechanism:
+    """Refused: the cap on the batch couples the group's records (no group law is derived here)."""
+    raise NoGroupLawError(
+        "TruncatedPoissonGaussian has no exact group-privacy law: the batch cap couples the group's records, "
+        "and no dominating pair of a group is derived for it"
+    )
