@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from optcomp import compose
+from optcomp import Accuracy, compose
 from optcomp.mechanisms import Gaussian, PoissonSubsampled
 from optcomp.pld import PrivacyLossDistribution
 from optcomp.pld._pld import _DeltaMeasure
@@ -98,3 +98,22 @@ def test_test_set_sums_are_bit_identical_to_the_whole_sums(theta_index: int) -> 
             continue
         assert got is not None
         assert got[:3] == ref[:3], (theta_index, eps)
+
+
+def test_a_later_query_reads_the_finer_realisation_and_gets_its_bracket() -> None:
+    """ε(δ) for δ = 1e-4 … 1e-8 on one PLD (a sweep): the later queries read the realisation the first
+    one refined to; each bracket is the one a fresh PLD gives at that fixed grid step (the per-point
+    route at the same step), it is certified (they nest with the fresh default-accuracy bracket), and
+    it meets the requested width."""
+    step = PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.01)
+    shared = compose((step, 1000)).pld()
+    first = shared.epsilon(1e-4)
+    (fine,) = shared._realised.keys() - {0.01}
+    for delta in (1e-5, 1e-6, 1e-7, 1e-8):
+        b = shared.epsilon(delta)
+        at_step = compose((step, 1000), accuracy=Accuracy(grid_step=fine)).pld().epsilon(delta)
+        assert (b.lower, b.upper) == (at_step.lower, at_step.upper), delta
+        own = compose((step, 1000)).pld().epsilon(delta)
+        assert max(b.lower, own.lower) <= min(b.upper, own.upper)
+        assert b.upper - b.lower <= Accuracy().relative_width * b.upper
+    assert first.upper - first.lower <= Accuracy().relative_width * first.upper

@@ -198,11 +198,24 @@ class PrivacyLossDistribution:
                     return [self._span(law, 1) for law, _ in laws]
 
                 dirs.append(realise(laws, step, self._accuracy, spans, full, memo))
-            # keep only the finest realisation (and this one): memory stays bounded by one grid
-            for old in [s for s in self._realised if s != step]:
+            # keep only the finest realisation (later queries may read it: _reused) and this one:
+            # memory stays bounded by two grids
+            finest = min(self._realised, default=step)
+            for old in [s for s in self._realised if s not in (step, finest)]:
                 del self._realised[old]
             self._realised[step] = tuple(dirs)
         return self._realised[step]
+
+    def _reused(self, step: float, refused: set[float]) -> float:
+        """The finest step already realised that is at most ``step`` (and not ``refused``: a pass at it
+        raised :class:`GridTooLargeError` in this refinement), else ``step``: after its first pass, a
+        query reads the realisation (and the tilted ends) an earlier query on this PLD built rather than
+        realising a coarser grid (issue 27 item 7). Every end stays certified, and the refinement goes on
+        from there if the width is not met; the bracket is the one at the finer step (usually narrower:
+        the width model is O(Δ²), but a query whose own refinement would have gone finer still than
+        the reused step gets that step's bracket, within the requested width)."""
+        finer = [s for s in self._realised if s <= step and s not in refused]
+        return min(finer) if finer else step
 
     def _steps(self) -> list[float]:
         """Grid steps to try, coarse to fine: the fixed one, or the automatic first pass."""
@@ -246,10 +259,14 @@ class PrivacyLossDistribution:
         history: list[tuple[float, float]] = []
         best: Bound | None = None
         partial = False
+        refused: set[float] = set()
         for n in range(_MAX_PASSES):
+            if n > 0:  # after the query's own (coarse, cheap) first pass
+                step = self._reused(step, refused)
             try:
                 b, cut = self._pass(measure, step, target if 0 < n < _MAX_PASSES - 1 else None)
             except GridTooLargeError as err:
+                refused.add(step)
                 if best is None and not history:
                     step *= 8.0  # the first pass itself is too fine for this span: coarsen it
                     continue
