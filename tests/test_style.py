@@ -429,8 +429,6 @@ SEARCH_LOOPS_TO_CONVERT: dict[str, str] = {
     "vectorised float_boundary",
     "planner/_search.py::_search_mechanism_aware": "the mechanism-aware scale search stops early at a value "
     "within MECHANISM_AWARE_RTOL of the budget; to move onto solve",
-    "pld/_realise.py::epsilon_upper": "the grid's ε(δ) on one realisation: bracket expansion before "
-    "float_boundary (pld's file, numerics engineer this turn)",
     "pld/_realise.py::epsilon_lower": "the grid's lower ε: a scan down from the upper end, then bisection "
     "(pld's file, numerics engineer this turn)",
 }

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
+from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms import PrivacyLossLaw
@@ -37,6 +38,8 @@ _TILT_TRIGGER = 1e-4
 _KEPT_PER_POINT = 96
 #: Bisection steps before the exact root iteration of a lower ε end.
 _COARSE_BISECTIONS = 8
+#: How far (in units of the first gap) the upper ε search moves out before answering ε = inf.
+_EXPANSION_RANGE = 2.0**63
 #: First step (relative to the upper end) of the downward scan for a lower ε end.
 _SCAN_START = 1e-7
 
@@ -377,14 +380,22 @@ class Direction:
 
         if ok(0.0):
             return 0.0
-        hi = max(1.0, max(end.s_max() for end in ends) + 1.0)
-        for _ in range(64):
-            if ok(hi):
-                break
-            hi = 2 * hi + 1.0
-        else:
+        # out from past the grid's last loss by gaps g, 2g, 4g, … (x_n = 2x_{n−1} + 1 for g = x_0 + 1),
+        # up to about 2^63·g; then the bisection from 0
+        start = max(1.0, max(end.s_max() for end in ends) + 1.0)
+        out = float_boundary(
+            ok,
+            name="epsilon",
+            passing_above=True,
+            fail=0.0,
+            start=start,
+            first_gap=start + 1.0,
+            xtol=math.inf,
+            highest=_EXPANSION_RANGE * (start + 1.0),
+        )
+        if out.passing is None:
             return math.inf
-        return bisect(0.0, hi, ok, "hi", EPSILON_XTOL)
+        return bisect(0.0, out.passing, ok, "hi", EPSILON_XTOL)
 
     def epsilon_lower(self, delta: float, upper: float) -> float:
         """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""
