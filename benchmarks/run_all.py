@@ -27,6 +27,7 @@ BENCHMARKS = [
     ("bench_ledger.py", "RESULTS_ledger.md"),
     ("bench_matrix.py", "RESULTS_matrix.md"),
     ("bench_sweep.py", "RESULTS_sweep.md"),
+    ("bench_profile.py", "RESULTS_profile.md"),
 ]
 
 

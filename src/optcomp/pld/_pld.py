@@ -56,6 +56,17 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
     return list(out.values())
 
 
+def _next_step(step: float, w: float, target: float, history: list[tuple[float, float]]) -> float:
+    """The next grid step: the width model w ∝ Δ^order (order 2, or measured from the last two passes
+    while the width is asymptotic), aimed at 0.85 of ``target``, at most ``_MAX_STEP_RATIO`` × ``step``."""
+    order = 2.0
+    if len(history) >= 2:
+        (s0, w0), (s1, w1) = history[-2], history[-1]
+        if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
+            order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
+    return float(step * min(_MAX_STEP_RATIO, 0.85 * (target / w) ** (1.0 / order)))
+
+
 class PrivacyLossDistribution:
     """Privacy loss distribution of a (heterogeneous) composition, with certified δ(ε) brackets.
 
@@ -190,7 +201,7 @@ class PrivacyLossDistribution:
                     return [self._span(law, 1) for law, _ in laws]
 
                 dirs.append(realise(laws, step, self._accuracy, spans, full, memo))
-            # keep only the finest realisation (and this one): memory stays bounded by one grid
+            # keep only this realisation: a query's answer never depends on earlier queries' grids
             for old in [s for s in self._realised if s != step]:
                 del self._realised[old]
             self._realised[step] = tuple(dirs)
@@ -201,8 +212,35 @@ class PrivacyLossDistribution:
         acc = self._accuracy
         return [acc.grid_step] if acc.grid_step is not None else [PLD_FIRST_STEP]
 
+    def _pass(self, measure: _Measure, step: float, target: float | None) -> tuple[Bound, bool]:
+        """One refinement pass at ``step``: (bound, partial). With a ``target``, a measure that can tell
+        from the untilted ends alone that the pass misses it (``failing``) skips the tilted work: the
+        pass is *partial*, its width a lower bound on the full pass's (issue 27 item 7)."""
+        dirs = self._directions(step)
+        failing = getattr(measure, "failing", None)
+        if target is not None and failing is not None:
+            b = failing(dirs, target)
+            if b is not None:
+                return b, True
+        return measure.run(dirs), False
+
+    def _complete(self, measure: _Measure, steps: list[float]) -> Bound | None:
+        """The full measure at the finest of ``steps`` (a partial pass's) that realises, finest first
+        (a step whose full-window vectors exceed the memory cap gives way to the coarser one, as the
+        pass itself would have); ``None`` if none does."""
+        for step in reversed(steps):
+            try:
+                return measure.run(self._directions(step))
+            except GridTooLargeError:
+                continue
+        return None
+
     def _refine(self, measure: _Measure, strict: bool) -> Bound:
-        """Run ``measure`` at the fixed step, or refine the step until its relative width is met."""
+        """Run ``measure`` at the fixed step, or refine the step until its relative width is met.
+
+        A pass after the first (which is coarse and cheap, and whose full width the step model starts
+        from) that is certain to miss the target is cut short (``_pass``); whatever pass ends the
+        refinement is run in full (``_complete``), so the bracket returned is always a full pass's."""
         acc = self._accuracy
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
@@ -210,13 +248,16 @@ class PrivacyLossDistribution:
         step = PLD_FIRST_STEP
         history: list[tuple[float, float]] = []
         best: Bound | None = None
-        for _ in range(_MAX_PASSES):
+        partial = False
+        for n in range(_MAX_PASSES):
             try:
-                b = measure.run(self._directions(step))
+                b, cut = self._pass(measure, step, target if 0 < n < _MAX_PASSES - 1 else None)
             except GridTooLargeError as err:
                 if best is None and not history:
                     step *= 8.0  # the first pass itself is too fine for this span: coarsen it
                     continue
+                if partial:
+                    best, partial = self._complete(measure, [s for s, _ in history]), False
                 if strict and best is not None and measure.width(best) > target:
                     raise GridTooLargeError(
                         f"the requested relative width {target:g} is not reached before the memory cap "
@@ -226,7 +267,7 @@ class PrivacyLossDistribution:
                     ) from err
                 break
             w = measure.width(b)
-            best = b
+            best, partial = b, cut
             history.append((step, w))
             if w <= target:
                 return b
@@ -238,12 +279,7 @@ class PrivacyLossDistribution:
                         "fewer mechanisms); ask for a larger Accuracy.relative_width"
                     )
                 return b
-            order = 2.0
-            if len(history) >= 2:
-                (s0, w0), (s1, w1) = history[-2], history[-1]
-                if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
-                    order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
-            step = step * min(_MAX_STEP_RATIO, 0.85 * (target / w) ** (1.0 / order))
+            step = _next_step(step, w, target, history)
         if best is None:
             raise GridTooLargeError(
                 "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms"
@@ -354,8 +390,35 @@ class _DeltaMeasure(_Measure):
     def __init__(self, eps: FloatArray) -> None:
         self.eps = eps
         self.last: tuple[FloatArray, FloatArray] | None = None
+        #: the width of the last pass when it was cut short by :meth:`failing` (else ``None``)
+        self.partial: float | None = None
+
+    def failing(self, dirs: tuple[Direction, ...], target: float) -> Bound | None:
+        """A bound at the widest point the untilted ends settle (:meth:`Direction.untilted`), if that
+        width already exceeds ``target``; else ``None``.
+
+        A point is settled where the largest untilted upper δ is resolved untilted in its direction:
+        :meth:`run` then returns exactly that upper δ (tilts only lower a direction's upper δ), and a
+        lower δ no higher than the largest ceiling (clipped to it). So the full pass is at least this
+        wide there and misses the target whatever its tilted ends give: they need not be built (issue
+        27 item 7). The width kept for the step model is this lower bound on the full pass's."""
+        parts = [d.untilted(self.eps) for d in dirs]
+        if self.eps.size == 0 or any(p is None for p in parts):
+            return None
+        ups = np.array([p[0] for p in parts if p is not None])
+        resolved = np.array([p[1] for p in parts if p is not None])
+        hi = np.max(ups, axis=0)
+        settled = np.any(resolved & (ups == hi), axis=0)
+        lo = np.minimum(np.max([p[2] for p in parts if p is not None], axis=0), hi)
+        w = np.where(settled, self._widths(lo, hi), 0.0)
+        i = int(np.argmax(w))
+        if not (math.isfinite(float(w[i])) and w[i] > target):
+            return None
+        self.partial = float(w[i])
+        return Bound(float(lo[i]), float(hi[i]))
 
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
+        self.partial = None
         ups = upper_ends(dirs, self.eps)
         hi = np.max(ups, axis=0)
         lo = np.zeros(self.eps.size)
@@ -377,6 +440,8 @@ class _DeltaMeasure(_Measure):
         return np.asarray(w, dtype=np.float64)
 
     def width(self, b: Bound) -> float:
+        if self.partial is not None:
+            return self.partial
         assert self.last is not None
         w = self._widths(*self.last)
         return float(np.max(w)) if w.size else 0.0

@@ -25,6 +25,9 @@ from optcomp.pld._fft import Composed
 #: The smallest positive double: added to every entry of an upper envelope computed by exp (which is
 #: only accurate to this absolute amount in the subnormal range).
 _TINY = SMALLEST_SUBNORMAL
+#: −ln of a weight e^{−θ(s − m)} beyond which exp returns exactly 0.0 (it does below −745.14), with room
+#: for the rounding of θ(s − m): the test set's terms past it are zeros.
+_UNDERFLOW = 760.0
 #: Largest lift m − s_0 of the one-pass lower end (e^{lift} must stay far inside the float range).
 _LIFT_MAX = 600.0
 
@@ -186,19 +189,22 @@ class LowerEnd:
         if j0 >= self.n:
             return None
         losses, thresholds = self._tables()
-        s = losses[j0:]
-        pos = (s >= lo_s) & (thresholds[j0:] > eps)
+        pos = (losses[j0:] >= lo_s) & (thresholds[j0:] > eps)
         if not np.any(pos):
             return None
+        count = int(np.count_nonzero(pos))
+        m = float(losses[j0 + int(np.argmax(pos))])
+        top = float(losses[j0 + pos.size - 1 - int(np.argmax(pos[::-1]))])  # s_J increases with J
+        if th > 0.0:  # past m + _UNDERFLOW/θ both weights are exactly 0.0: their products need no work
+            pos = pos[: int(np.searchsorted(losses, m + _UNDERFLOW / th, side="right")) - j0]
         jt = j0 + np.flatnonzero(pos)
-        s = s[pos]
-        m = float(s[0])
+        s = losses[jt]
         wp = np.exp(-th * (s - m))
         wa = np.exp(-(th + 1.0) * (s - m))
-        sp = float(np.sum(wp * self.p.values[jt]))
-        sa = float(np.sum(wa * self.a.values[jt]))
+        sp = _padded_sum(wp * self.p.values[jt], count)
+        sa = _padded_sum(wa * self.a.values[jt], count)
         # each weight and product is within γ relatively; the sums within (n + 4)u
-        gamma = rounding_error(8, 3 + (th + 1) * (float(np.max(np.abs(s))) + abs(m) + 1)) + rounding_error(s.size + 4)
+        gamma = rounding_error(8, 3 + (th + 1) * (max(abs(m), abs(top)) + abs(m) + 1)) + rounding_error(count + 4)
         return m, sp, sa, gamma * sp, gamma * sa
 
     def bound(self, eps: float, t: tuple[float, ...]) -> float:
@@ -319,6 +325,16 @@ class LowerEnd:
 
     def s_max(self) -> float:
         return float(self.s(np.array([self.n - 1]))[0])
+
+
+def _padded_sum(x: FloatArray, n: int) -> float:
+    """``np.sum`` of ``x`` followed by n − x.size zeros, summed as that length-n vector (so bit for bit
+    the sum over a test set whose remaining terms underflowed to 0.0)."""
+    if x.size == n:
+        return float(np.sum(x))
+    full = np.zeros(n)
+    full[: x.size] = x
+    return float(np.sum(full))
 
 
 def bisect(lo: float, hi: float, ok: Callable[[float], bool], keep: str, xtol: float) -> float:

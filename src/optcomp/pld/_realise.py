@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import logsumexp
 
+from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms import PrivacyLossLaw
@@ -36,6 +38,8 @@ _TILT_TRIGGER = 1e-4
 _KEPT_PER_POINT = 96
 #: Bisection steps before the exact root iteration of a lower ε end.
 _COARSE_BISECTIONS = 8
+#: How far (in units of the first gap) the upper ε search moves out before answering ε = inf.
+_EXPANSION_RANGE = 2.0**63
 #: First step (relative to the upper end) of the downward scan for a lower ε end.
 _SCAN_START = 1e-7
 
@@ -114,6 +118,7 @@ class Direction:
     _upper: dict[int, UpperEnd | None] = field(default_factory=dict)
     _lower: dict[int, LowerEnd | None] = field(default_factory=dict)
     _cumulant: dict[int, float] = field(default_factory=dict)
+    _terms: list[tuple[FloatArray, FloatArray, int]] = field(default_factory=list)
 
     @property
     def p_inf_hi(self) -> float:
@@ -144,16 +149,27 @@ class Direction:
 
     # -- tilt ---------------------------------------------------------------------------------------
     def cumulant(self, ti: int) -> float:
-        """K(θ) = Σ k ln Σ_c x_c e^{θ cΔ} of the (full) split vectors at θ = ``_THETAS[ti]``."""
+        """K(θ) = Σ k ln Σ_c x_c e^{θ cΔ} of the (full) split vectors at θ = ``_THETAS[ti]``.
+
+        Only chooses tilts (every tilt gives a certified end): the value is scipy's ``logsumexp`` of
+        each split's finite log-masses + θ·loss, computed by :func:`_log_sum_exp` with the same float
+        operations on arrays gathered once per direction (issue 27 item 7)."""
         if ti not in self._cumulant:
             th = float(_THETAS[ti])
             out = 0.0
-            for sp, k in self.full().splits:
-                pos = np.isfinite(sp.log_masses)
-                c = (sp.first + np.flatnonzero(pos)) * self.step
-                out += k * float(logsumexp(sp.log_masses[pos] + th * c))
+            for lm, c, k in self._support():
+                out += k * _log_sum_exp(lm + th * c)
             self._cumulant[ti] = out
         return self._cumulant[ti]
+
+    def _support(self) -> list[tuple[FloatArray, FloatArray, int]]:
+        """(finite log-masses, their losses cΔ, count) of each full split vector, gathered once."""
+        if not self._terms:
+            for sp, k in self.full().splits:
+                pos = np.isfinite(sp.log_masses)
+                c = np.asarray((sp.first + np.flatnonzero(pos)) * self.step, dtype=np.float64)
+                self._terms.append((sp.log_masses[pos], c, k))
+        return self._terms
 
     def _argmin(self, f: Callable[[int], float]) -> int:
         """Index in 1 … len(_THETAS) − 1 minimising a unimodal f (ternary search on the index)."""
@@ -251,8 +267,7 @@ class Direction:
         if base is None:
             return np.full(eps.size, max(self.p_inf_hi, 0.0) if self._all_infinite() else 1.0)
         out = base.delta(eps)
-        fin = out - self.p_law
-        need = base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0)
+        need = self._upper_wants_tilt(base, out)
         if cap is not None:
             need &= out > cap
         for i in sorted(np.flatnonzero(need).tolist(), key=lambda j: -float(eps[j])):
@@ -270,6 +285,33 @@ class Direction:
             if new is not None:
                 out[i] = min(out[i], float(new.delta(x)[0]))
         return out
+
+    def _upper_wants_tilt(self, base: UpperEnd, out: FloatArray) -> npt.NDArray[np.bool_]:
+        """Where the untilted upper δ ``out`` is not resolved by ``base``: its FFT floor (and the cut
+        tails) exceed ``_TILT_TRIGGER`` of its finite part."""
+        fin = out - self.p_law
+        return np.asarray(base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0))
+
+    def _lower_settled(self, base: LowerEnd, out: FloatArray) -> npt.NDArray[np.bool_]:
+        """Where the untilted lower δ ``out`` is final: its finite part is ≥ its floor / ``_TILT_TRIGGER``."""
+        floor = base.err_p + math.e * base.err_a + self.cut
+        return np.asarray(out - self.p_inf_lo >= floor / _TILT_TRIGGER)
+
+    def untilted(self, eps: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_], FloatArray] | None:
+        """(upper δ, resolved, ceiling) at ``eps`` read from the untilted ends alone. Where ``resolved``,
+        :meth:`delta_upper` returns exactly this upper δ whatever the other direction gives (elsewhere
+        at most it: a tilted end only lowers it). ``ceiling`` bounds any lower δ this direction
+        certifies: the untilted lower δ where :meth:`delta_lower` keeps it, else the upper δ (a
+        certified lower end is ≤ δ ≤ a certified upper end). ``None`` when an untilted end is missing.
+
+        Cheap (no full-window vectors, no tilted FFT): a refinement pass that these values already show
+        to miss its width target skips the tilted work (issue 27 item 7)."""
+        up, lo = self.upper(0), self.lower(0)
+        if up is None or lo is None:
+            return None
+        hi = up.delta(eps)
+        low = lo.delta(eps)
+        return hi, ~self._upper_wants_tilt(up, hi), np.where(self._lower_settled(lo, low), low, hi)
 
     @staticmethod
     def _nearest(ends: dict[int, _End | None], ti: int) -> list[_End]:
@@ -294,11 +336,10 @@ class Direction:
         if base is None:
             return np.full(eps.size, self.p_inf_lo)
         out = base.delta(eps)
-        floor = base.err_p + math.e * base.err_a + self.cut
+        settled = self._lower_settled(base, out)
         order = sorted(range(eps.size), key=lambda j: -float(eps[j]))
         for i in order:
-            fin = out[i] - self.p_inf_lo
-            if fin >= floor / _TILT_TRIGGER or (known is not None and hint is not None and hint[i] <= known[i]):
+            if settled[i] or (known is not None and hint is not None and hint[i] <= known[i]):
                 continue
             x = eps[i : i + 1]
             ti = self.theta_for_eps(float(eps[i]))
@@ -339,14 +380,22 @@ class Direction:
 
         if ok(0.0):
             return 0.0
-        hi = max(1.0, max(end.s_max() for end in ends) + 1.0)
-        for _ in range(64):
-            if ok(hi):
-                break
-            hi = 2 * hi + 1.0
-        else:
+        # out from past the grid's last loss by gaps g, 2g, 4g, … (x_n = 2x_{n−1} + 1 for g = x_0 + 1),
+        # up to about 2^63·g; then the bisection from 0
+        start = max(1.0, max(end.s_max() for end in ends) + 1.0)
+        out = float_boundary(
+            ok,
+            name="epsilon",
+            passing_above=True,
+            fail=0.0,
+            start=start,
+            first_gap=start + 1.0,
+            xtol=math.inf,
+            highest=_EXPANSION_RANGE * (start + 1.0),
+        )
+        if out.passing is None:
             return math.inf
-        return bisect(0.0, hi, ok, "hi", EPSILON_XTOL)
+        return bisect(0.0, out.passing, ok, "hi", EPSILON_XTOL)
 
     def epsilon_lower(self, delta: float, upper: float) -> float:
         """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""
@@ -451,6 +500,26 @@ def upper_ends(dirs: tuple[Direction, ...], eps: FloatArray) -> list[FloatArray]
     for i in order:
         out[i] = dirs[i].delta_upper(eps, cap)
         cap = out[i] if cap is None else np.maximum(cap, out[i])
+    return out
+
+
+def _log_sum_exp(a: FloatArray) -> float:
+    """ln Σ e^{a} of a finite vector with the float operations of ``scipy.special.logsumexp`` (≥ 1.15:
+    the maxima are taken out of the sum, ln(1 + rest/count) + ln count + max), so a tilt chosen from
+    it is the one scipy's value chooses; without scipy's wrapper work. ``a`` is overwritten."""
+    if a.size == 0:
+        return -math.inf
+    top = np.max(a, keepdims=True)
+    at_top = a == top
+    count = np.sum(at_top, keepdims=True, dtype=np.float64)
+    a[at_top] = -np.inf
+    np.subtract(a, top, out=a)
+    np.exp(a, out=a)
+    rest = np.sum(a, keepdims=True)
+    rest = np.where(rest == 0, rest, rest / count)
+    out = float((np.log1p(rest) + np.log(count) + top)[0])
+    if not math.isfinite(out):  # pragma: no cover - finite input: scipy would fall back to ln Σ e^a
+        return float(logsumexp(a))
     return out
 
 
