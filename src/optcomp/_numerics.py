@@ -461,11 +461,9 @@ PLD_FIRST_STEP: float = 1e-2
 
 #: Balls-in-bins epochs (``optcomp.mechanisms._allocation_grid``): the largest mass each revealed or
 #: spread tail of the geometric grid may carry (factors above ℓ_max, the trimmed tails of every partial
-#: sum). Every such mass is accounted (at ±∞ or at S = 0), so answers stay certified at any δ; a query
-#: at δ lowers the budget to ALLOCATION_TAIL_SHARE·δ over the tails of the run where that is smaller
-#: (``optcomp.mechanisms.allocation.allocation_tail``, ``docs/samplers.md`` Lemma E).
+#: sum), all accounted (at ±∞ or S = 0): certified at any δ. A query at δ may lower it (Lemma E).
 ALLOCATION_TAIL: float = 1e-30
-#: Balls-in-bins: the share of a query's δ that all tails of all epochs together may add (Lemma E).
+#: Balls-in-bins: the share of a query's δ all tails of all epochs may add (``docs/samplers.md`` Lemma E).
 ALLOCATION_TAIL_SHARE: float = 1e-6
 #: Balls-in-bins: factors below ℓ_min are spread onto {0, x_min}; ℓ_min is chosen so that the variance
 #: this adds, x_min²·Q(ℓ < ℓ_min), is at most this fraction of h².

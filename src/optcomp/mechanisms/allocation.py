@@ -102,7 +102,7 @@ def allocation_tail(delta: float | None, epochs: int, steps: int) -> float:
     c_t = 3(n_t + 1) tails per epoch, n_t = ⌊log₂ t⌋ + popcount(t) − 1 partial sums trimmed. Then all
     tails together add at most ALLOCATION_TAIL_SHARE·δ to δ(ε), in each direction. ``None`` (a query
     that does not name its δ): ALLOCATION_TAIL. Equal to ALLOCATION_TAIL wherever that is already
-    small enough (δ ≥ 1e-10 for every run of up to 10⁹ epochs)."""
+    small enough (δ ≥ 10⁻¹⁰ for every run of up to 10⁹ epochs)."""
     if delta is None:
         return ALLOCATION_TAIL
     combines = steps.bit_length() - 1 + steps.bit_count() - 1
