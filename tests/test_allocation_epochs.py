@@ -3,7 +3,8 @@
 quadrature of δ(ε) at t = 2, 3 in both directions, the mean-preserving split in 50-digit arithmetic on
 a toy grid, and PLD_accounting 2.0's brackets (pinned). Tests 6 and 7 of the design note
 (``random-allocation.md`` §3.7): the split weights' envelopes move ε by less than the note's stated
-float-envelope effect, and δ = 1e-30 against the engine's tilted deep tail (the tail budget of Lemma E), the no-amplification cap."""
+float-envelope effect, and δ = 1e-30 against the engine's tilted deep tail (the tail budget of Lemma E); the no-amplification
+cap."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optcomp import Accuracy, compose, dpsgd
+from optcomp._numerics import ALLOCATION_TAIL, ALLOCATION_TAIL_SHARE
 from optcomp.mechanisms import Gaussian, _allocation_grid
 from optcomp.mechanisms._allocation_grid import _gauss_window, upper_law, weights
 from optcomp.mechanisms._allocation_lower import lower_laws
-from optcomp._numerics import ALLOCATION_TAIL, ALLOCATION_TAIL_SHARE
 from optcomp.mechanisms.allocation import (
     AllocationEpoch,
     AllocationEpochLower,
