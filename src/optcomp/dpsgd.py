@@ -225,7 +225,8 @@ class Run:
                 items = allocation_lower_items(self.sigma, self.q, self.steps, step=acc.grid_step, tail=tail)
                 return query(compose(*items, accuracy=acc)).lower if items else None
 
-            plain = query(compose((allocation_upper_mechanism(self.sigma, epochs=epochs), 1), accuracy=accuracy))
+            no_amplification = compose((allocation_upper_mechanism(self.sigma, epochs=epochs), 1), accuracy=accuracy)
+            plain = query(no_amplification) if lower else None  # closed form (the Gaussian floor)
             return allocation_bracket(
                 lambda acc: query(compose(*_balls_in_bins(self, acc.grid_step, tail), accuracy=acc)),
                 lower_at, accuracy, lower=lower, floor=floor, plain=plain,
