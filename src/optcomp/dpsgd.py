@@ -396,7 +396,8 @@ def epsilon_brackets(
     For ``"poisson"`` and ``"fixed_size"`` that pair is the run's own and the two are equal. For
     ``"truncated_poisson"`` (the pair that reveals the truncation event), ``"shuffle"`` (no
     amplification) and ``"balls_in_bins"`` (Lemma C's split epochs) the pair only dominates the run: its
-    ``upper`` is the run's, but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).
+    ``upper`` is the run's (balls-in-bins: the run's is the smaller of it and no amplification's,
+    ``docs/samplers.md`` §5), but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).
     """
     run = Run.checked(
         noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
