@@ -459,11 +459,12 @@ PLD_DEEP_DELTA: float = 1e-15
 #: First grid step of the automatic refinement (a coarse pass whose width calibrates the width model).
 PLD_FIRST_STEP: float = 1e-2
 
-#: Balls-in-bins epochs (``optcomp.mechanisms._allocation_grid``): the Q-mass each revealed or spread
-#: tail of the geometric grid may carry (factors above ℓ_max, the trimmed tails of every partial sum).
-#: Every such mass is accounted (at ±∞ or at S = 0), so answers stay certified at any δ; they are
-#: tight for δ well above it.
+#: Balls-in-bins epochs (``optcomp.mechanisms._allocation_grid``): the largest mass each revealed or
+#: spread tail of the geometric grid may carry (factors above ℓ_max, the trimmed tails of every partial
+#: sum), all accounted (at ±∞ or S = 0): certified at any δ. A query at δ may lower it (Lemma E).
 ALLOCATION_TAIL: float = 1e-30
+#: Balls-in-bins: the share of a query's δ all tails of all epochs may add (``docs/samplers.md`` Lemma E).
+ALLOCATION_TAIL_SHARE: float = 1e-6
 #: Balls-in-bins: factors below ℓ_min are spread onto {0, x_min}; ℓ_min is chosen so that the variance
 #: this adds, x_min²·Q(ℓ < ℓ_min), is at most this fraction of h².
 ALLOCATION_LOW_VARIANCE: float = 1e-4
@@ -537,6 +538,7 @@ __all__ = [
     "ABSOLUTE_SLACK_PER_TERM",
     "ALLOCATION_LOW_VARIANCE",
     "ALLOCATION_TAIL",
+    "ALLOCATION_TAIL_SHARE",
     "ALPHA_GRID_MIN",
     "CALIBRATION_RTOL",
     "CURVE_ABSOLUTE_SLACK",

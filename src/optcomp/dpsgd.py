@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from optcomp._dpsgd_tradeoff import tradeoff
 from optcomp._numerics import (
+    ALLOCATION_TAIL,
     DEFAULT_ACCURACY,
     EPSILON_WIDTH_FLOOR,
     MAX_MEAN_LOSS,
@@ -175,13 +176,16 @@ class Run:
             return list(allocation_lower_items(self.sigma, self.q, self.steps, step=step))
         return None
 
-    def brackets(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> tuple[Bound, Bound]:
-        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`) and that of :meth:`items` itself
-        (not the run's lower end where :meth:`lower_items` is not ``None``; balls-in-bins: at the inverses' step)."""
+    def brackets(
+        self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, delta: float | None = None
+    ) -> tuple[Bound, Bound]:
+        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`, ``delta`` as there) and that of
+        :meth:`items` itself (not the run's lower end where :meth:`lower_items` is not ``None``;
+        balls-in-bins: at the inverses' step, without the no-amplification cap)."""
         from optcomp import compose
 
         if self.sampling == "balls_in_bins":
-            return self.bound(query, accuracy), self.bound(query, accuracy, lower=False)
+            return self.bound(query, accuracy, delta=delta), self.bound(query, accuracy, lower=False, delta=delta)
         upper = query(compose(*self.items(), accuracy=accuracy))
         lower_items = self.lower_items()
         if lower_items is None:
@@ -196,22 +200,37 @@ class Run:
         *,
         lower: bool = True,
         floor: float = EPSILON_WIDTH_FLOOR,
+        delta: float | None = None,
     ) -> Bound:
         """The run's bracket (:meth:`brackets`; ``lower=False``: the bracket of :meth:`items` only, for
         searches on the upper end). Balls-in-bins refines its grid step until the relative width
-        (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width``
-        (:func:`optcomp.mechanisms.allocation.allocation_bracket`)."""
+        (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width``, with the epoch laws' tail
+        budget set by the query's ``delta`` where it names one, and its upper end capped by no
+        amplification (:func:`optcomp.mechanisms.allocation.allocation_bracket`, ``allocation_tail``)."""
         from optcomp import compose
 
         if self.sampling == "balls_in_bins":
-            from optcomp.mechanisms.allocation import allocation_bracket
+            from optcomp.mechanisms.allocation import (
+                allocation_bracket,
+                allocation_lower_items,
+                allocation_tail,
+                allocation_upper_mechanism,
+            )
+            from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs
+
+            epochs = shuffle_epochs(self.steps, self.q)
+            tail = allocation_tail(delta, epochs, batches_per_epoch(self.q)[0])
 
             def lower_at(acc: Accuracy) -> float | None:
-                items = self.lower_items(acc.grid_step)
+                items = allocation_lower_items(self.sigma, self.q, self.steps, step=acc.grid_step, tail=tail)
                 return query(compose(*items, accuracy=acc)).lower if items else None
 
-            return allocation_bracket(lambda acc: query(compose(*_balls_in_bins(self, acc.grid_step), accuracy=acc)),
-                                      lower_at, accuracy, lower=lower, floor=floor)
+            no_amplification = compose((allocation_upper_mechanism(self.sigma, epochs=epochs), 1), accuracy=accuracy)
+            plain = query(no_amplification) if lower else None  # closed form (the Gaussian floor)
+            return allocation_bracket(
+                lambda acc: query(compose(*_balls_in_bins(self, acc.grid_step, tail), accuracy=acc)),
+                lower_at, accuracy, lower=lower, floor=floor, plain=plain,
+            )
         return self.brackets(query, accuracy)[0] if lower else query(compose(*self.items(), accuracy=accuracy))
 
 
@@ -253,12 +272,12 @@ def _shuffle(run: Run) -> list[tuple[Mechanism, int]]:
     return [(shuffle_upper_mechanism(run.sigma, run.steps, run.q), 1)]
 
 
-def _balls_in_bins(run: Run, step: float | None = None) -> list[tuple[Mechanism, int]]:
+def _balls_in_bins(run: Run, step: float | None = None, tail: float = ALLOCATION_TAIL) -> list[tuple[Mechanism, int]]:
     from optcomp.mechanisms.allocation import ALLOCATION_ITEM_STEP, AllocationEpoch
     from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs
 
     per_epoch, _ = batches_per_epoch(run.q)
-    epoch = AllocationEpoch(run.sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP)
+    epoch = AllocationEpoch(run.sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP, tail=tail)
     return [(epoch, shuffle_epochs(run.steps, run.q))]
 
 
@@ -356,7 +375,7 @@ def epsilon(
         noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
     )
     d = check_open_probability("delta", delta)
-    return run.bound(lambda pld: pld.epsilon(d), accuracy)
+    return run.bound(lambda pld: pld.epsilon(d), accuracy, delta=d)
 
 
 def epsilon_brackets(
@@ -377,13 +396,14 @@ def epsilon_brackets(
     For ``"poisson"`` and ``"fixed_size"`` that pair is the run's own and the two are equal. For
     ``"truncated_poisson"`` (the pair that reveals the truncation event), ``"shuffle"`` (no
     amplification) and ``"balls_in_bins"`` (Lemma C's split epochs) the pair only dominates the run: its
-    ``upper`` is the run's, but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).
+    ``upper`` is the run's (balls-in-bins: the run's is the smaller of it and no amplification's,
+    ``docs/samplers.md`` §5), but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).
     """
     run = Run.checked(
         noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
     )
     d = check_open_probability("delta", delta)
-    return run.brackets(lambda pld: pld.epsilon(d), accuracy)
+    return run.brackets(lambda pld: pld.epsilon(d), accuracy, delta=d)
 
 
 def delta(

@@ -162,19 +162,19 @@ def _pad(units: int) -> float:
     return 4.0 * units * SMALLEST_SUBNORMAL
 
 
-def _gauss_window(mu: float, t: int, h: float) -> tuple[int, int]:
-    """Cell indices [j_lo, j_hi): ℓ_max = ln t + j_hi·h leaves P(F = 1) ≤ ALLOCATION_TAIL; ℓ_min leaves a
+def _gauss_window(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> tuple[int, int]:
+    """Cell indices [j_lo, j_hi): ℓ_max = ln t + j_hi·h leaves P(F = 1) ≤ ``tail``; ℓ_min leaves a
     mean-preserving spread onto {0, x_min} of added variance x_min²·Q(ℓ < ℓ_min) ≤ ALLOCATION_LOW_VARIANCE·h²
-    and a mass Q(ℓ < ℓ_min)^t at S = 0 of at most ALLOCATION_TAIL."""
+    and a mass Q(ℓ < ℓ_min)^t at S = 0 of at most ``tail`` (the tail budget, ≤ ALLOCATION_TAIL)."""
     lt = math.log(t)
-    z = float(-ndtri(ALLOCATION_TAIL / (2.0 * t)))
+    z = float(-ndtri(tail / (2.0 * t)))
     top = mu * mu / 2 + (z + 1.0) * mu
     j_hi = math.ceil((top - lt) / h)
     lo = -mu * mu / 2
     for _ in range(400):
         cand = lo - mu / 4
         lq = float(log_ndtr((cand + mu * mu / 2) / mu))
-        if 2 * cand + lq < math.log(ALLOCATION_LOW_VARIANCE * h * h) and t * lq < math.log(ALLOCATION_TAIL):
+        if 2 * cand + lq < math.log(ALLOCATION_LOW_VARIANCE * h * h) and t * lq < math.log(tail):
             break
         lo = cand
     j_lo = math.floor((lo - lt) / h)
@@ -233,10 +233,10 @@ def flag_masses(mu: float, t: int, top: float) -> tuple[float, float]:
     return min(1.0, widen_up(up[0] + (t - 1) * up[1], 8)), min(1.0, widen_up(t * up[1], 8))
 
 
-def factor_upper(mu: float, t: int, h: float) -> Upper:
-    """The factor law split onto the grid (Lemma C step 1: the CtD split, Q side)."""
+def factor_upper(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Upper:
+    """The factor law split onto the grid (Lemma C step 1: the CtD split, Q side), tail budget ``tail``."""
     w = weights(h)
-    j_lo, j_hi = _gauss_window(mu, t, h)
+    j_lo, j_hi = _gauss_window(mu, t, h, tail)
     ql, qh, rl, rh, below, _ = _cells(mu, t, h, j_lo, j_hi)
     e1 = w.expm1_lo
     eh = next_up(math.exp(h)) * (1 + 2 * rounding_error(2))  # ≥ e^h
@@ -252,9 +252,9 @@ def factor_upper(mu: float, t: int, h: float) -> Upper:
     return Upper(j_lo, q, float(zero), 0.0, 0.0, 1)
 
 
-def factor_lower(mu: float, t: int, h: float) -> Lower:
+def factor_lower(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Lower:
     """The factor law labelled by its cells (Lemma D); the part below ℓ_min joins the first cell."""
-    j_lo, j_hi = _gauss_window(mu, t, h)
+    j_lo, j_hi = _gauss_window(mu, t, h, tail)
     ql, qh, rl, rh, below, _ = _cells(mu, t, h, j_lo, j_hi)
     ql, qh, rl, rh = ql.copy(), qh.copy(), rl.copy(), rh.copy()
     qh[0] = widen_up(qh[0] + below[0], 4)
@@ -316,7 +316,7 @@ def _roundings(w: Weights, n: int) -> int:
     return longest + 4 * (len(w.groups) + 2) + 8 * (n + 16) + _TERM_ROUNDINGS
 
 
-def combine_upper(a: Upper, b: Upper, t: int, w: Weights) -> Upper:
+def combine_upper(a: Upper, b: Upper, t: int, w: Weights, tail: float = ALLOCATION_TAIL) -> Upper:
     """The split law of the sum of two independent partial sums (Lemma C step 2), then trimmed."""
     top = w.groups[0][0] + 2
     base = min(a.first, b.first)
@@ -333,12 +333,12 @@ def combine_upper(a: Upper, b: Upper, t: int, w: Weights) -> Upper:
     m = _roundings(w, max(a.q.size, b.q.size))
     out = widen_up(out, m + 4) + _pad(m)
     merged = Upper(base, out, widen_up(a.zero * b.zero, 4) + _pad(2), a.p_flag + b.p_flag, a.q_flag + b.q_flag, a.m + b.m)
-    return trim_upper(merged, t, w.h)
+    return trim_upper(merged, t, w.h, tail)
 
 
-def trim_upper(s: Upper, t: int, h: float) -> Upper:
-    """Reveal the right tail (its P-mass ≤ Σ q_k(x_k + t − m)/t, Q-mass ≤ Σ q_k) and spread the left
-    tail onto {0, x_cut} (mean-preserving), each of Q-mass up to ALLOCATION_TAIL."""
+def trim_upper(s: Upper, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Upper:
+    """Reveal the right tail (its P-mass ≤ Σ q_k(x_k + t − m)/t, Q-mass ≤ Σ q_k, that P-mass bound up to
+    ``tail``) and spread the left tail onto {0, x_cut} (mean-preserving, Q-mass up to ``tail``)."""
     q = s.q
     n = q.size
     k = np.arange(n)
@@ -346,10 +346,10 @@ def trim_upper(s: Upper, t: int, h: float) -> Upper:
         xr = np.exp((s.first + k) * h)  # x_k / t
     pm = q * (xr + (t - s.m) / t)
     right = np.cumsum(pm[::-1])[::-1]
-    hi = int(np.searchsorted(-right, -ALLOCATION_TAIL, side="left"))  # first index whose suffix ≤ tail
+    hi = int(np.searchsorted(-right, -tail, side="left"))  # first index whose suffix ≤ tail
     hi = max(hi, 1)
     left = np.cumsum(q)
-    lo = int(np.searchsorted(left, ALLOCATION_TAIL, side="right"))  # entries [0, lo) have prefix ≤ tail
+    lo = int(np.searchsorted(left, tail, side="right"))  # entries [0, lo) have prefix ≤ tail
     lo = min(lo, hi - 1)
     p_flag, q_flag, zero = s.p_flag, s.q_flag, s.zero
     if hi < n:
@@ -381,15 +381,16 @@ def _power(t: int, factor: object, combine: object) -> object:
 
 
 @functools.lru_cache(maxsize=16)
-def upper_law(sigma: float, t: int, h: float) -> PrivacyLossLaw:
+def upper_law(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> PrivacyLossLaw:
     """The remove-direction law of the split pair (Lemma C): atoms at losses jh with upper envelopes of
-    their masses, P(+∞) and Q(−∞) from the revealed tails and S = 0. Cached per (σ, t, h)."""
+    their masses, P(+∞) and Q(−∞) from the revealed tails and S = 0, each tail of mass up to ``tail``
+    (``docs/samplers.md`` Lemma E). Cached per (σ, t, h, tail)."""
     mu = 1.0 / sigma
     w = weights(h)
-    factor = factor_upper(mu, t, h)
-    s = _power(t, factor, lambda x, y: combine_upper(x, y, t, w))
+    factor = factor_upper(mu, t, h, tail)
+    s = _power(t, factor, lambda x, y: combine_upper(x, y, t, w, tail))
     assert isinstance(s, Upper)
-    top = math.log(t) + (_gauss_window(mu, t, h)[1]) * h
+    top = math.log(t) + (_gauss_window(mu, t, h, tail)[1]) * h
     pf, qf = flag_masses(mu, t, top)
     keep = s.q > 0
     k = (s.first + np.flatnonzero(keep)).astype(np.float64)
@@ -406,7 +407,7 @@ def upper_law(sigma: float, t: int, h: float) -> PrivacyLossLaw:
 
 
 @functools.lru_cache(maxsize=16)
-def upper_laws(sigma: float, t: int, h: float) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
+def upper_laws(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
     """(remove, add) laws of the split pair: :func:`upper_law` and its swap (one pipeline, Lemma C)."""
-    law = upper_law(sigma, t, h)
+    law = upper_law(sigma, t, h, tail)
     return law, law.swapped()

@@ -72,7 +72,7 @@ def _band(outs: list[FloatArray], base: int, x: Lower, y: Lower, w: Weights, d_s
                 orr[o] += yq[ys] * exp_scale(u, 8) + yr[ys] * c
 
 
-def combine_lower(a: Lower, b: Lower, w: Weights) -> Lower:
+def combine_lower(a: Lower, b: Lower, w: Weights, tail: float = ALLOCATION_TAIL) -> Lower:
     """The labelled law of the sum of two independent partial sums (Lemma D), then trimmed."""
     top = w.groups[0][0] + 2
     base = min(a.first, b.first)
@@ -88,15 +88,15 @@ def combine_lower(a: Lower, b: Lower, w: Weights) -> Lower:
     m = _roundings(w, max(a.q_lo.size, b.q_lo.size))
     q_lo, r_lo = (np.maximum(widen_down(o, m + 4) - _pad(m), 0.0) for o in (outs[0], outs[2]))
     q_hi, r_hi = (widen_up(o, m + 4) + _pad(m) for o in (outs[1], outs[3]))
-    return trim_lower(Lower(base, q_lo, q_hi, r_lo, r_hi, a.m + b.m), w.h)
+    return trim_lower(Lower(base, q_lo, q_hi, r_lo, r_hi, a.m + b.m), w.h, tail)
 
 
-def trim_lower(s: Lower, h: float) -> Lower:
-    """Drop the right tail (Q-mass up to ALLOCATION_TAIL) as ⊥; merge the left tail (as much) into the
-    first kept label (a coarser label is still a function of the output)."""
+def trim_lower(s: Lower, h: float, tail: float = ALLOCATION_TAIL) -> Lower:
+    """Drop the right tail (Q-mass up to ``tail``) as ⊥; merge the left tail (as much) into the first
+    kept label (a coarser label is still a function of the output)."""
     right = np.cumsum(s.q_hi[::-1])[::-1]
-    hi = max(int(np.searchsorted(-right, -ALLOCATION_TAIL, side="left")), 1)
-    lo = min(int(np.searchsorted(np.cumsum(s.q_hi), ALLOCATION_TAIL, side="right")), hi - 1)
+    hi = max(int(np.searchsorted(-right, -tail, side="left")), 1)
+    lo = min(int(np.searchsorted(np.cumsum(s.q_hi), tail, side="right")), hi - 1)
     arrays = [a[lo:hi].copy() for a in (s.q_lo, s.q_hi, s.r_lo, s.r_hi)]
     if lo > 0:
         with np.errstate(under="ignore"):
@@ -111,12 +111,12 @@ def trim_lower(s: Lower, h: float) -> Lower:
 
 
 @functools.lru_cache(maxsize=16)
-def lower_laws(sigma: float, t: int, h: float) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
+def lower_laws(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
     """(remove, add) laws of the labelled pair (Lemma D): per label k, a loss label ln(E[S; k]/(t·Q_k))
     (any label is sound), a lower end of its P-mass and an upper end of its Q-mass (the add law: the
-    same with the two roles exchanged). Cached per (σ, t, h)."""
+    same with the two roles exchanged), tails up to ``tail`` dropped. Cached per (σ, t, h, tail)."""
     w = weights(h)
-    s = _power(t, factor_lower(1.0 / sigma, t, h), lambda x, y: combine_lower(x, y, w))
+    s = _power(t, factor_lower(1.0 / sigma, t, h, tail), lambda x, y: combine_lower(x, y, w, tail))
     assert isinstance(s, Lower)
     k = (s.first + np.arange(s.q_lo.size)).astype(np.float64)
     with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):

@@ -36,6 +36,8 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from optcomp._numerics import (
+    ALLOCATION_TAIL,
+    ALLOCATION_TAIL_SHARE,
     POSITIVE,
     SHUFFLE_HIGH_SF,
     SHUFFLE_LOW_CDF,
@@ -91,6 +93,23 @@ ALLOCATION_COARSE_STEP = 2.0**-9
 ALLOCATION_COARSE_WIDTH = 1e-3
 
 
+#: The tail budgets an epoch law may be asked for (``docs/samplers.md`` Lemma E).
+TAIL_BUDGET = Domain(0.0, ALLOCATION_TAIL, lower_closed=False, upper_closed=True)
+
+
+def allocation_tail(delta: float | None, epochs: int, steps: int) -> float:
+    """The tail budget τ of each epoch law for a query at ``delta`` over ``epochs`` epochs of ``steps``
+    steps (``docs/samplers.md`` Lemma E): min(ALLOCATION_TAIL, ALLOCATION_TAIL_SHARE·δ/(E·c_t)),
+    c_t = 3(n_t + 1) tails per epoch, n_t = ⌊log₂ t⌋ + popcount(t) − 1 partial sums trimmed. Then all
+    tails together add at most ALLOCATION_TAIL_SHARE·δ to δ(ε), in each direction. ``None`` (a query
+    that does not name its δ): ALLOCATION_TAIL. Equal to ALLOCATION_TAIL wherever that is already
+    small enough (δ ≥ 10⁻¹⁰ for every run of up to 10⁹ epochs)."""
+    if delta is None:
+        return ALLOCATION_TAIL
+    combines = steps.bit_length() - 1 + steps.bit_count() - 1
+    return min(ALLOCATION_TAIL, ALLOCATION_TAIL_SHARE * delta / (epochs * 3 * (combines + 1)))
+
+
 def _dyadic(name: str, value: object) -> float:
     h = check_positive(name, value)
     m, _ = math.frexp(h)
@@ -113,18 +132,22 @@ class AllocationEpoch:
         sigma: noise multiplier σ > 0.
         steps: t ≥ 1 steps in the epoch.
         grid_step: the dyadic grid step h.
+        tail: the mass each revealed or spread tail may carry, in (0, ALLOCATION_TAIL] (Lemma E;
+            :func:`allocation_tail` picks it for a query's δ).
     """
 
     sigma: float
     _: KW_ONLY
     steps: int
     grid_step: float
+    tail: float = ALLOCATION_TAIL
     neighbouring: ClassVar[Neighbouring | None] = "add_remove"
     domains: ClassVar[Mapping[str, Domain]] = {"sigma": POSITIVE, "steps": integers(1)}
 
     def __post_init__(self) -> None:
         validate_parameters(self)
         object.__setattr__(self, "grid_step", _dyadic("grid_step", self.grid_step))
+        object.__setattr__(self, "tail", TAIL_BUDGET.validate("tail", self.tail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,33 +156,36 @@ class AllocationEpochLower:
 
     ``AllocationEpochLower(sigma, *, steps, grid_step)``: lower envelopes of P-masses and upper
     envelopes of Q-masses of the cell labels (:mod:`optcomp.mechanisms._allocation_lower`); only the
-    *lower* end of a composition of it means anything. Relation: add/remove.
+    *lower* end of a composition of it means anything; ``tail``: the mass each dropped tail may carry,
+    as for :class:`AllocationEpoch`. Relation: add/remove.
     """
 
     sigma: float
     _: KW_ONLY
     steps: int
     grid_step: float
+    tail: float = ALLOCATION_TAIL
     neighbouring: ClassVar[Neighbouring | None] = "add_remove"
     domains: ClassVar[Mapping[str, Domain]] = {"sigma": POSITIVE, "steps": integers(1)}
 
     def __post_init__(self) -> None:
         validate_parameters(self)
         object.__setattr__(self, "grid_step", _dyadic("grid_step", self.grid_step))
+        object.__setattr__(self, "tail", TAIL_BUDGET.validate("tail", self.tail))
 
 
 @privacy_loss_laws.register
 def _allocation_epoch_laws(mechanism: AllocationEpoch) -> LawPair:
     from optcomp.mechanisms._allocation_grid import upper_laws
 
-    return upper_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step)
+    return upper_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step, mechanism.tail)
 
 
 @privacy_loss_laws.register
 def _allocation_epoch_lower_laws(mechanism: AllocationEpochLower) -> LawPair:
     from optcomp.mechanisms._allocation_lower import lower_laws
 
-    return lower_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step)
+    return lower_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step, mechanism.tail)
 
 
 @group_mechanism.register(AllocationEpoch)
@@ -180,6 +206,7 @@ def allocation_bracket(
     *,
     lower: bool = True,
     floor: float,
+    plain: Bound | None = None,
 ) -> Bound:
     """A certified bracket for a balls-in-bins run, refining the dyadic grid step h.
 
@@ -195,7 +222,10 @@ def allocation_bracket(
     a grid too large for one convolution (``GridTooLargeError``) ends the refinement with the bracket
     reached (and is raised if it is the first). ``lower=False`` (the inverses'
     searches, which test the upper end only) evaluates the upper end once, at ALLOCATION_COARSE_STEP
-    or ALLOCATION_ITEM_STEP by the requested width.
+    or ALLOCATION_ITEM_STEP by the requested width. ``plain``: the query's bracket on the
+    no-amplification pair (:func:`allocation_upper_mechanism` over the ⌈T/t⌉ epochs, which dominates
+    the run too: each example is in one step per epoch); the run's upper end is the smaller of the two
+    certified upper ends (with ``lower=False`` the split pair's own, uncapped).
     """
 
     def at(h: float) -> Accuracy:
@@ -218,7 +248,8 @@ def allocation_bracket(
             if best is None:
                 raise
             return best  # the finer grid does not fit: the narrowest certified bracket reached
-        bound = best = Bound(min(low or 0.0, upper.upper), upper.upper)
+        top = upper.upper if plain is None else min(upper.upper, plain.upper)
+        bound = best = Bound(min(low or 0.0, top), top)
         width = (bound.upper - bound.lower) / max(bound.upper, floor) if bound.upper > 0 else 0.0
         if width <= accuracy.relative_width or accuracy.grid_step is not None or low is None:
             return bound
@@ -274,17 +305,17 @@ class RandomAllocation:
 
 
 def allocation_lower_items(
-    sigma: float, sampling_rate: float, steps: int, *, step: float | None = None
+    sigma: float, sampling_rate: float, steps: int, *, step: float | None = None, tail: float = ALLOCATION_TAIL
 ) -> list[tuple[Mechanism, int]]:
     """The lower end's composition of ``steps`` balls-in-bins steps with t = 1/q steps per epoch: the
     labelled epoch pair of ``docs/samplers.md`` Lemma D (:class:`AllocationEpochLower`, on the grid step
-    ``step``, default ALLOCATION_ITEM_STEP) over the complete epochs (``[]``, lower end 0, when the run
-    does not complete one)."""
+    ``step``, default ALLOCATION_ITEM_STEP, tail budget ``tail``) over the complete epochs (``[]``,
+    lower end 0, when the run does not complete one)."""
     from optcomp.mechanisms.shuffle import batches_per_epoch
 
     per_epoch, _ = batches_per_epoch(sampling_rate)
     epochs = check_int("steps", steps, minimum=1) // per_epoch
-    pair = AllocationEpochLower(sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP)
+    pair = AllocationEpochLower(sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP, tail=tail)
     return [(pair, epochs)] if epochs >= 1 else []
 
 

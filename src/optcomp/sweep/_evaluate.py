@@ -255,7 +255,7 @@ def _own_bracket(run: dpsgd.Run, point: Point, acc: Accuracy) -> Bound | str:
     composition's own accuracy: each pass composes at its grid step h); or its error."""
     if point.query == "epsilon":
         d = _number(point, "delta")
-        return _plain(lambda _: run.bound(lambda c: c.epsilon(d), acc), d, None)
+        return _plain(lambda _: run.bound(lambda c: c.epsilon(d), acc, delta=d), d, None)
     e = _number(point, "epsilon")
     return _plain(lambda _: run.bound(lambda c: c.delta(e), acc, floor=0.0), e, None)
 
