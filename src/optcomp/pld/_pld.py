@@ -28,6 +28,7 @@ from optcomp._numerics import (
     check_nonnegative,
     check_probability,
 )
+from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
@@ -199,7 +200,13 @@ class PrivacyLossDistribution:
         return [acc.grid_step] if acc.grid_step is not None else [PLD_FIRST_STEP]
 
     def _refine(self, measure: _Measure, strict: bool) -> Bound:
-        """Run ``measure`` at the fixed step, or refine the step until its relative width is met."""
+        """Run ``measure`` at the fixed step, or refine the step until its relative width is met; BLAS
+        pools limited to one thread meanwhile (:func:`optcomp._threads.single_threaded`)."""
+        with single_threaded():
+            return self._passes(measure, strict)
+
+    def _passes(self, measure: _Measure, strict: bool) -> Bound:
+        """:meth:`_refine`'s passes: the fixed step, or coarse to fine until the width is met."""
         acc = self._accuracy
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
@@ -322,19 +329,39 @@ class _Measure:
 
 
 class _EpsilonMeasure(_Measure):
+    """ε(δ) on one realisation, intersected with the brackets of the coarser passes before it.
+
+    Every pass's ends are certified for the same ε(δ) = max over directions of ε_dir(δ), so the bracket
+    kept is [max of all lower ends, max over directions of the least upper end found for it]: never wider
+    than the current pass's own. A direction whose least upper end so far is already ≤ the upper end of
+    the directions computed in this pass cannot raise the maximum, and is not recomposed (for DP-SGD the
+    remove direction's ε exceeds the add direction's by far more than a coarse pass's error).
+    """
+
     def __init__(self, delta: float) -> None:
         self.delta = delta
+        self.uppers: dict[int, float] = {}
+        self.lower = 0.0
 
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
-        ups = [d.epsilon_upper(self.delta) for d in dirs]
-        upper = max(ups)
-        lower = 0.0
+        order = sorted(range(len(dirs)), key=lambda i: -self.uppers.get(i, math.inf))
+        ups: dict[int, float] = {}
+        upper = -math.inf
+        for i in order:
+            known = self.uppers.get(i, math.inf)
+            if i not in self.uppers or known > upper:  # else it cannot raise the maximum: keep its end
+                known = min(known, dirs[i].epsilon_upper(self.delta))
+            ups[i] = known
+            upper = max(upper, known)
+        lower = self.lower
         # a direction whose own upper ε is below the lower ε already found cannot raise it: skip its
         # (costly) lower end
-        for u, d in sorted(zip(ups, dirs, strict=True), key=lambda t: -t[0]):
-            if u <= lower:
+        for i in order:
+            if ups[i] <= lower:
                 continue
-            lower = max(lower, d.epsilon_lower(self.delta, upper))
+            lower = max(lower, dirs[i].epsilon_lower(self.delta, upper))
+        # kept only once the whole pass has run (a pass that fails, e.g. GridTooLargeError, leaves none)
+        self.uppers, self.lower = ups, lower
         return Bound(min(lower, upper), upper)
 
     def width(self, b: Bound) -> float:
