@@ -30,7 +30,7 @@ from optcomp._numerics import (
 )
 from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
-from optcomp.pld._cells import GridTooLargeError, window
+from optcomp.pld._cells import GridTooLargeError, cells, window
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
 
 if TYPE_CHECKING:
@@ -45,6 +45,19 @@ _MAX_PASSES = 7
 _MAX_STEP_RATIO = 0.7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
 _FLOOR_WIDTH = 1e-300
+#: Width model of an ε(δ) bracket in the per-step loss's standard deviation s: relative width ≈
+#: _WIDTH_PER_S2·(Δ/s)² (measured on the DP-SGD grid σ ∈ {0.8, 1, 2} × q ∈ {0.01, 0.001} × T ∈ {10³…10⁵},
+#: δ = 1e-5: the ratio ranged over 0.08–0.17; ``benchmarks/RESULTS_rows.md``). Only the speed depends on it.
+_WIDTH_PER_S2 = 0.13
+#: The coarse first step is replaced when the model predicts a width above this at it (too coarse for
+#: the order-2 model to extrapolate from: the next pass would land anywhere) ...
+_FIRST_TOO_COARSE = 0.2
+#: ... by the step at which the model predicts this width (asymptotic, about 1/25 of the final pass's cost).
+_FIRST_WIDTH = 0.02
+#: The per-step standard deviation is that of the law's cells inside its P-tail of this mass ...
+_SCALE_TAIL = 1e-6
+#: ... on this many cells.
+_SCALE_CELLS = 2048
 
 
 def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw, int]]:
@@ -54,6 +67,24 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
         kk = out[id(law)][1] if id(law) in out else 0
         out[id(law)] = (law, kk + k)
     return list(out.values())
+
+
+def _next_step(history: list[tuple[float, float]], target: float, *, scaled: bool) -> float:
+    """The next grid step from the passes' (step, relative width): the width model's order (2, or the
+    order measured between two asymptotic passes, clamped to [1, 2.2]) at 0.85 of the predicted step,
+    never more than ``_MAX_STEP_RATIO`` of the last one. After a first pass placed by the width model
+    (``scaled``) that missed its aim by over 2× (an erratic coarse grid), the next pass aims at
+    ``_FIRST_WIDTH`` again rather than extrapolating from it to the target."""
+    step, w = history[-1]
+    aim = target
+    if scaled and len(history) == 1 and w > 2 * max(_FIRST_WIDTH, target):
+        aim = max(_FIRST_WIDTH, target)
+    order = 2.0
+    if len(history) >= 2:
+        (s0, w0), (s1, w1) = history[-2], history[-1]
+        if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
+            order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
+    return float(step * min(_MAX_STEP_RATIO, 0.85 * (aim / w) ** (1.0 / order)))
 
 
 class PrivacyLossDistribution:
@@ -194,6 +225,31 @@ class PrivacyLossDistribution:
             self._realised[step] = tuple(dirs)
         return self._realised[step]
 
+    def _first_step(self) -> float:
+        """The first step of the automatic refinement: ``PLD_FIRST_STEP``, or, for a composition of one law
+        per direction whose per-step loss is so concentrated that ``PLD_FIRST_STEP`` is far too coarse
+        (q = 0.001 DP-SGD: one or two cells per step), the step the width model puts at ``_FIRST_WIDTH``.
+        Speed only: every pass is certified whatever its step."""
+        laws = self._laws()
+        if any(len(ls) != 1 for ls in laws):
+            return PLD_FIRST_STEP
+        law = laws[0][0][0]
+        a, b = window(law, math.log(_SCALE_TAIL))
+        if not (math.isfinite(a) and math.isfinite(b) and b > a):
+            return PLD_FIRST_STEP
+        step = (b - a) / _SCALE_CELLS
+        c = cells(law, step, (a, b), 4 * _SCALE_CELLS)
+        p = np.exp(c.lm_hi)
+        if not np.all(np.isfinite(p)) or float(np.sum(p)) <= 0.0:
+            return PLD_FIRST_STEP
+        x = (c.first + np.arange(p.size) + 0.5) * step
+        p = p / np.sum(p)
+        s = math.sqrt(float(np.sum(p * (x - float(np.sum(p * x))) ** 2)))
+        if not s > 0.0 or _WIDTH_PER_S2 * (PLD_FIRST_STEP / s) ** 2 <= _FIRST_TOO_COARSE:
+            return PLD_FIRST_STEP
+        aim = max(_FIRST_WIDTH, self._accuracy.relative_width)
+        return min(PLD_FIRST_STEP, s * math.sqrt(aim / _WIDTH_PER_S2))
+
     def _steps(self) -> list[float]:
         """Grid steps to try, coarse to fine: the fixed one, or the automatic first pass."""
         acc = self._accuracy
@@ -211,15 +267,17 @@ class PrivacyLossDistribution:
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
         target = acc.relative_width
-        step = PLD_FIRST_STEP
+        step = first = self._first_step() if measure.scaled_first_step else PLD_FIRST_STEP
         history: list[tuple[float, float]] = []
         best: Bound | None = None
-        for _ in range(_MAX_PASSES):
+        for _ in range(_MAX_PASSES + (first != PLD_FIRST_STEP)):
             try:
                 b = measure.run(self._directions(step))
             except GridTooLargeError as err:
                 if best is None and not history:
-                    step *= 8.0  # the first pass itself is too fine for this span: coarsen it
+                    # the first pass itself is too fine for this span: coarsen it (a step placed by the
+                    # width model falls back to the coarse start at once)
+                    step = PLD_FIRST_STEP if step == first != PLD_FIRST_STEP else step * 8.0
                     continue
                 if strict and best is not None and measure.width(best) > target:
                     raise GridTooLargeError(
@@ -242,12 +300,7 @@ class PrivacyLossDistribution:
                         "fewer mechanisms); ask for a larger Accuracy.relative_width"
                     )
                 return b
-            order = 2.0
-            if len(history) >= 2:
-                (s0, w0), (s1, w1) = history[-2], history[-1]
-                if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
-                    order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
-            step = step * min(_MAX_STEP_RATIO, 0.85 * (target / w) ** (1.0 / order))
+            step = _next_step(history, target, scaled=measure.scaled_first_step and first != PLD_FIRST_STEP)
         if best is None:
             raise GridTooLargeError(
                 "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms"
@@ -321,6 +374,9 @@ class PrivacyLossDistribution:
 class _Measure:
     """A query run on one realisation, and its relative width."""
 
+    #: Whether the first pass may start at the width model's step (:meth:`PrivacyLossDistribution._first_step`).
+    scaled_first_step = False
+
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
         raise NotImplementedError
 
@@ -337,6 +393,8 @@ class _EpsilonMeasure(_Measure):
     the directions computed in this pass cannot raise the maximum, and is not recomposed (for DP-SGD the
     remove direction's ε exceeds the add direction's by far more than a coarse pass's error).
     """
+
+    scaled_first_step = True
 
     def __init__(self, delta: float) -> None:
         self.delta = delta
