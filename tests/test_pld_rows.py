@@ -52,3 +52,17 @@ def test_first_step_from_the_per_step_scale() -> None:
     assert _sgd(1.0, 0.01, 1000)._first_step() == PLD_FIRST_STEP
     mixed = compose((PoissonSubsampled(Gaussian(2.0), sampling_rate=0.001), 100), (Laplace(20.0), 5)).pld()
     assert mixed._first_step() == PLD_FIRST_STEP
+
+
+def test_a_dominated_direction_is_probed_at_a_coarser_step() -> None:
+    """σ = 2, q = 0.01: the add direction's coarse bracket says a step between the passes brings its
+    upper end below the remove direction's; it is read there, and the bracket is the fine pass's own."""
+    pld = _sgd(2.0, 0.01, 100_000)
+    coarse, fine = pld._directions(2e-3), pld._directions(1.2e-4)
+    alone = _pld._EpsilonMeasure(DELTA).run(fine)
+    probed = _pld._EpsilonMeasure(DELTA, DEFAULT_ACCURACY.relative_width, pld._direction)
+    probed.run(coarse)
+    both = probed.run(fine)
+    assert both == alone
+    steps = sorted(step for step, _, _ in probed.last.values())
+    assert steps[0] == 1.2e-4 and 2 * 1.2e-4 < steps[1] < 2e-3

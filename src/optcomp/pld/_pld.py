@@ -11,6 +11,7 @@ neighbouring relation.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy.typing as npt
 
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
+    EPSILON_WIDTH_FLOOR,
     PLD_DEEP_DELTA,
     PLD_FIRST_STEP,
     PLD_LAW_TAIL,
@@ -54,6 +56,9 @@ _WIDTH_PER_S2 = 0.13
 _FIRST_TOO_COARSE = 0.2
 #: ... by the step at which the model predicts this width (asymptotic, about 1/25 of the final pass's cost).
 _FIRST_WIDTH = 0.02
+#: Refinement of a probe of one direction (:meth:`_EpsilonMeasure._probe_upper`) when its last pass
+#: left no lower end to estimate its error from.
+_PROBE_REFINEMENT = 4.0
 #: The per-step standard deviation is that of the law's cells inside its P-tail of this mass ...
 _SCALE_TAIL = 1e-6
 #: ... on this many cells.
@@ -206,24 +211,30 @@ class PrivacyLossDistribution:
             self._spans[(id(law), key)] = window(law, lt)
         return self._spans[(id(law), key)]
 
+    def _realise(self, laws: list[tuple[PrivacyLossLaw, int]], step: float, memo: Memo) -> Direction:
+        """One direction's laws realised at ``step`` (bulk windows; full windows on demand)."""
+        spans = [self._span(law, 0) for law, _ in laws]
+
+        def full() -> list[tuple[float, float]]:
+            return [self._span(law, 1) for law, _ in laws]
+
+        return realise(laws, step, self._accuracy, spans, full, memo)
+
     def _directions(self, step: float) -> tuple[Direction, ...]:
         if step not in self._realised:
             # per-law vectors are shared by both directions; full windows (deep-tail tilts) are only
             # searched for when a query needs them
             memo: Memo = {}
-            dirs = []
-            for laws in self._laws():
-                spans = [self._span(law, 0) for law, _ in laws]
-
-                def full(laws: list[tuple[PrivacyLossLaw, int]] = laws) -> list[tuple[float, float]]:
-                    return [self._span(law, 1) for law, _ in laws]
-
-                dirs.append(realise(laws, step, self._accuracy, spans, full, memo))
+            dirs = [self._realise(laws, step, memo) for laws in self._laws()]
             # keep only the finest realisation (and this one): memory stays bounded by one grid
             for old in [s for s in self._realised if s != step]:
                 del self._realised[old]
             self._realised[step] = tuple(dirs)
         return self._realised[step]
+
+    def _direction(self, i: int, step: float) -> Direction:
+        """Direction ``i`` alone at ``step``, not kept (a coarser read of one direction)."""
+        return self._realise(self._laws()[i], step, {})
 
     def _first_step(self) -> float:
         """The first step of the automatic refinement: ``PLD_FIRST_STEP``, or, for a composition of one law
@@ -267,7 +278,8 @@ class PrivacyLossDistribution:
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
         target = acc.relative_width
-        step = first = self._first_step() if measure.scaled_first_step else PLD_FIRST_STEP
+        scaled = bool(getattr(measure, "scaled_first_step", False))  # duck-typed measures: the coarse start
+        step = first = self._first_step() if scaled else PLD_FIRST_STEP
         history: list[tuple[float, float]] = []
         best: Bound | None = None
         for _ in range(_MAX_PASSES + (first != PLD_FIRST_STEP)):
@@ -300,7 +312,7 @@ class PrivacyLossDistribution:
                         "fewer mechanisms); ask for a larger Accuracy.relative_width"
                     )
                 return b
-            step = _next_step(history, target, scaled=measure.scaled_first_step and first != PLD_FIRST_STEP)
+            step = _next_step(history, target, scaled=scaled and first != PLD_FIRST_STEP)
         if best is None:
             raise GridTooLargeError(
                 "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms"
@@ -354,7 +366,8 @@ class PrivacyLossDistribution:
             delta: δ in [0, 1].
         """
         delta = check_probability("delta", delta)
-        return self._refine(_EpsilonMeasure(delta), strict=delta >= PLD_DEEP_DELTA)
+        measure = _EpsilonMeasure(delta, self._accuracy.relative_width, self._direction)
+        return self._refine(measure, strict=delta >= PLD_DEEP_DELTA)
 
     def epsilon_estimate(self, delta: float) -> float:
         """An *uncertified* point estimate (U + 2L)/3 of ε(δ) from the bracket [L, U].
@@ -391,24 +404,40 @@ class _EpsilonMeasure(_Measure):
     kept is [max of all lower ends, max over directions of the least upper end found for it]: never wider
     than the current pass's own. A direction whose least upper end so far is already ≤ the upper end of
     the directions computed in this pass cannot raise the maximum, and is not recomposed (for DP-SGD the
-    remove direction's ε exceeds the add direction's by far more than a coarse pass's error).
+    add direction's ε is below the remove direction's by more than a coarse pass's error); one whose
+    earlier bracket says a step between the two passes' would bring it below that upper end (less the
+    target width) is read at that step first (``probe``, :meth:`_probe_upper`).
     """
 
     scaled_first_step = True
 
-    def __init__(self, delta: float) -> None:
+    def __init__(
+        self, delta: float, target: float = 0.0, probe: Callable[[int, float], Direction] | None = None
+    ) -> None:
         self.delta = delta
+        self.target = target
+        self.probe = probe
         self.uppers: dict[int, float] = {}
         self.lower = 0.0
+        #: per direction, (step, upper end, lower end or 0) of the last pass that computed its upper end
+        self.last: dict[int, tuple[float, float, float]] = {}
 
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
         order = sorted(range(len(dirs)), key=lambda i: -self.uppers.get(i, math.inf))
         ups: dict[int, float] = {}
+        last = dict(self.last)
         upper = -math.inf
         for i in order:
             known = self.uppers.get(i, math.inf)
             if i not in self.uppers or known > upper:  # else it cannot raise the maximum: keep its end
-                known = min(known, dirs[i].epsilon_upper(self.delta))
+                probed = self._probe_upper(i, dirs[i].step, upper)
+                if probed is not None:
+                    last[i] = (probed[0], probed[1], 0.0)
+                    known = min(known, probed[1])
+                else:
+                    u = dirs[i].epsilon_upper(self.delta)
+                    last[i] = (dirs[i].step, u, 0.0)
+                    known = min(known, u)
             ups[i] = known
             upper = max(upper, known)
         lower = self.lower
@@ -417,10 +446,38 @@ class _EpsilonMeasure(_Measure):
         for i in order:
             if ups[i] <= lower:
                 continue
-            lower = max(lower, dirs[i].epsilon_lower(self.delta, upper))
+            low = dirs[i].epsilon_lower(self.delta, upper)
+            if last[i][0] == dirs[i].step:
+                last[i] = (last[i][0], last[i][1], low)
+            lower = max(lower, low)
         # kept only once the whole pass has run (a pass that fails, e.g. GridTooLargeError, leaves none)
-        self.uppers, self.lower = ups, lower
+        self.uppers, self.lower, self.last = ups, lower, last
         return Bound(min(lower, upper), upper)
+
+    def _probe_upper(self, i: int, step: float, upper: float) -> tuple[float, float] | None:
+        """``(step', upper end)`` of direction ``i`` at a step' coarser than ``step``, when its last bracket
+        [l, u] at step s predicts one below ``upper`` less the target width: its upper error is about 2/3 of
+        the width (``docs/pld.md`` §7) and scales like step², so step' = 0.85·s·√((goal − e)/(u − e)),
+        e = l + (u − l)/3. ``None`` (compute it at ``step``) when there is no such bracket, the step' is
+        under twice ``step``, or its upper end does not reach the goal. Speed only: any step's end is
+        certified. Without a lower end at step s the probe is at s/``_PROBE_REFINEMENT``."""
+        if self.probe is None or not math.isfinite(upper) or i not in self.last:
+            return None
+        s0, u0, l0 = self.last[i]
+        goal = upper - self.target * max(upper, EPSILON_WIDTH_FLOOR)
+        if not u0 < math.inf:
+            return None
+        if l0 <= 0.0:  # no lower end at that step (e.g. a deep δ): no error estimate, a fixed refinement
+            coarse = s0 / _PROBE_REFINEMENT
+        else:
+            est = l0 + (u0 - l0) / 3
+            if not est < goal < u0:
+                return None
+            coarse = s0 * 0.85 * math.sqrt((goal - est) / (u0 - est))
+        if coarse < 2 * step:
+            return None
+        u = self.probe(i, coarse).epsilon_upper(self.delta)
+        return (coarse, u) if u <= goal else None
 
     def width(self, b: Bound) -> float:
         return self.width_of(b)
