@@ -1,7 +1,7 @@
 """Run every benchmark and gather the results into ``benchmarks/RESULTS.md``.
 
 Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py``, ``bench_rdp.py``, ``bench_samplers.py``,
-``bench_fdp.py`` and ``bench_ledger.py``, each in its own
+``bench_fdp.py``, ``bench_ledger.py``, ``bench_matrix.py``, ``bench_sweep.py`` and ``bench_rows.py``, each in its own
 interpreter, then concatenates their ``RESULTS_*.md`` (those that exist) into ``RESULTS.md``.
 Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``), except ``--skip-optimal``, which
 reuses the existing ``RESULTS_optimal.md`` instead of re-running ``bench_optimal.py``, and except
@@ -28,6 +28,7 @@ BENCHMARKS = [
     ("bench_matrix.py", "RESULTS_matrix.md"),
     ("bench_sweep.py", "RESULTS_sweep.md"),
     ("bench_profile.py", "RESULTS_profile.md"),
+    ("bench_rows.py", "RESULTS_rows.md"),
 ]
 
 

@@ -215,6 +215,7 @@ FLOORS: dict[str, int] = {
     "_numerics": 0,
     "_rounding": 1,
     "_inverse": 1,
+    "_threads": 1,
     # what ran
     "mechanisms": 2,
     # the engines

@@ -11,6 +11,7 @@ neighbouring relation.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy.typing as npt
 
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
+    EPSILON_WIDTH_FLOOR,
     PLD_DEEP_DELTA,
     PLD_FIRST_STEP,
     PLD_LAW_TAIL,
@@ -29,8 +31,9 @@ from optcomp._numerics import (
     check_probability,
     finer_accuracy,
 )
+from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
-from optcomp.pld._cells import GridTooLargeError, window
+from optcomp.pld._cells import GridTooLargeError, cells, window
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
 
 if TYPE_CHECKING:
@@ -45,6 +48,22 @@ _MAX_PASSES = 7
 _MAX_STEP_RATIO = 0.7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
 _FLOOR_WIDTH = 1e-300
+#: Width model of an ε(δ) bracket in the per-step loss's standard deviation s: relative width ≈
+#: _WIDTH_PER_S2·(Δ/s)² (measured on the DP-SGD grid σ ∈ {0.8, 1, 2} × q ∈ {0.01, 0.001} × T ∈ {10³…10⁵},
+#: δ = 1e-5: the ratio ranged over 0.08–0.17; ``benchmarks/RESULTS_rows.md``). Only the speed depends on it.
+_WIDTH_PER_S2 = 0.13
+#: The coarse first step is replaced when the model predicts a width above this at it (too coarse for
+#: the order-2 model to extrapolate from: the next pass would land anywhere) ...
+_FIRST_TOO_COARSE = 0.2
+#: ... by the step at which the model predicts this width (asymptotic, about 1/25 of the final pass's cost).
+_FIRST_WIDTH = 0.02
+#: Refinement of a probe of one direction (:meth:`_EpsilonMeasure._probe_upper`) when its last pass
+#: left no lower end to estimate its error from.
+_PROBE_REFINEMENT = 4.0
+#: The per-step standard deviation is that of the law's cells inside its P-tail of this mass ...
+_SCALE_TAIL = 1e-6
+#: ... on this many cells.
+_SCALE_CELLS = 2048
 
 
 def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw, int]]:
@@ -56,15 +75,22 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
     return list(out.values())
 
 
-def _next_step(step: float, w: float, target: float, history: list[tuple[float, float]]) -> float:
-    """The next grid step: the width model w ∝ Δ^order (order 2, or measured from the last two passes
-    while the width is asymptotic), aimed at 0.85 of ``target``, at most ``_MAX_STEP_RATIO`` × ``step``."""
+def _next_step(history: list[tuple[float, float]], target: float, *, scaled: bool) -> float:
+    """The next grid step from the passes' (step, relative width): the width model's order (2, or the
+    order measured between two asymptotic passes, clamped to [1, 2.2]) at 0.85 of the predicted step,
+    never more than ``_MAX_STEP_RATIO`` of the last one. After a first pass placed by the width model
+    (``scaled``) that missed its aim by over 2× (an erratic coarse grid), the next pass aims at
+    ``_FIRST_WIDTH`` again rather than extrapolating from it to the target."""
+    step, w = history[-1]
+    aim = target
+    if scaled and len(history) == 1 and w > 2 * max(_FIRST_WIDTH, target):
+        aim = max(_FIRST_WIDTH, target)
     order = 2.0
     if len(history) >= 2:
         (s0, w0), (s1, w1) = history[-2], history[-1]
         if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
             order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
-    return float(step * min(_MAX_STEP_RATIO, 0.85 * (target / w) ** (1.0 / order)))
+    return float(step * min(_MAX_STEP_RATIO, 0.85 * (aim / w) ** (1.0 / order)))
 
 
 class PrivacyLossDistribution:
@@ -188,24 +214,55 @@ class PrivacyLossDistribution:
             self._spans[(id(law), key)] = window(law, lt)
         return self._spans[(id(law), key)]
 
+    def _realise(self, laws: list[tuple[PrivacyLossLaw, int]], step: float, memo: Memo) -> Direction:
+        """One direction's laws realised at ``step`` (bulk windows; full windows on demand)."""
+        spans = [self._span(law, 0) for law, _ in laws]
+
+        def full() -> list[tuple[float, float]]:
+            return [self._span(law, 1) for law, _ in laws]
+
+        return realise(laws, step, self._accuracy, spans, full, memo)
+
     def _directions(self, step: float) -> tuple[Direction, ...]:
         if step not in self._realised:
             # per-law vectors are shared by both directions; full windows (deep-tail tilts) are only
             # searched for when a query needs them
             memo: Memo = {}
-            dirs = []
-            for laws in self._laws():
-                spans = [self._span(law, 0) for law, _ in laws]
-
-                def full(laws: list[tuple[PrivacyLossLaw, int]] = laws) -> list[tuple[float, float]]:
-                    return [self._span(law, 1) for law, _ in laws]
-
-                dirs.append(realise(laws, step, self._accuracy, spans, full, memo))
+            dirs = [self._realise(laws, step, memo) for laws in self._laws()]
             # keep only this realisation: a query's answer never depends on earlier queries' grids
             for old in [s for s in self._realised if s != step]:
                 del self._realised[old]
             self._realised[step] = tuple(dirs)
         return self._realised[step]
+
+    def _direction(self, i: int, step: float) -> Direction:
+        """Direction ``i`` alone at ``step``, not kept (a coarser read of one direction)."""
+        return self._realise(self._laws()[i], step, {})
+
+    def _first_step(self) -> float:
+        """The first step of the automatic refinement: ``PLD_FIRST_STEP``, or, for a composition of one law
+        per direction whose per-step loss is so concentrated that ``PLD_FIRST_STEP`` is far too coarse
+        (q = 0.001 DP-SGD: one or two cells per step), the step the width model puts at ``_FIRST_WIDTH``.
+        Speed only: every pass is certified whatever its step."""
+        laws = self._laws()
+        if any(len(ls) != 1 for ls in laws):
+            return PLD_FIRST_STEP
+        law = laws[0][0][0]
+        a, b = window(law, math.log(_SCALE_TAIL))
+        if not (math.isfinite(a) and math.isfinite(b) and b > a):
+            return PLD_FIRST_STEP
+        step = (b - a) / _SCALE_CELLS
+        c = cells(law, step, (a, b), 4 * _SCALE_CELLS)
+        p = np.exp(c.lm_hi)
+        if not np.all(np.isfinite(p)) or float(np.sum(p)) <= 0.0:
+            return PLD_FIRST_STEP
+        x = (c.first + np.arange(p.size) + 0.5) * step
+        p = p / np.sum(p)
+        s = math.sqrt(float(np.sum(p * (x - float(np.sum(p * x))) ** 2)))
+        if not s > 0.0 or _WIDTH_PER_S2 * (PLD_FIRST_STEP / s) ** 2 <= _FIRST_TOO_COARSE:
+            return PLD_FIRST_STEP
+        aim = max(_FIRST_WIDTH, self._accuracy.relative_width)
+        return min(PLD_FIRST_STEP, s * math.sqrt(aim / _WIDTH_PER_S2))
 
     def _steps(self) -> list[float]:
         """Grid steps to try, coarse to fine: the fixed one, or the automatic first pass."""
@@ -236,25 +293,37 @@ class PrivacyLossDistribution:
         return None
 
     def _refine(self, measure: _Measure, strict: bool) -> Bound:
-        """Run ``measure`` at the fixed step, or refine the step until its relative width is met.
+        """Run ``measure`` at the fixed step, or refine the step until its relative width is met; BLAS
+        pools limited to one thread meanwhile (:func:`optcomp._threads.single_threaded`)."""
+        with single_threaded():
+            return self._passes(measure, strict)
 
-        A pass after the first (which is coarse and cheap, and whose full width the step model starts
-        from) that is certain to miss the target is cut short (``_pass``); whatever pass ends the
-        refinement is run in full (``_complete``), so the bracket returned is always a full pass's."""
+    def _passes(self, measure: _Measure, strict: bool) -> Bound:
+        """:meth:`_refine`'s passes: the fixed step, or coarse to fine until the width is met.
+
+        A pass after the first whose measure can tell from the untilted ends alone that it misses the
+        target is cut short (``_pass``); whatever pass ends the refinement is run in full
+        (``_complete``), so the bracket returned is always a full pass's (issue 27 item 7)."""
         acc = self._accuracy
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
         target = acc.relative_width
-        step = PLD_FIRST_STEP
+        scaled = bool(getattr(measure, "scaled_first_step", False))  # duck-typed measures: the coarse start
+        step = first = self._first_step() if scaled else PLD_FIRST_STEP
         history: list[tuple[float, float]] = []
         best: Bound | None = None
         partial = False
-        for n in range(_MAX_PASSES):
+        passes = _MAX_PASSES + (first != PLD_FIRST_STEP)
+        for n in range(passes):
             try:
-                b, cut = self._pass(measure, step, target if 0 < n < _MAX_PASSES - 1 else None)
+                b, cut = self._pass(measure, step, target if history and n < passes - 1 else None)
+                if cut and not math.isfinite(measure.width(b)):
+                    b, cut = measure.run(self._directions(step)), False  # a partial bracket is never returned
             except GridTooLargeError as err:
                 if best is None and not history:
-                    step *= 8.0  # the first pass itself is too fine for this span: coarsen it
+                    # the first pass itself is too fine for this span: coarsen it (a step placed by the
+                    # width model falls back to the coarse start at once)
+                    step = PLD_FIRST_STEP if step == first != PLD_FIRST_STEP else step * 8.0
                     continue
                 if partial:
                     best, partial = self._complete(measure, [s for s, _ in history]), False
@@ -279,7 +348,9 @@ class PrivacyLossDistribution:
                         "fewer mechanisms); ask for a larger Accuracy.relative_width"
                     )
                 return b
-            step = _next_step(step, w, target, history)
+            step = _next_step(history, target, scaled=scaled and first != PLD_FIRST_STEP)
+        if partial:  # the loop ended on a cut-short pass: the bracket returned is a full pass's
+            best = self._complete(measure, [s for s, _ in history])
         if best is None:
             raise GridTooLargeError(
                 "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms"
@@ -333,7 +404,8 @@ class PrivacyLossDistribution:
             delta: δ in [0, 1].
         """
         delta = check_probability("delta", delta)
-        return self._refine(_EpsilonMeasure(delta), strict=delta >= PLD_DEEP_DELTA)
+        measure = _EpsilonMeasure(delta, self._accuracy.relative_width, self._direction)
+        return self._refine(measure, strict=delta >= PLD_DEEP_DELTA)
 
     def epsilon_estimate(self, delta: float) -> float:
         """An *uncertified* point estimate (U + 2L)/3 of ε(δ) from the bracket [L, U].
@@ -353,6 +425,9 @@ class PrivacyLossDistribution:
 class _Measure:
     """A query run on one realisation, and its relative width."""
 
+    #: Whether the first pass may start at the width model's step (:meth:`PrivacyLossDistribution._first_step`).
+    scaled_first_step = False
+
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
         raise NotImplementedError
 
@@ -361,20 +436,86 @@ class _Measure:
 
 
 class _EpsilonMeasure(_Measure):
-    def __init__(self, delta: float) -> None:
+    """ε(δ) on one realisation, intersected with the brackets of the coarser passes before it.
+
+    Every pass's ends are certified for the same ε(δ) = max over directions of ε_dir(δ), so the bracket
+    kept is [max of all lower ends, max over directions of the least upper end found for it]: never wider
+    than the current pass's own. A direction whose least upper end so far is already ≤ the upper end of
+    the directions computed in this pass cannot raise the maximum, and is not recomposed (for DP-SGD the
+    add direction's ε is below the remove direction's by more than a coarse pass's error); one whose
+    earlier bracket says a step between the two passes' would bring it below that upper end (less the
+    target width) is read at that step first (``probe``, :meth:`_probe_upper`).
+    """
+
+    scaled_first_step = True
+
+    def __init__(
+        self, delta: float, target: float = 0.0, probe: Callable[[int, float], Direction] | None = None
+    ) -> None:
         self.delta = delta
+        self.target = target
+        self.probe = probe
+        self.uppers: dict[int, float] = {}
+        self.lower = 0.0
+        #: per direction, (step, upper end, lower end or 0) of the last pass that computed its upper end
+        self.last: dict[int, tuple[float, float, float]] = {}
 
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
-        ups = [d.epsilon_upper(self.delta) for d in dirs]
-        upper = max(ups)
-        lower = 0.0
+        order = sorted(range(len(dirs)), key=lambda i: -self.uppers.get(i, math.inf))
+        ups: dict[int, float] = {}
+        last = dict(self.last)
+        upper = -math.inf
+        for i in order:
+            known = self.uppers.get(i, math.inf)
+            if i not in self.uppers or known > upper:  # else it cannot raise the maximum: keep its end
+                probed = self._probe_upper(i, dirs[i].step, upper)
+                if probed is not None:
+                    last[i] = (probed[0], probed[1], 0.0)
+                    known = min(known, probed[1])
+                else:
+                    u = dirs[i].epsilon_upper(self.delta)
+                    last[i] = (dirs[i].step, u, 0.0)
+                    known = min(known, u)
+            ups[i] = known
+            upper = max(upper, known)
+        lower = self.lower
         # a direction whose own upper ε is below the lower ε already found cannot raise it: skip its
         # (costly) lower end
-        for u, d in sorted(zip(ups, dirs, strict=True), key=lambda t: -t[0]):
-            if u <= lower:
+        for i in order:
+            if ups[i] <= lower:
                 continue
-            lower = max(lower, d.epsilon_lower(self.delta, upper))
+            low = dirs[i].epsilon_lower(self.delta, upper)
+            if last[i][0] == dirs[i].step:
+                last[i] = (last[i][0], last[i][1], low)
+            lower = max(lower, low)
+        # kept only once the whole pass has run (a pass that fails, e.g. GridTooLargeError, leaves none)
+        self.uppers, self.lower, self.last = ups, lower, last
         return Bound(min(lower, upper), upper)
+
+    def _probe_upper(self, i: int, step: float, upper: float) -> tuple[float, float] | None:
+        """``(step', upper end)`` of direction ``i`` at a step' coarser than ``step``, when its last bracket
+        [l, u] at step s predicts one below ``upper`` less the target width: its upper error is about 2/3 of
+        the width (``docs/pld.md`` §7) and scales like step², so step' = 0.85·s·√((goal − e)/(u − e)),
+        e = l + (u − l)/3. ``None`` (compute it at ``step``) when there is no such bracket, the step' is
+        under twice ``step``, or its upper end does not reach the goal. Speed only: any step's end is
+        certified. Without a lower end at step s the probe is at s/``_PROBE_REFINEMENT``."""
+        if self.probe is None or not math.isfinite(upper) or i not in self.last:
+            return None
+        s0, u0, l0 = self.last[i]
+        goal = upper - self.target * max(upper, EPSILON_WIDTH_FLOOR)
+        if not u0 < math.inf:
+            return None
+        if l0 <= 0.0:  # no lower end at that step (e.g. a deep δ): no error estimate, a fixed refinement
+            coarse = s0 / _PROBE_REFINEMENT
+        else:
+            est = l0 + (u0 - l0) / 3
+            if not est < goal < u0:
+                return None
+            coarse = s0 * 0.85 * math.sqrt((goal - est) / (u0 - est))
+        if coarse < 2 * step:
+            return None
+        u = self.probe(i, coarse).epsilon_upper(self.delta)
+        return (coarse, u) if u <= goal else None
 
     def width(self, b: Bound) -> float:
         return self.width_of(b)
