@@ -2,9 +2,8 @@
 
 * passes intersect: a direction whose earlier certified upper end is below the other's is not recomposed,
   and the bracket kept is never wider than the last pass's own;
-* a concentrated per-step loss (q = 0.001) starts at the width model's step instead of 0.01, and the
-  bracket still meets the requested width and overlaps a fixed-grid bracket of another step (both are
-  certified, so they must intersect).
+* the bracket still meets the requested width and overlaps a fixed-grid bracket of another step (both
+  are certified, so they must intersect).
 """
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ from __future__ import annotations
 import pytest
 
 from optcomp import DEFAULT_ACCURACY, Accuracy, compose
-from optcomp._numerics import PLD_FIRST_STEP
-from optcomp.mechanisms import Gaussian, Laplace, PoissonSubsampled
+from optcomp.mechanisms import Gaussian, PoissonSubsampled
 from optcomp.pld import _pld
 
 DELTA = 1e-5
@@ -44,14 +42,6 @@ def test_passes_intersect_and_skip_a_dominated_direction() -> None:
     # the add direction's coarse upper end is below the remove direction's fine one: kept, not recomposed
     assert both.upper == alone.upper
     assert min(chained.uppers.values()) < both.lower
-
-
-def test_first_step_from_the_per_step_scale() -> None:
-    assert _sgd(2.0, 0.001, 1000)._first_step() < PLD_FIRST_STEP / 10
-    # a per-step loss the coarse start already resolves, and heterogeneous compositions: unchanged
-    assert _sgd(1.0, 0.01, 1000)._first_step() == PLD_FIRST_STEP
-    mixed = compose((PoissonSubsampled(Gaussian(2.0), sampling_rate=0.001), 100), (Laplace(20.0), 5)).pld()
-    assert mixed._first_step() == PLD_FIRST_STEP
 
 
 def test_a_dominated_direction_is_probed_at_a_coarser_step() -> None:

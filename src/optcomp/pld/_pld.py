@@ -33,7 +33,7 @@ from optcomp._numerics import (
 )
 from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
-from optcomp.pld._cells import GridTooLargeError, cells, window
+from optcomp.pld._cells import GridTooLargeError, window
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
 
 if TYPE_CHECKING:
@@ -48,23 +48,9 @@ _MAX_PASSES = 7
 _MAX_STEP_RATIO = 0.7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
 _FLOOR_WIDTH = 1e-300
-#: Width model of an ε(δ) bracket in the per-step loss's standard deviation s: relative width ≈
-#: _WIDTH_PER_S2·(Δ/s)² (measured on the DP-SGD grid σ ∈ {0.8, 1, 2} × q ∈ {0.01, 0.001} × T ∈ {10³…10⁵},
-#: δ = 1e-5: the ratio ranged over 0.08–0.17; ``benchmarks/RESULTS_rows.md``). Only the speed depends on it.
-_WIDTH_PER_S2 = 0.13
-#: The coarse first step is replaced when the model predicts a width above this at it (too coarse for
-#: the order-2 model to extrapolate from: the next pass would land anywhere) ...
-_FIRST_TOO_COARSE = 0.2
-#: ... by the step at which the model predicts this width (asymptotic, about 1/25 of the final pass's cost).
-_FIRST_WIDTH = 0.02
 #: Refinement of a probe of one direction (:meth:`_EpsilonMeasure._probe_upper`) when its last pass
 #: left no lower end to estimate its error from.
 _PROBE_REFINEMENT = 4.0
-#: The per-step standard deviation is that of the law's cells inside its P-tail of this mass ...
-_SCALE_TAIL = 1e-6
-#: ... on this many cells.
-_SCALE_CELLS = 2048
-
 
 def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw, int]]:
     """Counts of the same law object added (order of first appearance kept)."""
@@ -75,22 +61,17 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
     return list(out.values())
 
 
-def _next_step(history: list[tuple[float, float]], target: float, *, scaled: bool) -> float:
+def _next_step(history: list[tuple[float, float]], target: float) -> float:
     """The next grid step from the passes' (step, relative width): the width model's order (2, or the
     order measured between two asymptotic passes, clamped to [1, 2.2]) at 0.85 of the predicted step,
-    never more than ``_MAX_STEP_RATIO`` of the last one. After a first pass placed by the width model
-    (``scaled``) that missed its aim by over 2× (an erratic coarse grid), the next pass aims at
-    ``_FIRST_WIDTH`` again rather than extrapolating from it to the target."""
+    never more than ``_MAX_STEP_RATIO`` of the last one."""
     step, w = history[-1]
-    aim = target
-    if scaled and len(history) == 1 and w > 2 * max(_FIRST_WIDTH, target):
-        aim = max(_FIRST_WIDTH, target)
     order = 2.0
     if len(history) >= 2:
         (s0, w0), (s1, w1) = history[-2], history[-1]
         if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
             order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
-    return float(step * min(_MAX_STEP_RATIO, 0.85 * (aim / w) ** (1.0 / order)))
+    return float(step * min(_MAX_STEP_RATIO, 0.85 * (target / w) ** (1.0 / order)))
 
 
 class PrivacyLossDistribution:
@@ -239,31 +220,6 @@ class PrivacyLossDistribution:
         """Direction ``i`` alone at ``step``, not kept (a coarser read of one direction)."""
         return self._realise(self._laws()[i], step, {})
 
-    def _first_step(self) -> float:
-        """The first step of the automatic refinement: ``PLD_FIRST_STEP``, or, for a composition of one law
-        per direction whose per-step loss is so concentrated that ``PLD_FIRST_STEP`` is far too coarse
-        (q = 0.001 DP-SGD: one or two cells per step), the step the width model puts at ``_FIRST_WIDTH``.
-        Speed only: every pass is certified whatever its step."""
-        laws = self._laws()
-        if any(len(ls) != 1 for ls in laws):
-            return PLD_FIRST_STEP
-        law = laws[0][0][0]
-        a, b = window(law, math.log(_SCALE_TAIL))
-        if not (math.isfinite(a) and math.isfinite(b) and b > a):
-            return PLD_FIRST_STEP
-        step = (b - a) / _SCALE_CELLS
-        c = cells(law, step, (a, b), 4 * _SCALE_CELLS)
-        p = np.exp(c.lm_hi)
-        if not np.all(np.isfinite(p)) or float(np.sum(p)) <= 0.0:
-            return PLD_FIRST_STEP
-        x = (c.first + np.arange(p.size) + 0.5) * step
-        p = p / np.sum(p)
-        s = math.sqrt(float(np.sum(p * (x - float(np.sum(p * x))) ** 2)))
-        if not s > 0.0 or _WIDTH_PER_S2 * (PLD_FIRST_STEP / s) ** 2 <= _FIRST_TOO_COARSE:
-            return PLD_FIRST_STEP
-        aim = max(_FIRST_WIDTH, self._accuracy.relative_width)
-        return min(PLD_FIRST_STEP, s * math.sqrt(aim / _WIDTH_PER_S2))
-
     def _steps(self) -> list[float]:
         """Grid steps to try, coarse to fine: the fixed one, or the automatic first pass."""
         acc = self._accuracy
@@ -308,12 +264,11 @@ class PrivacyLossDistribution:
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
         target = acc.relative_width
-        scaled = bool(getattr(measure, "scaled_first_step", False))  # duck-typed measures: the coarse start
-        step = first = self._first_step() if scaled else PLD_FIRST_STEP
+        step = PLD_FIRST_STEP
         history: list[tuple[float, float]] = []
         best: Bound | None = None
         partial = False
-        passes = _MAX_PASSES + (first != PLD_FIRST_STEP)
+        passes = _MAX_PASSES
         for n in range(passes):
             try:
                 b, cut = self._pass(measure, step, target if history and n < passes - 1 else None)
@@ -321,9 +276,7 @@ class PrivacyLossDistribution:
                     b, cut = measure.run(self._directions(step)), False  # a partial bracket is never returned
             except GridTooLargeError as err:
                 if best is None and not history:
-                    # the first pass itself is too fine for this span: coarsen it (a step placed by the
-                    # width model falls back to the coarse start at once)
-                    step = PLD_FIRST_STEP if step == first != PLD_FIRST_STEP else step * 8.0
+                    step *= 8.0  # the first pass itself is too fine for this span: coarsen it
                     continue
                 if partial:
                     best, partial = self._complete(measure, [s for s, _ in history]), False
@@ -337,7 +290,9 @@ class PrivacyLossDistribution:
                 break
             w = measure.width(b)
             best, partial = b, cut
-            history.append((step, w))
+            # the step model reads the pass's own width (an intersected bracket's width can stall on a
+            # lucky coarse pass: a discrete law's error is not monotone in the step)
+            history.append((step, getattr(measure, "pass_width", w)))
             if w <= target:
                 return b
             if not math.isfinite(w):
@@ -348,7 +303,7 @@ class PrivacyLossDistribution:
                         "fewer mechanisms); ask for a larger Accuracy.relative_width"
                     )
                 return b
-            step = _next_step(history, target, scaled=scaled and first != PLD_FIRST_STEP)
+            step = _next_step(history, target)
         if partial:  # the loop ended on a cut-short pass: the bracket returned is a full pass's
             best = self._complete(measure, [s for s, _ in history])
         if best is None:
@@ -425,9 +380,6 @@ class PrivacyLossDistribution:
 class _Measure:
     """A query run on one realisation, and its relative width."""
 
-    #: Whether the first pass may start at the width model's step (:meth:`PrivacyLossDistribution._first_step`).
-    scaled_first_step = False
-
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
         raise NotImplementedError
 
@@ -447,8 +399,6 @@ class _EpsilonMeasure(_Measure):
     target width) is read at that step first (``probe``, :meth:`_probe_upper`).
     """
 
-    scaled_first_step = True
-
     def __init__(
         self, delta: float, target: float = 0.0, probe: Callable[[int, float], Direction] | None = None
     ) -> None:
@@ -459,26 +409,31 @@ class _EpsilonMeasure(_Measure):
         self.lower = 0.0
         #: per direction, (step, upper end, lower end or 0) of the last pass that computed its upper end
         self.last: dict[int, tuple[float, float, float]] = {}
+        #: the relative width of the last pass's own bracket (not intersected with earlier passes)
+        self.pass_width = math.inf
 
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
         order = sorted(range(len(dirs)), key=lambda i: -self.uppers.get(i, math.inf))
         ups: dict[int, float] = {}
         last = dict(self.last)
-        upper = -math.inf
+        upper = own_upper = -math.inf  # the intersection's, and this pass's own (for the step model)
         for i in order:
             known = self.uppers.get(i, math.inf)
+            mine = known
             if i not in self.uppers or known > upper:  # else it cannot raise the maximum: keep its end
                 probed = self._probe_upper(i, dirs[i].step, upper)
                 if probed is not None:
                     last[i] = (probed[0], probed[1], 0.0)
-                    known = min(known, probed[1])
+                    mine = probed[1]
                 else:
-                    u = dirs[i].epsilon_upper(self.delta)
-                    last[i] = (dirs[i].step, u, 0.0)
-                    known = min(known, u)
+                    mine = dirs[i].epsilon_upper(self.delta)
+                    last[i] = (dirs[i].step, mine, 0.0)
+                known = min(known, mine)
             ups[i] = known
             upper = max(upper, known)
+            own_upper = max(own_upper, mine)
         lower = self.lower
+        own_lower = 0.0
         # a direction whose own upper ε is below the lower ε already found cannot raise it: skip its
         # (costly) lower end
         for i in order:
@@ -488,8 +443,10 @@ class _EpsilonMeasure(_Measure):
             if last[i][0] == dirs[i].step:
                 last[i] = (last[i][0], last[i][1], low)
             lower = max(lower, low)
+            own_lower = max(own_lower, low)
         # kept only once the whole pass has run (a pass that fails, e.g. GridTooLargeError, leaves none)
         self.uppers, self.lower, self.last = ups, lower, last
+        self.pass_width = self.width_of(Bound(min(own_lower or lower, own_upper), own_upper))
         return Bound(min(lower, upper), upper)
 
     def _probe_upper(self, i: int, step: float, upper: float) -> tuple[float, float] | None:
