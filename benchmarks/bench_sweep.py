@@ -8,7 +8,7 @@ geomspace [1e2, 1e5] (rounded) × δ ∈ {1e-4, 1e-5, 1e-6, 1e-7, 1e-8}; ε at �
 2. The sweep on `--workers` local processes (default 2), into a SQLite file; every row checked to be a
    finite bracket lower ≤ upper without error, and each sampled point's sweep bracket checked to
    intersect the plain bracket (two certified brackets of one ε).
-3. A stated subset (the chains of the first `--cluster-sigmas` σ values) on a 2-worker
+3. A stated subset (the first `--cluster-chains` chains) on a 2-worker
    `distributed.LocalCluster` (processes), compared row by row with the local run: identical floats.
 4. The dispatch overhead per task (no-op tasks through the process pool and the LocalCluster) against the
    mean compute time of a sweep task.
@@ -88,12 +88,13 @@ def main() -> None:
     ap.add_argument("--plain-sample", type=int, default=200)
     ap.add_argument("--chains", type=int, default=0, help="sweep a random sample of this many (σ, q) chains "
                     "of the grid instead of all 200 (0: all)")
-    ap.add_argument("--cluster-sigmas", type=int, default=2)
+    ap.add_argument("--cluster-chains", type=int, default=2, help="chains (the first of the swept points) run "
+                    "again on the LocalCluster and compared row by row")
     ap.add_argument("--db", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=HERE / "RESULTS_sweep.md")
     args = ap.parse_args()
     lines = ["# RESULTS_sweep: `optcomp sweep` against a plain `dpsgd.epsilon` loop", "",
-             f"Command: `python benchmarks/bench_sweep.py{' --quick' if args.quick else ''}`", "",
+             f"Command: `{' '.join(['python benchmarks/bench_sweep.py', *sys.argv[1:]])}`", "",
              (f"Conditions at the start: {conditions()}; Python {platform.python_version()}. The machine is "
              "shared with other engineers' jobs at the same time: absolute times are noisy, and the ratios "
              "below are within this one run."), ""]
@@ -147,8 +148,9 @@ def main() -> None:
               ""]
     flush()
 
-    sigmas = sorted({p.get("noise_multiplier") for p in points})[: args.cluster_sigmas]  # type: ignore[type-var]
-    subset = [p for p in points if p.get("noise_multiplier") in sigmas]
+    pairs_in_order = list(dict.fromkeys((p.get("noise_multiplier"), p.get("sampling_rate")) for p in points))
+    chosen = set(pairs_in_order[: args.cluster_chains])
+    subset = [p for p in points if (p.get("noise_multiplier"), p.get("sampling_rate")) in chosen]
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
@@ -165,7 +167,8 @@ def main() -> None:
     pool.close()
     mean_task = s.compute_seconds / max(1, s.tasks)
     lines += ["## 3. The same rows on a 2-worker LocalCluster", "",
-              (f"Subset: the {len(subset)} points of σ ∈ {sigmas} on `distributed.LocalCluster(n_workers=2, "
+              (f"Subset: the {len(subset)} points of the chains (σ, q) ∈ {sorted(chosen)} on "  # type: ignore[type-var]
+              f"`distributed.LocalCluster(n_workers=2, "
               f"processes=True)`: {c.seconds:.0f} s wall, {c.tasks} tasks; **rows identical to the local run: "
               f"{same} of {len(crow)}**."), "",
               "## 4. Per-task overhead", "",
