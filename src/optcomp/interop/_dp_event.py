@@ -188,12 +188,19 @@ class EventComposition:
             raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
         return compose_items(self.dominating_items(), self.neighbouring, accuracy)
 
+    def dominated_pld(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Composition:
+        """The composition of :meth:`dominated_items` (:meth:`pld` itself when there are no dominating pairs):
+        its ε/δ lower ends, and its trade-off curve's upper end (the attack side), bound the run's."""
+        if not self.has_dominating_pairs:
+            return self.pld(accuracy=accuracy)
+        return compose_items(self.dominated_items(), self.neighbouring, accuracy)
+
     def _bracket(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> Bound:
         """``query`` on the dominating composition; with allocations, lower end from the dominated one."""
         upper = query(self.pld(accuracy=accuracy))
         if not self.has_dominating_pairs:
             return upper
-        lower = query(compose_items(self.dominated_items(), self.neighbouring, accuracy)).lower
+        lower = query(self.dominated_pld(accuracy=accuracy)).lower
         return Bound(min(lower, upper.upper), upper.upper)
 
     def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:

@@ -1,0 +1,86 @@
+"""Issue 27 item C's audit: a returned or printed ``lower`` (and a trade-off bracket's attack side) bounds the
+quantity the user asked about, not the lower end of a bound on it (a dominating pair, a theorem's curve).
+
+Each test checks the lower end against an independent truth: an exact pair that the stated quantity
+includes (the exact group pair of a Poisson run), or the explicit dominated pair of a run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from optcomp import Accuracy, dpsgd, fdp
+from optcomp.cli import main
+from optcomp.interop import from_dp_event
+from tests.tolerances import COARSE_GRID_STEP
+
+ACC = Accuracy(grid_step=COARSE_GRID_STEP)
+ACC_OPTION = ("--accuracy", f"grid_step={COARSE_GRID_STEP}")
+FPRS = (0.001, 0.01, 0.1)
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    rc = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and err == "", err
+    data = json.loads(out)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_group_of_a_bracket_keeps_the_attack_side_below_the_exact_group() -> None:
+    """DRS Thm 2.14 on a run's bracket: its attack TPR lower end is at most the exact group pair's TPR.
+
+    DP-SGD σ = 1, q = 0.1, 10 steps, group of 4: the exact group pair (Bin(4, q) mixture, attained by
+    four aligned records) has TPR ≤ 0.23286 at FPR 1 %; Thm 2.14's image of the run's upper curve
+    claimed ≥ 0.29626 (before this audit)."""
+    one = dpsgd.tradeoff(1.0, 0.1, 10, accuracy=ACC)
+    exact = dpsgd.tradeoff(1.0, 0.1, 10, examples_per_user=4, accuracy=ACC)
+    grouped = fdp.group_privacy(one, 4)
+    for fpr in FPRS:
+        claimed, truth = fdp.attack_tpr(grouped, fpr), fdp.attack_tpr(exact, fpr)
+        assert claimed.lower <= truth.upper, (fpr, claimed, truth)
+        assert truth.lower <= claimed.upper, (fpr, claimed, truth)  # the guarantee side still holds
+
+
+def test_cli_group_through_thm_2_14_is_below_the_exact_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tradeoff --dp-event … --group 4`` (read as a PLD: Thm 2.14) against ``--sigma … --group 4`` (exact)."""
+    event = {"class_name": "SelfComposedDpEvent", "count": 10,
+             "event": {"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.1,
+                       "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}}
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event), encoding="utf-8")
+    bound = _json(capsys, "tradeoff", "--dp-event", str(path), "--group", "4", "--points", "3", *ACC_OPTION)
+    exact = _json(capsys, "tradeoff", "--sigma", "1", "--q", "0.1", "--steps", "10", "--group", "4",
+                  "--points", "3", *ACC_OPTION)
+    assert bound["group"] == {"size": 4, "route": "drs_thm_2_14"}
+    assert exact["group"] == {"size": 4, "route": "exact_pair"}
+    claimed, truth = bound["attack_tpr"], exact["attack_tpr"]
+    assert isinstance(claimed, dict) and isinstance(truth, dict)
+    assert claimed["lower"] <= truth["upper"] and truth["lower"] <= claimed["upper"]
+
+
+def test_tradeoff_of_a_truncated_poisson_event_takes_the_attack_side_from_the_explicit_pair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dominating pair's upper curve is not the run's: the attack TPR's lower end is the explicit pair's."""
+    step = {"class_name": "TruncatedSubsampledGaussianDpEvent", "dataset_size": 1000,
+            "sampling_probability": 0.01, "truncated_batch_size": 12, "noise_multiplier": 1.0}
+    event = {"class_name": "SelfComposedDpEvent", "count": 50, "event": step}
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event), encoding="utf-8")
+    data = _json(capsys, "tradeoff", "--dp-event", str(path), "--points", "3", "--fpr", "0.01", *ACC_OPTION)
+    composition = from_dp_event(event)
+    explicit = fdp.from_pld(composition.dominated_pld(accuracy=ACC))
+    dominating = fdp.from_pld(composition.pld(accuracy=ACC))
+    run_lower = fdp.attack_tpr(explicit, 0.01).lower  # a certified lower end of the run's TPR
+    pair = fdp.attack_tpr(dominating, 0.01)
+    printed = data["attack_tpr"]
+    assert isinstance(printed, dict)
+    assert printed == {"lower": run_lower, "upper": pair.upper}
+    assert run_lower < pair.lower  # the dominating pair's lower end was printed before (0.02438 vs 0.01348)
