@@ -84,3 +84,30 @@ def test_tradeoff_of_a_truncated_poisson_event_takes_the_attack_side_from_the_ex
     assert isinstance(printed, dict)
     assert printed == {"lower": run_lower, "upper": pair.upper}
     assert run_lower < pair.lower  # the dominating pair's lower end was printed before (0.02438 vs 0.01348)
+
+
+def test_fixed_size_lower_end_is_the_attained_pairs() -> None:
+    """Fixed-size DP-SGD (substitution), T > 1: the symmetrized step law dominates each step, but its T-fold
+    composition is not shown attained; the run's lower end is that of the pairs an adversary attains
+    (every other record equal to the replaced one, one direction throughout: ``PoissonSubsampled(Gaussian(σ,
+    2), q)`` composed, the larger direction). σ = 1, q = 0.01, T = 1000, δ = 1e-5: the symmetrized
+    composition's lower end 14.820 was printed as the run's, the attained pairs certify ε ≤ 13.362."""
+    from optcomp import Gaussian, PoissonSubsampled, compose
+
+    run, pair = dpsgd.epsilon_brackets(1.0, 0.01, 1000, 1e-5, sampling="fixed_size", accuracy=ACC)
+    attained = compose((PoissonSubsampled(Gaussian(1.0, sensitivity=2.0), sampling_rate=0.01), 1000), accuracy=ACC)
+    truth = attained.epsilon(1e-5)
+    assert run.lower <= truth.upper < pair.lower  # the dominating pair's lower end is above what is attained
+    assert run.upper == pair.upper
+    curve = dpsgd.tradeoff(1.0, 0.01, 1000, sampling="fixed_size", accuracy=ACC)
+    for fpr in FPRS:  # the attack side: at most what the attained pairs' attack certainly achieves
+        assert fdp.attack_tpr(curve, fpr).lower <= fdp.attack_tpr(fdp.from_pld(attained), fpr).upper
+
+
+def test_fixed_size_dp_event_lower_end_is_the_attained_pairs() -> None:
+    """The same run read from dp_accounting's ``SampledWithoutReplacementDpEvent`` (replace-one)."""
+    event = {"class_name": "SelfComposedDpEvent", "count": 200,
+             "event": {"class_name": "SampledWithoutReplacementDpEvent", "source_dataset_size": 10000,
+                       "sample_size": 100, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}}
+    bound = from_dp_event(event, neighbouring="substitution").epsilon(1e-5, accuracy=ACC)
+    assert bound == dpsgd.epsilon(1.0, 0.01, 200, 1e-5, sampling="fixed_size", accuracy=ACC)
