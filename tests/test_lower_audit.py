@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from optcomp import Accuracy, dpsgd, fdp
+from optcomp import DEFAULT_ACCURACY, Accuracy, Bound, dpsgd, fdp
 from optcomp.cli import main
 from optcomp.interop import from_dp_event
 from tests.tolerances import COARSE_GRID_STEP
@@ -111,3 +111,33 @@ def test_fixed_size_dp_event_lower_end_is_the_attained_pairs() -> None:
                        "sample_size": 100, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}}
     bound = from_dp_event(event, neighbouring="substitution").epsilon(1e-5, accuracy=ACC)
     assert bound == dpsgd.epsilon(1.0, 0.01, 200, 1e-5, sampling="fixed_size", accuracy=ACC)
+
+
+def test_bandmf_hidden_partition_lower_end_is_not_the_revealed_mechanisms() -> None:
+    """Hidden partition: the revealed-partition mechanism dominates the run, so its lower end is carried
+    under its own name (``revealed_epsilon``) and the run's is 0; a public partition keeps both ends."""
+    from optcomp import matrix
+
+    s = matrix.bsr(64, 8)
+    kw = {"cycle_length": 8, "sampling_rate": 0.3, "noise_multiplier": 2.0}
+    hidden, public = matrix.bandmf(s, **kw), matrix.bandmf(s, partition_public=True, **kw)
+    revealed = hidden.revealed_epsilon(1e-5)
+    assert hidden.epsilon(1e-5) == Bound(0.0, revealed.upper) and 0.0 < revealed.lower
+    assert hidden.delta(1.0) == Bound(0.0, hidden.revealed_delta(1.0).upper)
+    assert public.epsilon(1e-5) == public.revealed_epsilon(1e-5)
+
+
+def test_bandmf_truncated_lower_end_is_the_explicit_pairs() -> None:
+    """Truncated-Poisson blocks: the lower end composes the explicit pair, not the dominating law."""
+    from optcomp import compose, matrix
+    from optcomp.mechanisms.truncated import dominated_counterpart
+
+    s = matrix.bsr(64, 8)
+    run = matrix.bandmf(s, cycle_length=8, sampling_rate=0.3, noise_multiplier=2.0, group_size=100,
+                        max_batch_size=35, partition_public=True)
+    bound = run.epsilon(1e-5)
+    dominating = max(c.epsilon(1e-5).lower for c in run.compositions("upper", DEFAULT_ACCURACY))
+    explicit = []
+    for c in run.compositions("upper", DEFAULT_ACCURACY):  # the same blocks, each step its explicit pair
+        explicit.append(compose(*((dominated_counterpart(m), k) for m, k in c.items)).epsilon(1e-5).upper)
+    assert bound.lower <= max(explicit) and bound.lower < dominating <= bound.upper
