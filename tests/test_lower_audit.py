@@ -141,3 +141,15 @@ def test_bandmf_truncated_lower_end_is_the_explicit_pairs() -> None:
     for c in run.compositions("upper", DEFAULT_ACCURACY):  # the same blocks, each step its explicit pair
         explicit.append(compose(*((dominated_counterpart(m), k) for m, k in c.items)).epsilon(1e-5).upper)
     assert bound.lower <= max(explicit) and bound.lower < dominating <= bound.upper
+
+
+def test_tradeoff_subsampled_gdp_run_attack_side_is_the_attained_pairs(capsys: pytest.CaptureFixture[str]) -> None:
+    """``tradeoff --gdp μ --subsample p -k k``: C_p(G_μ)^{⊗k} only dominates the run (the symmetrized step);
+    its attack TPR's lower end is the attained one-direction pairs' (every other record equal to x)."""
+    from optcomp import Gaussian, PoissonSubsampled, compose
+
+    data = _json(capsys, "tradeoff", "--gdp", "1", "--subsample", "0.1", "-k", "50", "--points", "3")
+    attained = fdp.from_pld(compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.1), 50)).pld())
+    printed = data["attack_tpr"]
+    assert isinstance(printed, dict)
+    assert printed["lower"] <= fdp.attack_tpr(attained, 0.01).upper
