@@ -67,9 +67,8 @@ def test_tradeoff_subsample_with_k_composes_the_subsampled_step(capsys: pytest.C
     """Issue 27 D, its input: ``--gdp 1 --subsample 0.01 -k 1000``. Read as DP-SGD, the run's attack TPR at
     FPR 1 % is [0.029132, 0.029140] (Poisson, add/remove: ``from_pld`` of 1,000 PoissonSubsampled(G_1)
     steps); subsampling once after composing gave 0.0200. Now each step is subsampled and the steps are
-    composed, C_p(G_1)^1000 — the same bracket as the PLD of 1,000 SubsampledWithoutReplacement steps —
-    which is at least the Poisson run's TPR (C_p(f) is the symmetrized Poisson step), and the order is
-    named beside the numbers."""
+    composed: upper end C_p(G_1)^1000's (the PLD of 1,000 SubsampledWithoutReplacement steps), lower end
+    the attained one-direction (Poisson) pairs', and the order is named beside the numbers."""
     from optcomp import compose
     from optcomp.fdp import attack_tpr, from_pld
     from optcomp.mechanisms import Gaussian, PoissonSubsampled, SubsampledWithoutReplacement
@@ -79,9 +78,10 @@ def test_tradeoff_subsample_with_k_composes_the_subsampled_step(capsys: pytest.C
     assert "DP-SGD order" in payload["curve"] and payload["certified"] == "bracket"
     tpr = payload["attack_tpr"]
     poisson = attack_tpr(from_pld(compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 1000)).pld()), 0.01)
-    assert poisson.upper <= tpr["lower"] <= tpr["upper"]
     swor = attack_tpr(from_pld(compose((SubsampledWithoutReplacement(Gaussian(1.0), sampling_rate=0.01), 1000)).pld()), 0.01)
-    assert (tpr["lower"], tpr["upper"]) == (swor.lower, swor.upper)
+    # upper end: the symmetrized steps' composition (it dominates the run); lower end: the attained
+    # one-direction pairs' (the symmetrized composition is not shown attained; issue 27 C's audit)
+    assert (tpr["lower"], tpr["upper"]) == (poisson.lower, swor.upper) and poisson.upper < swor.lower
     assert main(["tradeoff", "--gdp", "1", "--subsample", "0.01", "-k", "1000", "--points", "3"]) == 0
     assert "DP-SGD order" in " ".join(capsys.readouterr().out.split())
 

@@ -94,7 +94,9 @@ def test_gaussian_composition_readouts_contain_gdp_truth() -> None:
     grouped = group_privacy(bracket, 2)
     e3 = bounded(lambda: epsilon_at(grouped, 1e-5))
     assert e3.lower <= float(gdp_epsilon(2 * mu, 1e-5)) <= e3.upper
-    assert e3.upper - e3.lower < 0.01 * e3.upper
+    # the upper end (Thm 2.14 on the lower curve) is tight here; the lower end is one record's (a bare curve
+    # does not determine its group's: issue 27 C's audit)
+    assert e3.upper - float(gdp_epsilon(2 * mu, 1e-5)) < 0.01 * e3.upper and e3.lower <= e2.upper
 
 
 def test_dpsgd_thousand_steps_readouts_agree_with_direct_queries() -> None:

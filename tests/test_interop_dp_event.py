@@ -242,7 +242,10 @@ def test_round_trip_through_json(neighbouring: str) -> None:
     assert [m for m, _ in back.items] == [i[0] if isinstance(i, tuple) else i for i in items]
     assert back.to_dp_event_json() == json.loads(text)
     coarse = Accuracy(grid_step=COARSE_GRID_STEP)
-    assert back.epsilon(DELTA, accuracy=coarse) == compose(*items, accuracy=coarse).epsilon(DELTA)
+    got, composed = back.epsilon(DELTA, accuracy=coarse), compose(*items, accuracy=coarse).epsilon(DELTA)
+    assert got.upper == composed.upper
+    # substitution: the fixed-size steps' lower end is their attained one-direction pairs' (issue 27 C audit)
+    assert got.lower == composed.lower if neighbouring == "add_remove" else got.lower < composed.lower
 
 
 def test_round_trip_of_randomized_response_and_non_private() -> None:

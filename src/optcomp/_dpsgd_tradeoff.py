@@ -40,7 +40,9 @@ def tradeoff(
     The run's composition (:meth:`optcomp.dpsgd.Run.items`: ``PoissonSubsampled(Gaussian(σ), q)``, the
     user-level mixture for ``examples_per_user`` > 1, or ``SubsampledWithoutReplacement(Gaussian(σ, 2),
     q)`` for fixed-size batches, ``steps`` times) is read by :func:`optcomp.fdp.from_pld`: ``lower`` is
-    certified below the run's f (the guarantee: TPR ≤ 1 − lower(α)), ``upper`` above it.
+    certified below the run's f (the guarantee: TPR ≤ 1 − lower(α)), ``upper`` above it — for fixed-size
+    batches and T > 1 ``upper`` is that of the attained one-direction pairs
+    (:meth:`optcomp.dpsgd.Run.lower_items`), as the symmetrized step's composition only dominates the run.
     :func:`optcomp.fdp.attack_tpr` and :func:`optcomp.fdp.advantage` read it as Bounds.
 
     Args:
@@ -54,7 +56,7 @@ def tradeoff(
     """
     from optcomp import compose
     from optcomp.dpsgd import Run
-    from optcomp.fdp import from_pld
+    from optcomp.fdp import TradeOffBracket, from_pld
 
     if sampling not in EXACT_SAMPLING:
         raise ValueError(
@@ -62,4 +64,8 @@ def tradeoff(
             f"pair; {sampling!r} has a dominating pair only, whose curve is not the run's), got {sampling!r}"
         )
     run = Run.checked(noise_multiplier, sampling_rate, steps, sampling, examples_per_user)
-    return from_pld(compose(*run.items(), accuracy=accuracy))
+    curve = from_pld(compose(*run.items(), accuracy=accuracy))
+    attained = run.lower_items()  # fixed size, T > 1: the symmetrized step's composition only dominates
+    if attained is None:
+        return curve
+    return TradeOffBracket(lower=curve.lower, upper=from_pld(compose(*attained, accuracy=accuracy)).upper)

@@ -1,20 +1,18 @@
 """DP-SGD accounting: ε and δ of noisy SGD under a batch sampler, and the two inverse problems.
 
-Poisson subsampling by default; ``sampling=`` selects fixed-size, truncated Poisson, shuffled or
-balls-in-bins batches, ``examples_per_user`` user-level DP-SGD. A sampler is one function in ``_SAMPLERS``
-(the dominating composition; :meth:`Run.lower_items` the dominated one); ``docs/samplers.md`` has the proofs.
+Poisson by default; ``sampling=`` picks fixed-size, truncated Poisson, shuffled or balls-in-bins batches,
+``examples_per_user`` user-level DP-SGD. A sampler is one function in ``_SAMPLERS`` (the dominating
+composition; :meth:`Run.lower_items` the dominated one); ``docs/samplers.md`` has the proofs.
 
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
 Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
 N(0, σ²) noise, σ = ``noise_multiplier``. Under the add/remove-one relation its privacy loss is that of
 the pair (N(0, σ²), (1 − q)·N(0, σ²) + q·N(1, σ²)) and its swap (Koskela–Jälkö–Honkela 2020, §5; the
 remove and add directions are both accounted for by :class:`optcomp.mechanisms.PoissonSubsampled`).
-``steps`` such steps compose adaptively; their privacy-loss distribution is the ``steps``-fold
-convolution of one step's (``shared/MATH.md``, "Composition of independent mechanisms").
+``steps`` steps compose adaptively: the ``steps``-fold convolution of one step's loss (``shared/MATH.md``).
 
-* :func:`epsilon` and :func:`delta` are thin queries over :func:`optcomp.compose`; the returned
-  :class:`~optcomp.Bound` is the PLD engine's certified bracket (pessimistic upper, optimistic lower;
-  see :class:`optcomp.pld.PrivacyLossDistribution`).
+* :func:`epsilon` and :func:`delta`: :func:`optcomp.compose` queries, the PLD engine's certified bracket
+  (pessimistic upper, optimistic lower, of the dominating and dominated compositions, :meth:`Run.bound`).
 * :func:`tradeoff`: the run's trade-off curve (attack TPR at each FPR; ``optcomp._dpsgd_tradeoff``).
 * :func:`noise_multiplier` and :func:`steps` are :func:`optcomp.calibrate.noise_for_target` on the
   run's dominating composition (coarse-to-fine, **on the certified upper bound**), and always return the
@@ -160,16 +158,18 @@ class Run:
 
     def lower_items(self, step: float | None = None) -> list[tuple[Mechanism, int]] | None:
         """A dominated composition whose lower end bounds the run's ε from below, where it differs
-        from :meth:`items` (truncated Poisson: all other gradients 0; shuffle: Chua et al.'s pair;
-        balls-in-bins: the labelled pair of ``docs/samplers.md`` Lemma D over ⌊T/t⌋ epochs, on the grid
-        step ``step``). ``None``: the bracket of :meth:`items` is the answer; ``[]``: no lower pair is
-        offered (lower end 0)."""
+        from :meth:`items` (truncated Poisson: all other gradients 0; fixed size, T > 1: the attained
+        one-direction pairs; shuffle: Chua et al.'s pair; balls-in-bins: Lemma D's labelled pair over ⌊T/t⌋
+        epochs, grid step ``step``). ``None``: :meth:`items`' bracket is the answer; ``[]``: lower end 0."""
+        from optcomp.mechanisms import Gaussian, PoissonSubsampled
         from optcomp.mechanisms.allocation import allocation_lower_items
         from optcomp.mechanisms.shuffle import shuffle_lower_items
         from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
 
         if self.sampling == "truncated_poisson":
             return [(truncated_poisson_lower_pair(_truncated_step(self)), self.steps)]
+        if self.sampling == "fixed_size" and self.steps > 1 and self.q < 1.0:  # docs/samplers.md §1
+            return [(PoissonSubsampled(Gaussian(self.sigma, sensitivity=2.0), sampling_rate=self.q), self.steps)]
         if self.sampling == "shuffle":
             return list(shuffle_lower_items(self.sigma, self.q, self.steps))
         if self.sampling == "balls_in_bins":
@@ -333,9 +333,9 @@ def epsilon(
     * ``"poisson"``: ``PoissonSubsampled(Gaussian(σ), q)``, add/remove (tight); with
       ``examples_per_user`` = k > 1 the user-level step :func:`user_level_mixture` (add/remove of a
       user with at most k examples);
-    * ``"fixed_size"``: uniform batches of m = q·n records, independent across steps:
-      ``SubsampledWithoutReplacement(Gaussian(σ, sensitivity=2), q)``, substitution (tight; the
-      result equals ``compose((that, steps)).epsilon(δ)`` exactly);
+    * ``"fixed_size"``: uniform batches of m = q·n records, independent across steps, substitution: upper
+      end ``compose((SubsampledWithoutReplacement(Gaussian(σ, sensitivity=2), q), steps))``'s (tight per
+      step; its composition is not shown attained), lower end the attained one-direction pairs' (T > 1);
     * ``"truncated_poisson"``: Poisson then capped at ``max_batch_size`` out of ``dataset_size``
       records: add/remove; upper end from the dominating pair
       :class:`~optcomp.mechanisms.TruncatedPoissonGaussian` (certified for the run, not tight), lower
@@ -366,7 +366,7 @@ def epsilon(
     Returns:
         ``Bound(lower, upper)`` on the run's optimal ε: both ends certified for the run (``upper`` as
         documented in :meth:`optcomp.pld.PrivacyLossDistribution.epsilon`; ``lower`` from the run's own
-        pair, or for truncated Poisson, shuffle and balls-in-bins from an explicit dominated pair).
+        pair, or for fixed size, truncated Poisson, shuffle and balls-in-bins from explicit dominated pairs).
 
     Raises:
         ValueError: a parameter is outside its range (the message names it).
@@ -393,8 +393,8 @@ def epsilon_brackets(
     """``(run, dominating_pair)``: :func:`epsilon`'s bracket and the bracket on the ε of the run's
     *dominating pair* (the composition whose upper end :func:`epsilon` reports), from one evaluation.
 
-    For ``"poisson"`` and ``"fixed_size"`` that pair is the run's own and the two are equal. For
-    ``"truncated_poisson"`` (the pair that reveals the truncation event), ``"shuffle"`` (no
+    For ``"poisson"`` that pair is the run's own and the two are equal. For ``"fixed_size"`` (T > 1: the
+    per-step symmetrization), ``"truncated_poisson"`` (the pair revealing the truncation), ``"shuffle"`` (no
     amplification) and ``"balls_in_bins"`` (Lemma C's split epochs) the pair only dominates the run: its
     ``upper`` is the run's (balls-in-bins: the run's is the smaller of it and no amplification's,
     ``docs/samplers.md`` §5), but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).

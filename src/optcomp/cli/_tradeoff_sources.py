@@ -83,7 +83,15 @@ def _event_curve(path: Path, neighbouring: str, accuracy: Any) -> tuple[str, Any
                          "attack succeeds")
     if composition.allocations:
         raise ValueError(f"--dp-event {path} has a RandomAllocationDpEvent: no exact law, so no trade-off bracket")
-    return f"dp_event {path.name} ({composition.neighbouring})", fdp.from_pld(composition.pld(accuracy=accuracy))
+    label = f"dp_event {path.name} ({composition.neighbouring})"
+    curve = fdp.from_pld(composition.pld(accuracy=accuracy))
+    if not composition.has_dominating_pairs:
+        return label, curve
+    # a truncated-Poisson step's law only dominates the run: its upper curve (the attack side) is not the
+    # run's; the explicit pair's is (a dominated pair: f_run ≤ f_explicit ≤ its upper curve; issue 27 C)
+    explicit = composition.dominated_pld(accuracy=accuracy)
+    label += " (attack side from the truncated steps' explicit pair)"
+    return label, fdp.TradeOffBracket(lower=curve.lower, upper=fdp.from_pld(explicit).upper)
 
 
 def source_curve(*, mechs: Sequence[str], dp_event: Path | None, neighbouring: str, sigma: float | None,

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 _FEWER = "use fewer compositions (a smaller count) or a larger sampling rate or noise"
 #: Samplers whose upper end comes from a dominating pair that is not the run's own (docs/samplers.md): the
 #: ``dpsgd`` command prints that pair's bracket on a row (JSON key) of its own.
-_DOMINATED_SAMPLERS = ("truncated_poisson", "shuffle", "balls_in_bins")
+_DOMINATED_SAMPLERS = ("fixed_size", "truncated_poisson", "shuffle", "balls_in_bins")
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works), from the
 #: one name table :data:`optcomp.mechanisms.MECHANISM_NAMES`.
@@ -510,7 +510,7 @@ def dpsgd_command(
         run, pair = dpsgd.epsilon_brackets(noise_multiplier, sampling_rate, steps, delta, accuracy=acc,
                                            **sampler)  # type: ignore[arg-type]
         bound = informative(run, "epsilon", _FEWER)
-    dominating = pair if sampling in _DOMINATED_SAMPLERS else None
+    dominating = pair if sampling in _DOMINATED_SAMPLERS and (pair != run or sampling != "fixed_size") else None
     relation = dpsgd.SAMPLING_RELATION[sampling] if examples_per_user == 1 else "add_remove_user"
     params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta, "sampling": sampling,
               "relation": relation, **{k: v for k, v in sampler.items() if k != "sampling" and v not in (None, 1)},

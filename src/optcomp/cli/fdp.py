@@ -171,7 +171,7 @@ def _subsampled_run(
     from optcomp import compose
     from optcomp._numerics import LOSS_SCALE, MAX_MEAN_LOSS
     from optcomp.fdp import from_pld
-    from optcomp.mechanisms import Gaussian, SubsampledWithoutReplacement
+    from optcomp.mechanisms import Gaussian, PoissonSubsampled, SubsampledWithoutReplacement
 
     if not (LOSS_SCALE.contains(gdp) and math.isfinite(1.0 / gdp)):  # σ = 1/μ must be a finite float
         raise ValueError(f"--gdp must be {LOSS_SCALE} and at least {1.0 / sys.float_info.max:.4g} with --subsample "
@@ -184,7 +184,11 @@ def _subsampled_run(
                          f"has mean about {mean:.3g}, beyond {MAX_MEAN_LOSS:g} (no grid spans it); use a smaller -k")
     step = SubsampledWithoutReplacement(Gaussian(sigma=1.0 / gdp), sampling_rate=sampling_rate)
     run = from_pld(compose((step, k)).pld())
-    return f"C_p({name}) composed {k}-fold (each step subsampled p={p}, then composed: DP-SGD order; bracket)", run
+    # the symmetrized step's k-fold composition only dominates the run: the attack side (upper curve) is the
+    # attained one-direction pairs' (docs/samplers.md §1; issue 27 C's audit)
+    attained = from_pld(compose((PoissonSubsampled(step.mechanism, sampling_rate=sampling_rate), k)).pld())
+    label = f"C_p({name}) composed {k}-fold (each step subsampled p={p}, then composed: DP-SGD order; bracket)"
+    return label, TradeOffBracket(lower=run.lower, upper=attained.upper)
 def _curve(
     gdp: float | None, eps: float | None, delta: float | None, k: int, group: int, sampling_rate: float | None,
     source: dict[str, Any],

@@ -136,6 +136,9 @@ def bandmf_command(strategy_text: str | None, jax_config: Path | None, cycle_len
                             examples_per_user=examples_per_user)
     rows: list[list[Any]] = [["epsilon", f"delta={d:g}", run.epsilon(d)] for d in deltas]
     rows += [["delta", f"epsilon={e:g}", run.delta(e)] for e in epsilons]
+    if not run.partition_public:  # the revealed-partition mechanism dominates the run: its lower end is not the run's
+        rows += [["epsilon (partition revealed; not the run)", f"delta={d:g}", run.revealed_epsilon(d)] for d in deltas]
+        rows += [["delta (partition revealed; not the run)", f"epsilon={e:g}", run.revealed_delta(e)] for e in epsilons]
     sigma = None
     if target_epsilon is not None:
         if not deltas:

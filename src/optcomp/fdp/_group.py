@@ -12,10 +12,15 @@ Thm 2.14; tight in general, DRS §2.5). :func:`group_privacy` dispatches on the 
   slope per application; each knot carries its bound in ``knot_error`` and the readouts widen by it. For f = f_{ε,δ} the result
   has δ(kε) = δ(1 + e^ε + … + e^{(k−1)ε}) exactly (the group (ε, δ) statement; the curve itself is
   tighter than f_{kε, δ(1+…+e^{(k−1)ε})} away from that ε) — the readouts are exact over its knots;
-* a :class:`~optcomp.fdp.TradeOffBracket` ↦ the bracket of the two images: f ↦ 1 − (1 − f)^{∘k} is
-  monotone (f ≤ g ⇒ 1 − f ≥ 1 − g and both are non-decreasing, so (1 − f)^{∘k} ≥ (1 − g)^{∘k}), so the
-  images of ``lower`` and ``upper`` bracket the image of the unknown f, and the lower one stays the
-  guarantee;
+* a :class:`~optcomp.fdp.TradeOffBracket` of a mechanism's curve f ↦ a bracket of the *group's* curve
+  f_k: ``lower`` ↦ its image (f ↦ 1 − (1 − f)^{∘k} is monotone — f ≤ g ⇒ 1 − f ≥ 1 − g, both
+  non-decreasing, so (1 − f)^{∘k} ≥ (1 − g)^{∘k} — hence the image of ``lower`` is below Thm 2.14's
+  curve, which is below f_k: the guarantee), ``upper`` kept as it is (a group of at most k records
+  includes a single record, so f_k ≤ f ≤ ``upper``). The image of ``upper`` is **not** an upper end of
+  f_k: Thm 2.14 is a bound, and a mechanism's group curve can lie far above it (DP-SGD σ = 1, q = 0.1,
+  10 steps, k = 4: the exact group pair's attack TPR at FPR 1 % is ≤ 0.23286, the image of ``upper``
+  would have claimed ≥ 0.29626; issue 27 item C's audit). The exact group pair, where a mechanism has
+  one, is :meth:`optcomp.Composition.group`;
 * any other trade-off function ↦ 1 − (1 − f)^{∘k} evaluated pointwise (exact up to rounding).
 """
 
@@ -126,9 +131,10 @@ def _(f: PiecewiseLinearTradeOff, k: int) -> TradeOff:
 
 @_group.register
 def _(f: TradeOffBracket, k: int) -> TradeOffBracket:
-    lower, upper = _group(f.lower, k), _group(f.upper, k)
-    assert isinstance(lower, TradeOff) and isinstance(upper, TradeOff)
-    return TradeOffBracket(lower=lower, upper=upper)
+    lower = _group(f.lower, k)
+    assert isinstance(lower, TradeOff)
+    # the upper curve stays the one-record one: Thm 2.14's image of it is not above the group's curve
+    return TradeOffBracket(lower=lower, upper=f.upper)
 
 
 @overload
@@ -139,9 +145,10 @@ def group_privacy(f: TradeOff | TradeOffBracket, k: int) -> TradeOff | TradeOffB
     """f-DP ⇒ [1 − (1 − f)^{∘k}]-DP for groups of size k (DRS Thm 2.14), for every trade-off object.
 
     G_μ ↦ G_{kμ}; piecewise-linear f ↦ the exact piecewise-linear curve (so ``delta_at`` reads it
-    exactly: for f_{ε,δ}, δ(kε) = δ(1 + e^ε + … + e^{(k−1)ε})); a :class:`TradeOffBracket` ↦ the
-    bracket of the images of its two curves (the map is monotone, so it stays certified, and its lower
-    curve is the guarantee); other curves pointwise. See the module docstring.
+    exactly: for f_{ε,δ}, δ(kε) = δ(1 + e^ε + … + e^{(k−1)ε})); a :class:`TradeOffBracket` of a
+    mechanism's curve ↦ a certified bracket of its group's curve: the image of ``lower`` (the guarantee)
+    and ``upper`` unchanged (a group of at most k includes one record; Thm 2.14's image of ``upper`` is
+    not above the group's curve); other curves pointwise. See the module docstring.
 
     Args:
         f: a trade-off function or a certified bracket of one.

@@ -73,7 +73,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
 )
 from optcomp.mechanisms.allocation import RandomAllocation
-from optcomp.mechanisms.truncated import TruncatedPoissonGaussian, dominated_counterpart
+from optcomp.mechanisms.truncated import dominated_counterpart
 from optcomp.queries import Composition, dominating_gaussian
 
 #: Supported event classes and their fields, in dp_accounting's order (the JSON schema).
@@ -159,17 +159,16 @@ class EventComposition:
         return _pooled([*self.items, *blocks])
 
     def dominated_items(self) -> tuple[tuple[Mechanism, int], ...]:
-        """The lower end's composition: ``items`` with each truncated-Poisson step replaced by its explicit
-        pair (:func:`~optcomp.mechanisms.truncated.truncated_poisson_lower_pair`), and each allocation's
-        dominated pair."""
+        """The lower end's composition: ``items`` with each truncated-Poisson or fixed-size step replaced by
+        :func:`~optcomp.mechanisms.truncated.dominated_counterpart`, and each allocation's dominated pair."""
         pairs: list[tuple[Mechanism, int]] = [(a.lower_pair(), k) for a, k in self.allocations]
         return _pooled([*((dominated_counterpart(m), k) for m, k in self.items), *pairs])
 
     @property
     def has_dominating_pairs(self) -> bool:
-        """Whether some item's law only dominates the run (allocations, truncated Poisson): then the
+        """Whether some item's law only dominates the run (allocations, truncated Poisson, fixed size): then the
         lower end comes from :meth:`dominated_items`, not from the dominating composition."""
-        return bool(self.allocations) or any(isinstance(m, TruncatedPoissonGaussian) for m, _ in self.items)
+        return bool(self.allocations) or any(dominated_counterpart(m) is not m for m, _ in self.items)
 
     @property
     def private(self) -> bool:
@@ -188,12 +187,22 @@ class EventComposition:
             raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
         return compose_items(self.dominating_items(), self.neighbouring, accuracy)
 
+    def dominated_pld(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Composition:
+        """The composition of :meth:`dominated_items` (:meth:`pld` itself when there are no dominating pairs):
+        its ε/δ lower ends, and its trade-off curve's upper end (the attack side), bound the run's."""
+        if not self.has_dominating_pairs:
+            return self.pld(accuracy=accuracy)
+        # no relation passed on: a fixed-size step's counterpart is PoissonSubsampled, stated for add/remove
+        from optcomp import compose
+
+        return compose(*self.dominated_items(), accuracy=accuracy)
+
     def _bracket(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> Bound:
         """``query`` on the dominating composition; with allocations, lower end from the dominated one."""
         upper = query(self.pld(accuracy=accuracy))
         if not self.has_dominating_pairs:
             return upper
-        lower = query(compose_items(self.dominated_items(), self.neighbouring, accuracy)).lower
+        lower = query(self.dominated_pld(accuracy=accuracy)).lower
         return Bound(min(lower, upper.upper), upper.upper)
 
     def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:

@@ -20,8 +20,8 @@ vector g: projecting each block onto c_i gᵀ shows that, for a group the advers
 exactly that product of Poisson pairs. With a **public** partition (Theorem 4's model) the per-column
 bracket is therefore a bracket on the run's true ε. With a **hidden** random partition (jax_privacy's
 ``EQUAL_SPLIT`` shuffles, ``INDEPENDENT`` draws a group per example) only the upper end is a statement
-about the run (conditioning on the group is valid); the lower end is that of the revealed-partition
-mechanism. Relation: ``equal_split`` → zero-out, ``independent`` → add/remove.
+about the run (conditioning on the group is valid): :meth:`BandMF.epsilon` reports lower end 0 there, and
+the revealed-partition mechanism's bracket is :meth:`BandMF.revealed_epsilon`. Relation: ``equal_split`` → zero-out, ``independent`` → add/remove.
 
 Variants, each block's law scaled by ‖c_i‖/ζ (Gaussian scale invariance: sensitivity s at noise σ is
 sensitivity 1 at noise σ/s): truncated Poisson batches (``TruncatedPoissonGaussian``, group size and
@@ -172,6 +172,7 @@ class BandMF:
         """One block's law at sensitivity √ratio, rounded up (``"upper"``) or down (``"lower"``)."""
         from optcomp.dpsgd import user_level_mixture
         from optcomp.mechanisms import Gaussian, PoissonSubsampled, TruncatedPoissonGaussian
+        from optcomp.mechanisms.truncated import dominated_counterpart
 
         s = sqrt_up(ratio) if side == "upper" else sqrt_down(ratio)
         if s == 0.0:
@@ -182,9 +183,10 @@ class BandMF:
             return base if q == 1.0 else PoissonSubsampled(base, sampling_rate=q)
         scaled = sigma / s if s == 1.0 else (next_down(sigma / s) if side == "upper" else next_up(sigma / s))
         if self.group_size is not None and self.max_batch_size is not None:
-            return TruncatedPoissonGaussian(
+            step = TruncatedPoissonGaussian(
                 scaled, dataset_size=self.group_size, sampling_rate=q, max_batch_size=self.max_batch_size
-            )
+            )  # its law only dominates the block: the lower side takes the explicit pair (issue 27 C)
+            return step if side == "upper" else dominated_counterpart(step)
         return user_level_mixture(scaled, q, self.examples_per_user)
 
     def compositions(self, side: Literal["upper", "lower"], accuracy: Accuracy) -> list[Composition]:
@@ -202,14 +204,27 @@ class BandMF:
         return out
 
     def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
-        """Certified ε(δ): max over groups; upper end at sensitivities rounded up, lower end rounded down."""
+        """Certified ε(δ) of the run: :meth:`revealed_epsilon` with a public partition; with a hidden one
+        its upper end and lower end 0 (the per-group lower end bounds the revealed-partition mechanism,
+        which dominates the run, not the run: module docstring, issue 27 C's audit)."""
+        b = self.revealed_epsilon(delta, accuracy=accuracy)
+        return b if self.partition_public else Bound(0.0, b.upper)
+
+    def delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
+        """Certified δ(ε) of the run (ends as in :meth:`epsilon`)."""
+        b = self.revealed_delta(epsilon, accuracy=accuracy)
+        return b if self.partition_public else Bound(0.0, b.upper)
+
+    def revealed_epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
+        """ε(δ) bracket of the mechanism with the partition revealed (the run's own with a public one): max
+        over groups; upper end at sensitivities rounded up, lower end rounded down (explicit pairs)."""
         d = check_open_probability("delta", delta)
         hi = max(c.epsilon(d).upper for c in self.compositions("upper", accuracy))
         lo = max(c.epsilon(d).lower for c in self.compositions("lower", accuracy))
         return Bound(min(lo, hi), hi)
 
-    def delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
-        """Certified δ(ε): max over groups (ends as in :meth:`epsilon`)."""
+    def revealed_delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
+        """δ(ε) bracket of the mechanism with the partition revealed (ends as in :meth:`revealed_epsilon`)."""
         e = check_nonnegative("epsilon", epsilon)
         hi = max(c.delta(e).upper for c in self.compositions("upper", accuracy))
         lo = max(c.delta(e).lower for c in self.compositions("lower", accuracy))
@@ -223,7 +238,7 @@ class BandMF:
         else:
             scope = (
                 "The partition is drawn at random and kept hidden: only the upper end is a statement about the "
-                "run (the lower end is that of the same mechanism with the partition revealed)."
+                "run (its lower end is 0; the same mechanism with the partition revealed is bracketed apart)."
             )
         batches = ""
         if self.group_size is not None:

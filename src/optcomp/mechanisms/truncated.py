@@ -47,7 +47,7 @@ from optcomp.mechanisms._group import NoGroupLawError, group_mechanism
 from optcomp.mechanisms._spec import Mechanism, Neighbouring, validate_parameters
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.mixture import revealed_mixture
-from optcomp.mechanisms.subsampling import PoissonSubsampled
+from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +117,15 @@ def truncated_poisson_lower_pair(step: TruncatedPoissonGaussian) -> PoissonSubsa
 
 def dominated_counterpart(mechanism: Mechanism) -> Mechanism:
     """The pair whose lower end bounds the *run's* ε from below: a truncated-Poisson step's explicit pair
-    (:func:`truncated_poisson_lower_pair`; its law only dominates the run), any other mechanism itself
-    (its law is the run's own pair). Used wherever items are composed and a lower end reported."""
+    (:func:`truncated_poisson_lower_pair`; its law only dominates the run); a fixed-size step's attained
+    one-direction pairs, ``PoissonSubsampled`` of its base (all other records equal to the replaced one;
+    the symmetrized step law dominates each step, but its composition is not shown attained; compose
+    these with no relation fixed); any other mechanism itself (its law is the run's own pair). Used
+    wherever items are composed and a lower end reported."""
     if isinstance(mechanism, TruncatedPoissonGaussian):
         return truncated_poisson_lower_pair(mechanism)
+    if isinstance(mechanism, SubsampledWithoutReplacement):
+        return PoissonSubsampled(mechanism.mechanism, sampling_rate=mechanism.sampling_rate)
     return mechanism
 
 
