@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp._inverse import float_boundary
-from optcomp._inverse_many import batched_bisection
+from optcomp._inverse_many import batched_bisection, first_passing
 from optcomp._numerics import EPSILON_XTOL
 
 
@@ -61,3 +61,15 @@ def test_step_count_matches_plain_bisection(steps: int) -> None:
 def test_levels_must_be_positive() -> None:
     with pytest.raises(ValueError, match="levels"):
         batched_bisection(lambda x: x > 1.0, 0.0, 2.0, levels=0)
+
+
+def test_first_passing_stops_at_the_first_and_evaluates_none_after() -> None:
+    seen: list[float] = []
+
+    def passes(x: float) -> bool:
+        seen.append(x)
+        return x > 2.5
+
+    assert first_passing(passes, [1.0, 2.0, 3.0, 4.0]) == 2
+    assert seen == [1.0, 2.0, 3.0]
+    assert first_passing(passes, [0.0, 1.0]) is None

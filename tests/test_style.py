@@ -437,10 +437,7 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
 }
 
 #: Inverses of certified values still hand-rolled, each with who owns the file and what replaces it.
-SEARCH_LOOPS_TO_CONVERT: dict[str, str] = {
-    "pld/_realise.py::epsilon_lower": "the grid's lower ε: a scan down from the upper end, then bisection "
-    "(pld's file, numerics engineer this turn)",
-}
+SEARCH_LOOPS_TO_CONVERT: dict[str, str] = {}
 
 
 def _search_loops(path: Path, src: Path) -> list[str]:

@@ -11,7 +11,7 @@ only :mod:`_numerics`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,16 @@ def _subtree(lo: float, hi: float, levels: int, xtol: float) -> list[float]:
         out.append(mid)
         stack.extend(((a, mid, depth - 1), (mid, b, depth - 1)))
     return out
+
+
+def first_passing(passes: Callable[[float], bool], points: Sequence[float]) -> int | None:
+    """The index of the first of ``points`` (in order, evaluated one at a time, none after it) where
+    ``passes`` is true; None if none is. A scan along points the caller places (a downward or outward
+    search whose points are part of its answer), so that the caller holds no search loop."""
+    for i, x in enumerate(points):
+        if passes(x):
+            return i
+    return None
 
 
 def batched_bisection(
@@ -90,4 +100,4 @@ def batched_bisection(
     return fail, passing
 
 
-__all__ = ["DEFAULT_LEVELS", "batched_bisection"]
+__all__ = ["DEFAULT_LEVELS", "batched_bisection", "first_passing"]

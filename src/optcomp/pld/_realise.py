@@ -11,8 +11,10 @@ private caches (a value of the laws, the step and the accuracy).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat, takewhile
 from typing import TypeVar
 
 import numpy as np
@@ -20,7 +22,7 @@ import numpy.typing as npt
 from scipy.special import logsumexp
 
 from optcomp._inverse import float_boundary
-from optcomp._inverse_many import batched_bisection
+from optcomp._inverse_many import batched_bisection, first_passing
 from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms import PrivacyLossLaw
@@ -43,6 +45,8 @@ _COARSE_BISECTIONS = 8
 _EXPANSION_RANGE = 2.0**63
 #: First step (relative to the upper end) of the downward scan for a lower ε end.
 _SCAN_START = 1e-7
+#: Points x₀, 2x₀ + 1, … a lower ε end tries upwards (when the downward scan found none) before giving up.
+_EXPANSION_POINTS = 64
 
 
 @dataclass
@@ -424,28 +428,23 @@ class Direction:
             return 0.0
         lo = 0.0
         if math.isfinite(upper) and upper > 0:
-            # scan down from the upper end (the computed lower δ need not be monotone far from the
-            # tilt's window, so a bisection from 0 could stop in the wrong place)
-            gap = max(upper * _SCAN_START, EPSILON_XTOL)
-            while gap < upper:
-                if not ok(upper - gap):
-                    lo = upper - gap
-                    break
-                gap *= 2.0
+            # scan down from the upper end by gaps g, 2g, 4g, … < upper (the computed lower δ need not be
+            # monotone far from the tilt's window, so a bisection from 0 could stop in the wrong place)
+            gaps = accumulate(repeat(2.0), operator.mul, initial=max(upper * _SCAN_START, EPSILON_XTOL))
+            down = list(takewhile(lambda g: g < upper, gaps))
+            i = first_passing(lambda g: not ok(upper - g), down)
+            lo = 0.0 if i is None else upper - down[i]
         if lo == 0.0:
-            hi = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
-            for _ in range(64):
-                if ok(hi):
-                    break
-                lo, hi = hi, 2 * hi + 1.0
-            else:
-                return lo
-            for _ in range(_COARSE_BISECTIONS):
-                mid = 0.5 * (lo + hi)
-                if ok(mid):
-                    hi = mid
-                else:
-                    lo = mid
+            # out by x ↦ 2x + 1 (64 points at most), then _COARSE_BISECTIONS bisections
+            x0 = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
+            tries = list(accumulate(range(_EXPANSION_POINTS - 1), lambda x, _: 2 * x + 1.0, initial=x0))
+            k = first_passing(ok, tries)
+            if k is None:
+                return tries[-1]
+            lo = tries[k - 1] if k > 0 else 0.0
+            lo = batched_bisection(
+                lambda x: np.array([ok(float(v)) for v in x]), lo, tries[k], steps=_COARSE_BISECTIONS, levels=1
+            )[0]
         target = widen_up(delta, 16) - widen_down(self.p_inf_lo, 16)
         best = lo
         for end in ends:
