@@ -11,13 +11,11 @@ with the same FFT error bars as the bulk. θ = 0 is the untilted case.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.signal import lfilter
 
-from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_XTOL, SMALLEST_SUBNORMAL, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.pld._fft import Composed
@@ -335,11 +333,3 @@ def _padded_sum(x: FloatArray, n: int) -> float:
     full = np.zeros(n)
     full[: x.size] = x
     return float(np.sum(full))
-
-
-def bisect(lo: float, hi: float, ok: Callable[[float], bool], keep: str, xtol: float) -> float:
-    """Bisection with ok(hi) true and ok(lo) false; returns the evaluated hi (keep='hi') or lo
-    (:func:`optcomp._inverse.float_boundary`, to ``xtol``·max(1, |hi|))."""
-    found = float_boundary(ok, name="epsilon", passing_above=True, fail=lo, passing=hi, xtol=xtol)
-    end = found.passing if keep == "hi" else found.fail
-    return hi if end is None else end  # both ends were given: never None

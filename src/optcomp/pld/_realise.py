@@ -11,8 +11,10 @@ private caches (a value of the laws, the step and the accuracy).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat, takewhile
 from typing import TypeVar
 
 import numpy as np
@@ -20,6 +22,7 @@ import numpy.typing as npt
 from scipy.special import logsumexp
 
 from optcomp._inverse import float_boundary
+from optcomp._inverse_many import batched_bisection, first_passing
 from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms import PrivacyLossLaw
@@ -28,7 +31,7 @@ from optcomp.pld._dominated import Quantised, quantise
 from optcomp.pld._dominating import Split, split
 from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
-from optcomp.pld._query import LowerEnd, UpperEnd, bisect, tilt
+from optcomp.pld._query import LowerEnd, UpperEnd, tilt
 
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
 _THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
@@ -42,6 +45,8 @@ _COARSE_BISECTIONS = 8
 _EXPANSION_RANGE = 2.0**63
 #: First step (relative to the upper end) of the downward scan for a lower ε end.
 _SCAN_START = 1e-7
+#: Points x₀, 2x₀ + 1, … a lower ε end tries upwards (when the downward scan found none) before giving up.
+_EXPANSION_POINTS = 64
 
 
 @dataclass
@@ -362,7 +367,10 @@ class Direction:
         return out
 
     def epsilon_upper(self, delta: float) -> float:
-        """Least ε found (bisection) whose certified upper δ is ≤ ``delta``."""
+        """Least ε found (bisection) whose certified upper δ is ≤ ``delta``.
+
+        The bisection reads δ at 31 points a call (:func:`optcomp._inverse_many.batched_bisection`); its
+        answer is bit for bit that of a one-point bisection, since :meth:`UpperEnd.delta` is elementwise."""
         if self.p_law >= delta:
             return math.inf
         base = self.upper(0)
@@ -374,9 +382,11 @@ class Direction:
             if t is not None:
                 ends.append(t)
 
+        def passes(x: FloatArray) -> npt.NDArray[np.bool_]:
+            return np.asarray(np.min([end.delta(x) for end in ends], axis=0) <= delta)
+
         def ok(e: float) -> bool:
-            x = np.array([e])
-            return min(float(end.delta(x)[0]) for end in ends) <= delta
+            return bool(passes(np.array([e]))[0])
 
         if ok(0.0):
             return 0.0
@@ -395,7 +405,8 @@ class Direction:
         )
         if out.passing is None:
             return math.inf
-        return bisect(0.0, out.passing, ok, "hi", EPSILON_XTOL)
+        # the bisection from 0, several levels per δ read (the same points and answer as one at a time)
+        return batched_bisection(passes, 0.0, out.passing, xtol=EPSILON_XTOL)[1]
 
     def epsilon_lower(self, delta: float, upper: float) -> float:
         """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""
@@ -417,28 +428,23 @@ class Direction:
             return 0.0
         lo = 0.0
         if math.isfinite(upper) and upper > 0:
-            # scan down from the upper end (the computed lower δ need not be monotone far from the
-            # tilt's window, so a bisection from 0 could stop in the wrong place)
-            gap = max(upper * _SCAN_START, EPSILON_XTOL)
-            while gap < upper:
-                if not ok(upper - gap):
-                    lo = upper - gap
-                    break
-                gap *= 2.0
+            # scan down from the upper end by gaps g, 2g, 4g, … < upper (the computed lower δ need not be
+            # monotone far from the tilt's window, so a bisection from 0 could stop in the wrong place)
+            gaps = accumulate(repeat(2.0), operator.mul, initial=max(upper * _SCAN_START, EPSILON_XTOL))
+            down = list(takewhile(lambda g: g < upper, gaps))
+            i = first_passing(lambda g: not ok(upper - g), down)
+            lo = 0.0 if i is None else upper - down[i]
         if lo == 0.0:
-            hi = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
-            for _ in range(64):
-                if ok(hi):
-                    break
-                lo, hi = hi, 2 * hi + 1.0
-            else:
-                return lo
-            for _ in range(_COARSE_BISECTIONS):
-                mid = 0.5 * (lo + hi)
-                if ok(mid):
-                    hi = mid
-                else:
-                    lo = mid
+            # out by x ↦ 2x + 1 (64 points at most), then _COARSE_BISECTIONS bisections
+            x0 = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
+            tries = list(accumulate(range(_EXPANSION_POINTS - 1), lambda x, _: 2 * x + 1.0, initial=x0))
+            k = first_passing(ok, tries)
+            if k is None:
+                return tries[-1]
+            lo = tries[k - 1] if k > 0 else 0.0
+            lo = batched_bisection(
+                lambda x: np.array([ok(float(v)) for v in x]), lo, tries[k], steps=_COARSE_BISECTIONS, levels=1
+            )[0]
         target = widen_up(delta, 16) - widen_down(self.p_inf_lo, 16)
         best = lo
         for end in ends:

@@ -1,0 +1,103 @@
+"""Bisections whose verdict takes many points at once (the batched side of :mod:`optcomp._inverse`).
+
+:func:`optcomp._inverse.float_boundary` bisects one point per evaluation. When the verdict is read from an
+array function (a composed grid's δ(ε) at many ε costs about what one ε costs), :func:`batched_bisection`
+evaluates the whole next ``levels`` levels of the *same* bisection tree in one call and then walks that
+tree with the verdicts it got. The walk visits exactly the midpoints the one-point bisection visits, with
+the same stop rule, so the result is bit for bit the one-point bisection's — whatever the verdict, monotone
+or not, as long as the verdict at a point does not depend on which other points share its call. It imports
+only :mod:`_numerics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from optcomp._numerics import FloatArray
+
+#: Bisection levels evaluated per call by default (2^levels − 1 points).
+DEFAULT_LEVELS = 5
+
+
+def _midpoint(lo: float, hi: float, xtol: float) -> float | None:
+    """The next point of :func:`optcomp._inverse.float_boundary`'s bisection of [lo, hi] (its midpoint
+    rule and its stop rule), or None where that bisection stops."""
+    if hi - lo <= xtol * max(1.0, abs(hi)):
+        return None
+    mid = 0.5 * (lo + hi)
+    if not lo < mid < hi:
+        mid = lo + 0.5 * (hi - lo)  # (lo + hi) overflowed, or the ends are adjacent
+    return mid if lo < mid < hi else None
+
+
+def _subtree(lo: float, hi: float, levels: int, xtol: float) -> list[float]:
+    """Every midpoint the bisection of [lo, hi] can visit in its next ``levels`` steps."""
+    out: list[float] = []
+    stack = [(lo, hi, levels)]
+    while stack:
+        a, b, depth = stack.pop()
+        mid = _midpoint(a, b, xtol)
+        if mid is None or depth == 0:
+            continue
+        out.append(mid)
+        stack.extend(((a, mid, depth - 1), (mid, b, depth - 1)))
+    return out
+
+
+def first_passing(passes: Callable[[float], bool], points: Sequence[float]) -> int | None:
+    """The index of the first of ``points`` (in order, evaluated one at a time, none after it) where
+    ``passes`` is true; None if none is. A scan along points the caller places (a downward or outward
+    search whose points are part of its answer), so that the caller holds no search loop."""
+    for i, x in enumerate(points):
+        if passes(x):
+            return i
+    return None
+
+
+def batched_bisection(
+    passes: Callable[[FloatArray], npt.NDArray[np.bool_]],
+    fail: float,
+    passing: float,
+    *,
+    xtol: float = 0.0,
+    steps: int | None = None,
+    levels: int = DEFAULT_LEVELS,
+) -> tuple[float, float]:
+    """:func:`optcomp._inverse.float_boundary`'s bisection phase from both ends, ``levels`` levels a call.
+
+    Bisects [fail, passing] (either order: the passing side is the ``passing`` end's side) with midpoints
+    (lo + hi)/2 until the ends are adjacent floats, or ``hi − lo ≤ xtol·max(1, |hi|)``, or after ``steps``
+    bisections. ``passes(x)[i]`` is the verdict at ``x[i]``; it is called with the up to 2^levels − 1
+    midpoints the next ``levels`` steps can visit, and the walk then takes the branch each verdict picks.
+
+    **Same answer**: the walk's midpoints, verdicts and stop are those of the one-point bisection (each
+    node's midpoint depends only on its ends), so the result is bit for bit the one-point result for any
+    verdict whose value at a point does not depend on the other points of the call. **Safe side**, as for
+    :func:`optcomp._inverse.float_boundary`: ``passing`` is only ever the given ``passing`` or a point
+    where the verdict was true, ``fail`` the given ``fail`` or one where it was false.
+
+    Returns:
+        ``(fail, passing)``.
+    """
+    if levels < 1:
+        raise ValueError(f"levels must be ≥ 1, got {levels}")
+    left = -1 if steps is None else steps
+    while left != 0:
+        lo, hi = min(fail, passing), max(fail, passing)
+        mids = _subtree(lo, hi, levels if left < 0 else min(levels, left), xtol)
+        if not mids:
+            return fail, passing
+        verdicts = dict(zip(mids, passes(np.array(mids, dtype=np.float64)).tolist(), strict=True))
+        for _ in range(levels):
+            mid = _midpoint(min(fail, passing), max(fail, passing), xtol)
+            if mid is None or left == 0:
+                return fail, passing
+            passing, fail = (mid, fail) if verdicts[mid] else (passing, mid)
+            left -= 1
+    return fail, passing
+
+
+__all__ = ["DEFAULT_LEVELS", "batched_bisection", "first_passing"]
