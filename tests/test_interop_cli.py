@@ -285,4 +285,4 @@ def test_rdp_reference_where_the_pld_accountant_refuses(tmp_path: Path, capsys: 
     assert code == 0, err
     # Our table comes first; the reference (and the accountant it came from) after it, in words.
     assert out.index("upper (certified)") < out.index("reference: dp_accounting") < out.index("UNDER-REPORTS")
-    assert "RdpAccountant" in out and "the true epsilon is at least 12.48" in out
+    assert "RdpAccountant" in out and "the true epsilon is at least 11.04" in out
