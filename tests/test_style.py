@@ -280,10 +280,7 @@ CLIMBING: dict[tuple[str, str], str] = {
 
 #: Imports of another room's private module or name (``optcomp.x._y``, ``from optcomp.x import _y``),
 #: with the reason it has no public name yet.
-PRIVATE_IMPORTS: dict[tuple[str, str], str] = {
-    ("planner", "optcomp.fdp._gdp._log_delta_core"): "the planner's vectorised μ search reads fdp's uncertified "
-    "log δ core; fdp/_gdp.py is being edited by its owners this turn (to be given a public name there)",
-}
+PRIVATE_IMPORTS: dict[tuple[str, str], str] = {}
 
 #: Applications (floor 5) that reach a composition engine (``optimal``, ``pld.PrivacyLossDistribution``)
 #: instead of going through ``compose`` (issue 25): (importer, dotted name) → why.
@@ -384,7 +381,7 @@ def test_the_floor_rule_catches_a_planted_upward_import(tmp_path: Path) -> None:
     (src / "pld" / "_law_user.py").write_text("from optcomp.mechanisms import Gaussian\n")  # downward: fine
     (src / "pld" / "_probe.py").write_text(
         "def f():\n    from optcomp.dpsgd import epsilon\n    return epsilon\n"
-        "import optcomp.rdp\nfrom optcomp.fdp._gdp import _log_delta_core\n"
+        "import optcomp.rdp\nfrom optcomp.fdp._gdp import _log_delta_with_error\n"
     )
     (src / "planner" / "_probe.py").write_text("def f():\n    from optcomp import optimal\n")  # around compose
     bad, _ = layering_violations(src)
@@ -393,7 +390,7 @@ def test_the_floor_rule_catches_a_planted_upward_import(tmp_path: Path) -> None:
         "pld (floor 3) imports dpsgd (floor 5)",
         "pld imports fdp sideways (floor 3)",
         "pld imports rdp sideways (floor 3)",
-        "pld imports the private optcomp.fdp._gdp._log_delta_core",
+        "pld imports the private optcomp.fdp._gdp._log_delta_with_error",
     ]
 
 

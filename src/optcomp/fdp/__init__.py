@@ -29,6 +29,7 @@ from optcomp.fdp._gdp import (
     gdp_epsilon,
     gdp_group,
     gdp_log_delta,
+    gdp_log_delta_estimate,
     gdp_mu_for,
 )
 from optcomp.fdp._group import group_privacy
@@ -81,6 +82,7 @@ __all__ = [
     "gdp_epsilon",
     "gdp_group",
     "gdp_log_delta",
+    "gdp_log_delta_estimate",
     "gdp_mu_for",
     "group_epsilon",
     "group_privacy",

@@ -63,8 +63,10 @@ def _check_array(name: str, values: npt.ArrayLike, *, lower: float, upper: float
     return arr
 
 
-def _log_delta_core(mu: float, eps: FloatArray) -> FloatArray:
-    """log δ_μ(ε) for μ > 0 and finite ε ≥ 0 (see :func:`_log_delta_with_error`)."""
+def gdp_log_delta_estimate(mu: float, eps: FloatArray) -> FloatArray:
+    """log δ_μ(ε) for μ > 0 and finite ε ≥ 0, **not certified** (no input checks, no error bar added:
+    :func:`gdp_log_delta` is the certified one); for vectorised searches that certify their answer
+    afterwards (the planner's μ search). See :func:`_log_delta_with_error`."""
     return _log_delta_with_error(mu, eps)[0]
 
 

@@ -39,7 +39,7 @@ from scipy.special import ndtri
 
 from optcomp._inverse import float_boundaries
 from optcomp._numerics import EPSILON_XTOL
-from optcomp.fdp._gdp import _log_delta_core
+from optcomp.fdp import gdp_log_delta_estimate
 from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace, Mechanism
 from optcomp.planner._schema import Plan, PlanError, Statistic, show
 
@@ -121,7 +121,7 @@ _MU_MEMO_LIMIT = 1 << 17
 
 def _log_delta_gap(mu: npt.NDArray[np.float64], eps: npt.NDArray[np.float64], log_delta: float) -> npt.NDArray[np.float64]:
     """log δ_μ(ε) − log δ, elementwise (DRS Cor. 2.13 in log space, :mod:`optcomp.fdp._gdp`)."""
-    return np.asarray(_log_delta_core(mu, eps), dtype=np.float64) - log_delta  # type: ignore[arg-type]
+    return np.asarray(gdp_log_delta_estimate(mu, eps), dtype=np.float64) - log_delta  # type: ignore[arg-type]
 
 
 def gaussian_mus(epsilons: Sequence[float], delta: float) -> list[float]:
