@@ -292,7 +292,8 @@ class PrivacyLossDistribution:
             best, partial = b, cut
             # the step model reads the pass's own width (an intersected bracket's width can stall on a
             # lucky coarse pass: a discrete law's error is not monotone in the step)
-            history.append((step, getattr(measure, "pass_width", w)))
+            own = getattr(measure, "pass_width", w)
+            history.append((step, own if math.isfinite(own) else w))
             if w <= target:
                 return b
             if not math.isfinite(w):
