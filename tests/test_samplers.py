@@ -58,9 +58,10 @@ def test_fixed_size_is_the_without_replacement_composition_to_the_last_digit(
     pld = compose((step, steps), accuracy=COARSE)
     assert pld.neighbouring == "substitution"
     attained = pld if q == 1.0 else compose((PoissonSubsampled(step.mechanism, sampling_rate=q), steps), accuracy=COARSE)
-    eps, dlt = pld.epsilon(DELTA), pld.delta(1.0)
+    eps, dlt = pld.dominating().epsilon(DELTA), pld.dominating().delta(1.0)  # the symmetrized law's own
     expected_eps = Bound(min(attained.epsilon(DELTA).lower, eps.upper), eps.upper)
     expected_dlt = Bound(min(attained.delta(1.0).lower, dlt.upper), dlt.upper)
+    assert (pld.epsilon(DELTA), pld.delta(1.0)) == (expected_eps, expected_dlt)  # compose's lower end: the run's
     assert dpsgd.epsilon(sigma, q, steps, DELTA, sampling="fixed_size", accuracy=COARSE) == expected_eps
     assert dpsgd.delta(sigma, q, steps, 1.0, sampling="fixed_size", accuracy=COARSE) == expected_dlt
     assert dpsgd.epsilon_brackets(sigma, q, steps, DELTA, sampling="fixed_size", accuracy=COARSE)[1] == eps

@@ -64,7 +64,7 @@ def tradeoff(
             f"pair; {sampling!r} has a dominating pair only, whose curve is not the run's), got {sampling!r}"
         )
     run = Run.checked(noise_multiplier, sampling_rate, steps, sampling, examples_per_user)
-    curve = from_pld(compose(*run.items(), accuracy=accuracy))
+    curve = from_pld(compose(*run.items(), accuracy=accuracy).dominating())  # the law's own curves
     attained = run.lower_items()  # fixed size, T > 1: the symmetrized step's composition only dominates
     if attained is None:
         return curve

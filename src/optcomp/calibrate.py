@@ -23,7 +23,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from optcomp._inverse import (
     COARSE_GRID_FACTOR,
@@ -50,6 +50,9 @@ from optcomp.bounds import (  # KOV Cor. V.1 lives in bounds.py (one home per th
     kov_per_query_budget,
 )
 from optcomp.pld import GridTooLargeError
+
+if TYPE_CHECKING:
+    from optcomp.queries import LowerEnd
 
 #: Most compositions :func:`noise_for_target` accounts (integers beyond 2**53 are not exact in float64).
 MAX_COMPOSITIONS = 2**53
@@ -155,16 +158,19 @@ def _family_callable(family: Any, noise_field: str | None) -> Callable[[float], 
 
 
 def _evaluator(
-    make: Callable[[float], Any], k: int, delta: float, accuracy: Accuracy
+    make: Callable[[float], Any], k: int, delta: float, accuracy: Accuracy, lower_end: LowerEnd = "run"
 ) -> Callable[[float], Bound]:
     """x ↦ the certified ε(δ) bracket of ``k`` runs of what ``make(x)`` describes, at ``accuracy``: a
-    mechanism, or a list of ``(mechanism, count)`` items (a run; each count multiplied by ``k``)."""
+    mechanism, or a list of ``(mechanism, count)`` items (a run; each count multiplied by ``k``); with
+    ``lower_end="law"`` the items' own laws' bracket (``Composition.dominating``: no dominated composition is
+    built where only the upper end is read)."""
     from optcomp import compose
 
     def evaluate(x: float) -> Bound:
         made = make(x)
         items = [(m, c * k) for m, c in made] if isinstance(made, list) else [(made, k)]
-        result: Bound = compose(*items, accuracy=accuracy).epsilon(delta)
+        composition = compose(*items, accuracy=accuracy)
+        result: Bound = (composition if lower_end == "run" else composition.dominating()).epsilon(delta)
         return result
 
     return evaluate
@@ -221,7 +227,9 @@ def noise_for_target(
         integer: the parameter is an integer ≥ 1.
         start: where the search starts (default: KOV's sufficient σ, below).
         limit: the largest parameter evaluated.
-        bracket: refine the far end of ``bracket`` (a few evaluations on a coarser grid).
+        bracket: refine the far end of ``bracket`` (a few evaluations on a coarser grid); ``False``:
+            only upper ends are read, and ``epsilon`` is the items' own laws' bracket (``Composition.dominating``:
+            for a truncated-Poisson or fixed-size item its lower end is not the run's).
 
     Returns:
         A :class:`Calibration` (noise, bracket, ε bracket at noise, KOV Thm V.3 σ for comparison).
@@ -236,7 +244,8 @@ def noise_for_target(
     make = _family_callable(family, noise_field)
     kov_sigma = math.sqrt(kov_noise_variance(eps, dlt, kk))
     coarse, ratios = level_accuracies(accuracy)
-    probes = [Probe(_evaluator(make, kk, dlt, a), (GridTooLargeError,)) for a in [*coarse, accuracy]]
+    side: LowerEnd = "run" if bracket else "law"  # without a bracket on s*, only upper ends are read
+    probes = [Probe(_evaluator(make, kk, dlt, a, side), (GridTooLargeError,)) for a in [*coarse, accuracy]]
     try:  # KOV's sufficient σ (Δ = 1) is the natural scale of a noise; the search starts from it
         found, _ = multilevel_search(probes, eps, start=kov_sigma if start is None else start, rtol=tol,
                                      ratios=ratios, name="target_epsilon", increasing=increasing,

@@ -179,18 +179,18 @@ class Run:
     def brackets(
         self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, delta: float | None = None
     ) -> tuple[Bound, Bound]:
-        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`, ``delta`` as there) and that of
-        :meth:`items` itself (not the run's lower end where :meth:`lower_items` is not ``None``;
-        balls-in-bins: at the inverses' step, without the no-amplification cap)."""
+        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`, ``delta`` as there) and :meth:`items`' own
+        (``Composition.dominating``; balls-in-bins: at the inverses' step, without the no-amplification cap)."""
         from optcomp import compose
 
         if self.sampling == "balls_in_bins":
             return self.bound(query, accuracy, delta=delta), self.bound(query, accuracy, lower=False, delta=delta)
-        upper = query(compose(*self.items(), accuracy=accuracy))
-        lower_items = self.lower_items()
+        composition = compose(*self.items(), accuracy=accuracy)
+        upper, lower_items = query(composition.dominating()), self.lower_items()  # the law's own bracket
         if lower_items is None:
             return upper, upper
-        low = query(compose(*lower_items, accuracy=accuracy)).lower if lower_items else 0.0
+        dominated = composition.dominated() or (compose(*lower_items, accuracy=accuracy) if lower_items else None)
+        low = query(dominated).lower if dominated is not None else 0.0  # truncated, fixed size: the floor's
         return Bound(min(low, upper.upper), upper.upper), upper
 
     def bound(
@@ -231,7 +231,7 @@ class Run:
                 lambda acc: query(compose(*_balls_in_bins(self, acc.grid_step, tail), accuracy=acc)),
                 lower_at, accuracy, lower=lower, floor=floor, plain=plain,
             )
-        return self.brackets(query, accuracy)[0] if lower else query(compose(*self.items(), accuracy=accuracy))
+        return self.brackets(query, accuracy)[0] if lower else query(compose(*self.items(), accuracy=accuracy).dominating())
 
 
 def _poisson(run: Run) -> list[tuple[Mechanism, int]]:

@@ -16,6 +16,16 @@ accuracy), and each query — ``epsilon``, ``delta``, ``delta_curve``, ``hockey_
 * ``"grid"`` — anything else, or an explicit ``Accuracy.grid_step`` (the expert override): the
   certified PLD grid (:class:`~optcomp.engines.GridEngine`), also available as :meth:`Composition.pld`.
 
+**Lower ends are the run's.** A few mechanisms have no exact law, only a *dominating* one whose upper ends
+are certified for the run but whose lower ends are not: a truncated-Poisson step
+(:class:`~optcomp.mechanisms.TruncatedPoissonGaussian`, whose law reveals the truncation event) and a
+fixed-size step (:class:`~optcomp.mechanisms.SubsampledWithoutReplacement`, q < 1, whose symmetrized law
+is attained for one step but whose composition is not shown attained). When the items hold one (and are not
+one fixed-size step alone), every query's lower end is taken from the composition of the items'
+:func:`~optcomp.mechanisms.truncated.dominated_counterpart` pairs (attained by explicit datasets), clipped
+to the upper end; :meth:`Composition.dominated` is that composition, :meth:`Composition.dominating` the
+law's own brackets. Other compositions build nothing more (``docs/samplers.md``).
+
 Accuracy belongs to the query (``epsilon(δ, accuracy=...)``); a composition's ``accuracy`` is only the
 default its queries use, and compositions of different defaults compose (the result takes the finer,
 :func:`finer_accuracy`).
@@ -24,9 +34,9 @@ default its queries use, and compositions of different defaults compose (the res
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from typing import Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +69,7 @@ from optcomp.mechanisms import (
     group_mechanism,
     privacy_loss_laws,
 )
+from optcomp.mechanisms.truncated import dominated_items
 from optcomp.pld import HockeyStickCurve, PrivacyLossDistribution
 
 #: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
@@ -71,6 +82,10 @@ _MU_SLACK = 8.0 * UNIT_ROUNDOFF
 #: μᵢ and merged μ kept on the GDP route: the range where ``gdp_delta_bound`` is informative at every ε
 #: (with the engine's tail cap; outside it, e.g. μ = 1e-12 or 1e8, its ends degrade to [0, 1] or overflow).
 _GDP_MU_RANGE = (1e-8, 1e6)
+
+#: Whose lower ends a composition's queries report: the run's (``"run"``, the default; module docstring)
+#: or its law's own (``"law"``: :meth:`Composition.dominating`).
+LowerEnd = Literal["run", "law"]
 
 
 def merged_mu(gaussians: Iterable[tuple[Gaussian, int]]) -> float:
@@ -133,15 +148,71 @@ class Composition:
         items: the pooled ``(mechanism, count)`` pairs, in order of first appearance.
         neighbouring: the relation the composition is stated for (``None``: relation-agnostic).
         accuracy: the accuracy queries use when not given one (:class:`~optcomp.Accuracy`).
+        lower_end: ``"run"`` (default): lower ends bound the run's ε/δ from below, taken from
+            :meth:`dominated` where an item's law only dominates the run (a truncated-Poisson or fixed-size
+            step, module docstring); ``"law"``: the brackets of the items' own laws (:meth:`dominating`).
+            Upper ends are the same either way. :meth:`compose`, :meth:`self_compose` and :meth:`group`
+            return ``"run"`` compositions; :meth:`pld` is the law's grid either way.
     """
 
     items: tuple[tuple[Mechanism, int], ...]
     neighbouring: Neighbouring | None = None
     accuracy: Accuracy = DEFAULT_ACCURACY
+    lower_end: LowerEnd = "run"
     _plds: dict[Accuracy, PrivacyLossDistribution] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
     _engines: dict[Accuracy, Engine] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+    _views: dict[LowerEnd, Composition | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        if self.lower_end not in ("run", "law"):
+            raise ValueError(f"lower_end must be 'run' or 'law', got {self.lower_end!r}")
+
+    # -- whose lower ends ---------------------------------------------------------------------------
+    def dominated(self) -> Composition | None:
+        """The composition whose lower ends the queries report (cached), or ``None`` where the items' own
+        lower ends are the run's (every item its own counterpart, one fixed-size step alone, or
+        ``lower_end="law"``).
+
+        Each item is replaced by :func:`~optcomp.mechanisms.truncated.dominated_counterpart` — a
+        truncated-Poisson step by its explicit dataset pair, a fixed-size step by its attained
+        one-direction ``PoissonSubsampled`` pair — and composed with no relation fixed
+        (:func:`optcomp.compose`), at this composition's default accuracy: each is one dataset pair of the
+        run (or dominated by one), so its ε/δ lower ends are the run's.
+        It is the value ``optcomp.compose(*items, accuracy=self.accuracy)`` builds.
+        """
+        if self.lower_end == "law":
+            return None
+        if "run" not in self._views:
+            items = dominated_items(self.items)
+            # no relation fixed: the one the counterparts fix (add/remove), as optcomp.compose(*items) takes it
+            relation = None if items is None else next((m.neighbouring for m, _ in items if m.neighbouring), None)
+            self._views["run"] = None if items is None else Composition(items, relation, self.accuracy)
+        return self._views["run"]
+
+    def dominating(self) -> Composition:
+        """This composition with ``lower_end="law"``: the brackets of the items' own (dominating) laws,
+        e.g. ``optcomp dpsgd``'s "dominating pair" row. It shares this composition's grids and engines
+        (nothing is built twice); it is this composition when ``lower_end`` is already ``"law"``."""
+        if self.lower_end == "law":
+            return self
+        view = self._views.get("law")
+        if view is None:
+            view = Composition(self.items, self.neighbouring, self.accuracy, "law")
+            object.__setattr__(view, "_plds", self._plds)  # frozen: the shared caches are set once, here
+            object.__setattr__(view, "_engines", self._engines)
+            self._views["law"] = view
+        return view
+
+    def _run_bound(self, law: Bound, query: Callable[[Composition], Bound]) -> Bound:
+        """``law`` (the routed engine's bracket) with its lower end from :meth:`dominated`, when there is one."""
+        dominated = self.dominated()
+        if dominated is None:
+            return law
+        return Bound(min(query(dominated).lower, law.upper), law.upper)
 
     # -- the routing rule ---------------------------------------------------------------------------
     def route(self, accuracy: Accuracy | None = None) -> Engine:
@@ -296,14 +367,18 @@ class Composition:
             accuracy: the accuracy of this query (default: the composition's ``accuracy``).
         """
         eps = check_nonnegative("epsilon", epsilon)
-        return self.route(accuracy).delta(eps)
+        return self._run_bound(self.route(accuracy).delta(eps), lambda c: c.delta(eps, accuracy=accuracy))
 
     def delta_curve(
         self, epsilons: npt.ArrayLike, *, accuracy: Accuracy | None = None
     ) -> tuple[FloatArray, FloatArray]:
         """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
-        engine = self.route(accuracy)
-        return engine.delta_curve(_checked_epsilons(epsilons))
+        eps = _checked_epsilons(epsilons)
+        lower, upper = self.route(accuracy).delta_curve(eps)
+        dominated = self.dominated()
+        if dominated is not None:
+            lower = np.minimum(dominated.delta_curve(eps, accuracy=accuracy)[0], upper)
+        return lower, upper
 
     def hockey_stick_curve(
         self, epsilons: npt.ArrayLike | None = None, *, accuracy: Accuracy | None = None
@@ -312,8 +387,12 @@ class Composition:
         grid places its points where the curve bends unless given (one realisation for every point); the
         GDP closed form is read at those points (intersected with the grid's ends); the optimal engine
         answers each point of ``epsilons`` (default 0 … 20 in 201 steps)."""
-        engine = self.route(accuracy)
-        return engine.curve(None if epsilons is None else _checked_epsilons(epsilons))
+        curve = self.route(accuracy).curve(None if epsilons is None else _checked_epsilons(epsilons))
+        dominated = self.dominated()
+        if dominated is None:
+            return curve
+        lower = np.minimum(dominated.delta_curve(curve.epsilons, accuracy=accuracy)[0], curve.upper)
+        return HockeyStickCurve(curve.epsilons, lower, curve.upper)
 
     def epsilon(self, delta: float, *, accuracy: Accuracy | None = None) -> Bound:
         """Certified bracket of ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.
@@ -328,22 +407,24 @@ class Composition:
             accuracy: the accuracy of this query (default: the composition's ``accuracy``).
         """
         d = check_probability("delta", delta)
-        return self.route(accuracy).epsilon(d, strict=d >= PLD_DEEP_DELTA)
+        law = self.route(accuracy).epsilon(d, strict=d >= PLD_DEEP_DELTA)
+        return self._run_bound(law, lambda c: c.epsilon(d, accuracy=accuracy))
 
     def epsilon_estimate(self, delta: float, *, accuracy: Accuracy | None = None) -> float:
         """An *uncertified* point estimate of ε(δ): the GDP closed form on the ``"gdp"`` engine, else
         (U + 2L)/3 of the bracket [L, U] (the grid ends' errors have a ratio near 2:1, ``docs/pld.md``
-        §7)."""
+        §7); of the items' own laws (the dominating composition's ε, not :meth:`dominated`'s)."""
         d = check_probability("delta", delta)
         return self.route(accuracy).epsilon_estimate(d)
 
     def __reduce__(self) -> tuple[type[Composition], tuple[object, ...]]:
-        """Pickles as its value (items, relation, default accuracy): the per-accuracy caches stay behind."""
-        return (Composition, (self.items, self.neighbouring, self.accuracy))
+        """Pickles as its value (items, relation, default accuracy, lower end): the caches stay behind."""
+        return (Composition, (self.items, self.neighbouring, self.accuracy, self.lower_end))
 
     def __repr__(self) -> str:
         shown = ", ".join(f"({m!r}, {k})" for m, k in self.items)
-        return f"Composition(items=({shown}), neighbouring={self.neighbouring!r}, accuracy={self.accuracy})"
+        law = ", lower_end='law'" if self.lower_end == "law" else ""
+        return f"Composition(items=({shown}), neighbouring={self.neighbouring!r}, accuracy={self.accuracy}{law})"
 
 
 def _checked_epsilons(epsilons: npt.ArrayLike) -> FloatArray:

@@ -353,34 +353,22 @@ def _query_rows(
     (each a stage of ``stage``)."""
     from optcomp import compose
     from optcomp.cli._costs import check_composition_cost
-    from optcomp.mechanisms.truncated import dominated_counterpart
 
     description = check_composition_cost(items)  # refused up front beyond the limits
-    # an item whose law only dominates the run (a truncated-Poisson step) takes its lower end from its
-    # explicit pair: ``lower`` is always a lower bound for what ran (docs/samplers.md)
-    explicit = [(dominated_counterpart(m), n) for m, n in items]
     rows: list[dict[str, Any]] = []
     # the composition is built lazily: its cost is paid by the first query, so one stage holds both
     advance = stage.start(f"{description}, answering each query", total=len(deltas) + len(epsilons))
+    # an item whose law only dominates the run (truncated Poisson, fixed size) takes its lower end from its
+    # explicit pair (Composition.dominated): ``lower`` is always a lower bound for what ran (docs/samplers.md)
     pld = compose(*items, accuracy=acc)
-    low = pld if explicit == items else compose(*explicit, accuracy=acc)
     for d in deltas:
         rows.append({"query": "epsilon", "at": {"delta": d}, "bound": informative(
-            _run_bound(pld.epsilon(d), low.epsilon(d) if low is not pld else None),
-            f"epsilon at delta={d:g}", _FEWER)})
+            pld.epsilon(d), f"epsilon at delta={d:g}", _FEWER)})
         advance(1)
     for e in epsilons:
-        rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(
-            lambda x: _run_bound(pld.delta(x), low.delta(x) if low is not pld else None), e)})
+        rows.append({"query": "delta", "at": {"epsilon": e}, "bound": delta_query(pld.delta, e)})
         advance(1)
     return rows
-
-
-def _run_bound(upper: Any, lower: Any) -> Any:
-    """The dominating composition's bracket with the lower end from the dominated one (when given)."""
-    from optcomp import Bound
-
-    return upper if lower is None else Bound(min(lower.lower, upper.upper), upper.upper)
 
 
 def _emit_account(

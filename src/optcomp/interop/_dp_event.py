@@ -179,10 +179,15 @@ class EventComposition:
         """The composition as :func:`optcomp.compose` returns it (its ``pld()`` is the PLD grid;
         ``ValueError`` if it is empty).
 
-        With ``allocations`` or a truncated-Poisson step there is no exact law: this is the *dominating*
-        composition (:meth:`dominating_items`), whose bracket's lower end is not the run's;
-        :meth:`epsilon` and :meth:`delta` take their lower end from :meth:`dominated_items` instead.
+        With ``allocations``, a truncated-Poisson or a fixed-size step there is no exact law: this is the
+        *dominating* composition (:meth:`dominating_items`, ``lower_end="law"``: ``Composition.dominating``),
+        whose bracket's lower end is not the run's; :meth:`epsilon` and :meth:`delta` take their lower end
+        from :meth:`dominated_items` instead.
         """
+        return self._composition(accuracy).dominating()
+
+    def _composition(self, accuracy: Accuracy) -> Composition:
+        """:meth:`dominating_items` composed, with the queries floor's run lower ends (``Composition.dominated``)."""
         if not self.items and not self.allocations:
             raise ValueError("the composition has no mechanism (only no-op events); its ε and δ are 0")
         return compose_items(self.dominating_items(), self.neighbouring, accuracy)
@@ -198,10 +203,11 @@ class EventComposition:
         return compose(*self.dominated_items(), accuracy=accuracy)
 
     def _bracket(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> Bound:
-        """``query`` on the dominating composition; with allocations, lower end from the dominated one."""
+        """``query`` on the composition (truncated-Poisson and fixed-size steps: lower end from their explicit
+        pairs, ``Composition.dominated``); with allocations, lower end from :meth:`dominated_pld`."""
+        if not self.allocations:
+            return query(self._composition(accuracy))
         upper = query(self.pld(accuracy=accuracy))
-        if not self.has_dominating_pairs:
-            return upper
         lower = query(self.dominated_pld(accuracy=accuracy)).lower
         return Bound(min(lower, upper.upper), upper.upper)
 

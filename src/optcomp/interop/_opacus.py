@@ -212,7 +212,7 @@ class Accountant:
         from optcomp.dpsgd import Run
 
         d = check_open_probability("delta", delta)
-        items, lower_items = [], []
+        items = []
         for sigma, q, steps in self.history:
             if q == 0.0:
                 continue
@@ -222,15 +222,11 @@ class Accountant:
                 sigma, q, steps, self.sampling, self.examples_per_user, self.dataset_size, self.max_batch_size
             )
             items.extend(run.items())
-            lower_items.extend(run.lower_items() or run.items())  # truncated Poisson: the explicit pair
         if not items:
             return Bound.exact(0.0)
-        upper = compose(*items, accuracy=self.accuracy).epsilon(d)
-        if lower_items == items:
-            return upper
-        # the dominating pair's lower end is not the run's: the run's comes from the explicit pairs
-        lower = compose(*lower_items, accuracy=self.accuracy).epsilon(d).lower
-        return Bound(min(lower, upper.upper), upper.upper)
+        # truncated-Poisson and fixed-size steps: the lower end is the run's, from their explicit pairs
+        # (optcomp.queries.Composition.dominated)
+        return compose(*items, accuracy=self.accuracy).epsilon(d)
 
     def state_dict(self, destination: dict[str, Any] | None = None) -> dict[str, Any]:
         """``{"history": [...], "mechanism": "optcomp"}``, Opacus' format (written into ``destination``

@@ -190,7 +190,8 @@ class BandMF:
         return user_level_mixture(scaled, q, self.examples_per_user)
 
     def compositions(self, side: Literal["upper", "lower"], accuracy: Accuracy) -> list[Composition]:
-        """One composition per non-dominated group (items pooled by sensitivity)."""
+        """One composition per non-dominated group (items pooled by sensitivity); the ``"upper"`` side's are the
+        laws' own (``Composition.dominating``: only their upper ends are read, no dominated one is built)."""
         from optcomp import compose
 
         out = []
@@ -200,7 +201,8 @@ class BandMF:
                 m = self.mechanism(r, side)
                 if m is not None:
                     counts[m] = counts.get(m, 0) + 1
-            out.append(compose(*counts.items(), accuracy=accuracy))
+            composition = compose(*counts.items(), accuracy=accuracy)
+            out.append(composition.dominating() if side == "upper" else composition)
         return out
 
     def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:

@@ -350,7 +350,8 @@ class SubsampledWithoutReplacement:
     ln(1 + q(e^ε − 1)), q·δ(ε) amplification of Balle–Barthe–Gaboardi (2018) for every ε.
 
     It is an upper bound for every substitution-neighbouring pair, attained for one step (its T-fold
-    composition is not shown attained: ``dpsgd`` takes a run's lower end from PoissonSubsampled). For a
+    composition is not shown attained: a composition's lower end comes from PoissonSubsampled,
+    ``optcomp.mechanisms.truncated.dominated_counterpart``). For a
     sum of records clipped to ‖x‖ ≤ C use Δ = 2C: with D = (v, …, v), ‖v‖ = C, and D' = D with one v replaced
     by −v, a batch without the replaced slot holds m copies of v either way, so
     M(D) = N(mv, σ²) and M(D') = (1−q)N(mv, σ²) + qN(mv − 2v, σ²): exactly the swapped Poisson pair

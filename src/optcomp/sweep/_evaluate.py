@@ -180,7 +180,7 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
     still wider than ``acc.relative_width`` recomputed by the plain route — unless the passes stopped at
     the memory cap, where the plain route stops too: the narrowest certified bracket reached is kept.
     """
-    comp = compose(*items, accuracy=acc)
+    comp = compose(*items, accuracy=acc).dominating()  # the law's own brackets: _bounds takes the lower ends
     if comp.engine() != "grid":
         return _Answers({d: _plain(comp.epsilon, d, None) for d in deltas},
                         {e: _plain(comp.delta, e, None) for e in epsilons})
