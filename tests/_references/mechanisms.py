@@ -64,11 +64,11 @@ def mixture_gaussian_delta(
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if loss(mid) < target else (lo, mid)
         x = (lo + hi) / 2
+        if add:  # lower tails read directly (1 − upper tail would cancel, and Σ pᵢ is 1 only up to float rounding)
+            p_cdf = mpmath.fsum(p * mpmath.ncdf((x - c) / s) for c, p in zip(cs, ps))
+            return max(mpmath.mpf(0), mpmath.ncdf(x / s) - mpmath.exp(e) * p_cdf)
         p_sf = mpmath.fsum(p * mpmath.ncdf((c - x) / s) for c, p in zip(cs, ps))
-        q_sf = mpmath.ncdf(-x / s)
-        if add:
-            return max(mpmath.mpf(0), (1 - q_sf) - mpmath.exp(e) * (1 - p_sf))
-        return max(mpmath.mpf(0), p_sf - mpmath.exp(e) * q_sf)
+        return max(mpmath.mpf(0), p_sf - mpmath.exp(e) * mpmath.ncdf(-x / s))
 
 
 def poisson_gaussian_two_step_delta(sigma: float, sampling_rate: float, epsilon: float) -> mpmath.mpf:
