@@ -187,20 +187,24 @@ class LowerEnd:
         if j0 >= self.n:
             return None
         losses, thresholds = self._tables()
-        pos = (losses[j0:] >= lo_s) & (thresholds[j0:] > eps)
-        if not np.any(pos):
-            return None
+        # s_J = (first + J + k/2)Δ is non-decreasing in J (a product by Δ > 0 rounds monotonically), so
+        # {J ≥ j0 : s_J ≥ ε − τ} is the suffix from j1: one search instead of a comparison per bin
+        j1 = max(j0, int(np.searchsorted(losses, lo_s, side="left")))
+        pos = thresholds[j1:] > eps
         count = int(np.count_nonzero(pos))
-        m = float(losses[j0 + int(np.argmax(pos))])
-        top = float(losses[j0 + pos.size - 1 - int(np.argmax(pos[::-1]))])  # s_J increases with J
+        if count == 0:
+            return None
+        i0 = int(np.argmax(pos))
+        m = float(losses[j1 + i0])
+        last = pos.size - 1 if pos[-1] else pos.size - 1 - int(np.argmax(pos[::-1]))
+        top = float(losses[j1 + last])  # s_J increases with J
+        end = pos.size
         if th > 0.0:  # past m + _UNDERFLOW/θ both weights are exactly 0.0: their products need no work
-            pos = pos[: int(np.searchsorted(losses, m + _UNDERFLOW / th, side="right")) - j0]
-        jt = j0 + np.flatnonzero(pos)
-        s = losses[jt]
-        wp = np.exp(-th * (s - m))
-        wa = np.exp(-(th + 1.0) * (s - m))
-        sp = _padded_sum(wp * self.p.values[jt], count)
-        sa = _padded_sum(wa * self.a.values[jt], count)
+            end = int(np.searchsorted(losses, m + _UNDERFLOW / th, side="right")) - j1
+        jt = j1 + i0 + np.flatnonzero(pos[i0:end])
+        d = losses[jt] - m
+        sp = _weighted_sum(d, -th, self.p.values, jt, count)
+        sa = _weighted_sum(d, -(th + 1.0), self.a.values, jt, count)
         # each weight and product is within γ relatively; the sums within (n + 4)u
         gamma = rounding_error(8, 3 + (th + 1) * (max(abs(m), abs(top)) + abs(m) + 1)) + rounding_error(count + 4)
         return m, sp, sa, gamma * sp, gamma * sa
@@ -325,11 +329,13 @@ class LowerEnd:
         return float(self.s(np.array([self.n - 1]))[0])
 
 
-def _padded_sum(x: FloatArray, n: int) -> float:
-    """``np.sum`` of ``x`` followed by n − x.size zeros, summed as that length-n vector (so bit for bit
-    the sum over a test set whose remaining terms underflowed to 0.0)."""
-    if x.size == n:
-        return float(np.sum(x))
+def _weighted_sum(d: FloatArray, rate: float, values: FloatArray, jt: np.ndarray, n: int) -> float:
+    """``np.sum`` of e^{rate·d}·values[jt] followed by n − d.size zeros, summed as that length-n vector
+    (so bit for bit the sum over a test set whose remaining terms underflowed to 0.0); the products are
+    formed in place in the summed vector (the same float operations as ``np.exp(rate * d) * values[jt]``)."""
     full = np.zeros(n)
-    full[: x.size] = x
+    head = full[: d.size]
+    np.multiply(d, rate, out=head)
+    np.exp(head, out=head)
+    np.multiply(head, values[jt], out=head)
     return float(np.sum(full))
