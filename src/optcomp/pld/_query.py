@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.signal import lfilter
 
 from optcomp._numerics import EPSILON_XTOL, SMALLEST_SUBNORMAL, FloatArray
@@ -201,13 +202,24 @@ class LowerEnd:
         end = pos.size
         if th > 0.0:  # past m + _UNDERFLOW/θ both weights are exactly 0.0: their products need no work
             end = int(np.searchsorted(losses, m + _UNDERFLOW / th, side="right")) - j1
-        jt = j1 + i0 + np.flatnonzero(pos[i0:end])
-        d = losses[jt] - m
-        sp = _weighted_sum(d, -th, self.p.values, jt, count)
-        sa = _weighted_sum(d, -(th + 1.0), self.a.values, jt, count)
+        sp, sa = self._sums(losses, m, pos[i0:end], j1 + i0, count)
         # each weight and product is within γ relatively; the sums within (n + 4)u
         gamma = rounding_error(8, 3 + (th + 1) * (max(abs(m), abs(top)) + abs(m) + 1)) + rounding_error(count + 4)
         return m, sp, sa, gamma * sp, gamma * sa
+
+    def _sums(self, losses: FloatArray, m: float, pos: npt.NDArray[np.bool_], lo: int, count: int) -> tuple[float, float]:
+        """(SP, SA) of :meth:`test_set` over the members J = lo + i (``pos[i]``), zero-padded to ``count``
+        terms. Where every bin from lo on is a member (the usual case in a tilted end), the bins are
+        read as slices, not gathered: the same values in the same order."""
+        full = np.zeros(count)  # shared by the two sums (its tail stays zero)
+        if int(np.count_nonzero(pos)) == pos.size:
+            idx: slice | npt.NDArray[np.intp] = slice(lo, lo + pos.size)
+        else:
+            idx = lo + np.flatnonzero(pos)
+        p, a = self.p.values[idx], self.a.values[idx]
+        d = losses[idx] - m
+        th = self.theta
+        return _weighted_sum(d, -th, p, full), _weighted_sum(d, -(th + 1.0), a, full)
 
     def bound(self, eps: float, t: tuple[float, ...]) -> float:
         """G_T(ε) = e^{log_p − θm}(SP − errP) − e^{log_a + ε − (θ+1)m}(SA + errA): a certified lower bound
@@ -329,13 +341,13 @@ class LowerEnd:
         return float(self.s(np.array([self.n - 1]))[0])
 
 
-def _weighted_sum(d: FloatArray, rate: float, values: FloatArray, jt: np.ndarray, n: int) -> float:
-    """``np.sum`` of e^{rate·d}·values[jt] followed by n − d.size zeros, summed as that length-n vector
-    (so bit for bit the sum over a test set whose remaining terms underflowed to 0.0); the products are
-    formed in place in the summed vector (the same float operations as ``np.exp(rate * d) * values[jt]``)."""
-    full = np.zeros(n)
+def _weighted_sum(d: FloatArray, rate: float, values: FloatArray, full: FloatArray) -> float:
+    """``np.sum`` of e^{rate·d}·values followed by ``full.size − d.size`` zeros, summed as that vector
+    (so bit for bit the sum over a test set whose remaining terms underflowed to 0.0). The products are
+    formed in place in the head of ``full`` (the same float operations as ``np.exp(rate * d) * values``);
+    its tail must be zeros, and stays so."""
     head = full[: d.size]
     np.multiply(d, rate, out=head)
     np.exp(head, out=head)
-    np.multiply(head, values[jt], out=head)
+    np.multiply(head, values, out=head)
     return float(np.sum(full))
