@@ -10,6 +10,7 @@ with the same FFT error bars as the bulk. θ = 0 is the untilted case.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -348,6 +349,10 @@ def _weighted_sum(d: FloatArray, rate: float, values: FloatArray, full: FloatArr
     its tail must be zeros, and stays so."""
     head = full[: d.size]
     np.multiply(d, rate, out=head)
-    np.exp(head, out=head)
+    # d is non-decreasing and rate ≤ 0: from the first argument below −_UNDERFLOW on, exp gives exactly
+    # 0.0 (and is slowest there), so zeros are written instead
+    live = bisect.bisect_left(head, True, key=lambda v: bool(v < -_UNDERFLOW))
+    np.exp(head[:live], out=head[:live])
+    head[live:] = 0.0
     np.multiply(head, values, out=head)
     return float(np.sum(full))
