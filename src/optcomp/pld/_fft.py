@@ -40,6 +40,10 @@ LONG_DOUBLE_COUNT = 64
 _U_LD = float(np.finfo(np.longdouble).eps) / 2
 #: The smallest positive double (absolute error of a product that lands in the subnormal range).
 _TINY = SMALLEST_SUBNORMAL
+#: −x beyond which exp(x) is exactly 0.0 (it is below −745.14), with room for exp's own error.
+_EXP_ZERO = 760.0
+#: Share of live (not underflowing) terms below which :func:`_exp_shifted` skips the exp of the others.
+_LIVE_SHARE = 0.9
 
 
 def _fft_bound(n: int, mass: float, u: float) -> float:
@@ -74,15 +78,29 @@ class _Cumulant:
         self.slack = rounding_error(1, (4 * sizes + 8).astype(np.float64))
 
     def __call__(self, theta: float) -> float:
-        v = self.logx + theta * self.j
+        v = np.multiply(self.j, theta)  # logx + θj in one buffer (the same float operations)
+        np.add(v, self.logx, out=v)
         top = np.maximum.reduceat(v, self.starts)
-        sums = np.add.reduceat(np.exp(v - np.repeat(top, self.sizes)), self.starts)
+        np.subtract(v, top[0] if self.sizes.size == 1 else np.repeat(top, self.sizes), out=v)
+        sums = np.add.reduceat(_exp_shifted(v), self.starts)
         val = top + np.log(sums)
         val = val + self.slack * (1 + np.abs(val))
         terms = (self.k * val).tolist()
         total = math.fsum(terms)
         # each product k·val within u of itself, the correctly rounded sum within u|total|: round up
         return total + rounding_error(1, abs(total)) + rounding_error(2, math.fsum(abs(t) for t in terms)) + _TINY
+
+
+def _exp_shifted(v: FloatArray) -> FloatArray:
+    """``np.exp(v)`` (``v`` overwritten): where over ``1 − _LIVE_SHARE`` of the entries are below
+    −``_EXP_ZERO`` (exactly 0.0 after exp, which is slowest there), zeros are written for them instead;
+    the vector, and any sum of it, are the same bit for bit (issue 27 item 7)."""
+    live = ~(v < -_EXP_ZERO)  # NaN stays live (exp gives NaN, as before)
+    if np.count_nonzero(live) >= _LIVE_SHARE * v.size:
+        return np.asarray(np.exp(v, out=v), dtype=np.float64)
+    out = np.zeros(v.size)
+    np.exp(v, out=out, where=live)
+    return out
 
 
 def window(parts: list[tuple[FloatArray, int]], log_tau: float, max_len: int) -> tuple[int, int, float]:
@@ -318,10 +336,7 @@ def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess
         remaining -= exc
         wide = k >= LONG_DOUBLE_COUNT
         u = _U_LD if wide else UNIT_ROUNDOFF
-        pad = (-x.size) % n
-        xf = np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0) if pad or x.size > n else x
-        phi = scipy.fft.rfft(xf.astype(np.longdouble) if wide else xf)
-        del xf
+        phi = scipy.fft.rfft(_folded(x, n, np.longdouble if wide else np.float64))
         e = min(_fft_bound(n, mass, u), _fft_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), u))
         aphi = np.abs(phi).astype(np.float64)
         big_m = np.minimum(mass, aphi + e)
@@ -345,6 +360,20 @@ def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess
         acc.rho[idx] += k * (2 * lre + 4 * math.pi + 4) * u + (k * _U_LD if not wide else 0.0)
         del phi, aphi, big_m, lphi, lre
     return acc
+
+
+def _folded(x: FloatArray, n: int, dtype: type) -> npt.NDArray[np.floating]:
+    """x folded modulo n (entry j added to j mod n), as ``dtype``. A vector shorter than n is only
+    zero-padded (written straight into a ``dtype`` buffer: the same values as padding, a one-row sum
+    and the conversion, without those copies)."""
+    if x.size < n:
+        out: npt.NDArray[np.floating] = np.zeros(n, dtype=dtype)
+        out[: x.size] = x
+        out[: x.size] += 0.0  # −0.0 → +0.0, as the one-row sum (0 + x) gave
+        return out
+    pad = (-x.size) % n
+    xf = np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0) if pad or x.size > n else x
+    return np.asarray(xf, dtype=dtype)
 
 
 def _product_spectrum(acc: _Accumulated) -> npt.NDArray[np.complex128]:

@@ -10,10 +10,12 @@ with the same FFT error bars as the bulk. θ = 0 is the untilted case.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.signal import lfilter
 
 from optcomp._numerics import EPSILON_XTOL, SMALLEST_SUBNORMAL, FloatArray
@@ -187,23 +189,38 @@ class LowerEnd:
         if j0 >= self.n:
             return None
         losses, thresholds = self._tables()
-        pos = (losses[j0:] >= lo_s) & (thresholds[j0:] > eps)
-        if not np.any(pos):
-            return None
+        # s_J = (first + J + k/2)Δ is non-decreasing in J (a product by Δ > 0 rounds monotonically), so
+        # {J ≥ j0 : s_J ≥ ε − τ} is the suffix from j1: one search instead of a comparison per bin
+        j1 = max(j0, int(np.searchsorted(losses, lo_s, side="left")))
+        pos = thresholds[j1:] > eps
         count = int(np.count_nonzero(pos))
-        m = float(losses[j0 + int(np.argmax(pos))])
-        top = float(losses[j0 + pos.size - 1 - int(np.argmax(pos[::-1]))])  # s_J increases with J
+        if count == 0:
+            return None
+        i0 = int(np.argmax(pos))
+        m = float(losses[j1 + i0])
+        last = pos.size - 1 if pos[-1] else pos.size - 1 - int(np.argmax(pos[::-1]))
+        top = float(losses[j1 + last])  # s_J increases with J
+        end = pos.size
         if th > 0.0:  # past m + _UNDERFLOW/θ both weights are exactly 0.0: their products need no work
-            pos = pos[: int(np.searchsorted(losses, m + _UNDERFLOW / th, side="right")) - j0]
-        jt = j0 + np.flatnonzero(pos)
-        s = losses[jt]
-        wp = np.exp(-th * (s - m))
-        wa = np.exp(-(th + 1.0) * (s - m))
-        sp = _padded_sum(wp * self.p.values[jt], count)
-        sa = _padded_sum(wa * self.a.values[jt], count)
+            end = int(np.searchsorted(losses, m + _UNDERFLOW / th, side="right")) - j1
+        sp, sa = self._sums(losses, m, pos[i0:end], j1 + i0, count)
         # each weight and product is within γ relatively; the sums within (n + 4)u
         gamma = rounding_error(8, 3 + (th + 1) * (max(abs(m), abs(top)) + abs(m) + 1)) + rounding_error(count + 4)
         return m, sp, sa, gamma * sp, gamma * sa
+
+    def _sums(self, losses: FloatArray, m: float, pos: npt.NDArray[np.bool_], lo: int, count: int) -> tuple[float, float]:
+        """(SP, SA) of :meth:`test_set` over the members J = lo + i (``pos[i]``), zero-padded to ``count``
+        terms. Where every bin from lo on is a member (the usual case in a tilted end), the bins are
+        read as slices, not gathered: the same values in the same order."""
+        full = np.zeros(count)  # shared by the two sums (its tail stays zero)
+        if int(np.count_nonzero(pos)) == pos.size:
+            idx: slice | npt.NDArray[np.intp] = slice(lo, lo + pos.size)
+        else:
+            idx = lo + np.flatnonzero(pos)
+        p, a = self.p.values[idx], self.a.values[idx]
+        d = losses[idx] - m
+        th = self.theta
+        return _weighted_sum(d, -th, p, full), _weighted_sum(d, -(th + 1.0), a, full)
 
     def bound(self, eps: float, t: tuple[float, ...]) -> float:
         """G_T(ε) = e^{log_p − θm}(SP − errP) − e^{log_a + ε − (θ+1)m}(SA + errA): a certified lower bound
@@ -325,11 +342,17 @@ class LowerEnd:
         return float(self.s(np.array([self.n - 1]))[0])
 
 
-def _padded_sum(x: FloatArray, n: int) -> float:
-    """``np.sum`` of ``x`` followed by n − x.size zeros, summed as that length-n vector (so bit for bit
-    the sum over a test set whose remaining terms underflowed to 0.0)."""
-    if x.size == n:
-        return float(np.sum(x))
-    full = np.zeros(n)
-    full[: x.size] = x
+def _weighted_sum(d: FloatArray, rate: float, values: FloatArray, full: FloatArray) -> float:
+    """``np.sum`` of e^{rate·d}·values followed by ``full.size − d.size`` zeros, summed as that vector
+    (so bit for bit the sum over a test set whose remaining terms underflowed to 0.0). The products are
+    formed in place in the head of ``full`` (the same float operations as ``np.exp(rate * d) * values``);
+    its tail must be zeros, and stays so."""
+    head = full[: d.size]
+    np.multiply(d, rate, out=head)
+    # d is non-decreasing and rate ≤ 0: from the first argument below −_UNDERFLOW on, exp gives exactly
+    # 0.0 (and is slowest there), so zeros are written instead
+    live = bisect.bisect_left(head, True, key=lambda v: bool(v < -_UNDERFLOW))
+    np.exp(head[:live], out=head[:live])
+    head[live:] = 0.0
+    np.multiply(head, values, out=head)
     return float(np.sum(full))

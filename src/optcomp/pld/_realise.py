@@ -33,6 +33,10 @@ from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import LowerEnd, UpperEnd, tilt
 
+#: Share of live (not underflowing) terms below which :func:`_log_sum_exp` skips the exp of the others.
+_LIVE_SHARE = 0.9
+#: −x beyond which exp(x) is exactly 0.0 (it is below −745.14), with room for exp's own error.
+_EXP_ZERO = 760.0
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
 _THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
 #: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
@@ -163,7 +167,8 @@ class Direction:
             th = float(_THETAS[ti])
             out = 0.0
             for lm, c, k in self._support():
-                out += k * _log_sum_exp(lm + th * c)
+                a = np.multiply(c, th)  # lm + θc, in one buffer (the same float operations)
+                out += k * _log_sum_exp(np.add(a, lm, out=a))
             self._cumulant[ti] = out
         return self._cumulant[ti]
 
@@ -512,7 +517,11 @@ def upper_ends(dirs: tuple[Direction, ...], eps: FloatArray) -> list[FloatArray]
 def _log_sum_exp(a: FloatArray) -> float:
     """ln Σ e^{a} of a finite vector with the float operations of ``scipy.special.logsumexp`` (≥ 1.15:
     the maxima are taken out of the sum, ln(1 + rest/count) + ln count + max), so a tilt chosen from
-    it is the one scipy's value chooses; without scipy's wrapper work. ``a`` is overwritten."""
+    it is the one scipy's value chooses; without scipy's wrapper work. ``a`` is overwritten.
+
+    Terms with a − max < −``_EXP_ZERO`` are exactly 0.0 after exp; where they are many (a steep tilt),
+    they are written as zeros in place instead of computed (exp is slowest there), so the summed vector,
+    and its sum, are the same bit for bit (issue 27 item 7)."""
     if a.size == 0:
         return -math.inf
     top = np.max(a, keepdims=True)
@@ -520,8 +529,13 @@ def _log_sum_exp(a: FloatArray) -> float:
     count = np.sum(at_top, keepdims=True, dtype=np.float64)
     a[at_top] = -np.inf
     np.subtract(a, top, out=a)
-    np.exp(a, out=a)
-    rest = np.sum(a, keepdims=True)
+    live = a >= -_EXP_ZERO
+    if np.count_nonzero(live) < _LIVE_SHARE * a.size:
+        terms = np.zeros(a.size)
+        np.exp(a, out=terms, where=live)
+    else:
+        terms = np.exp(a, out=a)
+    rest = np.sum(terms, keepdims=True)
     rest = np.where(rest == 0, rest, rest / count)
     out = float((np.log1p(rest) + np.log(count) + top)[0])
     if not math.isfinite(out):  # pragma: no cover - finite input: scipy would fall back to ln Σ e^a
