@@ -135,11 +135,12 @@ class UpperEnd:
 @dataclass
 class LowerEnd:
     """Lower δ(ε) of the quantised-outcome pair: composed P-masses ``p`` and tilted Q-masses ``a``
-    on one window, loss s_j = (first + j + k/2)Δ, with ln-scales ``log_p``, ``log_a`` (tilt θ)."""
+    on one window, loss s_j = (first + j + k/2)Δ, with ln-scales ``log_p``, ``log_a`` (tilt θ); k may be a
+    dyadic fraction (a two-level end's summed representative offsets, ``_blocks.representative``)."""
 
     p: Composed
     a: Composed
-    count: int
+    count: float
     step: float
     theta: float
     log_p: float
@@ -234,6 +235,8 @@ class LowerEnd:
         la = self.log_a + eps - (th + 1.0) * m
         slack = rounding_error(8, abs(lp) + abs(la) + abs(eps) + th * abs(m) + 1) + self.log_slack
         a_part = sa + ra + self.err_a
+        if not a_part >= 0:  # NaN (an overflowed composition): no certificate
+            return 0.0
         with np.errstate(over="ignore"):
             lv = math.log(p_part) + lp - slack
             la_v = math.log(a_part) + la + slack if a_part > 0 else -math.inf

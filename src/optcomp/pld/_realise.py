@@ -26,6 +26,7 @@ from optcomp._inverse_many import batched_bisection, first_passing
 from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms import PrivacyLossLaw
+from optcomp.pld._blocks import BLOCK_MIN_COUNT, Shape, blocked, lower_blocks, upper_blocks
 from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells
 from optcomp.pld._dominated import Quantised, quantise
 from optcomp.pld._dominating import Split, split
@@ -222,10 +223,13 @@ class Direction:
             def build() -> UpperEnd | None:
                 if not all(np.any(x > 0) for x, _ in vecs):
                     return None
-                win = None if _one_step(vecs) else fft_window(vecs, self.log_tau, self.max_len)
-                comp = _fold(vecs, first, win)
                 ls = rounding_error(4, slack + len(vecs) + 1)
-                return UpperEnd(comp, self.step, th, log_scale, ls, p_inf)
+                sh = self._shape(vecs) if ti == 0 else None
+                if sh is not None:  # two levels (Lemma 5)
+                    two = upper_blocks(vecs[0][0], vs.splits[0][0].first, sh, self.step, self.log_tau, self.max_len)
+                    return UpperEnd(two.composed, two.step, th, log_scale, ls, p_inf)
+                win = None if _one_step(vecs) else fft_window(vecs, self.log_tau, self.max_len)
+                return UpperEnd(_fold(vecs, first, win), self.step, th, log_scale, ls, p_inf)
 
             self._upper[ti] = _guarded(ti, build)
         return self._upper[ti]
@@ -249,6 +253,11 @@ class Direction:
             def build() -> LowerEnd | None:
                 if not all(np.any(x > 0) for x, _ in pv) or not all(np.all(np.isfinite(y)) for y, _ in av):
                     return None
+                sh = self._shape(pv) if ti == 0 else None
+                if sh is not None:  # two levels (Lemma 6)
+                    two = lower_blocks(pv[0][0], av[0][0], vs.quants[0][0].first, sh, self.step, self.log_tau, self.max_len)
+                    ls0 = rounding_error(4, slack + 2) + two.log_slack
+                    return LowerEnd(two.p, two.a, two.count, two.step, th, lp, la + two.log_a_shift, ls0, vs.p_inf_lo)
                 win = None if _one_step(pv) else fft_window(pv, self.log_tau, self.max_len)
                 cp = _fold(pv, first, win)
                 # the Q-side vectors share P's window; its wrap-around is not charged (lower end)
@@ -260,6 +269,12 @@ class Direction:
 
             self._lower[ti] = _guarded(ti, build)
         return self._lower[ti]
+
+    def _shape(self, vecs: list[tuple[FloatArray, int]]) -> Shape | None:
+        """The two-level shape of an untilted end (:func:`._blocks.blocked`; ``None``: one level)."""
+        if len(vecs) != 1 or vecs[0][1] < BLOCK_MIN_COUNT:
+            return None
+        return blocked(vecs, self.acc.memory_cap, max(b - a for a, b in self.full_spans()) / self.step)
 
     def delta_upper(self, eps: FloatArray, cap: FloatArray | None = None) -> FloatArray:
         """Certified upper δ(ε); where the untilted FFT floor matters, tilted ends are read too.
