@@ -40,6 +40,8 @@ _SPREAD_RATIO = 4
 _CELL_HEADROOM = 2
 #: ln of a mass factor beyond which a charge is taken as infinite (e^700 is near the double range).
 _LOG_HUGE = 700.0
+#: Counts above this keep one level: Σ_b h_b (2⁻¹⁰ steps, about k/R) must stay exact in a double.
+_MAX_BLOCK_COUNT = 2**42
 #: Fractional bits of a block's representative offset h (in units of Δ'/2).
 _REPRESENTATIVE_BITS = 10
 #: Candidates on each side of √k tried as the block size before one with a remainder is taken.
@@ -78,7 +80,7 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
     at a given step, so the refinement asks for a √2 finer step; near the cap one level, narrower at the
     same step, is kept (no new ``GridTooLargeError``). The spread test is a ratio that hardly moves with
     the step, so the width model of the refinement stays ∝ Δ² away from the cap."""
-    if len(vecs) != 1 or vecs[0][1] < BLOCK_MIN_COUNT:
+    if len(vecs) != 1 or not BLOCK_MIN_COUNT <= vecs[0][1] <= _MAX_BLOCK_COUNT:
         return None
     x, k = vecs[0]
     if max(x.size, full_cells) * _CELL_HEADROOM > memory_cap // BYTES_PER_CELL:
