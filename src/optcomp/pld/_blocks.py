@@ -35,7 +35,11 @@ from optcomp.pld._fft import window as fft_window
 #: Parts composed at least this many times go through two levels (below, one level is as cheap).
 BLOCK_MIN_COUNT = 4096
 #: Two levels need the composed spread to be this many times one step's support.
-_SPREAD_RATIO = 4
+_SPREAD_RATIO = 8
+#: Variance (in grid steps²) a grid can add to one step's loss (the split kernel: at most 1/4); taken
+#: off the vector's variance, so that a coarse first pass whose grid dwarfs the loss does not pass the
+#: spread test that the fine passes fail (the gate would flip between passes).
+_GRID_VARIANCE = 0.25
 #: Two levels need room to refine one step's cells by this factor under the memory cap.
 _CELL_HEADROOM = 2
 #: ln of a mass factor beyond which a charge is taken as infinite (e^700 is near the double range).
@@ -88,7 +92,7 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
     tot = float(np.sum(x))
     j = np.arange(x.size, dtype=np.float64)
     mu = float(np.dot(x, j)) / tot
-    var = float(np.dot(x, (j - mu) ** 2)) / tot
+    var = max(float(np.dot(x, (j - mu) ** 2)) / tot - _GRID_VARIANCE, 0.0)
     if 16 * math.sqrt(k * var) < _SPREAD_RATIO * x.size:
         return None
     return shape(k)
