@@ -5,6 +5,8 @@ exactly 0.0, and a lower end's test-set sums read as slices (checked against the
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -35,3 +37,13 @@ def test_exp_shifted_is_numpys_exp_bit_for_bit(share: float) -> None:
     ref = np.exp(v)
     got = _exp_shifted(v.copy())
     assert np.array_equal(got, ref, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(ref))
+
+
+def test_error_factors_past_the_double_range_are_infinite_not_capped() -> None:
+    """An error factor e^x with x past the double range is charged as +inf (it was capped at e^700, which
+    under-charged the bound: found by the twolevel engineer, issue 26)."""
+    from optcomp.pld import _fft
+
+    assert _fft._exp_or_inf(10.0) == math.exp(10.0)
+    assert _fft._exp_or_inf(701.0) == math.inf
+    assert _fft._exp_or_inf(2000.0) == math.inf

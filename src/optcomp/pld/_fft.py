@@ -42,8 +42,15 @@ _U_LD = float(np.finfo(np.longdouble).eps) / 2
 _TINY = SMALLEST_SUBNORMAL
 #: −x beyond which exp(x) is exactly 0.0 (it is below −745.14), with room for exp's own error.
 _EXP_ZERO = 760.0
+#: ln of an error factor beyond which it is taken as infinite (e^700 is near the top of the double range).
+_LOG_HUGE = 700.0
 #: Share of live (not underflowing) terms below which :func:`_exp_shifted` skips the exp of the others.
 _LIVE_SHARE = 0.9
+
+
+def _exp_or_inf(x: float) -> float:
+    """e^x for a factor of an error bound: +inf past ``_LOG_HUGE`` (a capped factor would under-charge)."""
+    return math.exp(x) if x <= _LOG_HUGE else math.inf
 
 
 def _fft_bound(n: int, mass: float, u: float) -> float:
@@ -307,7 +314,8 @@ def _premultiply_parts(
     parts, rel, absolute = premultiply(parts, n)
     if len(parts) == n_parts:
         return parts, masses, 0.0
-    direct = (rel + absolute) * (1 + rel) ** n_parts * math.exp(min(log_all * (1 + rounding_error(8)), 700.0)) * 1.01
+    factor = _exp_or_inf(log_all * (1 + rounding_error(8)))
+    direct = (rel + absolute) * (1 + rel) ** n_parts * factor * 1.01 if math.isfinite(factor) else math.inf
     return parts, _masses(parts), direct
 
 
@@ -415,7 +423,7 @@ def _spectral_error(
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
-    dead = math.sqrt(2.0 * nf) * (total + 1) * math.exp(min(_LOG_NEGLIGIBLE + log_excess, 700.0))
+    dead = math.sqrt(2.0 * nf) * (total + 1) * _exp_or_inf(_LOG_NEGLIGIBLE + log_excess)
     with np.errstate(over="ignore"):  # a norm past the double range is inf: the error bound stays an upper end
         err_prop = math.sqrt(float(np.dot(w, e_omega**2))) + dead
         err_inv = fft_error_bound(n, math.sqrt(float(np.dot(w, absval**2))) + dead, 0)
