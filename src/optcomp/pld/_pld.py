@@ -35,6 +35,7 @@ from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
+from optcomp.pld._stepmodel import first_step
 
 if TYPE_CHECKING:
     from optcomp.pld._curve import HockeyStickCurve
@@ -48,6 +49,9 @@ _MAX_PASSES = 7
 _MAX_STEP_RATIO = 0.7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
 _FLOOR_WIDTH = 1e-300
+#: Coarsening of a probe of a direction no pass has read yet (e.g. the add direction in a model-placed
+#: first pass): its upper error is about this squared times the pass's.
+_FRESH_PROBE = 6.0
 #: Refinement of a probe of one direction (:meth:`_EpsilonMeasure._probe_upper`) when its last pass
 #: left no lower end to estimate its error from.
 _PROBE_REFINEMENT = 4.0
@@ -263,8 +267,26 @@ class PrivacyLossDistribution:
         acc = self._accuracy
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
+        first = None
+        if measure.model_start:
+            first = first_step(self._laws(), acc.relative_width)
+        if first is not None:
+            # a model-placed start (speed only): kept when it meets the width; anything else (a miss past
+            # the passes, the memory cap) replays the plain schedule from scratch, so no query raises or
+            # returns wider than it would without the model
+            try:
+                b = self._schedule(measure, False, first)
+                if measure.width(b) <= acc.relative_width:
+                    return b
+            except GridTooLargeError:
+                pass
+            measure.reset()
+        return self._schedule(measure, strict, PLD_FIRST_STEP)
+
+    def _schedule(self, measure: _Measure, strict: bool, step: float) -> Bound:
+        """:meth:`_passes` from a first grid step ``step``."""
+        acc = self._accuracy
         target = acc.relative_width
-        step = PLD_FIRST_STEP
         history: list[tuple[float, float]] = []
         best: Bound | None = None
         partial = False
@@ -381,6 +403,12 @@ class PrivacyLossDistribution:
 class _Measure:
     """A query run on one realisation, and its relative width."""
 
+    #: Whether the refinement may start at the width model's step (:func:`._stepmodel.first_step`).
+    model_start = False
+
+    def reset(self) -> None:
+        """Forget what earlier passes left (before the plain schedule replays a model-placed one's)."""
+
     def run(self, dirs: tuple[Direction, ...]) -> Bound:
         raise NotImplementedError
 
@@ -400,12 +428,17 @@ class _EpsilonMeasure(_Measure):
     target width) is read at that step first (``probe``, :meth:`_probe_upper`).
     """
 
+    model_start = True
+
     def __init__(
         self, delta: float, target: float = 0.0, probe: Callable[[int, float], Direction] | None = None
     ) -> None:
         self.delta = delta
         self.target = target
         self.probe = probe
+        self.reset()
+
+    def reset(self) -> None:
         self.uppers: dict[int, float] = {}
         self.lower = 0.0
         #: per direction, (step, upper end, lower end or 0) of the last pass that computed its upper end
@@ -457,13 +490,15 @@ class _EpsilonMeasure(_Measure):
         e = l + (u − l)/3. ``None`` (compute it at ``step``) when there is no such bracket, the step' is
         under twice ``step``, or its upper end does not reach the goal. Speed only: any step's end is
         certified. Without a lower end at step s the probe is at s/``_PROBE_REFINEMENT``."""
-        if self.probe is None or not math.isfinite(upper) or i not in self.last:
+        if self.probe is None or not math.isfinite(upper):
             return None
-        s0, u0, l0 = self.last[i]
         goal = upper - self.target * max(upper, EPSILON_WIDTH_FLOOR)
-        if not u0 < math.inf:
+        s0, u0, l0 = self.last.get(i, (step * _FRESH_PROBE, math.inf, 0.0))
+        if i not in self.last:  # never read yet: a fixed coarsening, no coarser than the plain start
+            coarse = s0 if s0 <= PLD_FIRST_STEP else 0.0
+        elif not u0 < math.inf:
             return None
-        if l0 <= 0.0:  # no lower end at that step (e.g. a deep δ): no error estimate, a fixed refinement
+        elif l0 <= 0.0:  # no lower end at that step (e.g. a deep δ): no error estimate, a fixed refinement
             coarse = s0 / _PROBE_REFINEMENT
         else:
             est = l0 + (u0 - l0) / 3
