@@ -11,7 +11,7 @@ neighbouring relation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,6 +34,7 @@ from optcomp._numerics import (
 from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
+from optcomp.pld._lazy import Directions
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
 from optcomp.pld._stepmodel import first_step
 
@@ -110,7 +111,7 @@ class PrivacyLossDistribution:
         self._accuracy = accuracy
         self._neighbouring = check_neighbouring("neighbouring", neighbouring)
         self._count = sum(k for _, _, k in parts)
-        self._realised: dict[float, tuple[Direction, ...]] = {}
+        self._realised: dict[float, Directions] = {}
         self._spans: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- construction -----------------------------------------------------------------------------
@@ -208,16 +209,14 @@ class PrivacyLossDistribution:
 
         return realise(laws, step, self._accuracy, spans, full, memo)
 
-    def _directions(self, step: float) -> tuple[Direction, ...]:
+    def _directions(self, step: float) -> Directions:
+        """Both directions at ``step``, each realised on first use (:class:`._lazy.Directions`); per-law
+        vectors are shared by both, full windows (deep-tail tilts) only searched for when needed."""
         if step not in self._realised:
-            # per-law vectors are shared by both directions; full windows (deep-tail tilts) are only
-            # searched for when a query needs them
-            memo: Memo = {}
-            dirs = [self._realise(laws, step, memo) for laws in self._laws()]
+            laws = self._laws()
             # keep only this realisation: a query's answer never depends on earlier queries' grids
-            for old in [s for s in self._realised if s != step]:
-                del self._realised[old]
-            self._realised[step] = tuple(dirs)
+            self._realised.clear()
+            self._realised[step] = Directions(step, len(laws), lambda i, memo: self._realise(laws[i], step, memo))
         return self._realised[step]
 
     def _direction(self, i: int, step: float) -> Direction:
@@ -268,7 +267,7 @@ class PrivacyLossDistribution:
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
         first = None
-        if measure.model_start:
+        if getattr(measure, "model_start", False):  # duck-typed measures (the curve) keep the plain start
             first = first_step(self._laws(), acc.relative_width)
         if first is not None:
             # a model-placed start (speed only): kept when it meets the width; anything else (a miss past
@@ -409,7 +408,7 @@ class _Measure:
     def reset(self) -> None:
         """Forget what earlier passes left (before the plain schedule replays a model-placed one's)."""
 
-    def run(self, dirs: tuple[Direction, ...]) -> Bound:
+    def run(self, dirs: Sequence[Direction]) -> Bound:
         raise NotImplementedError
 
     def width(self, b: Bound) -> float:
@@ -446,22 +445,25 @@ class _EpsilonMeasure(_Measure):
         #: the relative width of the last pass's own bracket (not intersected with earlier passes)
         self.pass_width = math.inf
 
-    def run(self, dirs: tuple[Direction, ...]) -> Bound:
+    def run(self, dirs: Sequence[Direction]) -> Bound:
         order = sorted(range(len(dirs)), key=lambda i: -self.uppers.get(i, math.inf))
         ups: dict[int, float] = {}
         last = dict(self.last)
         upper = own_upper = -math.inf  # the intersection's, and this pass's own (for the step model)
+        # the pass's step, from the first direction (always computed: nothing is below -inf); the others
+        # are realised only if read at this step (:class:`._lazy.Directions`)
+        step = dirs[order[0]].step
         for i in order:
             known = self.uppers.get(i, math.inf)
             mine = known
             if i not in self.uppers or known > upper:  # else it cannot raise the maximum: keep its end
-                probed = self._probe_upper(i, dirs[i].step, upper)
+                probed = self._probe_upper(i, step, upper)
                 if probed is not None:
                     last[i] = (probed[0], probed[1], 0.0)
                     mine = probed[1]
                 else:
                     mine = dirs[i].epsilon_upper(self.delta)
-                    last[i] = (dirs[i].step, mine, 0.0)
+                    last[i] = (step, mine, 0.0)
                 known = min(known, mine)
             ups[i] = known
             upper = max(upper, known)
@@ -474,7 +476,7 @@ class _EpsilonMeasure(_Measure):
             if ups[i] <= lower:
                 continue
             low = dirs[i].epsilon_lower(self.delta, upper)
-            if last[i][0] == dirs[i].step:
+            if last[i][0] == step:
                 last[i] = (last[i][0], last[i][1], low)
             lower = max(lower, low)
             own_lower = max(own_lower, low)
@@ -527,7 +529,7 @@ class _DeltaMeasure(_Measure):
         #: the width of the last pass when it was cut short by :meth:`failing` (else ``None``)
         self.partial: float | None = None
 
-    def failing(self, dirs: tuple[Direction, ...], target: float) -> Bound | None:
+    def failing(self, dirs: Sequence[Direction], target: float) -> Bound | None:
         """A bound at the widest point the untilted ends settle (:meth:`Direction.untilted`), if that
         width already exceeds ``target``; else ``None``.
 
@@ -551,7 +553,7 @@ class _DeltaMeasure(_Measure):
         self.partial = float(w[i])
         return Bound(float(lo[i]), float(hi[i]))
 
-    def run(self, dirs: tuple[Direction, ...]) -> Bound:
+    def run(self, dirs: Sequence[Direction]) -> Bound:
         self.partial = None
         ups = upper_ends(dirs, self.eps)
         hi = np.max(ups, axis=0)

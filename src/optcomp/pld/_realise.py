@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat, takewhile
 from typing import TypeVar
@@ -487,7 +487,7 @@ def realise(
 _End = TypeVar("_End", UpperEnd, LowerEnd)
 
 
-def upper_ends(dirs: tuple[Direction, ...], eps: FloatArray) -> list[FloatArray]:
+def upper_ends(dirs: Sequence[Direction], eps: FloatArray) -> list[FloatArray]:
     """``[d.delta_upper(eps, cap) for d in dirs]``, each direction capped by the ones before it.
 
     The caller takes the maximum over the directions; a direction's point already below another's
