@@ -10,9 +10,10 @@ and places the first pass where the model
 
     relative width ≈ c · (Δ/s)²
 
-puts the target, with c = ``_WIDTH_PER_S2_HIGH``, the largest ratio measured on the 21 rows of
-``benchmarks/bench_rows.py`` (0.036–0.178, final passes; ``docs/pld.md`` §0). On those rows the first pass
-meets the target: one pass instead of three. A pass that misses is refined from its own width as before.
+puts the target, with c = 0.3·e, e ∈ [1/2, 1) the elasticity of a Gaussian composition's ε in its loss
+variance (``_WIDTH_PER_ELASTICITY``; measured c/e on the final passes of the 21 rows of
+``benchmarks/bench_rows.py``: 0.07–0.26, ``docs/pld.md`` §0). On those rows the first pass meets the
+target: one pass instead of three. A pass that misses is refined from its own width as before.
 """
 
 from __future__ import annotations
@@ -25,9 +26,16 @@ from optcomp._numerics import PLD_FIRST_STEP
 from optcomp.mechanisms import PrivacyLossLaw
 from optcomp.pld._cells import cells, window
 
-#: The largest ratio c = w·(s/Δ)² of a final pass's relative ε width w measured on ``bench_rows`` (0.178,
-#: σ = 0.8, q = 0.01, T = 10⁵); the first pass aims with it, so rows with a smaller c land narrower.
-_WIDTH_PER_S2_HIGH = 0.18
+#: The ratio c = w·(s/Δ)² the first pass aims with is this times the elasticity e = d ln ε / d ln v of the
+#: Gaussian (GDP) ε in the composed loss variance v = k·s² (e ≈ (μ + z)/(μ + 2z) for ε ≈ μ²/2 + zμ, μ = √v:
+#: 1/2 for a narrow composition, → 1 for a wide one). The split pair's per-step error acts like extra
+#: variance ∝ Δ² per step, so c ≈ e/4 for Gaussian-like compositions; non-Gaussian ones (few effective
+#: steps, e.g. σ = 0.8, q = 10⁻³, T = 10³: c = 0.036) lie below. Measured c/e on the final passes of the
+#: 21 ``bench_rows`` workloads: 0.07–0.26; 0.3 leaves a margin of 12 % or more on every one.
+_WIDTH_PER_ELASTICITY = 0.3
+#: z of the elasticity: Φ⁻¹(1 − 10⁻²) (a larger z lowers e; the δ of a query is not used, so that every
+#: ε(δ) query of one PLD starts at the same step and reads one realisation).
+_ELASTICITY_Z = 2.326
 #: The typical ratio c (the median of the same 21 rows: 0.13), used only to decide whether 10⁻² is too coarse.
 _WIDTH_PER_S2 = 0.13
 #: The coarse start is kept unless the model predicts a width above this at it: there the 10⁻² pass is in
@@ -73,8 +81,11 @@ def first_step(laws: list[list[tuple[PrivacyLossLaw, int]]], target: float) -> f
     """
     if any(len(ls) != 1 for ls in laws):
         return None
-    s = loss_scale(laws[0][0][0])
+    (law, count), z = laws[0][0], _ELASTICITY_Z
+    s = loss_scale(law)
     if s is None or _WIDTH_PER_S2 * (PLD_FIRST_STEP / s) ** 2 <= _FIRST_TOO_COARSE:
         return None
-    step = s * math.sqrt(min(target, _AIM_CAP) / _WIDTH_PER_S2_HIGH)
+    mu = s * math.sqrt(count)
+    c = _WIDTH_PER_ELASTICITY * (mu + z) / (mu + 2 * z)
+    step = s * math.sqrt(min(target, _AIM_CAP) / c)
     return step if 0.0 < step < PLD_FIRST_STEP else None
