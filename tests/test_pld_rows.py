@@ -17,7 +17,7 @@ import pytest
 
 from optcomp import DEFAULT_ACCURACY, Accuracy, compose
 from optcomp.mechanisms import Gaussian, PoissonSubsampled
-from optcomp.pld import _pld, _stepmodel
+from optcomp.pld import GridTooLargeError, _pld, _stepmodel
 from optcomp.pld._lazy import Directions
 
 DELTA = 1e-5
@@ -106,18 +106,25 @@ def test_loss_scale_is_the_per_step_standard_deviation() -> None:
 
 
 def test_a_model_start_that_misses_replays_the_plain_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A model-started refinement that does not end within the width is forgotten: the query returns
-    exactly what the plain schedule from 10⁻² returns (here both miss: one pass allowed, deep δ, so the
-    narrowest bracket reached is returned)."""
+    """A model-started refinement that does not end within the width is forgotten: the query ends exactly
+    as the plain schedule from 10⁻² ends (here one pass allowed: both refuse with the same error)."""
     monkeypatch.setattr(_pld, "_MAX_PASSES", 1)
     monkeypatch.setattr(_pld, "first_step", lambda laws, target: None)
-    plain = _sgd(2.0, 0.001, 1000).epsilon(1e-16)
+    with pytest.raises(GridTooLargeError) as plain:
+        _sgd(2.0, 0.001, 1000).epsilon(DELTA)
     monkeypatch.setattr(_pld, "first_step", lambda laws, target: 2e-3)
     seen = _counting_passes(monkeypatch)
-    replayed = _sgd(2.0, 0.001, 1000).epsilon(1e-16)
-    assert seen == [2e-3, 1e-2]
-    assert replayed == plain
-    assert (plain.upper - plain.lower) / plain.upper > DEFAULT_ACCURACY.relative_width
+    with pytest.raises(GridTooLargeError) as replayed:
+        _sgd(2.0, 0.001, 1000).epsilon(DELTA)
+    assert seen == [2e-3, 1e-2]  # the model's pass missed by far more than _MODEL_MISS: given up at once
+    assert str(replayed.value) == str(plain.value)
+
+
+def test_deep_delta_keeps_the_plain_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below PLD_DEEP_DELTA a width may be out of reach (the narrowest bracket is returned): no model start."""
+    seen = _counting_passes(monkeypatch)
+    _sgd(2.0, 0.001, 1000).epsilon(1e-16)
+    assert seen[0] == 1e-2
 
 
 def test_lazy_directions_build_only_what_is_read_and_answer_bit_for_bit() -> None:

@@ -53,6 +53,11 @@ _FLOOR_WIDTH = 1e-300
 #: Coarsening of a probe of a direction no pass has read yet (e.g. the add direction in a model-placed
 #: first pass): its upper error is about this squared times the pass's.
 _FRESH_PROBE = 6.0
+#: Passes a model-placed start may take (:func:`._stepmodel.first_step`) before the plain schedule replays
+#: the query: the first, and one from its own width after a near miss ...
+_MODEL_PASSES = 2
+#: ... which is a first pass no wider than this times the target (the model lands within it by design).
+_MODEL_MISS = 4.0
 #: Refinement of a probe of one direction (:meth:`_EpsilonMeasure._probe_upper`) when its last pass
 #: left no lower end to estimate its error from.
 _PROBE_REFINEMENT = 4.0
@@ -270,11 +275,12 @@ class PrivacyLossDistribution:
         if getattr(measure, "model_start", False):  # duck-typed measures (the curve) keep the plain start
             first = first_step(self._laws(), acc.relative_width)
         if first is not None:
-            # a model-placed start (speed only): kept when it meets the width; anything else (a miss past
-            # the passes, the memory cap) replays the plain schedule from scratch, so no query raises or
-            # returns wider than it would without the model
+            # a model-placed start (speed only): kept when it meets the width within _MODEL_PASSES passes;
+            # anything else (a first pass over _MODEL_MISS× the target: the model is off for this query,
+            # e.g. a deep δ whose lower end cannot certify; the memory cap) replays the plain schedule from
+            # scratch, so no query raises or returns wider than it would without the model
             try:
-                b = self._schedule(measure, False, first)
+                b = self._schedule(measure, False, first, _MODEL_PASSES, _MODEL_MISS * acc.relative_width)
                 if measure.width(b) <= acc.relative_width:
                     return b
             except GridTooLargeError:
@@ -282,14 +288,17 @@ class PrivacyLossDistribution:
             measure.reset()
         return self._schedule(measure, strict, PLD_FIRST_STEP)
 
-    def _schedule(self, measure: _Measure, strict: bool, step: float) -> Bound:
-        """:meth:`_passes` from a first grid step ``step``."""
+    def _schedule(
+        self, measure: _Measure, strict: bool, step: float, passes: int | None = None, give_up: float = math.inf
+    ) -> Bound:
+        """:meth:`_passes` from a first grid step ``step``, at most ``passes`` passes (``_MAX_PASSES``),
+        stopping early (the bracket returned as it is) after a pass wider than ``give_up``."""
         acc = self._accuracy
         target = acc.relative_width
         history: list[tuple[float, float]] = []
         best: Bound | None = None
         partial = False
-        passes = _MAX_PASSES
+        passes = _MAX_PASSES if passes is None else passes
         for n in range(passes):
             try:
                 b, cut = self._pass(measure, step, target if history and n < passes - 1 else None)
@@ -315,7 +324,7 @@ class PrivacyLossDistribution:
             # lucky coarse pass: a discrete law's error is not monotone in the step)
             own = getattr(measure, "pass_width", w)
             history.append((step, own if math.isfinite(own) else w))
-            if w <= target:
+            if w <= target or w > give_up:
                 return b
             if not math.isfinite(w):
                 if strict and b.lower == 0.0 and math.isinf(b.upper):  # [0, inf]: no answer, refuse it
@@ -427,7 +436,10 @@ class _EpsilonMeasure(_Measure):
     target width) is read at that step first (``probe``, :meth:`_probe_upper`).
     """
 
-    model_start = True
+    @property
+    def model_start(self) -> bool:  # type: ignore[override]
+        """Deep δ (below ``PLD_DEEP_DELTA``, where a width may be out of reach) keeps the plain start."""
+        return self.delta >= PLD_DEEP_DELTA
 
     def __init__(
         self, delta: float, target: float = 0.0, probe: Callable[[int, float], Direction] | None = None
