@@ -36,7 +36,7 @@ from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring,
 from optcomp.pld._cells import GridTooLargeError, window
 from optcomp.pld._lazy import Directions
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
-from optcomp.pld._stepmodel import first_step
+from optcomp.pld._stepmodel import MODEL_DEEPEST_DELTA, MODEL_MISS, MODEL_PASSES, first_step
 
 if TYPE_CHECKING:
     from optcomp.pld._curve import HockeyStickCurve
@@ -53,11 +53,6 @@ _FLOOR_WIDTH = 1e-300
 #: Coarsening of a probe of a direction no pass has read yet (e.g. the add direction in a model-placed
 #: first pass): its upper error is about this squared times the pass's.
 _FRESH_PROBE = 6.0
-#: Passes a model-placed start may take (:func:`._stepmodel.first_step`) before the plain schedule replays
-#: the query: the first, and one from its own width after a near miss ...
-_MODEL_PASSES = 2
-#: ... which is a first pass no wider than this times the target (the model lands within it by design).
-_MODEL_MISS = 4.0
 #: Refinement of a probe of one direction (:meth:`_EpsilonMeasure._probe_upper`) when its last pass
 #: left no lower end to estimate its error from.
 _PROBE_REFINEMENT = 4.0
@@ -228,11 +223,6 @@ class PrivacyLossDistribution:
         """Direction ``i`` alone at ``step``, not kept (a coarser read of one direction)."""
         return self._realise(self._laws()[i], step, {})
 
-    def _steps(self) -> list[float]:
-        """Grid steps to try, coarse to fine: the fixed one, or the automatic first pass."""
-        acc = self._accuracy
-        return [acc.grid_step] if acc.grid_step is not None else [PLD_FIRST_STEP]
-
     def _pass(self, measure: _Measure, step: float, target: float | None) -> tuple[Bound, bool]:
         """One refinement pass at ``step``: (bound, partial). With a ``target``, a measure that can tell
         from the untilted ends alone that the pass misses it (``failing``) skips the tilted work: the
@@ -275,12 +265,12 @@ class PrivacyLossDistribution:
         if getattr(measure, "model_start", False):  # duck-typed measures (the curve) keep the plain start
             first = first_step(self._laws(), acc.relative_width)
         if first is not None:
-            # a model-placed start (speed only): kept when it meets the width within _MODEL_PASSES passes;
-            # anything else (a first pass over _MODEL_MISS× the target: the model is off for this query,
+            # a model-placed start (speed only): kept when it meets the width within MODEL_PASSES passes;
+            # anything else (a first pass over MODEL_MISS× the target: the model is off for this query,
             # e.g. a deep δ whose lower end cannot certify; the memory cap) replays the plain schedule from
             # scratch, so no query raises or returns wider than it would without the model
             try:
-                b = self._schedule(measure, False, first, _MODEL_PASSES, _MODEL_MISS * acc.relative_width)
+                b = self._schedule(measure, False, first, MODEL_PASSES, MODEL_MISS * acc.relative_width)
                 if measure.width(b) <= acc.relative_width:
                     return b
             except GridTooLargeError:
@@ -438,8 +428,8 @@ class _EpsilonMeasure(_Measure):
 
     @property
     def model_start(self) -> bool:  # type: ignore[override]
-        """Deep δ (below ``PLD_DEEP_DELTA``, where a width may be out of reach) keeps the plain start."""
-        return self.delta >= PLD_DEEP_DELTA
+        """Deep δ (below ``_stepmodel.MODEL_DEEPEST_DELTA``) keeps the plain start."""
+        return self.delta >= MODEL_DEEPEST_DELTA
 
     def __init__(
         self, delta: float, target: float = 0.0, probe: Callable[[int, float], Direction] | None = None
