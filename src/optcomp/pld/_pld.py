@@ -257,7 +257,8 @@ class PrivacyLossDistribution:
 
         A pass after the first whose measure can tell from the untilted ends alone that it misses the
         target is cut short (``_pass``); whatever pass ends the refinement is run in full
-        (``_complete``), so the bracket returned is always a full pass's (issue 27 item 7)."""
+        (``_complete``), so the bracket returned is always a full pass's (issue 27 item 7). An ε measure
+        may first try a start placed by the per-step width model (:mod:`._stepmodel`, ``docs/pld.md`` §0)."""
         acc = self._accuracy
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
