@@ -1,4 +1,4 @@
-"""``_inverse_many.batched_bisection`` is bit for bit ``_inverse.float_boundary``'s bisection (any verdict)."""
+"""``_inverse_many.batched_bisection`` is bit for bit ``_inverse.float_boundary``'s bisection (any verdict); ``zoomed_bisection`` keeps the safe side."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optcomp._inverse import float_boundary
-from optcomp._inverse_many import batched_bisection, first_passing
+from optcomp._inverse_many import batched_bisection, first_passing, zoomed_bisection
 from optcomp._numerics import EPSILON_XTOL
 
 
@@ -73,3 +73,56 @@ def test_first_passing_stops_at_the_first_and_evaluates_none_after() -> None:
     assert first_passing(passes, [1.0, 2.0, 3.0, 4.0]) == 2
     assert seen == [1.0, 2.0, 3.0]
     assert first_passing(passes, [0.0, 1.0]) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scale=st.floats(1e-3, 1e3),
+    rate=st.floats(0.1, 1e4),
+    log_threshold=st.floats(-700.0, -1.0),
+    seed=st.integers(0, 100),
+    monotone=st.booleans(),
+)
+def test_zoomed_bisection_keeps_the_safe_side_and_meets_xtol(
+    scale: float, rate: float, log_threshold: float, seed: int, monotone: bool
+) -> None:
+    """``zoomed_bisection`` (the ε(δ) upper end's search): the returned ``passing`` was read with a value
+    ≤ the threshold (or is the given end), ``fail`` with a value above it; on a monotone δ-like curve
+    e^{−rate·x} the two are within ``xtol`` of each other and bracket the exact root."""
+    threshold = math.exp(log_threshold)
+    read: dict[float, float] = {}
+
+    def values(x: np.ndarray) -> np.ndarray:
+        v = np.exp(-rate * x)
+        if not monotone:
+            v = np.where(np.sin(x * 1e3 + seed) > 0.6, 0.0, v)  # spurious passing points
+        read.update(zip(x.tolist(), v.tolist(), strict=True))
+        return np.asarray(v, dtype=np.float64)
+
+    hi = scale * (1.0 - log_threshold / rate)  # values(hi) ≤ threshold in the monotone case
+    assume_ok = math.exp(-rate * hi) <= threshold
+    fail, passing = zoomed_bisection(values, threshold, 0.0, hi, xtol=EPSILON_XTOL)
+    assert fail < passing
+    assert passing == hi or read[passing] <= threshold
+    assert fail == 0.0 or read[fail] > threshold
+    if monotone and assume_ok:
+        root = -log_threshold / rate
+        assert passing - fail <= EPSILON_XTOL * max(1.0, passing)
+        assert fail <= root * (1 + 1e-12) and passing >= root * (1 - 1e-12)
+
+
+def test_zoomed_bisection_takes_few_calls_on_a_smooth_curve() -> None:
+    calls: list[int] = []
+
+    def values(x: np.ndarray) -> np.ndarray:
+        calls.append(x.size)
+        return np.asarray(np.exp(-3.0 * x - x**2), dtype=np.float64)
+
+    fail, passing = zoomed_bisection(values, 1e-5, 0.0, 50.0, xtol=EPSILON_XTOL)
+    assert passing - fail <= EPSILON_XTOL * max(1.0, passing)
+    assert len(calls) <= 6  # a plain 31-point batched bisection takes 9 here
+
+
+def test_zoomed_bisection_wants_an_ordered_bracket() -> None:
+    with pytest.raises(ValueError, match="fail must be below passing"):
+        zoomed_bisection(lambda x: x, 0.5, 1.0, 0.0, xtol=0.0)

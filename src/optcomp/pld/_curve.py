@@ -26,6 +26,7 @@ is certified exactly as for :meth:`PrivacyLossDistribution.delta`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -139,7 +140,7 @@ class _CurveMeasure:
         self.rw = relative_width
         self.last: HockeyStickCurve | None = None
 
-    def _grid(self, dirs: tuple[Direction, ...]) -> FloatArray:
+    def _grid(self, dirs: Sequence[Direction]) -> FloatArray:
         if self.fixed is not None:
             return self.fixed
         top = 1.0
@@ -154,7 +155,7 @@ class _CurveMeasure:
     def _bad(self, lo: FloatArray, hi: FloatArray) -> npt.NDArray[np.bool_]:
         return np.asarray(hi - lo > self.rw * np.maximum(hi, CURVE_DELTA_SCALE), dtype=np.bool_)
 
-    def run(self, dirs: tuple[Direction, ...]) -> Bound:
+    def run(self, dirs: Sequence[Direction]) -> Bound:
         eps = self._grid(dirs)
         ups = [_upper0(d, eps) for d in dirs]
         hi = np.max(ups, axis=0)

@@ -11,7 +11,7 @@ neighbouring relation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,7 +34,9 @@ from optcomp._numerics import (
 from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
+from optcomp.pld._lazy import Directions
 from optcomp.pld._realise import Direction, Memo, realise, upper_ends
+from optcomp.pld._stepmodel import MODEL_DEEPEST_DELTA, MODEL_MISS, MODEL_PASSES, first_step
 
 if TYPE_CHECKING:
     from optcomp.pld._curve import HockeyStickCurve
@@ -48,6 +50,9 @@ _MAX_PASSES = 7
 _MAX_STEP_RATIO = 0.7
 #: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
 _FLOOR_WIDTH = 1e-300
+#: Coarsening of a probe of a direction no pass has read yet (e.g. the add direction in a model-placed
+#: first pass): its upper error is about this squared times the pass's.
+_FRESH_PROBE = 6.0
 #: Refinement of a probe of one direction (:meth:`_EpsilonMeasure._probe_upper`) when its last pass
 #: left no lower end to estimate its error from.
 _PROBE_REFINEMENT = 4.0
@@ -106,7 +111,7 @@ class PrivacyLossDistribution:
         self._accuracy = accuracy
         self._neighbouring = check_neighbouring("neighbouring", neighbouring)
         self._count = sum(k for _, _, k in parts)
-        self._realised: dict[float, tuple[Direction, ...]] = {}
+        self._realised: dict[float, Directions] = {}
         self._spans: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- construction -----------------------------------------------------------------------------
@@ -204,26 +209,19 @@ class PrivacyLossDistribution:
 
         return realise(laws, step, self._accuracy, spans, full, memo)
 
-    def _directions(self, step: float) -> tuple[Direction, ...]:
+    def _directions(self, step: float) -> Directions:
+        """Both directions at ``step``, each realised on first use (:class:`._lazy.Directions`); per-law
+        vectors are shared by both, full windows (deep-tail tilts) only searched for when needed."""
         if step not in self._realised:
-            # per-law vectors are shared by both directions; full windows (deep-tail tilts) are only
-            # searched for when a query needs them
-            memo: Memo = {}
-            dirs = [self._realise(laws, step, memo) for laws in self._laws()]
+            laws = self._laws()
             # keep only this realisation: a query's answer never depends on earlier queries' grids
-            for old in [s for s in self._realised if s != step]:
-                del self._realised[old]
-            self._realised[step] = tuple(dirs)
+            self._realised.clear()
+            self._realised[step] = Directions(step, len(laws), lambda i, memo: self._realise(laws[i], step, memo))
         return self._realised[step]
 
     def _direction(self, i: int, step: float) -> Direction:
         """Direction ``i`` alone at ``step``, not kept (a coarser read of one direction)."""
         return self._realise(self._laws()[i], step, {})
-
-    def _steps(self) -> list[float]:
-        """Grid steps to try, coarse to fine: the fixed one, or the automatic first pass."""
-        acc = self._accuracy
-        return [acc.grid_step] if acc.grid_step is not None else [PLD_FIRST_STEP]
 
     def _pass(self, measure: _Measure, step: float, target: float | None) -> tuple[Bound, bool]:
         """One refinement pass at ``step``: (bound, partial). With a ``target``, a measure that can tell
@@ -259,16 +257,39 @@ class PrivacyLossDistribution:
 
         A pass after the first whose measure can tell from the untilted ends alone that it misses the
         target is cut short (``_pass``); whatever pass ends the refinement is run in full
-        (``_complete``), so the bracket returned is always a full pass's (issue 27 item 7)."""
+        (``_complete``), so the bracket returned is always a full pass's (issue 27 item 7). An ε measure
+        may first try a start placed by the per-step width model (:mod:`._stepmodel`, ``docs/pld.md`` §0)."""
         acc = self._accuracy
         if acc.grid_step is not None:
             return measure.run(self._directions(acc.grid_step))
+        first = None
+        if getattr(measure, "model_start", False):  # duck-typed measures (the curve) keep the plain start
+            first = first_step(self._laws(), acc.relative_width)
+        if first is not None:
+            # a model-placed start (speed only): kept when it meets the width within MODEL_PASSES passes;
+            # anything else (a first pass over MODEL_MISS× the target: the model is off for this query,
+            # e.g. a deep δ whose lower end cannot certify; the memory cap) replays the plain schedule from
+            # scratch, so no query raises or returns wider than it would without the model
+            try:
+                b = self._schedule(measure, False, first, MODEL_PASSES, MODEL_MISS * acc.relative_width)
+                if measure.width(b) <= acc.relative_width:
+                    return b
+            except GridTooLargeError:
+                pass
+            measure.reset()
+        return self._schedule(measure, strict, PLD_FIRST_STEP)
+
+    def _schedule(
+        self, measure: _Measure, strict: bool, step: float, passes: int | None = None, give_up: float = math.inf
+    ) -> Bound:
+        """:meth:`_passes` from a first grid step ``step``, at most ``passes`` passes (``_MAX_PASSES``),
+        stopping early (the bracket returned as it is) after a pass wider than ``give_up``."""
+        acc = self._accuracy
         target = acc.relative_width
-        step = PLD_FIRST_STEP
         history: list[tuple[float, float]] = []
         best: Bound | None = None
         partial = False
-        passes = _MAX_PASSES
+        passes = _MAX_PASSES if passes is None else passes
         for n in range(passes):
             try:
                 b, cut = self._pass(measure, step, target if history and n < passes - 1 else None)
@@ -294,7 +315,7 @@ class PrivacyLossDistribution:
             # lucky coarse pass: a discrete law's error is not monotone in the step)
             own = getattr(measure, "pass_width", w)
             history.append((step, own if math.isfinite(own) else w))
-            if w <= target:
+            if w <= target or w > give_up:
                 return b
             if not math.isfinite(w):
                 if strict and b.lower == 0.0 and math.isinf(b.upper):  # [0, inf]: no answer, refuse it
@@ -381,7 +402,13 @@ class PrivacyLossDistribution:
 class _Measure:
     """A query run on one realisation, and its relative width."""
 
-    def run(self, dirs: tuple[Direction, ...]) -> Bound:
+    #: Whether the refinement may start at the width model's step (:func:`._stepmodel.first_step`).
+    model_start = False
+
+    def reset(self) -> None:
+        """Forget what earlier passes left (before the plain schedule replays a model-placed one's)."""
+
+    def run(self, dirs: Sequence[Direction]) -> Bound:
         raise NotImplementedError
 
     def width(self, b: Bound) -> float:
@@ -400,12 +427,20 @@ class _EpsilonMeasure(_Measure):
     target width) is read at that step first (``probe``, :meth:`_probe_upper`).
     """
 
+    @property
+    def model_start(self) -> bool:  # type: ignore[override]
+        """Deep δ (below ``_stepmodel.MODEL_DEEPEST_DELTA``) keeps the plain start."""
+        return self.delta >= MODEL_DEEPEST_DELTA
+
     def __init__(
         self, delta: float, target: float = 0.0, probe: Callable[[int, float], Direction] | None = None
     ) -> None:
         self.delta = delta
         self.target = target
         self.probe = probe
+        self.reset()
+
+    def reset(self) -> None:
         self.uppers: dict[int, float] = {}
         self.lower = 0.0
         #: per direction, (step, upper end, lower end or 0) of the last pass that computed its upper end
@@ -413,22 +448,25 @@ class _EpsilonMeasure(_Measure):
         #: the relative width of the last pass's own bracket (not intersected with earlier passes)
         self.pass_width = math.inf
 
-    def run(self, dirs: tuple[Direction, ...]) -> Bound:
+    def run(self, dirs: Sequence[Direction]) -> Bound:
         order = sorted(range(len(dirs)), key=lambda i: -self.uppers.get(i, math.inf))
         ups: dict[int, float] = {}
         last = dict(self.last)
         upper = own_upper = -math.inf  # the intersection's, and this pass's own (for the step model)
+        # the pass's step, from the first direction (always computed: nothing is below -inf); the others
+        # are realised only if read at this step (:class:`._lazy.Directions`)
+        step = dirs[order[0]].step
         for i in order:
             known = self.uppers.get(i, math.inf)
             mine = known
             if i not in self.uppers or known > upper:  # else it cannot raise the maximum: keep its end
-                probed = self._probe_upper(i, dirs[i].step, upper)
+                probed = self._probe_upper(i, step, upper)
                 if probed is not None:
                     last[i] = (probed[0], probed[1], 0.0)
                     mine = probed[1]
                 else:
                     mine = dirs[i].epsilon_upper(self.delta)
-                    last[i] = (dirs[i].step, mine, 0.0)
+                    last[i] = (step, mine, 0.0)
                 known = min(known, mine)
             ups[i] = known
             upper = max(upper, known)
@@ -441,7 +479,7 @@ class _EpsilonMeasure(_Measure):
             if ups[i] <= lower:
                 continue
             low = dirs[i].epsilon_lower(self.delta, upper)
-            if last[i][0] == dirs[i].step:
+            if last[i][0] == step:
                 last[i] = (last[i][0], last[i][1], low)
             lower = max(lower, low)
             own_lower = max(own_lower, low)
@@ -457,13 +495,15 @@ class _EpsilonMeasure(_Measure):
         e = l + (u − l)/3. ``None`` (compute it at ``step``) when there is no such bracket, the step' is
         under twice ``step``, or its upper end does not reach the goal. Speed only: any step's end is
         certified. Without a lower end at step s the probe is at s/``_PROBE_REFINEMENT``."""
-        if self.probe is None or not math.isfinite(upper) or i not in self.last:
+        if self.probe is None or not math.isfinite(upper):
             return None
-        s0, u0, l0 = self.last[i]
         goal = upper - self.target * max(upper, EPSILON_WIDTH_FLOOR)
-        if not u0 < math.inf:
+        s0, u0, l0 = self.last.get(i, (step * _FRESH_PROBE, math.inf, 0.0))
+        if i not in self.last:  # never read yet: a fixed coarsening, no coarser than the plain start
+            coarse = s0 if s0 <= PLD_FIRST_STEP else 0.0
+        elif not u0 < math.inf:
             return None
-        if l0 <= 0.0:  # no lower end at that step (e.g. a deep δ): no error estimate, a fixed refinement
+        elif l0 <= 0.0:  # no lower end at that step (e.g. a deep δ): no error estimate, a fixed refinement
             coarse = s0 / _PROBE_REFINEMENT
         else:
             est = l0 + (u0 - l0) / 3
@@ -492,7 +532,7 @@ class _DeltaMeasure(_Measure):
         #: the width of the last pass when it was cut short by :meth:`failing` (else ``None``)
         self.partial: float | None = None
 
-    def failing(self, dirs: tuple[Direction, ...], target: float) -> Bound | None:
+    def failing(self, dirs: Sequence[Direction], target: float) -> Bound | None:
         """A bound at the widest point the untilted ends settle (:meth:`Direction.untilted`), if that
         width already exceeds ``target``; else ``None``.
 
@@ -516,7 +556,7 @@ class _DeltaMeasure(_Measure):
         self.partial = float(w[i])
         return Bound(float(lo[i]), float(hi[i]))
 
-    def run(self, dirs: tuple[Direction, ...]) -> Bound:
+    def run(self, dirs: Sequence[Direction]) -> Bound:
         self.partial = None
         ups = upper_ends(dirs, self.eps)
         hi = np.max(ups, axis=0)

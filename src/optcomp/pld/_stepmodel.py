@@ -1,0 +1,101 @@
+"""Where the automatic ε(δ) refinement starts: a per-step width model (speed only, never soundness).
+
+Every pass of :meth:`optcomp.pld.PrivacyLossDistribution.epsilon` is certified whatever its grid step, so
+the step schedule only decides how many passes (and how fine a last one) a query costs. The default
+schedule starts at ``PLD_FIRST_STEP`` (10⁻²) and extrapolates the width model w ∝ Δ² from there. When the
+per-step loss is much narrower than 10⁻² (q = 10⁻³ DP-SGD: one or two cells per step), that pass is far
+from the asymptotic range and its extrapolation lands 7–40× short: three passes. For a composition of one
+law per direction this module reads the standard deviation s of one step's loss from the law's own cells
+and places the first pass where the model
+
+    relative width ≈ c · (Δ/s)²
+
+puts the target, with c = 0.3·e, e ∈ [1/2, 1) the elasticity of a Gaussian composition's ε in its loss
+variance (``_WIDTH_PER_ELASTICITY``; measured c/e on the final passes of the 21 rows of
+``benchmarks/bench_rows.py``: 0.07–0.26, ``docs/pld.md`` §0). On those rows the first pass meets the
+target: one pass instead of three. A pass that misses is refined from its own width as before.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from optcomp._numerics import PLD_FIRST_STEP
+from optcomp.mechanisms import PrivacyLossLaw
+from optcomp.pld._cells import cells, window
+
+#: The ratio c = w·(s/Δ)² the first pass aims with is this times the elasticity e = d ln ε / d ln v of the
+#: Gaussian (GDP) ε in the composed loss variance v = k·s² (e ≈ (μ + z)/(μ + 2z) for ε ≈ μ²/2 + zμ, μ = √v:
+#: 1/2 for a narrow composition, → 1 for a wide one). The split pair's per-step error acts like extra
+#: variance ∝ Δ² per step, so c ≈ e/4 for Gaussian-like compositions; non-Gaussian ones (few effective
+#: steps, e.g. σ = 0.8, q = 10⁻³, T = 10³: c = 0.036) lie below. Measured c/e on the final passes of the
+#: 21 ``bench_rows`` workloads: 0.07–0.26; 0.3 leaves a margin of 12 % or more on every one.
+_WIDTH_PER_ELASTICITY = 0.3
+#: z of the elasticity: Φ⁻¹(1 − 10⁻²) (a larger z lowers e; the δ of a query is not used, so that every
+#: ε(δ) query of one PLD starts at the same step and reads one realisation).
+_ELASTICITY_Z = 2.326
+#: The typical ratio c (the median of the same 21 rows: 0.13), used only to decide whether 10⁻² is too coarse.
+_WIDTH_PER_S2 = 0.13
+#: The coarse start is kept unless the model predicts a width above this at it: there the 10⁻² pass is in
+#: the asymptotic range and extrapolates well (and brackets stay those of the plain refinement).
+_FIRST_TOO_COARSE = 0.2
+#: The model aims at no wider than this (a larger requested width would put the pass outside the model's
+#: asymptotic range; the refinement goes on from there).
+_AIM_CAP = 0.02
+#: Passes a model-placed start may take (:func:`first_step`) before the plain schedule replays
+#: the query: the first, and one from its own width after a near miss ...
+MODEL_PASSES = 2
+#: ... which is a first pass no wider than this times the target (the model lands within it by design).
+MODEL_MISS = 4.0
+#: ε(δ) queries with δ below this keep the plain start: there the untilted FFT floor (about 1e-11) forces
+#: tilted ends on full windows, whose cost grows like 1/Δ, and the width model's c is smaller (σ = 0.8,
+#: q = 10⁻³, T = 10⁴ at δ = 1e-8: 0.039 against 0.097 at 1e-5), so the plain schedule's last step is
+#: coarser and cheaper; below ``PLD_DEEP_DELTA`` a width may also be out of reach.
+MODEL_DEEPEST_DELTA = 1e-7
+#: The per-step standard deviation is that of the law's cells inside its P-tails of this mass ...
+_SCALE_TAIL = 1e-6
+#: ... on this many cells (2048 moves it by 0.2 % at most on the DP-SGD laws, and costs 0.35 ms more).
+_SCALE_CELLS = 512
+
+
+def loss_scale(law: PrivacyLossLaw) -> float | None:
+    """The standard deviation of ``law``'s loss under P, from its upper cell masses on ``_SCALE_CELLS``
+    cells inside its ``_SCALE_TAIL`` tails (cell midpoints; not the query's far wider bulk window, on
+    which a subsampled law's long right tail would inflate it 2×); ``None`` when there is no finite,
+    positive one (e.g. a law with atoms at ±∞ only)."""
+    a, b = window(law, math.log(_SCALE_TAIL))
+    if not (math.isfinite(a) and math.isfinite(b) and b > a):
+        return None
+    step = (b - a) / _SCALE_CELLS
+    c = cells(law, step, (a, b), 4 * _SCALE_CELLS)
+    p = np.exp(c.lm_hi)
+    total = float(np.sum(p))
+    if not (np.all(np.isfinite(p)) and total > 0.0):
+        return None
+    x = (c.first + np.arange(p.size) + 0.5) * step
+    p = p / total
+    s = math.sqrt(float(np.sum(p * (x - float(np.sum(p * x))) ** 2)))
+    return s if s > 0.0 and math.isfinite(s) else None
+
+
+def first_step(laws: list[list[tuple[PrivacyLossLaw, int]]], target: float) -> float | None:
+    """The model-placed first grid step for a composition whose directions hold one law each, or ``None``
+    (start at ``PLD_FIRST_STEP``): for heterogeneous compositions, laws with no finite scale, and laws
+    whose per-step loss is wide enough that 10⁻² is in the asymptotic range (``_FIRST_TOO_COARSE``).
+
+    Args:
+        laws: the per-direction (law, count) lists of the composition.
+        target: the requested relative width of the ε bracket.
+    """
+    if any(len(ls) != 1 for ls in laws):
+        return None
+    (law, count), z = laws[0][0], _ELASTICITY_Z
+    s = loss_scale(law)
+    if s is None or _WIDTH_PER_S2 * (PLD_FIRST_STEP / s) ** 2 <= _FIRST_TOO_COARSE:
+        return None
+    mu = s * math.sqrt(count)
+    c = _WIDTH_PER_ELASTICITY * (mu + z) / (mu + 2 * z)
+    step = s * math.sqrt(min(target, _AIM_CAP) / c)
+    return step if 0.0 < step < PLD_FIRST_STEP else None
