@@ -305,7 +305,7 @@ def gdp_compose(mus: Sequence[float], counts: Sequence[int] | None = None) -> fl
     G_{μ1} ⊗ G_{μ2} = G_{√(μ1²+μ2²)}); ``counts`` default to 1. The one home of this rule (the queries
     floor's :func:`optcomp.queries.merged_mu` and :func:`optcomp.fdp.tensor` call it).
 
-    Computed as ``sqrt(fsum(kᵢ·μᵢ²))`` while every kᵢμᵢ² is a normal double: relative error ≤ 2.5u
+    Computed as ``sqrt(fsum(kᵢ·μᵢ²))`` while every μᵢ² and kᵢμᵢ² is a normal double: relative error ≤ 2.5u
     from the μᵢ given (μᵢ² and kᵢ· one rounding each, ``fsum`` correctly rounded over positive terms,
     ``sqrt`` halves the sum's error and adds one rounding). Where a term would overflow or fall below
     the normal range: m·√(fsum(kᵢ(μᵢ/m)²)), m = max μᵢ, within 4.5u (one division and one product
@@ -322,11 +322,14 @@ def gdp_compose(mus: Sequence[float], counts: Sequence[int] | None = None) -> fl
     if math.isinf(top):
         return math.inf
     try:
-        terms = [k * m**2 for m, k in pairs]
+        squares = [m**2 for m, _ in pairs]
     except OverflowError:  # a float's ** raises where * would give inf: the rescaled path below
-        terms = [math.inf]
-    if all(SMALLEST_NORMAL <= t < math.inf for t in terms):
-        return math.sqrt(math.fsum(terms))
+        squares = [math.inf]
+    # μᵢ² itself must be normal (a subnormal square has lost relative accuracy before kᵢ· scales it back)
+    if all(SMALLEST_NORMAL <= sq < math.inf for sq in squares):
+        terms = [k * sq for sq, (_, k) in zip(squares, pairs, strict=True)]
+        if all(t < math.inf for t in terms):
+            return math.sqrt(math.fsum(terms))
     return top * math.sqrt(math.fsum(k * (m / top) ** 2 for m, k in pairs))
 
 
