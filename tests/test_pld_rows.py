@@ -109,10 +109,10 @@ def test_a_model_start_that_misses_replays_the_plain_schedule(monkeypatch: pytes
     """A model-started refinement that does not end within the width is forgotten: the query ends exactly
     as the plain schedule from 10⁻² ends (here one pass allowed: both refuse with the same error)."""
     monkeypatch.setattr(_pld, "_MAX_PASSES", 1)
-    monkeypatch.setattr(_pld, "first_step", lambda laws, target: None)
+    monkeypatch.setattr(_pld, "first_step", lambda laws, target, support=None: None)
     with pytest.raises(GridTooLargeError) as plain:
         _sgd(2.0, 0.001, 1000).epsilon(DELTA)
-    monkeypatch.setattr(_pld, "first_step", lambda laws, target: 2e-3)
+    monkeypatch.setattr(_pld, "first_step", lambda laws, target, support=None: 2e-3)
     seen = _counting_passes(monkeypatch)
     with pytest.raises(GridTooLargeError) as replayed:
         _sgd(2.0, 0.001, 1000).epsilon(DELTA)
@@ -139,3 +139,22 @@ def test_lazy_directions_build_only_what_is_read_and_answer_bit_for_bit() -> Non
     full = tuple(eager[i] for i in range(2))
     assert _pld._EpsilonMeasure(DELTA).run(full) == _pld._EpsilonMeasure(DELTA).run(lazy[:])
     assert probed.upper == _pld._EpsilonMeasure(DELTA).run(full).upper
+
+
+def test_the_model_aims_finer_where_two_levels_double_the_width() -> None:
+    """σ = 2, q = 1e-3, 10⁵ steps is composed in two levels (docs/pld.md §5a), whose width at a given step is
+    about twice one level's: the model start aims √2 finer there, and the query takes one pass within the
+    width (speed only; every pass is certified)."""
+    from optcomp.pld import _blocks
+
+    law = PoissonSubsampled(Gaussian(2.0), sampling_rate=1e-3)
+    pld = compose((law, 100_000)).pld()
+    laws = pld._laws()
+    a, b = pld._span(laws[0][0][0], 0)
+    s = _stepmodel.loss_scale(laws[0][0][0])
+    assert s is not None and _blocks.likely_two_level(100_000, s, b - a)
+    one = _stepmodel.first_step(laws, 1e-4)
+    two = _stepmodel.first_step(laws, 1e-4, b - a)
+    assert one is not None and two is not None and two == pytest.approx(one / math.sqrt(2), rel=1e-12)
+    bound = pld.epsilon(1e-5)
+    assert (bound.upper - bound.lower) / bound.upper <= 1e-4

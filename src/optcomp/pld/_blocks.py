@@ -341,3 +341,11 @@ def _normalised(z: FloatArray, l1: float) -> tuple[FloatArray, float, float]:
         return z, l1, 0.0
     out = z / mass
     return out, float(widen_up(l1 / mass, 4)) + rounding_error(2, _mass_up(out)), math.log(mass)
+
+
+def likely_two_level(count: int, scale: float, support: float) -> bool:
+    """Whether :func:`blocked` is expected to compose one law in two levels: its spread test in loss
+    units, where the grid step cancels (16√k·s against ``_SPREAD_RATIO`` × the bulk window's span).
+    Speed only: the refinement's step model (:mod:`._stepmodel`) aims √2 finer where two levels double
+    the width at a given step; :func:`blocked` itself decides on the realised vector."""
+    return BLOCK_MIN_COUNT <= count <= _MAX_BLOCK_COUNT and 16 * math.sqrt(count) * scale >= _SPREAD_RATIO * support

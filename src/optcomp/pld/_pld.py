@@ -264,7 +264,10 @@ class PrivacyLossDistribution:
             return measure.run(self._directions(acc.grid_step))
         first = None
         if getattr(measure, "model_start", False):  # duck-typed measures (the curve) keep the plain start
-            first = first_step(self._laws(), acc.relative_width)
+            laws = self._laws()
+            span = self._span(laws[0][0][0], 0) if laws and laws[0] else (math.nan, math.nan)
+            support = span[1] - span[0]
+            first = first_step(laws, acc.relative_width, support if math.isfinite(support) else None)
         if first is not None:
             # a model-placed start (speed only): kept when it meets the width within MODEL_PASSES passes;
             # anything else (a first pass over MODEL_MISS× the target: the model is off for this query,

@@ -24,6 +24,7 @@ import numpy as np
 
 from optcomp._numerics import PLD_FIRST_STEP
 from optcomp.mechanisms import PrivacyLossLaw
+from optcomp.pld._blocks import likely_two_level
 from optcomp.pld._cells import cells, window
 
 #: The ratio c = w·(s/Δ)² the first pass aims with is this times the elasticity e = d ln ε / d ln v of the
@@ -36,6 +37,8 @@ _WIDTH_PER_ELASTICITY = 0.3
 #: z of the elasticity: Φ⁻¹(1 − 10⁻²) (a larger z lowers e; the δ of a query is not used, so that every
 #: ε(δ) query of one PLD starts at the same step and reads one realisation).
 _ELASTICITY_Z = 2.326
+#: Two-level composition (:mod:`._blocks`, ``docs/pld.md`` §5a) about doubles the width at a given step.
+_TWO_LEVEL_WIDTH = 2.0
 #: The typical ratio c (the median of the same 21 rows: 0.13), used only to decide whether 10⁻² is too coarse.
 _WIDTH_PER_S2 = 0.13
 #: The coarse start is kept unless the model predicts a width above this at it: there the 10⁻² pass is in
@@ -80,7 +83,9 @@ def loss_scale(law: PrivacyLossLaw) -> float | None:
     return s if s > 0.0 and math.isfinite(s) else None
 
 
-def first_step(laws: list[list[tuple[PrivacyLossLaw, int]]], target: float) -> float | None:
+def first_step(
+    laws: list[list[tuple[PrivacyLossLaw, int]]], target: float, support: float | None = None
+) -> float | None:
     """The model-placed first grid step for a composition whose directions hold one law each, or ``None``
     (start at ``PLD_FIRST_STEP``): for heterogeneous compositions, laws with no finite scale, and laws
     whose per-step loss is wide enough that 10⁻² is in the asymptotic range (``_FIRST_TOO_COARSE``).
@@ -88,6 +93,8 @@ def first_step(laws: list[list[tuple[PrivacyLossLaw, int]]], target: float) -> f
     Args:
         laws: the per-direction (law, count) lists of the composition.
         target: the requested relative width of the ε bracket.
+        support: the span (in loss) of the first law's bulk window, when known: where the law is
+            likely composed in two levels (:func:`._blocks.likely_two_level`) the model's c doubles.
     """
     if any(len(ls) != 1 for ls in laws):
         return None
@@ -97,5 +104,7 @@ def first_step(laws: list[list[tuple[PrivacyLossLaw, int]]], target: float) -> f
         return None
     mu = s * math.sqrt(count)
     c = _WIDTH_PER_ELASTICITY * (mu + z) / (mu + 2 * z)
+    if support is not None and likely_two_level(count, s, support):
+        c *= _TWO_LEVEL_WIDTH
     step = s * math.sqrt(min(target, _AIM_CAP) / c)
     return step if 0.0 < step < PLD_FIRST_STEP else None
