@@ -10,6 +10,7 @@ private caches (a value of the laws, the step and the accuracy).
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 from collections.abc import Callable
@@ -35,6 +36,12 @@ from optcomp.pld._windows import Memo, Vectors, Windows
 _THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
 #: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
 _TILT_TRIGGER = 1e-4
+#: A tilted end is built at the mildest tilt whose predicted floor is ≤ this share of relative_width·δ
+#: (for ε(δ), of relative_width·θε·δ: a relative δ error r moves ε by ≈ r/(θε) relative): the floor
+#: then adds ≤ 2 % of the width target to a bracket (``docs/pld.md`` §6).
+_TILT_AIM = 0.02
+#: Exponent cap of a predicted floor's scale (e^{700} is finite).
+_EXP_MAX = 700.0
 #: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
 _KEPT_PER_POINT = 96
 #: Bisection steps before the exact root iteration of a lower ε end.
@@ -123,6 +130,58 @@ class Direction:
         deepest one."""
         ld = math.log(max(delta, math.ulp(0.0)))
         return self._argmin(lambda i: (self.cumulant(i, level) - ld) / float(_THETAS[i]))
+
+    def _cheapest(self, ti: int, eps: float, allowed: float, level: int, floor: float) -> int:
+        """The smallest tilt index in 1 … ``ti`` whose predicted floor at ε, ``floor``·e^{K(θ) − θε}
+        (``floor`` an end's FFT floor in units of its scale), is ≤ ``allowed``; ``ti`` if none is.
+
+        Every tilt reads the same δ up to its floor (each end is certified, ``docs/pld.md`` §6), but
+        the FFT window grows with θ — a heavy right tail tilted by e^{θℓ} spreads the composition —
+        so the mildest tilt that resolves δ is the cheapest (DP-SGD σ = 0.89, q = 10⁻⁴, T = 10⁵ at
+        ε = 0.244: θ = 11.8 on 655,360 points against the saddle's θ = 32 on 4,251,528). K(θ) − θε
+        is convex in θ, so the tilts that pass form an interval; ``ti`` passing, ``bisect`` finds its
+        start (an optimisation: any tilt is certified)."""
+        if not (0 < allowed < math.inf and 0 < floor < math.inf):
+            return ti
+        aim = math.log(allowed) - math.log(floor)
+
+        def passes(j: int) -> bool:
+            return self.cumulant(j, level) - float(_THETAS[j]) * eps <= aim
+
+        if not passes(ti):
+            return ti
+        return 1 + bisect.bisect_left(range(1, ti + 1), True, key=passes)
+
+    def _share(self) -> float:
+        """The relative δ error a tilted end's floor may add (``_TILT_AIM``·relative_width)."""
+        return _TILT_AIM * self.acc.relative_width
+
+    def _resolves(self, end: UpperEnd | LowerEnd | None, ti: int, level: int, eps: float, allowed: float) -> bool:
+        """Whether ``end`` (tilt index ``ti``) reads δ at ε with a floor (its unit floor times its scale
+        e^{K(θ) − θε}) ≤ ``allowed``."""
+        scale = self.cumulant(ti, level) - float(_THETAS[ti]) * eps
+        return end is not None and _floor(end) * math.exp(min(scale, _EXP_MAX)) <= allowed
+
+    def _tilted_root(self, build: Callable[[int, int], _End | None], root: Callable[[list[_End]], float],
+                     base: _End, fin: float, ti: int, level: int, near: float) -> float:
+        """``root`` of the ends ``base`` and a tilted end: the mildest tilt predicted to resolve a δ of
+        finite part ``fin`` at ε ≈ ``near`` (:meth:`_cheapest`), and, where its floor at the answer
+        misses, the tilt ``ti`` (the Chernoff-optimal one) too. Every end is certified: the root
+        of any set of ends is a certified ε end."""
+        allowed = self._share() * max(1.0, float(_THETAS[ti]) * near) * fin
+        tc = self._cheapest(ti, near, allowed, level, _floor(base)) if 0 < near < math.inf else ti
+        ends: list[_End] = [base]
+        mild = build(tc, level)
+        if mild is not None:
+            ends.append(mild)
+        out = root(ends)
+        if tc == ti or (0 < out < math.inf and self._resolves(mild, tc, level, out, allowed)):
+            return out
+        saddle = build(ti, level)
+        if saddle is None:
+            return out
+        ends.append(saddle)
+        return root(ends)
 
     def _estimate(self, eps: float, bound: float) -> float:
         """An estimate of δ's finite part at ε (to choose a window level only): the smaller of the
@@ -244,12 +303,11 @@ class Direction:
         """Where the untilted upper δ ``out`` is not resolved by ``base``: its FFT floor (and the cut
         tails) exceed ``_TILT_TRIGGER`` of its finite part."""
         fin = out - self.p_law
-        return np.asarray(base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0))
+        return np.asarray(base.unit_floor + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0))
 
     def _lower_settled(self, base: LowerEnd, out: FloatArray) -> npt.NDArray[np.bool_]:
         """Where the untilted lower δ ``out`` is final: its finite part is ≥ its floor / ``_TILT_TRIGGER``."""
-        floor = base.err_p + math.e * base.err_a + self.cut
-        return np.asarray(out - self.p_inf_lo >= floor / _TILT_TRIGGER)
+        return np.asarray(out - self.p_inf_lo >= (base.unit_floor + self.cut) / _TILT_TRIGGER)
 
     def untilted(self, eps: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_], FloatArray] | None:
         """(upper δ, resolved, ceiling) at ``eps`` read from the untilted ends alone. Where ``resolved``,
@@ -328,38 +386,15 @@ class Direction:
         base = self.upper(0)
         if base is None:
             return math.inf
-        ends = [base]
-        if base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * (delta - self.p_law):
-            level = self.win.level_for(delta - self.p_law)
-            t = self.upper(self.theta_for_delta(delta, level), level)
-            if t is not None:
-                ends.append(t)
+        if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_law):
+            return _upper_root([base], delta)
+        level = self.win.level_for(delta - self.p_law)
+        near = _upper_root([base], delta)  # the untilted answer: where the tilted ends are read
 
-        def passes(x: FloatArray) -> npt.NDArray[np.bool_]:
-            return np.asarray(np.min([end.delta(x) for end in ends], axis=0) <= delta)
+        def root(ends: list[UpperEnd]) -> float:
+            return _upper_root(ends, delta)
 
-        def ok(e: float) -> bool:
-            return bool(passes(np.array([e]))[0])
-
-        if ok(0.0):
-            return 0.0
-        # out from past the grid's last loss by gaps g, 2g, 4g, … (x_n = 2x_{n−1} + 1 for g = x_0 + 1),
-        # up to about 2^63·g; then the bisection from 0
-        start = max(1.0, max(end.s_max() for end in ends) + 1.0)
-        out = float_boundary(
-            ok,
-            name="epsilon",
-            passing_above=True,
-            fail=0.0,
-            start=start,
-            first_gap=start + 1.0,
-            xtol=math.inf,
-            highest=_EXPANSION_RANGE * (start + 1.0),
-        )
-        if out.passing is None:
-            return math.inf
-        # the bisection from 0, several levels per δ read (the same points and answer as one at a time)
-        return batched_bisection(passes, 0.0, out.passing, xtol=EPSILON_XTOL)[1]
+        return self._tilted_root(self.upper, root, base, delta - self.p_law, self.theta_for_delta(delta, level), level, near)
 
     def epsilon_lower(self, delta: float, upper: float) -> float:
         """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""
@@ -368,42 +403,15 @@ class Direction:
         base = self.lower(0)
         if base is None:
             return 0.0
-        ends = [base]
-        if (base.err_p + math.e * base.err_a + self.cut) > _TILT_TRIGGER * (delta - self.p_inf_lo):
-            level = self.win.level_for(delta - self.p_law)
-            t = self.lower(self.theta_for_delta(delta, level), level)
-            if t is not None:
-                ends.append(t)
 
-        def ok(e: float) -> bool:
-            return max(float(end.delta(np.array([e]))[0]) for end in ends) <= delta
+        def root(ends: list[LowerEnd]) -> float:
+            return _lower_root(ends, delta, upper, self.p_inf_lo)
 
-        if ok(0.0):
-            return 0.0
-        lo = 0.0
-        if math.isfinite(upper) and upper > 0:
-            # scan down from the upper end by gaps g, 2g, 4g, … < upper (the computed lower δ need not be
-            # monotone far from the tilt's window, so a bisection from 0 could stop in the wrong place)
-            gaps = accumulate(repeat(2.0), operator.mul, initial=max(upper * _SCAN_START, EPSILON_XTOL))
-            down = list(takewhile(lambda g: g < upper, gaps))
-            i = first_passing(lambda g: not ok(upper - g), down)
-            lo = 0.0 if i is None else upper - down[i]
-        if lo == 0.0:
-            # out by x ↦ 2x + 1 (64 points at most), then _COARSE_BISECTIONS bisections
-            x0 = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
-            tries = list(accumulate(range(_EXPANSION_POINTS - 1), lambda x, _: 2 * x + 1.0, initial=x0))
-            k = first_passing(ok, tries)
-            if k is None:
-                return tries[-1]
-            lo = tries[k - 1] if k > 0 else 0.0
-            lo = batched_bisection(
-                lambda x: np.array([ok(float(v)) for v in x]), lo, tries[k], steps=_COARSE_BISECTIONS, levels=1
-            )[0]
-        target = widen_up(delta, 16) - widen_down(self.p_inf_lo, 16)
-        best = lo
-        for end in ends:
-            best = max(best, end.root(lo, target))
-        return best
+        if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_inf_lo):
+            return root([base])
+        level = self.win.level_for(delta - self.p_law)
+        ti = self.theta_for_delta(delta, level)
+        return self._tilted_root(self.lower, root, base, delta - self.p_inf_lo, ti, level, upper)
 
 
 def realise(
@@ -463,6 +471,76 @@ def upper_ends(dirs: tuple[Direction, ...], eps: FloatArray) -> list[FloatArray]
         out[i] = dirs[i].delta_upper(eps, cap)
         cap = out[i] if cap is None else np.maximum(cap, out[i])
     return out
+
+
+def _upper_root(ends: list[UpperEnd], delta: float) -> float:
+    """Least ε found where the smallest of the ends' upper δ is ≤ ``delta`` (:meth:`Direction.epsilon_upper`)."""
+
+    def passes(x: FloatArray) -> npt.NDArray[np.bool_]:
+        return np.asarray(np.min([end.delta(x) for end in ends], axis=0) <= delta)
+
+    def ok(e: float) -> bool:
+        return bool(passes(np.array([e]))[0])
+
+    if ok(0.0):
+        return 0.0
+    # out from past the grid's last loss by gaps g, 2g, 4g, … (x_n = 2x_{n−1} + 1 for g = x_0 + 1),
+    # up to about 2^63·g; then the bisection from 0
+    start = max(1.0, max(end.s_max() for end in ends) + 1.0)
+    out = float_boundary(
+        ok,
+        name="epsilon",
+        passing_above=True,
+        fail=0.0,
+        start=start,
+        first_gap=start + 1.0,
+        xtol=math.inf,
+        highest=_EXPANSION_RANGE * (start + 1.0),
+    )
+    if out.passing is None:
+        return math.inf
+    # the bisection from 0, several levels per δ read (the same points and answer as one at a time)
+    return batched_bisection(passes, 0.0, out.passing, xtol=EPSILON_XTOL)[1]
+
+
+def _lower_root(ends: list[LowerEnd], delta: float, upper: float, p_inf_lo: float) -> float:
+    """Largest ε found where the largest of the ends' lower δ exceeds ``delta`` (0 if none), searched
+    down from ``upper`` (:meth:`Direction.epsilon_lower`)."""
+
+    def ok(e: float) -> bool:
+        return max(float(end.delta(np.array([e]))[0]) for end in ends) <= delta
+
+    if ok(0.0):
+        return 0.0
+    lo = 0.0
+    if math.isfinite(upper) and upper > 0:
+        # scan down from the upper end by gaps g, 2g, 4g, … < upper (the computed lower δ need not be
+        # monotone far from the tilt's window, so a bisection from 0 could stop in the wrong place)
+        gaps = accumulate(repeat(2.0), operator.mul, initial=max(upper * _SCAN_START, EPSILON_XTOL))
+        down = list(takewhile(lambda g: g < upper, gaps))
+        i = first_passing(lambda g: not ok(upper - g), down)
+        lo = 0.0 if i is None else upper - down[i]
+    if lo == 0.0:
+        # out by x ↦ 2x + 1 (64 points at most), then _COARSE_BISECTIONS bisections
+        x0 = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
+        tries = list(accumulate(range(_EXPANSION_POINTS - 1), lambda x, _: 2 * x + 1.0, initial=x0))
+        k = first_passing(ok, tries)
+        if k is None:
+            return tries[-1]
+        lo = tries[k - 1] if k > 0 else 0.0
+        lo = batched_bisection(
+            lambda x: np.array([ok(float(v)) for v in x]), lo, tries[k], steps=_COARSE_BISECTIONS, levels=1
+        )[0]
+    target = widen_up(delta, 16) - widen_down(p_inf_lo, 16)
+    best = lo
+    for end in ends:
+        best = max(best, end.root(lo, target))
+    return best
+
+
+def _floor(end: UpperEnd | LowerEnd | None) -> float:
+    """An end's FFT floor in units of its scale; 0 for a missing end."""
+    return 0.0 if end is None else end.unit_floor
 
 
 def _guarded(ti: int, build: Callable[[], _End | None]) -> _End | None:
