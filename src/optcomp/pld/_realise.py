@@ -40,6 +40,9 @@ _TILT_TRIGGER = 1e-4
 #: (for ε(δ), of relative_width·θε·δ: a relative δ error r moves ε by ≈ r/(θε) relative): the floor
 #: then adds ≤ 2 % of the width target to a bracket (``docs/pld.md`` §6).
 _TILT_AIM = 0.02
+#: A mild tilt is chosen for this share of the allowed floor: the prediction reads ε₀ (the untilted
+#: answer, not the final one) and the untilted end's floor (a tilted window may be longer).
+_PREDICTION_MARGIN = 8.0
 #: Exponent cap of a predicted floor's scale (e^{700} is finite).
 _EXP_MAX = 700.0
 #: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
@@ -165,11 +168,13 @@ class Direction:
     def _tilted_root(self, build: Callable[[int, int], _End | None], root: Callable[[list[_End]], float],
                      base: _End, fin: float, ti: int, level: int, near: float) -> float:
         """``root`` of the ends ``base`` and a tilted end: the mildest tilt predicted to resolve a δ of
-        finite part ``fin`` at ε ≈ ``near`` (:meth:`_cheapest`), and, where its floor at the answer
-        misses, the tilt ``ti`` (the Chernoff-optimal one) too. Every end is certified: the root
+        finite part ``fin`` at ε ≈ ``near`` within 1/``_PREDICTION_MARGIN`` of the allowed floor
+        (:meth:`_cheapest`), and, where its floor at the answer misses the allowed one, the tilt
+        ``ti`` (the Chernoff-optimal one) too. Every end is certified: the root
         of any set of ends is a certified ε end."""
         allowed = self._share() * max(1.0, float(_THETAS[ti]) * near) * fin
-        tc = self._cheapest(ti, near, allowed, level, _floor(base)) if 0 < near < math.inf else ti
+        aim = allowed / _PREDICTION_MARGIN
+        tc = self._cheapest(ti, near, aim, level, _floor(base)) if 0 < near < math.inf else ti
         ends: list[_End] = [base]
         mild = build(tc, level)
         if mild is not None:
