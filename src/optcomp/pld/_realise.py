@@ -43,6 +43,8 @@ _TILT_AIM = 0.02
 #: A mild tilt is chosen for this share of the allowed floor: the prediction reads ε₀ (the untilted
 #: answer, not the final one) and the untilted end's floor (a tilted window may be longer).
 _PREDICTION_MARGIN = 8.0
+#: Relative tolerance of the untilted ε answer that places a mild tilt's prediction (e^{θ·1e-6·ε} ≈ 1).
+_NEAR_XTOL = 1e-6
 #: Exponent cap of a predicted floor's scale (e^{700} is finite).
 _EXP_MAX = 700.0
 #: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
@@ -394,7 +396,7 @@ class Direction:
         if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_law):
             return _upper_root([base], delta)
         level = self.win.level_for(delta - self.p_law)
-        near = _upper_root([base], delta)  # the untilted answer: where the tilted ends are read
+        near = _upper_root([base], delta, _NEAR_XTOL)  # the untilted answer: where the tilted ends are read
 
         def root(ends: list[UpperEnd]) -> float:
             return _upper_root(ends, delta)
@@ -478,8 +480,9 @@ def upper_ends(dirs: tuple[Direction, ...], eps: FloatArray) -> list[FloatArray]
     return out
 
 
-def _upper_root(ends: list[UpperEnd], delta: float) -> float:
-    """Least ε found where the smallest of the ends' upper δ is ≤ ``delta`` (:meth:`Direction.epsilon_upper`)."""
+def _upper_root(ends: list[UpperEnd], delta: float, xtol: float = EPSILON_XTOL) -> float:
+    """Least ε found where the smallest of the ends' upper δ is ≤ ``delta`` (:meth:`Direction.epsilon_upper`),
+    to a relative ``xtol``."""
 
     def passes(x: FloatArray) -> npt.NDArray[np.bool_]:
         return np.asarray(np.min([end.delta(x) for end in ends], axis=0) <= delta)
@@ -505,7 +508,7 @@ def _upper_root(ends: list[UpperEnd], delta: float) -> float:
     if out.passing is None:
         return math.inf
     # the bisection from 0, several levels per δ read (the same points and answer as one at a time)
-    return batched_bisection(passes, 0.0, out.passing, xtol=EPSILON_XTOL)[1]
+    return batched_bisection(passes, 0.0, out.passing, xtol=xtol)[1]
 
 
 def _lower_root(ends: list[LowerEnd], delta: float, upper: float, p_inf_lo: float) -> float:
