@@ -53,8 +53,10 @@ _KEPT_PER_POINT = 96
 _COARSE_BISECTIONS = 8
 #: How far (in units of the first gap) the upper ε search moves out before answering ε = inf.
 _EXPANSION_RANGE = 2.0**63
-#: First step (relative to the upper end) of the downward scan for a lower ε end.
-_SCAN_START = 1e-7
+#: First step of the downward scan for a lower ε end, relative to the upper end and to the requested
+#: relative width: the lower end sits about a bracket's width (≤ relative_width·ε) below the upper one,
+#: so the scan reaches it in a few doublings (any start gives a certified end; this one only its speed).
+_SCAN_SHARE = 1.0 / 16.0
 #: Points x₀, 2x₀ + 1, … a lower ε end tries upwards (when the downward scan found none) before giving up.
 _EXPANSION_POINTS = 64
 
@@ -412,7 +414,7 @@ class Direction:
             return 0.0
 
         def root(ends: list[LowerEnd]) -> float:
-            return _lower_root(ends, delta, upper, self.p_inf_lo)
+            return _lower_root(ends, delta, upper, self.p_inf_lo, self.acc.relative_width)
 
         if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_inf_lo):
             return root([base])
@@ -511,9 +513,9 @@ def _upper_root(ends: list[UpperEnd], delta: float, xtol: float = EPSILON_XTOL) 
     return batched_bisection(passes, 0.0, out.passing, xtol=xtol)[1]
 
 
-def _lower_root(ends: list[LowerEnd], delta: float, upper: float, p_inf_lo: float) -> float:
+def _lower_root(ends: list[LowerEnd], delta: float, upper: float, p_inf_lo: float, width: float) -> float:
     """Largest ε found where the largest of the ends' lower δ exceeds ``delta`` (0 if none), searched
-    down from ``upper`` (:meth:`Direction.epsilon_lower`)."""
+    down from ``upper`` from a first gap ``_SCAN_SHARE``·``width``·``upper`` (:meth:`Direction.epsilon_lower`)."""
 
     def ok(e: float) -> bool:
         return max(float(end.delta(np.array([e]))[0]) for end in ends) <= delta
@@ -524,7 +526,7 @@ def _lower_root(ends: list[LowerEnd], delta: float, upper: float, p_inf_lo: floa
     if math.isfinite(upper) and upper > 0:
         # scan down from the upper end by gaps g, 2g, 4g, … < upper (the computed lower δ need not be
         # monotone far from the tilt's window, so a bisection from 0 could stop in the wrong place)
-        gaps = accumulate(repeat(2.0), operator.mul, initial=max(upper * _SCAN_START, EPSILON_XTOL))
+        gaps = accumulate(repeat(2.0), operator.mul, initial=max(upper * width * _SCAN_SHARE, EPSILON_XTOL))
         down = list(takewhile(lambda g: g < upper, gaps))
         i = first_passing(lambda g: not ok(upper - g), down)
         lo = 0.0 if i is None else upper - down[i]
