@@ -278,18 +278,20 @@ class Direction:
         need = self._upper_wants_tilt(base, out)
         if cap is not None:
             need &= out > cap
+        least = 0  # the deepest window level a point has used: shallower points use it too (shared ends)
         for i in sorted(np.flatnonzero(need).tolist(), key=lambda j: -float(eps[j])):
-            out[i] = self._upper_tilted(float(eps[i]), float(out[i]), None if cap is None else float(cap[i]))
+            out[i], least = self._upper_tilted(float(eps[i]), float(out[i]), None if cap is None else float(cap[i]), least)
         return out
 
-    def _upper_tilted(self, e: float, v: float, cap: float | None) -> float:
+    def _upper_tilted(self, e: float, v: float, cap: float | None, least: int) -> tuple[float, int]:
         """The upper δ ``v`` at ε = ``e`` lowered by tilted ends: the built ones, nearest tilt first,
         until one resolves it (its floor at ε ≤ ``_TILT_TRIGGER`` of its value's finite part f, and
         its window level serves f: :meth:`Windows.serves`); else a new end at the saddle tilt on the
-        level the estimated δ asks for (:meth:`Windows.level_for`), and again one level deeper when
-        its value asks for one (each level's end is certified; the minimum is taken)."""
+        level the estimated δ asks for (:meth:`Windows.level_for`) or ``least`` if deeper, and again
+        one level deeper when its value asks for one (each level's end is certified; the minimum is
+        taken). Returns (the upper δ, the level used)."""
         x = np.array([e])
-        level = self.win.level_for(self._estimate(e, v))
+        level = least if least == self.win.full else max(least, self.win.level_for(self._estimate(e, v)))
         while True:
             ti = self.theta_for_eps(e, level)
             for (_, lv), end in self._nearest(self._upper, ti):
@@ -297,15 +299,15 @@ class Direction:
                 v = min(v, w)
                 fin = max(w - self.p_law, 0.0)
                 if end.floor_at(e) <= _TILT_TRIGGER * fin and self.win.serves(lv, fin):
-                    return v  # resolved by this end
+                    return v, level  # resolved by this end
             if cap is not None and v <= cap:
-                return v
+                return v, level
             new = self.upper(ti, level)
             if new is not None:
                 v = min(v, float(new.delta(x)[0]))
             deeper = self.win.level_for(v - self.p_law)
             if deeper <= level:
-                return v
+                return v, level
             level = deeper
 
     def _upper_wants_tilt(self, base: UpperEnd, out: FloatArray) -> npt.NDArray[np.bool_]:
@@ -361,12 +363,16 @@ class Direction:
         out = base.delta(eps)
         settled = self._lower_settled(base, out)
         order = sorted(range(eps.size), key=lambda j: -float(eps[j]))
+        least = 0  # the deepest window level a point has used: shallower points use it too (shared ends)
         for i in order:
             if settled[i] or (known is not None and hint is not None and hint[i] <= known[i]):
                 continue
             x = eps[i : i + 1]
             near = hint is not None and 0 < hint[i] < 1
-            level = self.win.level_for(self._estimate(float(eps[i]), float(hint[i]) if hint is not None else 1.0))
+            if least < self.win.full:
+                est = self._estimate(float(eps[i]), float(hint[i]) if hint is not None else 1.0)
+                least = max(least, self.win.level_for(est))
+            level = least
             ti = self.theta_for_eps(float(eps[i]), level)
             for _, end in self._nearest(self._lower, ti):  # the built ends, nearest tilt first
                 out[i] = max(out[i], float(end.delta(x)[0]))
