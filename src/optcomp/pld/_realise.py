@@ -12,24 +12,21 @@ from __future__ import annotations
 
 import bisect
 import math
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat, takewhile
 from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._inverse import float_boundary
-from optcomp._inverse_many import batched_bisection, first_passing
-from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray
-from optcomp._rounding import rounding_error, widen_down, widen_up
+from optcomp._numerics import Accuracy, FloatArray
+from optcomp._rounding import rounding_error
 from optcomp.mechanisms import PrivacyLossLaw
 from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import LowerEnd, UpperEnd, tilt
+from optcomp.pld._roots import lower_root, upper_root
 from optcomp.pld._windows import Memo, Vectors, Windows
 
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
@@ -49,16 +46,6 @@ _NEAR_XTOL = 1e-6
 _EXP_MAX = 700.0
 #: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
 _KEPT_PER_POINT = 96
-#: Bisection steps before the exact root iteration of a lower ε end.
-_COARSE_BISECTIONS = 8
-#: How far (in units of the first gap) the upper ε search moves out before answering ε = inf.
-_EXPANSION_RANGE = 2.0**63
-#: First step of the downward scan for a lower ε end, relative to the upper end and to the requested
-#: relative width: the lower end sits about a bracket's width (≤ relative_width·ε) below the upper one,
-#: so the scan reaches it in a few doublings (any start gives a certified end; this one only its speed).
-_SCAN_SHARE = 1.0 / 16.0
-#: Points x₀, 2x₀ + 1, … a lower ε end tries upwards (when the downward scan found none) before giving up.
-_EXPANSION_POINTS = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -402,12 +389,12 @@ class Direction:
         if base is None:
             return math.inf
         if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_law):
-            return _upper_root([base], delta)
+            return upper_root([base], delta)
         level = self.win.level_for(delta - self.p_law)
-        near = _upper_root([base], delta, _NEAR_XTOL)  # the untilted answer: where the tilted ends are read
+        near = upper_root([base], delta, _NEAR_XTOL)  # the untilted answer: where the tilted ends are read
 
         def root(ends: list[UpperEnd]) -> float:
-            return _upper_root(ends, delta)
+            return upper_root(ends, delta)
 
         return self._tilted_root(self.upper, root, base, delta - self.p_law, self.theta_for_delta(delta, level), level, near)
 
@@ -420,7 +407,7 @@ class Direction:
             return 0.0
 
         def root(ends: list[LowerEnd]) -> float:
-            return _lower_root(ends, delta, upper, self.p_inf_lo, self.acc.relative_width)
+            return lower_root(ends, delta, upper, self.p_inf_lo, self.acc.relative_width)
 
         if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_inf_lo):
             return root([base])
@@ -486,72 +473,6 @@ def upper_ends(dirs: tuple[Direction, ...], eps: FloatArray) -> list[FloatArray]
         out[i] = dirs[i].delta_upper(eps, cap)
         cap = out[i] if cap is None else np.maximum(cap, out[i])
     return out
-
-
-def _upper_root(ends: list[UpperEnd], delta: float, xtol: float = EPSILON_XTOL) -> float:
-    """Least ε found where the smallest of the ends' upper δ is ≤ ``delta`` (:meth:`Direction.epsilon_upper`),
-    to a relative ``xtol``."""
-
-    def passes(x: FloatArray) -> npt.NDArray[np.bool_]:
-        return np.asarray(np.min([end.delta(x) for end in ends], axis=0) <= delta)
-
-    def ok(e: float) -> bool:
-        return bool(passes(np.array([e]))[0])
-
-    if ok(0.0):
-        return 0.0
-    # out from past the grid's last loss by gaps g, 2g, 4g, … (x_n = 2x_{n−1} + 1 for g = x_0 + 1),
-    # up to about 2^63·g; then the bisection from 0
-    start = max(1.0, max(end.s_max() for end in ends) + 1.0)
-    out = float_boundary(
-        ok,
-        name="epsilon",
-        passing_above=True,
-        fail=0.0,
-        start=start,
-        first_gap=start + 1.0,
-        xtol=math.inf,
-        highest=_EXPANSION_RANGE * (start + 1.0),
-    )
-    if out.passing is None:
-        return math.inf
-    # the bisection from 0, several levels per δ read (the same points and answer as one at a time)
-    return batched_bisection(passes, 0.0, out.passing, xtol=xtol)[1]
-
-
-def _lower_root(ends: list[LowerEnd], delta: float, upper: float, p_inf_lo: float, width: float) -> float:
-    """Largest ε found where the largest of the ends' lower δ exceeds ``delta`` (0 if none), searched
-    down from ``upper`` from a first gap ``_SCAN_SHARE``·``width``·``upper`` (:meth:`Direction.epsilon_lower`)."""
-
-    def ok(e: float) -> bool:
-        return max(float(end.delta(np.array([e]))[0]) for end in ends) <= delta
-
-    if ok(0.0):
-        return 0.0
-    lo = 0.0
-    if math.isfinite(upper) and upper > 0:
-        # scan down from the upper end by gaps g, 2g, 4g, … < upper (the computed lower δ need not be
-        # monotone far from the tilt's window, so a bisection from 0 could stop in the wrong place)
-        gaps = accumulate(repeat(2.0), operator.mul, initial=max(upper * width * _SCAN_SHARE, EPSILON_XTOL))
-        down = list(takewhile(lambda g: g < upper, gaps))
-        i = first_passing(lambda g: not ok(upper - g), down)
-        lo = 0.0 if i is None else upper - down[i]
-    if lo == 0.0:
-        # out by x ↦ 2x + 1 (64 points at most), then _COARSE_BISECTIONS bisections
-        x0 = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
-        tries = list(accumulate(range(_EXPANSION_POINTS - 1), lambda x, _: 2 * x + 1.0, initial=x0))
-        k = first_passing(ok, tries)
-        if k is None:
-            return tries[-1]
-        lo = tries[k - 1] if k > 0 else 0.0
-        lo = batched_bisection(
-            lambda x: np.array([ok(float(v)) for v in x]), lo, tries[k], steps=_COARSE_BISECTIONS, levels=1
-        )[0]
-    target = widen_up(delta, 16) - widen_down(p_inf_lo, 16)
-    best = lo
-    for end in ends:
-        best = max(best, end.root(lo, target))
-    return best
 
 
 def _floor(end: UpperEnd | LowerEnd | None) -> float:
