@@ -34,7 +34,7 @@ RESULTS = HERE / "RESULTS_profile.md"
 SRC = HERE.parent / "src"
 DELTAS = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8]
 SWEEPS = {"sweep-s1-q0.01-T1e3": (1.0, 0.01, 1000), "sweep-s1-q0.01-T1e4": (1.0, 0.01, 10000),
-          "sweep-s0.8-q1e-3-T1e4": (0.8, 1e-3, 10000)}
+          "sweep-s0.8-q1e-3-T1e4": (0.8, 1e-3, 10000), "sweep-s3-q1e-4-T21544": (3.0, 1e-4, 21544)}
 ROWS = ["profile41", "delta10", *SWEEPS]
 
 

@@ -59,7 +59,8 @@ def conditions() -> str:
             f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min)")
 
 
-def plain(points: list[sweep.Point], n: int, seed: int) -> tuple[list[tuple[sweep.Point, Any]], float, float]:
+def plain(points: list[sweep.Point], n: int, seed: int) -> tuple[list[tuple[sweep.Point, Any, float]], float, float]:
+    """`dpsgd.epsilon` on a seeded sample: (point, bracket or None, CPU s) each, wall and CPU in all."""
     sample = random.Random(seed).sample(points, min(n, len(points)))
     out = []
     start = time.perf_counter()
@@ -67,11 +68,26 @@ def plain(points: list[sweep.Point], n: int, seed: int) -> tuple[list[tuple[swee
     with threadpool_limits(limits=1):
         for p in sample:
             g = p.get
+            t0 = time.process_time()
             try:
-                out.append((p, dpsgd.epsilon(g("noise_multiplier"), g("sampling_rate"), g("steps"), g("delta"))))
+                b = dpsgd.epsilon(g("noise_multiplier"), g("sampling_rate"), g("steps"), g("delta"))
             except GridTooLargeError:  # the width is not reached before the memory cap: dpsgd refuses
-                out.append((p, None))
+                b = None
+            out.append((p, b, time.process_time() - t0))
     return out, time.perf_counter() - start, time.process_time() - cpu
+
+
+def plain_breakdown(samples: list[tuple[sweep.Point, Any, float]]) -> list[str]:
+    """Where the plain loop's CPU goes: the sampled points' CPU by δ and by σ band (a table)."""
+    total = sum(t for _, _, t in samples) or 1e-9
+    out = ["| group | points | CPU s | share of the plain loop's CPU |", "|---|---|---|---|"]
+    for d in sorted({p.get("delta") for p, _, _ in samples}, reverse=True):  # type: ignore[type-var]
+        ts = [t for p, _, t in samples if p.get("delta") == d]
+        out.append(f"| δ = {d:g} | {len(ts)} | {sum(ts):.1f} | {100 * sum(ts) / total:.0f} % |")
+    for lo, hi in ((0.0, 1.0), (1.0, 2.0), (2.0, 9.0)):
+        ts = [t for p, _, t in samples if lo <= float(p.get("noise_multiplier")) < hi]  # type: ignore[arg-type]
+        out.append(f"| {lo:g} ≤ σ < {hi:g} | {len(ts)} | {sum(ts):.1f} | {100 * sum(ts) / total:.0f} % |")
+    return out
 
 
 def overhead(executor: Any, n: int) -> float:
@@ -116,10 +132,11 @@ def main() -> None:
     cpu_point = cpu_plain / len(samples)
     lines += ["## 1. Plain loop (sampled, extrapolated)", "",
               (f"`dpsgd.epsilon` on {len(samples)} points drawn at random (seed 26) from the {n}: "
-              f"{t_plain:.1f} s, {per_point:.3f} s per point ({sum(b is None for _, b in samples)} refused by "
+              f"{t_plain:.1f} s, {per_point:.3f} s per point ({sum(b is None for _, b, _ in samples)} refused by "
               "`dpsgd.epsilon`: the requested width is not reached before the memory cap; their time is counted); "
               f"**extrapolated to {n} points: {per_point * n:.0f} s wall, {cpu_point * n:.0f} s CPU** "
-              "(one process, single-threaded BLAS)."), ""]
+              "(one process, single-threaded BLAS)."), "", "Where its CPU goes (the sampled points):", "",
+              *plain_breakdown(samples), ""]
     flush()
 
     tmp = tempfile.mkdtemp(prefix="bench_sweep_")
@@ -130,7 +147,7 @@ def main() -> None:
     by_key = {r.key: r for r in rows}
     bad = [r for r in rows if r.error is not None or r.lower is None or r.upper is None or not r.lower <= r.upper]
     wide = [r for r in rows if r.width is not None and r.width > points[0].accuracy.relative_width]
-    disjoint = [p for p, b in samples if b is not None
+    disjoint = [p for p, b, _ in samples if b is not None
                 and not (by_key[p.key].lower <= b.upper and b.lower <= by_key[p.key].upper)]  # type: ignore[operator]
     ratio = per_point * n / s.seconds
     lines += ["## 2. The sweep", "",

@@ -57,16 +57,18 @@ def _direction() -> Direction:
     return _pld()._directions(5e-4)[0]
 
 
-def test_cumulant_is_scipys_logsumexp_bit_for_bit() -> None:
+@pytest.mark.parametrize("level", [0, 1, -1])
+def test_cumulant_is_scipys_logsumexp_bit_for_bit(level: int) -> None:
     d = _direction()
+    level = d.win.full if level < 0 else level
     for ti in range(1, _THETAS.size, 11):
         th = float(_THETAS[ti])
         ref = 0.0
-        for sp, k in d.full().splits:
+        for sp, k in d.win.at(level).splits:
             pos = np.isfinite(sp.log_masses)
             c = (sp.first + np.flatnonzero(pos)) * d.step
             ref += k * float(logsumexp(sp.log_masses[pos] + th * c))
-        assert d.cumulant(ti) == ref, ti
+        assert d.cumulant(ti, level) == ref, (ti, level)
 
 
 def _test_set_reference(end: LowerEnd, eps: float) -> tuple[float, ...] | None:

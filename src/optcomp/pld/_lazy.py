@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import overload
 
-from optcomp.pld._realise import Direction, Memo
+from optcomp.pld._realise import Direction
+from optcomp.pld._windows import Memo
 
 
 class Directions(Sequence[Direction]):

@@ -22,7 +22,6 @@ from optcomp._numerics import (
     EPSILON_WIDTH_FLOOR,
     PLD_DEEP_DELTA,
     PLD_FIRST_STEP,
-    PLD_LAW_TAIL,
     Accuracy,
     Bound,
     FloatArray,
@@ -35,8 +34,9 @@ from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
 from optcomp.pld._lazy import Directions
-from optcomp.pld._realise import Direction, Memo, realise, upper_ends
+from optcomp.pld._realise import Direction, realise, upper_ends
 from optcomp.pld._stepmodel import MODEL_DEEPEST_DELTA, MODEL_MISS, MODEL_PASSES, first_step
+from optcomp.pld._windows import Memo, log_tails
 
 if TYPE_CHECKING:
     from optcomp.pld._curve import HockeyStickCurve
@@ -190,24 +190,20 @@ class PrivacyLossDistribution:
             return [remove]
         return [remove, _merge([(r if a is None else a, k) for r, a, k in self._parts])]
 
-    def _span(self, law: PrivacyLossLaw, key: int) -> tuple[float, float]:
-        """The loss interval one law's grid covers: bulk (key 0) or full (key 1) windows, cached."""
-        if (id(law), key) not in self._spans:
-            if key == 0:
-                lt = math.log(self._accuracy.tail_mass) - math.log(8.0 * self.count)
-            else:
-                lt = math.log(PLD_LAW_TAIL) - math.log(4.0 * self.count)
-            self._spans[(id(law), key)] = window(law, lt)
-        return self._spans[(id(law), key)]
+    def _span(self, law: PrivacyLossLaw, level: int) -> tuple[float, float]:
+        """The loss interval one law's grid covers at a window level (0: bulk, last: full), cached."""
+        if (id(law), level) not in self._spans:
+            self._spans[(id(law), level)] = window(law, log_tails(self._accuracy.tail_mass, self.count)[level])
+        return self._spans[(id(law), level)]
 
     def _realise(self, laws: list[tuple[PrivacyLossLaw, int]], step: float, memo: Memo) -> Direction:
-        """One direction's laws realised at ``step`` (bulk windows; full windows on demand)."""
-        spans = [self._span(law, 0) for law, _ in laws]
+        """One direction's laws realised at ``step`` (bulk windows; deeper window levels on demand)."""
 
-        def full() -> list[tuple[float, float]]:
-            return [self._span(law, 1) for law, _ in laws]
+        def spans(level: int) -> list[tuple[float, float]]:
+            return [self._span(law, level) for law, _ in laws]
 
-        return realise(laws, step, self._accuracy, spans, full, memo)
+        tails = log_tails(self._accuracy.tail_mass, self.count)
+        return realise(laws, step, self._accuracy, spans, tails, memo)
 
     def _directions(self, step: float) -> Directions:
         """Both directions at ``step``, each realised on first use (:class:`._lazy.Directions`); per-law

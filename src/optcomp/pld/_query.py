@@ -117,6 +117,11 @@ class UpperEnd:
             out = np.exp(log_pref + np.log(total))
         return np.asarray(np.where(total > 0, out, 0.0), dtype=np.float64)
 
+    @property
+    def unit_floor(self) -> float:
+        """The FFT floor in units of the end's scale e^{L − θε} (with its slack)."""
+        return self.floor * math.exp(self.log_slack)
+
     def floor_at(self, eps: float) -> float:
         """The absolute error the FFT floor adds to :meth:`delta` at ε (e^{L − θε}·floor, as in
         :meth:`finite`): where it is a small share of the value, this end resolves ε."""
@@ -156,6 +161,12 @@ class LowerEnd:
         self.s0 = (self.p.first + 0.5 * self.count) * self.step
         self._losses: FloatArray | None = None
         self._thresholds: FloatArray | None = None
+
+    @property
+    def unit_floor(self) -> float:
+        """The FFT floors of the P and tilted-Q sides in units of the end's scale, err_p + e·err_a (as
+        the untilted end's settledness counts them)."""
+        return self.err_p + math.e * self.err_a
 
     def _tables(self) -> tuple[FloatArray, FloatArray]:
         """(s_J, t_J) for every J, computed once: J is in the test set at ε iff t_J > ε (and s_J ≥ ε − τ),

@@ -10,125 +10,69 @@ private caches (a value of the laws, the step and the accuracy).
 
 from __future__ import annotations
 
+import bisect
 import math
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat, takewhile
 from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import logsumexp
 
-from optcomp._inverse import float_boundary
-from optcomp._inverse_many import batched_bisection, first_passing, zoomed_bisection
-from optcomp._numerics import EPSILON_XTOL, Accuracy, FloatArray
-from optcomp._rounding import rounding_error, widen_down, widen_up
+from optcomp._numerics import Accuracy, FloatArray
+from optcomp._rounding import rounding_error
 from optcomp.mechanisms import PrivacyLossLaw
 from optcomp.pld._blocks import BLOCK_MIN_COUNT, Shape, blocked, lower_blocks, upper_blocks
-from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells
-from optcomp.pld._dominated import Quantised, quantise
-from optcomp.pld._dominating import Split, split
+from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import LowerEnd, UpperEnd, tilt
+from optcomp.pld._roots import lower_root, upper_root
+from optcomp.pld._windows import Memo, Vectors, Windows
 
-#: Share of live (not underflowing) terms below which :func:`_log_sum_exp` skips the exp of the others.
-_LIVE_SHARE = 0.9
-#: −x beyond which exp(x) is exactly 0.0 (it is below −745.14), with room for exp's own error.
-_EXP_ZERO = 760.0
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
 _THETAS = np.concatenate([[0.0], 2.0 ** (np.arange(-7 * 16, 13 * 16 + 1) / 16)])
 #: A bound is re-read through a tilted composition when its FFT error floor exceeds this fraction of it.
 _TILT_TRIGGER = 1e-4
+#: A tilted end is built at the mildest tilt whose predicted floor is ≤ this share of relative_width·δ
+#: (for ε(δ), of relative_width·θε·δ: a relative δ error r moves ε by ≈ r/(θε) relative): the floor
+#: then adds ≤ 2 % of the width target to a bracket (``docs/pld.md`` §6).
+_TILT_AIM = 0.02
+#: A mild tilt is chosen for this share of the allowed floor: the prediction reads ε₀ (the untilted
+#: answer, not the final one) and the untilted end's floor (a tilted window may be longer).
+_PREDICTION_MARGIN = 8.0
+#: Relative tolerance of the untilted ε answer that places a mild tilt's prediction (e^{θ·1e-6·ε} ≈ 1).
+_NEAR_XTOL = 1e-6
+#: Exponent cap of a predicted floor's scale (e^{700} is finite).
+_EXP_MAX = 700.0
 #: Composed vectors of one realisation that stay in memory per FFT point (bytes), on top of the work.
 _KEPT_PER_POINT = 96
-#: Bisection steps before the exact root iteration of a lower ε end.
-_COARSE_BISECTIONS = 8
-#: How far (in units of the first gap) the upper ε search moves out before answering ε = inf.
-_EXPANSION_RANGE = 2.0**63
-#: First step (relative to the upper end) of the downward scan for a lower ε end.
-_SCAN_START = 1e-7
-#: Points x₀, 2x₀ + 1, … a lower ε end tries upwards (when the downward scan found none) before giving up.
-_EXPANSION_POINTS = 64
-
-
-@dataclass
-class _Vectors:
-    """Split and quantised vectors of every part on one set of per-step windows, and the envelopes
-    of P(some step at +∞) they imply (the split's includes the mass its windows moved there)."""
-
-    splits: list[tuple[Split, int]]
-    quants: list[tuple[Quantised, int]]
-    p_inf_hi: float
-    p_inf_lo: float
-
-
-#: Per-law vectors of one grid step, shared by the two directions (a symmetric mechanism's law is the
-#: same object in both): key (id(law), span).
-Memo = dict[tuple[int, tuple[float, float]], tuple[Split, Quantised]]
-
-
-def _vectors(
-    laws: list[tuple[PrivacyLossLaw, int]],
-    step: float,
-    acc: Accuracy,
-    spans: list[tuple[float, float]],
-    memo: Memo | None = None,
-) -> _Vectors:
-    max_cells = acc.memory_cap // BYTES_PER_CELL
-    needed = sum(math.floor(b / step) - math.floor(a / step) + 3 for a, b in spans)
-    if needed > acc.memory_cap // BYTES_KEPT_PER_CELL:
-        raise GridTooLargeError(
-            f"the {len(laws)} distinct privacy-loss laws need {needed} grid cells of step {step:g} "
-            f"(the memory cap allows {acc.memory_cap // BYTES_KEPT_PER_CELL}); ask for a larger "
-            "Accuracy.relative_width or grid_step, or raise Accuracy.memory_cap"
-        )
-    splits, quants = [], []
-    log_hi = log_lo = 0.0
-    memo = {} if memo is None else memo
-    for (law, k), span in zip(laws, spans, strict=True):
-        key = (id(law), span)
-        if key not in memo:
-            c = cells(law, step, span, max_cells)
-            memo[key] = (split(c), quantise(c))
-        sp, qu = memo[key]
-        splits.append((sp, k))
-        quants.append((qu, k))
-        log_hi += k * (math.log1p(-sp.p_inf) if sp.p_inf < 1 else -math.inf)
-        log_lo += k * (math.log1p(-qu.p_inf) if qu.p_inf < 1 else -math.inf)
-    p_hi = min(1.0, widen_up(-math.expm1(widen_up(log_hi, 8)), 8)) if log_hi > -math.inf else 1.0
-    p_lo = max(0.0, widen_down(-math.expm1(widen_down(log_lo, 8)), 8)) if log_lo > -math.inf else 1.0
-    return _Vectors(splits, quants, p_hi, p_lo)
 
 
 @dataclass(frozen=True, eq=False)
 class Direction:
     """One direction of the neighbouring relation at one grid step: split and quantised vectors of
-    every part, and (lazily, per tilt θ) the composed upper and lower ends.
+    every part, and (lazily, per tilt θ and window level) the composed upper and lower ends.
 
-    The untilted ends use *bulk* windows (each per-step tail beyond P-mass tail_mass/(8·count) moves
-    to +∞ / onto the first point for the upper end, and is dropped for the lower end); tilted ends,
-    which read the deep tail, use *full* windows (per-step tails down to ``PLD_LAW_TAIL``), built on
-    first use.
+    The untilted ends use the *bulk* windows (level 0: each per-step tail beyond P-mass
+    tail_mass/(8·count) moves to +∞ / onto the first point for the upper end, and is dropped for the
+    lower end); a tilted end, which reads the deep tail, uses the narrowest window level whose cut is
+    negligible at the δ it resolves (:meth:`Windows.level_for`, ``docs/pld.md`` §4), built on first use.
     """
 
-    laws: list[tuple[PrivacyLossLaw, int]]
-    bulk: _Vectors
-    full_spans: Callable[[], list[tuple[float, float]]]
-    memo: Memo
+    win: Windows
     acc: Accuracy
     step: float
     log_tau: float
     max_len: int
     count: int
-    # memoised on first use (never rebound): the full-window vectors, the ends and cumulants per tilt
-    _full: list[_Vectors] = field(default_factory=list)
-    _upper: dict[int, UpperEnd | None] = field(default_factory=dict)
-    _lower: dict[int, LowerEnd | None] = field(default_factory=dict)
-    _cumulant: dict[int, float] = field(default_factory=dict)
-    _terms: list[tuple[FloatArray, FloatArray, int]] = field(default_factory=list)
+    # memoised on first use (never rebound): the ends per (tilt index, window level)
+    _upper: dict[tuple[int, int], UpperEnd | None] = field(default_factory=dict)
+    _lower: dict[tuple[int, int], LowerEnd | None] = field(default_factory=dict)
+
+    @property
+    def bulk(self) -> Vectors:
+        return self.win.at(0)
 
     @property
     def p_inf_hi(self) -> float:
@@ -137,50 +81,25 @@ class Direction:
     @property
     def p_law(self) -> float:
         """P(some step at +∞) from the laws alone (an estimate, used to decide on tilts only)."""
-        log_fin = sum(k * (math.log1p(-law.p_inf) if law.p_inf < 1 else -math.inf) for law, k in self.laws)
-        return -math.expm1(log_fin) if log_fin > -math.inf else 1.0
+        return self.win.p_law
 
     @property
     def cut(self) -> float:
-        """The P-mass the bulk windows moved to +∞ or dropped (what only the full windows resolve)."""
-        return max(0.0, self.bulk.p_inf_hi - self.p_law)
+        """The P-mass the bulk windows moved to +∞ or dropped (what only deeper windows resolve)."""
+        return self.win.cut(0)
 
     @property
     def p_inf_lo(self) -> float:
         return self.bulk.p_inf_lo
 
-    def full(self) -> _Vectors:
-        if not self._full:
-            self._full.append(_vectors(self.laws, self.step, self.acc, self.full_spans(), self.memo))
-        return self._full[0]
-
-    def vectors(self, ti: int) -> _Vectors:
-        return self.bulk if ti == 0 else self.full()
+    def full(self) -> Vectors:
+        """The vectors on the full windows (per-step tails down to ``PLD_LAW_TAIL``)."""
+        return self.win.at(self.win.full)
 
     # -- tilt ---------------------------------------------------------------------------------------
-    def cumulant(self, ti: int) -> float:
-        """K(θ) = Σ k ln Σ_c x_c e^{θ cΔ} of the (full) split vectors at θ = ``_THETAS[ti]``.
-
-        Only chooses tilts (every tilt gives a certified end): the value is scipy's ``logsumexp`` of
-        each split's finite log-masses + θ·loss, computed by :func:`_log_sum_exp` with the same float
-        operations on arrays gathered once per direction (issue 27 item 7)."""
-        if ti not in self._cumulant:
-            th = float(_THETAS[ti])
-            out = 0.0
-            for lm, c, k in self._support():
-                a = np.multiply(c, th)  # lm + θc, in one buffer (the same float operations)
-                out += k * _log_sum_exp(np.add(a, lm, out=a))
-            self._cumulant[ti] = out
-        return self._cumulant[ti]
-
-    def _support(self) -> list[tuple[FloatArray, FloatArray, int]]:
-        """(finite log-masses, their losses cΔ, count) of each full split vector, gathered once."""
-        if not self._terms:
-            for sp, k in self.full().splits:
-                pos = np.isfinite(sp.log_masses)
-                c = np.asarray((sp.first + np.flatnonzero(pos)) * self.step, dtype=np.float64)
-                self._terms.append((sp.log_masses[pos], c, k))
-        return self._terms
+    def cumulant(self, ti: int, level: int) -> float:
+        """K(θ) of the split vectors of window ``level`` at θ = ``_THETAS[ti]`` (:meth:`Windows.cumulant`)."""
+        return self.win.cumulant(level, float(_THETAS[ti]))
 
     def _argmin(self, f: Callable[[int], float]) -> int:
         """Index in 1 … len(_THETAS) − 1 minimising a unimodal f (ternary search on the index)."""
@@ -194,23 +113,87 @@ class Direction:
                 lo = m1
         return min(range(lo, hi + 1), key=f)
 
-    def theta_for_eps(self, eps: float) -> int:
-        """The tilt minimising the Chernoff bound K(θ) − θε at ε (the saddle point, on the grid)."""
-        return self._argmin(lambda i: self.cumulant(i) - float(_THETAS[i]) * eps)
+    def theta_for_eps(self, eps: float, level: int) -> int:
+        """The tilt minimising the Chernoff bound K(θ) − θε at ε (the saddle point, on the grid), K
+        that of window ``level`` (any tilt is certified: the level's K only decides tightness)."""
+        return self._argmin(lambda i: self.cumulant(i, level) - float(_THETAS[i]) * eps)
 
-    def theta_for_delta(self, delta: float) -> int:
+    def theta_for_delta(self, delta: float, level: int) -> int:
         """The tilt minimising the Chernoff ε bound (K(θ) − ln δ)/θ for δ (δ = 0: the smallest double).
 
         The tilt only decides tightness (every tilt gives a certified end), so δ = 0 may pick the
         deepest one."""
         ld = math.log(max(delta, math.ulp(0.0)))
-        return self._argmin(lambda i: (self.cumulant(i) - ld) / float(_THETAS[i]))
+        return self._argmin(lambda i: (self.cumulant(i, level) - ld) / float(_THETAS[i]))
+
+    def _cheapest(self, ti: int, eps: float, allowed: float, level: int, floor: float) -> int:
+        """The smallest tilt index in 1 … ``ti`` whose predicted floor at ε, ``floor``·e^{K(θ) − θε}
+        (``floor`` an end's FFT floor in units of its scale), is ≤ ``allowed``; ``ti`` if none is.
+
+        Every tilt reads the same δ up to its floor (each end is certified, ``docs/pld.md`` §6), but
+        the FFT window grows with θ — a heavy right tail tilted by e^{θℓ} spreads the composition —
+        so the mildest tilt that resolves δ is the cheapest (DP-SGD σ = 0.89, q = 10⁻⁴, T = 10⁵ at
+        ε = 0.244: θ = 11.8 on 655,360 points against the saddle's θ = 32 on 4,251,528). K(θ) − θε
+        is convex in θ, so the tilts that pass form an interval; ``ti`` passing, ``bisect`` finds its
+        start (an optimisation: any tilt is certified)."""
+        if not (0 < allowed < math.inf and 0 < floor < math.inf):
+            return ti
+        aim = math.log(allowed) - math.log(floor)
+
+        def passes(j: int) -> bool:
+            return self.cumulant(j, level) - float(_THETAS[j]) * eps <= aim
+
+        if not passes(ti):
+            return ti
+        return 1 + bisect.bisect_left(range(1, ti + 1), True, key=passes)
+
+    def _share(self) -> float:
+        """The relative δ error a tilted end's floor may add (``_TILT_AIM``·relative_width)."""
+        return _TILT_AIM * self.acc.relative_width
+
+    def _resolves(self, end: UpperEnd | LowerEnd | None, ti: int, level: int, eps: float, allowed: float) -> bool:
+        """Whether ``end`` (tilt index ``ti``) reads δ at ε with a floor (its unit floor times its scale
+        e^{K(θ) − θε}) ≤ ``allowed``."""
+        scale = self.cumulant(ti, level) - float(_THETAS[ti]) * eps
+        return end is not None and _floor(end) * math.exp(min(scale, _EXP_MAX)) <= allowed
+
+    def _tilted_root(self, build: Callable[[int, int], _End | None], root: Callable[[list[_End]], float],
+                     base: _End, fin: float, ti: int, level: int, near: float) -> float:
+        """``root`` of the ends ``base`` and a tilted end: the mildest tilt predicted to resolve a δ of
+        finite part ``fin`` at ε ≈ ``near`` within 1/``_PREDICTION_MARGIN`` of the allowed floor
+        (:meth:`_cheapest`), and, where its floor at the answer misses the allowed one, the tilt
+        ``ti`` (the Chernoff-optimal one) too. Every end is certified: the root
+        of any set of ends is a certified ε end."""
+        allowed = self._share() * max(1.0, float(_THETAS[ti]) * near) * fin
+        aim = allowed / _PREDICTION_MARGIN
+        tc = self._cheapest(ti, near, aim, level, _floor(base)) if 0 < near < math.inf else ti
+        ends: list[_End] = [base]
+        mild = build(tc, level)
+        if mild is not None:
+            ends.append(mild)
+        out = root(ends)
+        if tc == ti or (0 < out < math.inf and self._resolves(mild, tc, level, out, allowed)):
+            return out
+        saddle = build(ti, level)
+        if saddle is None:
+            return out
+        ends.append(saddle)
+        return root(ends)
+
+    def _estimate(self, eps: float, bound: float) -> float:
+        """An estimate of δ's finite part at ε (to choose a window level only): the smaller of the
+        certified upper δ ``bound``'s and the bulk windows' Chernoff bound e^{K(θ) − θε}."""
+        ti = self.theta_for_eps(eps, 0)
+        chernoff = math.exp(min(0.0, self.cumulant(ti, 0) - float(_THETAS[ti]) * eps))
+        return min(bound - self.p_law, chernoff)
 
     # -- ends -----------------------------------------------------------------------------------------
-    def upper(self, ti: int) -> UpperEnd | None:
-        if ti not in self._upper:
+    def upper(self, ti: int, level: int = 0) -> UpperEnd | None:
+        """The upper end tilted by θ = ``_THETAS[ti]`` on window ``level`` (0 when untilted)."""
+        key = (ti, level if ti else 0)
+        if key not in self._upper:
             th = float(_THETAS[ti])
-            vs = self.vectors(ti)
+            vs = self.win.at(key[1])
             vecs, log_scale, slack = [], 0.0, 0.0
             for sp, k in vs.splits:
                 x, lm = tilt(sp.log_masses, sp.first, self.step, th, 1.0)
@@ -231,13 +214,15 @@ class Direction:
                 win = None if _one_step(vecs) else fft_window(vecs, self.log_tau, self.max_len)
                 return UpperEnd(_fold(vecs, first, win), self.step, th, log_scale, ls, p_inf)
 
-            self._upper[ti] = _guarded(ti, build)
-        return self._upper[ti]
+            self._upper[key] = _guarded(ti, build)
+        return self._upper[key]
 
-    def lower(self, ti: int) -> LowerEnd | None:
-        if ti not in self._lower:
+    def lower(self, ti: int, level: int = 0) -> LowerEnd | None:
+        """The lower end tilted by θ = ``_THETAS[ti]`` on window ``level`` (0 when untilted)."""
+        key = (ti, level if ti else 0)
+        if key not in self._lower:
             th = float(_THETAS[ti])
-            vs = self.vectors(ti)
+            vs = self.win.at(key[1])
             pv, av = [], []
             lp = la = slack = 0.0
             for qu, k in vs.quants:
@@ -267,14 +252,14 @@ class Direction:
                 ls = rounding_error(4, slack + len(pv) + 1 + abs(half))
                 return LowerEnd(cp, ca, self.count, self.step, th, lp + half, la + half, ls, vs.p_inf_lo)
 
-            self._lower[ti] = _guarded(ti, build)
-        return self._lower[ti]
+            self._lower[key] = _guarded(ti, build)
+        return self._lower[key]
 
     def _shape(self, vecs: list[tuple[FloatArray, int]]) -> Shape | None:
         """The two-level shape of an untilted end (:func:`._blocks.blocked`; ``None``: one level)."""
         if len(vecs) != 1 or vecs[0][1] < BLOCK_MIN_COUNT:
             return None
-        return blocked(vecs, self.acc.memory_cap, max(b - a for a, b in self.full_spans()) / self.step)
+        return blocked(vecs, self.acc.memory_cap, max(b - a for a, b in self.win.spans(self.win.full)) / self.step)
 
     def delta_upper(self, eps: FloatArray, cap: FloatArray | None = None) -> FloatArray:
         """Certified upper δ(ε); where the untilted FFT floor matters, tilted ends are read too.
@@ -295,32 +280,47 @@ class Direction:
         need = self._upper_wants_tilt(base, out)
         if cap is not None:
             need &= out > cap
+        least = 0  # the deepest window level a point has used: shallower points use it too (shared ends)
         for i in sorted(np.flatnonzero(need).tolist(), key=lambda j: -float(eps[j])):
-            x = eps[i : i + 1]
-            ti = self.theta_for_eps(float(eps[i]))
-            for end in self._nearest(self._upper, ti):  # the built ends, nearest tilt first
-                v = float(end.delta(x)[0])
-                out[i] = min(out[i], v)
-                if end.floor_at(float(x[0])) <= _TILT_TRIGGER * max(v - self.p_law, 0.0):
-                    ti = 0  # resolved by this end
-                    break
-            if ti == 0 or (cap is not None and out[i] <= cap[i]):
-                continue
-            new = self.upper(ti)
-            if new is not None:
-                out[i] = min(out[i], float(new.delta(x)[0]))
+            out[i], least = self._upper_tilted(float(eps[i]), float(out[i]), None if cap is None else float(cap[i]), least)
         return out
+
+    def _upper_tilted(self, e: float, v: float, cap: float | None, least: int) -> tuple[float, int]:
+        """The upper δ ``v`` at ε = ``e`` lowered by tilted ends: the built ones, nearest tilt first,
+        until one resolves it (its floor at ε ≤ ``_TILT_TRIGGER`` of its value's finite part f, and
+        its window level serves f: :meth:`Windows.serves`); else a new end at the saddle tilt on the
+        level the estimated δ asks for (:meth:`Windows.level_for`) or ``least`` if deeper, and again
+        one level deeper when its value asks for one (each level's end is certified; the minimum is
+        taken). Returns (the upper δ, the level used)."""
+        x = np.array([e])
+        level = least if least == self.win.full else max(least, self.win.level_for(self._estimate(e, v)))
+        while True:
+            ti = self.theta_for_eps(e, level)
+            for (_, lv), end in self._nearest(self._upper, ti):
+                w = float(end.delta(x)[0])
+                v = min(v, w)
+                fin = max(w - self.p_law, 0.0)
+                if end.floor_at(e) <= _TILT_TRIGGER * fin and self.win.serves(lv, fin):
+                    return v, level  # resolved by this end
+            if cap is not None and v <= cap:
+                return v, level
+            new = self.upper(ti, level)
+            if new is not None:
+                v = min(v, float(new.delta(x)[0]))
+            deeper = self.win.level_for(v - self.p_law)
+            if deeper <= level:
+                return v, level
+            level = deeper
 
     def _upper_wants_tilt(self, base: UpperEnd, out: FloatArray) -> npt.NDArray[np.bool_]:
         """Where the untilted upper δ ``out`` is not resolved by ``base``: its FFT floor (and the cut
         tails) exceed ``_TILT_TRIGGER`` of its finite part."""
         fin = out - self.p_law
-        return np.asarray(base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0))
+        return np.asarray(base.unit_floor + self.cut > _TILT_TRIGGER * np.maximum(fin, 0.0))
 
     def _lower_settled(self, base: LowerEnd, out: FloatArray) -> npt.NDArray[np.bool_]:
         """Where the untilted lower δ ``out`` is final: its finite part is ≥ its floor / ``_TILT_TRIGGER``."""
-        floor = base.err_p + math.e * base.err_a + self.cut
-        return np.asarray(out - self.p_inf_lo >= floor / _TILT_TRIGGER)
+        return np.asarray(out - self.p_inf_lo >= (base.unit_floor + self.cut) / _TILT_TRIGGER)
 
     def untilted(self, eps: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_], FloatArray] | None:
         """(upper δ, resolved, ceiling) at ``eps`` read from the untilted ends alone. Where ``resolved``,
@@ -339,9 +339,11 @@ class Direction:
         return hi, ~self._upper_wants_tilt(up, hi), np.where(self._lower_settled(lo, low), low, hi)
 
     @staticmethod
-    def _nearest(ends: dict[int, _End | None], ti: int) -> list[_End]:
-        """The tilted ends built so far (θ index > 0), nearest to θ index ``ti`` first."""
-        return [e for t, e in sorted(ends.items(), key=lambda te: abs(te[0] - ti)) if t > 0 and e is not None]
+    def _nearest(ends: dict[tuple[int, int], _End | None], ti: int) -> list[tuple[tuple[int, int], _End]]:
+        """The tilted ends built so far (θ index > 0) with their keys (θ index, level), nearest to θ
+        index ``ti`` first (then the shallower level first)."""
+        built = [(k, e) for k, e in ends.items() if k[0] > 0 and e is not None]
+        return sorted(built, key=lambda ke: (abs(ke[0][0] - ti), ke[0][1]))
 
     def _all_infinite(self) -> bool:
         return any(not np.any(np.isfinite(sp.log_masses)) for sp, _ in self.bulk.splits)
@@ -363,13 +365,18 @@ class Direction:
         out = base.delta(eps)
         settled = self._lower_settled(base, out)
         order = sorted(range(eps.size), key=lambda j: -float(eps[j]))
+        least = 0  # the deepest window level a point has used: shallower points use it too (shared ends)
         for i in order:
             if settled[i] or (known is not None and hint is not None and hint[i] <= known[i]):
                 continue
             x = eps[i : i + 1]
-            ti = self.theta_for_eps(float(eps[i]))
             near = hint is not None and 0 < hint[i] < 1
-            for end in self._nearest(self._lower, ti):  # the built ends, nearest tilt first
+            if least < self.win.full:
+                est = self._estimate(float(eps[i]), float(hint[i]) if hint is not None else 1.0)
+                least = max(least, self.win.level_for(est))
+            level = least
+            ti = self.theta_for_eps(float(eps[i]), level)
+            for _, end in self._nearest(self._lower, ti):  # the built ends, nearest tilt first
                 out[i] = max(out[i], float(end.delta(x)[0]))
                 if near and hint is not None and out[i] - self.p_inf_lo >= (1.0 - _TILT_TRIGGER) * (hint[i] - self.p_inf_lo):
                     break
@@ -379,9 +386,9 @@ class Direction:
                 continue  # within _TILT_TRIGGER of the upper δ: no new end
             tis = {ti}
             if hint is not None and 0 < hint[i] < 1:
-                tis.add(self.theta_for_delta(float(hint[i])))
+                tis.add(self.theta_for_delta(float(hint[i]), level))
             for t in tis - {0}:
-                built = self.lower(t)
+                built = self.lower(t, level)
                 if built is not None:
                     out[i] = max(out[i], float(built.delta(x)[0]))
         return out
@@ -397,37 +404,15 @@ class Direction:
         base = self.upper(0)
         if base is None:
             return math.inf
-        ends = [base]
-        if base.floor * math.exp(base.log_slack) + self.cut > _TILT_TRIGGER * (delta - self.p_law):
-            t = self.upper(self.theta_for_delta(delta))
-            if t is not None:
-                ends.append(t)
+        if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_law):
+            return upper_root([base], delta)
+        level = self.win.level_for(delta - self.p_law)
+        near = upper_root([base], delta, _NEAR_XTOL)  # the untilted answer: where the tilted ends are read
 
-        def upper_delta(x: FloatArray) -> FloatArray:
-            return np.asarray(np.min([end.delta(x) for end in ends], axis=0), dtype=np.float64)
+        def root(ends: list[UpperEnd]) -> float:
+            return upper_root(ends, delta)
 
-        def ok(e: float) -> bool:
-            return bool(upper_delta(np.array([e]))[0] <= delta)
-
-        if ok(0.0):
-            return 0.0
-        # out from past the grid's last loss by gaps g, 2g, 4g, … (x_n = 2x_{n−1} + 1 for g = x_0 + 1),
-        # up to about 2^63·g; then the bisection from 0
-        start = max(1.0, max(end.s_max() for end in ends) + 1.0)
-        out = float_boundary(
-            ok,
-            name="epsilon",
-            passing_above=True,
-            fail=0.0,
-            start=start,
-            first_gap=start + 1.0,
-            xtol=math.inf,
-            highest=_EXPANSION_RANGE * (start + 1.0),
-        )
-        if out.passing is None:
-            return math.inf
-        # the bisection from 0, many points per δ read, clustered where δ is predicted to cross
-        return zoomed_bisection(upper_delta, delta, 0.0, out.passing, xtol=EPSILON_XTOL)[1]
+        return self._tilted_root(self.upper, root, base, delta - self.p_law, self.theta_for_delta(delta, level), level, near)
 
     def epsilon_lower(self, delta: float, upper: float) -> float:
         """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""
@@ -436,49 +421,23 @@ class Direction:
         base = self.lower(0)
         if base is None:
             return 0.0
-        ends = [base]
-        if (base.err_p + math.e * base.err_a + self.cut) > _TILT_TRIGGER * (delta - self.p_inf_lo):
-            t = self.lower(self.theta_for_delta(delta))
-            if t is not None:
-                ends.append(t)
 
-        def ok(e: float) -> bool:
-            return max(float(end.delta(np.array([e]))[0]) for end in ends) <= delta
+        def root(ends: list[LowerEnd]) -> float:
+            return lower_root(ends, delta, upper, self.p_inf_lo, self.acc.relative_width)
 
-        if ok(0.0):
-            return 0.0
-        lo = 0.0
-        if math.isfinite(upper) and upper > 0:
-            # scan down from the upper end by gaps g, 2g, 4g, … < upper (the computed lower δ need not be
-            # monotone far from the tilt's window, so a bisection from 0 could stop in the wrong place)
-            gaps = accumulate(repeat(2.0), operator.mul, initial=max(upper * _SCAN_START, EPSILON_XTOL))
-            down = list(takewhile(lambda g: g < upper, gaps))
-            i = first_passing(lambda g: not ok(upper - g), down)
-            lo = 0.0 if i is None else upper - down[i]
-        if lo == 0.0:
-            # out by x ↦ 2x + 1 (64 points at most), then _COARSE_BISECTIONS bisections
-            x0 = upper if math.isfinite(upper) else max(end.s_max() for end in ends) + 1.0
-            tries = list(accumulate(range(_EXPANSION_POINTS - 1), lambda x, _: 2 * x + 1.0, initial=x0))
-            k = first_passing(ok, tries)
-            if k is None:
-                return tries[-1]
-            lo = tries[k - 1] if k > 0 else 0.0
-            lo = batched_bisection(
-                lambda x: np.array([ok(float(v)) for v in x]), lo, tries[k], steps=_COARSE_BISECTIONS, levels=1
-            )[0]
-        target = widen_up(delta, 16) - widen_down(self.p_inf_lo, 16)
-        best = lo
-        for end in ends:
-            best = max(best, end.root(lo, target))
-        return best
+        if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_inf_lo):
+            return root([base])
+        level = self.win.level_for(delta - self.p_law)
+        ti = self.theta_for_delta(delta, level)
+        return self._tilted_root(self.lower, root, base, delta - self.p_inf_lo, ti, level, upper)
 
 
 def realise(
     laws: list[tuple[PrivacyLossLaw, int]],
     step: float,
     acc: Accuracy,
-    spans: list[tuple[float, float]],
-    full_spans: Callable[[], list[tuple[float, float]]],
+    spans: Callable[[int], list[tuple[float, float]]],
+    tails: list[float],
     memo: Memo,
 ) -> Direction:
     """One direction of the relation (its laws with counts) realised on a grid of step ``step``.
@@ -487,17 +446,19 @@ def realise(
         laws: the direction's distinct laws and their counts.
         step: the grid step Δ.
         acc: the accuracy (tail mass of the windows, memory cap).
-        spans: the bulk loss window of each law (tail mass ``tail_mass``/(8·count)).
-        full_spans: the full windows (per-law tails down to ``PLD_LAW_TAIL``), computed on demand.
+        spans: the loss window of each law at a window level (0: bulk, tail mass ``tail_mass``/(8·count);
+            the last: full, per-law tails down to ``PLD_LAW_TAIL``), computed on demand.
+        tails: the per-step ln tail mass of each level (:func:`optcomp.pld._windows.log_tails`).
         memo: per-law vectors shared with the other direction (a symmetric law is one object).
 
     Raises:
         GridTooLargeError: the bulk vectors need more cells than ``acc.memory_cap`` allows.
     """
-    bulk = _vectors(laws, step, acc, spans, memo)
+    win = Windows(laws, step, acc, spans, memo, tails)
+    win.at(0)
     count = sum(k for _, k in laws)
     max_len = acc.memory_cap // (BYTES_PER_POINT + _KEPT_PER_POINT)
-    return Direction(laws, bulk, full_spans, memo, acc, step, math.log(acc.tail_mass / 4), max_len, count)
+    return Direction(win, acc, step, math.log(acc.tail_mass / 4), max_len, count)
 
 
 _End = TypeVar("_End", UpperEnd, LowerEnd)
@@ -518,8 +479,8 @@ def upper_ends(dirs: Sequence[Direction], eps: FloatArray) -> list[FloatArray]:
             d = dirs[i]
             if d.upper(0) is None:
                 return math.inf
-            ti = d.theta_for_eps(deep)
-            return d.cumulant(ti) - float(_THETAS[ti]) * deep
+            ti = d.theta_for_eps(deep, 0)
+            return d.cumulant(ti, 0) - float(_THETAS[ti]) * deep
 
         order.sort(key=chernoff, reverse=True)
     out: list[FloatArray] = [np.empty(0)] * len(dirs)
@@ -530,33 +491,9 @@ def upper_ends(dirs: Sequence[Direction], eps: FloatArray) -> list[FloatArray]:
     return out
 
 
-def _log_sum_exp(a: FloatArray) -> float:
-    """ln Σ e^{a} of a finite vector with the float operations of ``scipy.special.logsumexp`` (≥ 1.15:
-    the maxima are taken out of the sum, ln(1 + rest/count) + ln count + max), so a tilt chosen from
-    it is the one scipy's value chooses; without scipy's wrapper work. ``a`` is overwritten.
-
-    Terms with a − max < −``_EXP_ZERO`` are exactly 0.0 after exp; where they are many (a steep tilt),
-    they are written as zeros in place instead of computed (exp is slowest there), so the summed vector,
-    and its sum, are the same bit for bit (issue 27 item 7)."""
-    if a.size == 0:
-        return -math.inf
-    top = np.max(a, keepdims=True)
-    at_top = a == top
-    count = np.sum(at_top, keepdims=True, dtype=np.float64)
-    a[at_top] = -np.inf
-    np.subtract(a, top, out=a)
-    live = a >= -_EXP_ZERO
-    if np.count_nonzero(live) < _LIVE_SHARE * a.size:
-        terms = np.zeros(a.size)
-        np.exp(a, out=terms, where=live)
-    else:
-        terms = np.exp(a, out=a)
-    rest = np.sum(terms, keepdims=True)
-    rest = np.where(rest == 0, rest, rest / count)
-    out = float((np.log1p(rest) + np.log(count) + top)[0])
-    if not math.isfinite(out):  # pragma: no cover - finite input: scipy would fall back to ln Σ e^a
-        return float(logsumexp(a))
-    return out
+def _floor(end: UpperEnd | LowerEnd | None) -> float:
+    """An end's FFT floor in units of its scale; 0 for a missing end."""
+    return 0.0 if end is None else end.unit_floor
 
 
 def _guarded(ti: int, build: Callable[[], _End | None]) -> _End | None:
