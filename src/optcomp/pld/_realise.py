@@ -265,7 +265,7 @@ class Direction:
         """Certified upper δ(ε); where the untilted FFT floor matters, tilted ends are read too.
 
         The tilted ends are shared across the points (issue 27 item 7): points are visited deepest
-        first, each reads every tilted end already built, and a new end (at the point's saddle tilt)
+        first, each reads every tilted end this call has built, and a new end (at the point's saddle tilt)
         is built only where none of them resolves it — its floor at ε a share ≤ ``_TILT_TRIGGER`` of
         its value. An end tilted for a deeper ε carries its tilted mass above the shallower ones, so
         one end usually serves many points. Every end read is certified, and the minimum is taken.
@@ -281,11 +281,15 @@ class Direction:
         if cap is not None:
             need &= out > cap
         least = 0  # the deepest window level a point has used: shallower points use it too (shared ends)
+        seen: set[tuple[int, int]] = set()  # the ends this call built or asked for (see _nearest)
         for i in sorted(np.flatnonzero(need).tolist(), key=lambda j: -float(eps[j])):
-            out[i], least = self._upper_tilted(float(eps[i]), float(out[i]), None if cap is None else float(cap[i]), least)
+            c = None if cap is None else float(cap[i])
+            out[i], least = self._upper_tilted(float(eps[i]), float(out[i]), c, least, seen)
         return out
 
-    def _upper_tilted(self, e: float, v: float, cap: float | None, least: int) -> tuple[float, int]:
+    def _upper_tilted(
+        self, e: float, v: float, cap: float | None, least: int, seen: set[tuple[int, int]]
+    ) -> tuple[float, int]:
         """The upper δ ``v`` at ε = ``e`` lowered by tilted ends: the built ones, nearest tilt first,
         until one resolves it (its floor at ε ≤ ``_TILT_TRIGGER`` of its value's finite part f, and
         its window level serves f: :meth:`Windows.serves`); else a new end at the saddle tilt on the
@@ -296,7 +300,7 @@ class Direction:
         level = least if least == self.win.full else max(least, self.win.level_for(self._estimate(e, v)))
         while True:
             ti = self.theta_for_eps(e, level)
-            for (_, lv), end in self._nearest(self._upper, ti):
+            for (_, lv), end in self._nearest(self._upper, ti, seen):
                 w = float(end.delta(x)[0])
                 v = min(v, w)
                 fin = max(w - self.p_law, 0.0)
@@ -305,6 +309,7 @@ class Direction:
             if cap is not None and v <= cap:
                 return v, level
             new = self.upper(ti, level)
+            seen.add((ti, level))
             if new is not None:
                 v = min(v, float(new.delta(x)[0]))
             deeper = self.win.level_for(v - self.p_law)
@@ -339,10 +344,14 @@ class Direction:
         return hi, ~self._upper_wants_tilt(up, hi), np.where(self._lower_settled(lo, low), low, hi)
 
     @staticmethod
-    def _nearest(ends: dict[tuple[int, int], _End | None], ti: int) -> list[tuple[tuple[int, int], _End]]:
-        """The tilted ends built so far (θ index > 0) with their keys (θ index, level), nearest to θ
-        index ``ti`` first (then the shallower level first)."""
-        built = [(k, e) for k, e in ends.items() if k[0] > 0 and e is not None]
+    def _nearest(
+        ends: dict[tuple[int, int], _End | None], ti: int, seen: set[tuple[int, int]]
+    ) -> list[tuple[tuple[int, int], _End]]:
+        """The tilted ends (θ index > 0) this call has built or asked for (``seen``: an end cached by an
+        earlier query is read only when this call asks for it too, where the cached end is the one it
+        would build, so an answer never depends on the queries before it), with their keys (θ index,
+        level), nearest to θ index ``ti`` first (then the shallower level first)."""
+        built = [(k, e) for k, e in ends.items() if k[0] > 0 and e is not None and k in seen]
         return sorted(built, key=lambda ke: (abs(ke[0][0] - ti), ke[0][1]))
 
     def _all_infinite(self) -> bool:
@@ -355,7 +364,7 @@ class Direction:
         δ level ``hint`` (an upper δ at ε, as ε(δ) would choose) are tried too.
 
         Shared as in :meth:`delta_upper`: points are visited deepest first and read every tilted
-        lower end already built; new ends are built only where the best value so far is not within
+        lower end this call has built; new ends are built only where the best value so far is not within
         ``_TILT_TRIGGER`` (relative) of ``hint`` (without a hint, always, as before). ``known``: a
         certified lower δ of another direction at each ε; where ``hint`` ≤ ``known`` this direction
         cannot raise the caller's maximum, and no tilt is tried."""
@@ -366,6 +375,7 @@ class Direction:
         settled = self._lower_settled(base, out)
         order = sorted(range(eps.size), key=lambda j: -float(eps[j]))
         least = 0  # the deepest window level a point has used: shallower points use it too (shared ends)
+        seen: set[tuple[int, int]] = set()  # the ends this call built or asked for (see _nearest)
         for i in order:
             if settled[i] or (known is not None and hint is not None and hint[i] <= known[i]):
                 continue
@@ -376,7 +386,7 @@ class Direction:
                 least = max(least, self.win.level_for(est))
             level = least
             ti = self.theta_for_eps(float(eps[i]), level)
-            for _, end in self._nearest(self._lower, ti):  # the built ends, nearest tilt first
+            for _, end in self._nearest(self._lower, ti, seen):  # this call's ends, nearest tilt first
                 out[i] = max(out[i], float(end.delta(x)[0]))
                 if near and hint is not None and out[i] - self.p_inf_lo >= (1.0 - _TILT_TRIGGER) * (hint[i] - self.p_inf_lo):
                     break
@@ -389,6 +399,7 @@ class Direction:
                 tis.add(self.theta_for_delta(float(hint[i]), level))
             for t in tis - {0}:
                 built = self.lower(t, level)
+                seen.add((t, level))
                 if built is not None:
                     out[i] = max(out[i], float(built.delta(x)[0]))
         return out
