@@ -129,20 +129,23 @@ def window(parts: list[tuple[FloatArray, int]], log_tau: float, max_len: int) ->
     base = min(math.sqrt(2 * -log_tau / var), _MAX_THETA) if var > 0 else 1.0
     # any θ > 0 is valid; walk down from above the Gaussian optimum while the bound improves (a
     # heavy sparse tail, e.g. a per-step law kept down to 1e-305, wants a much smaller θ)
-    best_b, th_b = math.inf, base
-    best_a, th_a = -math.inf, base
+    # (the cumulant at the chosen θ is kept for the wrap below: the same value a second call would give)
+    best_b, th_b, k_b = math.inf, base, math.nan
+    best_a, th_a, k_a = -math.inf, base, math.nan
     for e in range(2, -40, -1):
         th = base * 2.0**e
-        b = (cumulant(th) - log_tau) / th
+        kb = cumulant(th)
+        b = (kb - log_tau) / th
         if b < best_b:
-            best_b, th_b = b, th
+            best_b, th_b, k_b = b, th, kb
         elif e < 0:
             break
     for e in range(2, -40, -1):
         th = base * 2.0**e
-        a = (log_tau - cumulant(-th)) / th
+        ka = cumulant(-th)
+        a = (log_tau - ka) / th
         if a > best_a:
-            best_a, th_a = a, th
+            best_a, th_a, k_a = a, th, ka
         elif e < 0:
             break
     a_int = max(0, math.floor(best_a))
@@ -160,9 +163,9 @@ def window(parts: list[tuple[FloatArray, int]], log_tau: float, max_len: int) ->
     b_int = a_int + n - 1
     wrap = 0.0
     if b_int < j_max:
-        wrap += math.exp(cumulant(th_b) - th_b * (b_int + 1))
+        wrap += math.exp((cumulant(th_b) if math.isnan(k_b) else k_b) - th_b * (b_int + 1))
     if a_int > 0:
-        wrap += math.exp(cumulant(-th_a) + th_a * (a_int - 1))
+        wrap += math.exp((cumulant(-th_a) if math.isnan(k_a) else k_a) + th_a * (a_int - 1))
     return a_int, n, widen_up(wrap, 16)
 
 
