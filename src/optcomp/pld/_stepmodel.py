@@ -22,7 +22,8 @@ import math
 
 import numpy as np
 
-from optcomp._numerics import PLD_FIRST_STEP
+from optcomp._numerics import PLD_FIRST_STEP, FloatArray
+from optcomp._rounding import cell_log_masses
 from optcomp.mechanisms import PrivacyLossLaw
 from optcomp.pld._blocks import likely_two_level
 from optcomp.pld._cells import cells, window
@@ -72,15 +73,29 @@ def loss_scale(law: PrivacyLossLaw) -> float | None:
     if not (math.isfinite(a) and math.isfinite(b) and b > a):
         return None
     step = (b - a) / _SCALE_CELLS
-    c = cells(law, step, (a, b), 4 * _SCALE_CELLS)
-    p = np.exp(c.lm_hi)
+    first, lm_hi = _p_upper(law, step, (a, b))
+    p = np.exp(lm_hi)
     total = float(np.sum(p))
     if not (np.all(np.isfinite(p)) and total > 0.0):
         return None
-    x = (c.first + np.arange(p.size) + 0.5) * step
+    x = (first + np.arange(p.size) + 0.5) * step
     p = p / total
     s = math.sqrt(float(np.sum(p * (x - float(np.sum(p * x))) ** 2)))
     return s if s > 0.0 and math.isfinite(s) else None
+
+
+def _p_upper(law: PrivacyLossLaw, step: float, span: tuple[float, float]) -> tuple[int, FloatArray]:
+    """(first cell, ``lm_hi``) of :func:`._cells.cells` on ``span``: for a law without atoms its P side
+    alone (the same edges and the same :func:`~optcomp._rounding.cell_log_masses` call, bit for bit,
+    without the Q side and the tails, which the scale does not read); else ``cells`` itself."""
+    cont = law.continuous
+    if law.atom_losses.size or cont is None:
+        c = cells(law, step, span, 4 * _SCALE_CELLS)
+        return c.first, c.lm_hi
+    c_lo = math.floor(span[0] / step) - 1
+    n = math.floor(span[1] / step) + 1 - c_lo + 1
+    x = np.clip((c_lo + np.arange(n + 1, dtype=np.float64)) * step, cont.lower, cont.upper)
+    return c_lo, cell_log_masses(cont.p_logcdf(x), cont.p_logsf(x))[2]
 
 
 def first_step(
