@@ -18,6 +18,7 @@ import pytest
 from optcomp import DEFAULT_ACCURACY, Accuracy, compose
 from optcomp.mechanisms import Gaussian, PoissonSubsampled
 from optcomp.pld import GridTooLargeError, _pld, _stepmodel
+from optcomp.pld._cells import cells, window
 from optcomp.pld._lazy import Directions
 
 DELTA = 1e-5
@@ -103,6 +104,19 @@ def test_loss_scale_is_the_per_step_standard_deviation() -> None:
         law = _sgd(sigma, q, 10)._laws()[0][0][0]
         s = _stepmodel.loss_scale(law)
         assert s is not None and s == pytest.approx(q * math.sqrt(math.expm1(1 / sigma**2)), rel=0.02)
+
+
+def test_loss_scale_p_side_is_that_of_cells() -> None:
+    """The scale reads the P side of the law's cells alone (no atoms): the same first cell and upper
+    P masses as :func:`optcomp.pld._cells.cells`, bit for bit."""
+    for sigma, q in ((2.0, 0.001), (0.8, 0.02)):
+        for laws in _sgd(sigma, q, 10)._laws():
+            law = laws[0][0]
+            a, b = window(law, math.log(_stepmodel._SCALE_TAIL))
+            step = (b - a) / _stepmodel._SCALE_CELLS
+            full = cells(law, step, (a, b), 4 * _stepmodel._SCALE_CELLS)
+            first, lm_hi = _stepmodel._p_upper(law, step, (a, b))
+            assert first == full.first and lm_hi.tobytes() == full.lm_hi.tobytes()
 
 
 def test_a_model_start_that_misses_replays_the_plain_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
