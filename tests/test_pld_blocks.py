@@ -160,3 +160,23 @@ def test_a_larger_level_one_error_moves_both_ends_out() -> None:
     eps = np.array([0.05, 0.17])
     assert np.all(up1.delta(eps) > up0.delta(eps))
     assert np.all(lo1.delta(eps) < lo0.delta(eps))
+
+
+def test_coarse_steps_keep_one_level() -> None:
+    """A coarse step Δ' = RΔ > ``_MAX_COARSE_STEP`` keeps one level: at Δ' = 800 (grid_step 100, R = 8)
+    expm1(RΔ) overflowed, the split weights were NaN and the level-2 window raised OverflowError; below
+    709 the weights' fixed 16u widening does not cover their (7 + 2RΔ)u rounding. One level there, and
+    the bracket contains the GDP truth (k Gaussians of σ compose to μ = √k/σ)."""
+    k, sigma = 4096, 0.01
+    mu = math.sqrt(k) / sigma
+    with _spy() as calls:
+        laws = privacy_loss_laws(Gaussian(sigma))
+        pld = PrivacyLossDistribution.from_laws(*laws, accuracy=Accuracy(grid_step=100.0)).self_compose(k)
+        for eps in (mu * mu / 2, mu * mu / 2 + 2 * mu):
+            d = pld.delta(eps)
+            t = gdp_delta(mu, eps)
+            assert d.lower <= t <= d.upper, (eps, d, t)
+        assert calls == []
+    x = np.full(5, 0.2)
+    assert _blocks.blocked([(x, 10**6)], 1 << 30, 5.0, 1e-3) is not None  # Δ' = 0.032
+    assert _blocks.blocked([(x, 10**6)], 1 << 30, 5.0, 1.0) is None  # Δ' = 32
