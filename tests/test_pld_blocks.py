@@ -30,7 +30,7 @@ from optcomp.mechanisms import (
 )
 from optcomp.pld import PrivacyLossDistribution, _blocks, _realise
 from optcomp.pld._fft import Composed
-from optcomp.pld._query import tilt
+from optcomp.pld._query import UpperEnd, tilt
 from tests._references import gdp_delta, gdp_epsilon
 
 
@@ -330,3 +330,13 @@ def test_hypothesis_block_ends_against_fine_one_level(
                 if e >= 0:
                     t = gdp_delta(mu, e)
                     assert a <= t <= b, (e, a, t, b)
+
+
+def test_a_nan_composition_certifies_no_upper_end() -> None:
+    """An overflowed composition (NaN values or error, as the block weights gave at RΔ > 709) must read
+    as δ ≤ 1, not as δ ≤ p_inf: UpperEnd.finite turned a NaN total into 0 (the lower end's twin of
+    ``LowerEnd.bound``'s NaN guard)."""
+    z = np.array([0.25, 0.25, 0.25, 0.25])
+    for values, err in ((np.full(4, math.nan), 0.0), (z, math.nan)):  # a NaN input spreads over an FFT
+        end = UpperEnd(Composed(values, 0, err, 0.0), 0.1, 0.0, 0.0, 0.0, 1e-3)
+        assert np.all(end.delta(np.array([-1.0, 0.0, 0.15])) == 1.0)  # ε inside the grid (s_max = 0.3)
