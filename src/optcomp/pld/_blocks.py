@@ -46,6 +46,11 @@ _CELL_HEADROOM = 2
 _LOG_HUGE = 700.0
 #: Counts above this keep one level: Σ_b h_b (2⁻¹⁰ steps, about k/R) must stay exact in a double.
 _MAX_BLOCK_COUNT = 2**42
+#: Largest coarse step Δ' = RΔ of two levels. The regrid's weights expm1((R − o)Δ)/expm1(RΔ) and the
+#: binning weights e^{(h·R − m)Δ/2 − oΔ} are certified with a fixed widening (16u, 8u) that covers their
+#: relative error (≤ (7 + 2RΔ)u) only for a bounded RΔ, and expm1(RΔ) overflows past 709 (NaN weights);
+#: coarser grids (a user's grid_step, a huge loss scale) keep one level, which is as fast there.
+_MAX_COARSE_STEP = 1.0
 #: Fractional bits of a block's representative offset h (in units of Δ'/2).
 _REPRESENTATIVE_BITS = 10
 #: Candidates on each side of √k tried as the block size before one with a remainder is taken.
@@ -74,7 +79,7 @@ def shape(count: int) -> Shape | None:
     return Shape(m, count // m, count % m, ratio)
 
 
-def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: float) -> Shape | None:
+def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: float, step: float) -> Shape | None:
     """The block shape when the untilted end of ``vecs`` goes through two levels, else ``None``.
 
     Two levels only for one part composed ≥ ``BLOCK_MIN_COUNT`` times whose composed spread (16√(k·var)
@@ -83,7 +88,8 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
     use) could still be refined by ``_CELL_HEADROOM`` under the memory cap: two levels double the width
     at a given step, so the refinement asks for a √2 finer step; near the cap one level, narrower at the
     same step, is kept (no new ``GridTooLargeError``). The spread test is a ratio that hardly moves with
-    the step, so the width model of the refinement stays ∝ Δ² away from the cap."""
+    the step, so the width model of the refinement stays ∝ Δ² away from the cap. A coarse step
+    Δ' = R·``step`` above ``_MAX_COARSE_STEP`` keeps one level (the weights' rounding bounds need it)."""
     if len(vecs) != 1 or not BLOCK_MIN_COUNT <= vecs[0][1] <= _MAX_BLOCK_COUNT:
         return None
     x, k = vecs[0]
@@ -95,7 +101,8 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
     var = max(float(np.dot(x, (j - mu) ** 2)) / tot - _GRID_VARIANCE, 0.0)
     if 16 * math.sqrt(k * var) < _SPREAD_RATIO * x.size:
         return None
-    return shape(k)
+    sh = shape(k)
+    return sh if sh is not None and sh.ratio * step <= _MAX_COARSE_STEP else None
 
 
 def _near_divisor(count: int) -> int:
@@ -160,7 +167,9 @@ def regrid_split(y: FloatArray, j0: int, ratio: int, step: float) -> tuple[Float
     (α_C = Σ_o w_o y_j, w_o = expm1((R − o)Δ)/expm1(RΔ) ∈ (0, 1], w₀ = 1) and to (C + 1)Δ' (the rest).
     Certified as in Lemma 3: the weights and α are rounded down (mass moved up), the cell's mass rounded
     up and the rest computed from it rounded up (mass added); every sum is of non-negative terms. The
-    result dominates L⁺y, L⁺ the exact kernel with the rounded-down weights (column sums 1).
+    result dominates L⁺y, L⁺ the exact kernel with the rounded-down weights (column sums 1). The
+    weights' relative error is ≤ (7 + 2RΔ)u, inside their 16u widening for RΔ ≤ ``_MAX_COARSE_STEP``
+    (:func:`blocked`).
 
     Returns:
         (z, first): the coarse P-masses from coarse index ``first``.

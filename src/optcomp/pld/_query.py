@@ -115,7 +115,8 @@ class UpperEnd:
         log_pref = log_pref + rounding_error(8, np.abs(log_pref) + th * np.abs(eps) + 1) + self.log_slack
         with np.errstate(divide="ignore", over="ignore"):
             out = np.exp(log_pref + np.log(total))
-        return np.asarray(np.where(total > 0, out, 0.0), dtype=np.float64)
+        # a NaN total (an overflowed composition) certifies nothing: +inf (δ = 1), never 0
+        return np.asarray(np.where(total > 0, out, np.where(total == 0, 0.0, np.inf)), dtype=np.float64)
 
     @property
     def unit_floor(self) -> float:

@@ -259,7 +259,8 @@ class Direction:
         """The two-level shape of an untilted end (:func:`._blocks.blocked`; ``None``: one level)."""
         if len(vecs) != 1 or vecs[0][1] < BLOCK_MIN_COUNT:
             return None
-        return blocked(vecs, self.acc.memory_cap, max(b - a for a, b in self.win.spans(self.win.full)) / self.step)
+        full = max(b - a for a, b in self.win.spans(self.win.full)) / self.step
+        return blocked(vecs, self.acc.memory_cap, full, self.step)
 
     def delta_upper(self, eps: FloatArray, cap: FloatArray | None = None) -> FloatArray:
         """Certified upper δ(ε); where the untilted FFT floor matters, tilted ends are read too.
