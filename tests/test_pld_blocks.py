@@ -263,7 +263,7 @@ def test_block_charges_cover_an_exact_reference(mech: Any, m: int, r: int, rem: 
         return np.asarray(rows @ np.exp((_LD((h * ratio - c) / 2) - o.astype(_LD)) * _LD(step)))
 
     for d in PrivacyLossDistribution.from_laws(*privacy_loss_laws(mech), accuracy=Accuracy(grid_step=step))._directions(step):
-        vs = d.vectors(0)
+        vs = d.bulk
         sp, qu = vs.splits[0][0], vs.quants[0][0]
         x, _ = tilt(sp.log_masses, sp.first, step, 0.0, 1.0)
         up = _blocks.upper_blocks(x, sp.first, sh, step, log_tau, 1 << 22).composed
