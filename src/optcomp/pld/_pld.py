@@ -111,7 +111,7 @@ class PrivacyLossDistribution:
         self._accuracy = accuracy
         self._neighbouring = check_neighbouring("neighbouring", neighbouring)
         self._count = sum(k for _, _, k in parts)
-        self._realised: dict[float, Directions] = {}
+        self._realised: dict[tuple[float, bool], Directions] = {}
         self._spans: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- construction -----------------------------------------------------------------------------
@@ -196,24 +196,32 @@ class PrivacyLossDistribution:
             self._spans[(id(law), level)] = window(law, log_tails(self._accuracy.tail_mass, self.count)[level])
         return self._spans[(id(law), level)]
 
-    def _realise(self, laws: list[tuple[PrivacyLossLaw, int]], step: float, memo: Memo) -> Direction:
+    def _realise(
+        self, laws: list[tuple[PrivacyLossLaw, int]], step: float, memo: Memo, blocks: bool = True
+    ) -> Direction:
         """One direction's laws realised at ``step`` (bulk windows; deeper window levels on demand)."""
 
         def spans(level: int) -> list[tuple[float, float]]:
             return [self._span(law, level) for law, _ in laws]
 
         tails = log_tails(self._accuracy.tail_mass, self.count)
-        return realise(laws, step, self._accuracy, spans, tails, memo)
+        return realise(laws, step, self._accuracy, spans, tails, memo, blocks)
 
-    def _directions(self, step: float) -> Directions:
+    def _directions(self, step: float, blocks: bool = True) -> Directions:
         """Both directions at ``step``, each realised on first use (:class:`._lazy.Directions`); per-law
-        vectors are shared by both, full windows (deep-tail tilts) only searched for when needed."""
-        if step not in self._realised:
+        vectors are shared by both, full windows (deep-tail tilts) only searched for when needed.
+        ``blocks``: two levels allowed (ε(δ) only: their higher FFT floor sent deep δ(ε) curves to tilts)."""
+        key = (step, blocks)
+        if key not in self._realised:
             laws = self._laws()
             # keep only this realisation: a query's answer never depends on earlier queries' grids
             self._realised.clear()
-            self._realised[step] = Directions(step, len(laws), lambda i, memo: self._realise(laws[i], step, memo))
-        return self._realised[step]
+            self._realised[key] = Directions(step, len(laws), lambda i, memo: self._realise(laws[i], step, memo, blocks))
+        return self._realised[key]
+
+    def _dirs(self, measure: _Measure, step: float) -> Directions:
+        """:meth:`_directions` for ``measure`` (two levels only where it asks for them: ``two_level``)."""
+        return self._directions(step, bool(getattr(measure, "two_level", False)))
 
     def _direction(self, i: int, step: float) -> Direction:
         """Direction ``i`` alone at ``step``, not kept (a coarser read of one direction)."""
@@ -223,7 +231,7 @@ class PrivacyLossDistribution:
         """One refinement pass at ``step``: (bound, partial). With a ``target``, a measure that can tell
         from the untilted ends alone that the pass misses it (``failing``) skips the tilted work: the
         pass is *partial*, its width a lower bound on the full pass's (issue 27 item 7)."""
-        dirs = self._directions(step)
+        dirs = self._dirs(measure, step)
         failing = getattr(measure, "failing", None)
         if target is not None and failing is not None:
             b = failing(dirs, target)
@@ -237,7 +245,7 @@ class PrivacyLossDistribution:
         pass itself would have); ``None`` if none does."""
         for step in reversed(steps):
             try:
-                return measure.run(self._directions(step))
+                return measure.run(self._dirs(measure, step))
             except GridTooLargeError:
                 continue
         return None
@@ -257,7 +265,7 @@ class PrivacyLossDistribution:
         may first try a start placed by the per-step width model (:mod:`._stepmodel`, ``docs/pld.md`` §0)."""
         acc = self._accuracy
         if acc.grid_step is not None:
-            return measure.run(self._directions(acc.grid_step))
+            return measure.run(self._dirs(measure, acc.grid_step))
         first = None
         if getattr(measure, "model_start", False):  # duck-typed measures (the curve) keep the plain start
             laws = self._laws()
@@ -293,7 +301,7 @@ class PrivacyLossDistribution:
             try:
                 b, cut = self._pass(measure, step, target if history and n < passes - 1 else None)
                 if cut and not math.isfinite(measure.width(b)):
-                    b, cut = measure.run(self._directions(step)), False  # a partial bracket is never returned
+                    b, cut = measure.run(self._dirs(measure, step)), False  # a partial bracket is never returned
             except GridTooLargeError as err:
                 if best is None and not history:
                     step *= 8.0  # the first pass itself is too fine for this span: coarsen it
@@ -403,6 +411,8 @@ class _Measure:
 
     #: Whether the refinement may start at the width model's step (:func:`._stepmodel.first_step`).
     model_start = False
+    #: Whether large counts may be composed in two levels (:meth:`PrivacyLossDistribution._directions`).
+    two_level = False
 
     def reset(self) -> None:
         """Forget what earlier passes left (before the plain schedule replays a model-placed one's)."""
@@ -425,6 +435,8 @@ class _EpsilonMeasure(_Measure):
     earlier bracket says a step between the two passes' would bring it below that upper end (less the
     target width) is read at that step first (``probe``, :meth:`_probe_upper`).
     """
+
+    two_level = True
 
     @property
     def model_start(self) -> bool:  # type: ignore[override]

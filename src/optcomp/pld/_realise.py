@@ -66,6 +66,8 @@ class Direction:
     log_tau: float
     max_len: int
     count: int
+    #: whether a large-count untilted end may go through two levels (:mod:`._blocks`; ε(δ) queries only)
+    blocks: bool = True
     # memoised on first use (never rebound): the ends per (tilt index, window level)
     _upper: dict[tuple[int, int], UpperEnd | None] = field(default_factory=dict)
     _lower: dict[tuple[int, int], LowerEnd | None] = field(default_factory=dict)
@@ -257,7 +259,7 @@ class Direction:
 
     def _shape(self, vecs: list[tuple[FloatArray, int]]) -> Shape | None:
         """The two-level shape of an untilted end (:func:`._blocks.blocked`; ``None``: one level)."""
-        if len(vecs) != 1 or vecs[0][1] < BLOCK_MIN_COUNT:
+        if not self.blocks or len(vecs) != 1 or vecs[0][1] < BLOCK_MIN_COUNT:
             return None
         full = max(b - a for a, b in self.win.spans(self.win.full)) / self.step
         return blocked(vecs, self.acc.memory_cap, full, self.step)
@@ -451,6 +453,7 @@ def realise(
     spans: Callable[[int], list[tuple[float, float]]],
     tails: list[float],
     memo: Memo,
+    blocks: bool = True,
 ) -> Direction:
     """One direction of the relation (its laws with counts) realised on a grid of step ``step``.
 
@@ -462,6 +465,7 @@ def realise(
             the last: full, per-law tails down to ``PLD_LAW_TAIL``), computed on demand.
         tails: the per-step ln tail mass of each level (:func:`optcomp.pld._windows.log_tails`).
         memo: per-law vectors shared with the other direction (a symmetric law is one object).
+        blocks: whether large-count untilted ends may be composed in two levels (``docs/pld.md`` §5a).
 
     Raises:
         GridTooLargeError: the bulk vectors need more cells than ``acc.memory_cap`` allows.
@@ -470,7 +474,7 @@ def realise(
     win.at(0)
     count = sum(k for _, k in laws)
     max_len = acc.memory_cap // (BYTES_PER_POINT + _KEPT_PER_POINT)
-    return Direction(win, acc, step, math.log(acc.tail_mass / 4), max_len, count)
+    return Direction(win, acc, step, math.log(acc.tail_mass / 4), max_len, count, blocks)
 
 
 _End = TypeVar("_End", UpperEnd, LowerEnd)
