@@ -129,6 +129,8 @@ def _writer(site: Any, wid: int, out: Any) -> None:
             got.append((rid, t.replay))
         except BudgetExceeded:
             got.append((rid, None))
+        except Exception as exc:  # noqa: BLE001 — reported, not raised: a dead writer would leave the parent waiting
+            got.append((rid, f"error: {exc}"))
     led.close()
     out.put((wid, got))
 
@@ -156,15 +158,24 @@ def test_32_parallel_writers_admit_exactly_40(ledger_site: Any) -> None:
     writers = [ctx.Process(target=_writer, args=(site, w, out)) for w in range(32)]
     for p in readers + writers:
         p.start()
-    results = [out.get(timeout=300) for _ in writers]
-    for p in writers:
-        p.join(timeout=300)
-    stop.set()
-    reads = [rout.get(timeout=300) for _ in readers]
-    for p in readers:
-        p.join(timeout=300)
+    try:  # a writer that dies must fail the test, not leave the readers spinning and the run hanging
+        results = [out.get(timeout=300) for _ in writers]
+        for p in writers:
+            p.join(timeout=300)
+        stop.set()
+        reads = [rout.get(timeout=300) for _ in readers]
+        for p in readers:
+            p.join(timeout=300)
+    finally:
+        stop.set()
+        for p in readers + writers:
+            if p.is_alive():
+                p.kill()
+            p.join(timeout=60)
     assert all(p.exitcode == 0 for p in writers + readers)
     assert all(kind == "ok" for kind, _ in reads), reads
+    errors = [(rid, replay) for _, got in results for rid, replay in got if isinstance(replay, str)]
+    assert not errors, errors[:3]
     admitted = {rid for _, got in results for rid, replay in got if replay is False}
     dup = [replay for _, got in results for rid, replay in got if rid == "dup"]
     assert len(admitted) == 40

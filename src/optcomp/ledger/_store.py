@@ -15,7 +15,7 @@ Every SQLite or psycopg error is raised as one :class:`StoreError` sentence; a f
 ledger is refused before anything is written to it.
 
 Write transactions serialise on the ledger: SQLite ``BEGIN IMMEDIATE`` on a WAL database with
-``synchronous=FULL``, a ``wal_checkpoint(TRUNCATE)`` after each COMMIT (the main file alone then holds
+``synchronous=FULL``, a ``wal_checkpoint(TRUNCATE)`` after each COMMIT, retried while another connection checkpoints (the main file alone then holds
 every commit, so a plain copy of it misses none that returned), and a busy timeout (a deferred read-then-write transaction could fail with
 ``SQLITE_BUSY_SNAPSHOT``, which the timeout does not retry); PostgreSQL ``SELECT … FOR UPDATE`` on the
 ``state`` row at READ COMMITTED (every later statement sees every earlier commit). COMMIT is the
@@ -25,8 +25,10 @@ linearisation point of a charge.
 from __future__ import annotations
 
 import os
+import random
 import re
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -36,6 +38,8 @@ from typing import Any
 DEFAULT_SCHEMA = "optcomp_ledger"
 #: SQLite busy timeout (seconds): how long a writer waits for another writer's transaction.
 BUSY_TIMEOUT_S: float = 60.0
+#: Longest pause (seconds) between two tries of the checkpoint after a write (:meth:`SQLiteStore._checkpoint`).
+CHECKPOINT_BACKOFF_S: float = 0.05
 
 _TABLES = """
 CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), config TEXT NOT NULL, genesis TEXT NOT NULL,
@@ -297,13 +301,23 @@ class SQLiteStore(Store):
         self._checkpoint()
 
     def _checkpoint(self) -> None:
-        """Copy the write-ahead log into the main file and empty it (waits for readers and writers
-        through the busy handler); raises if it could not complete."""
-        busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        if busy:
-            raise StoreError(f"ledger {self.path!r}: the write committed, but the main file could not be "
-                             "brought up to date (another connection held the log); retry: a retry of a "
-                             "charge returns the same ticket and completes this step")
+        """Copy the write-ahead log into the main file and empty it; raises if it could not complete.
+
+        ``wal_checkpoint(TRUNCATE)`` waits for readers and for the write lock through the busy handler,
+        but returns "busy" at once when another connection is checkpointing (SQLite takes the checkpoint
+        lock without the busy handler): with many writers that is the common case, so the call is
+        repeated (randomised back-off up to :data:`CHECKPOINT_BACKOFF_S`) until it completes or
+        :data:`BUSY_TIMEOUT_S` has passed.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        pause = CHECKPOINT_BACKOFF_S / 64
+        while self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+            if time.monotonic() >= deadline:
+                raise StoreError(f"ledger {self.path!r}: the write committed, but the main file could not be "
+                                 f"brought up to date in {BUSY_TIMEOUT_S:g} s (other connections held the log); "
+                                 "retry: a retry of a charge returns the same ticket and completes this step")
+            time.sleep(pause * (0.5 + random.random()))
+            pause = min(2 * pause, CHECKPOINT_BACKOFF_S)
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
