@@ -50,7 +50,7 @@ def write(tmp_path: Path, data: Any, name: str = "event.json") -> str:
 def test_dp_event_json_matches_library(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, EVENT)
     code, out, err = run(
-        capsys, "account", "--dp-event", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json"
+        capsys, "account", "--dp-event", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json", "--reference"
     )
     assert code == 0, err
     data = json.loads(out)
@@ -82,7 +82,8 @@ def test_dp_accounting_below_the_bracket_is_said(tmp_path: Path, capsys: pytest.
     }
     path = write(tmp_path, event)
     code, out, err = run(
-        capsys, "account", "--dp-event", path, "--neighbouring", "substitution", "--delta", "1e-5", "--json"
+        capsys, "account", "--dp-event", path, "--neighbouring", "substitution", "--delta", "1e-5", "--json",
+        "--reference",
     )
     assert code == 0, err
     assert json.loads(out)["results"][0]["position"] == "below our certified bracket"
@@ -94,7 +95,7 @@ def test_without_dp_accounting_the_bracket_stands_alone(
     monkeypatch.setattr(_interop, "_reference_module", lambda: None)
     path = write(tmp_path, EVENT)
     code, out, err = run(
-        capsys, "account", "--dp-event", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json"
+        capsys, "account", "--dp-event", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json", "--reference"
     )
     assert code == 0, err
     data = json.loads(out)
@@ -102,11 +103,36 @@ def test_without_dp_accounting_the_bracket_stands_alone(
     assert data["results"][0]["reference"] is None and data["results"][0]["position"] is None
 
 
+def test_json_runs_the_reference_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A --json document (for scripts) is printed once our certified answer is ready: the reference is not
+    run unless --reference is given, and the document says so."""
+    calls: list[bool | None] = []
+
+    def reference(*args: Any) -> tuple[str, None]:
+        calls.append(args[-1])
+        return "planted reference label", None
+
+    monkeypatch.setattr(_interop, "_reference", reference)
+    path = write(tmp_path, EVENT)
+    argv = ("account", "--dp-event", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json")
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and calls == [], err
+    data = json.loads(out)
+    assert data["reference"] == _interop.JSON_REFERENCE_NOT_RUN and data["results"][0]["reference"] is None
+    assert data["results"][0]["upper"] > 0
+    code, out, err = run(capsys, *argv, "--reference")
+    assert code == 0 and calls == [True] and json.loads(out)["reference"] == "planted reference label", err
+    code, out, err = run(capsys, *argv[:-1])  # the table: the cost-gated default still runs it
+    assert code == 0 and calls == [True, None] and "reference: planted reference label" in out, err
+
+
 def test_opacus_history_state_dict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = {"history": [[1.1, 0.01, 40]], "mechanism": "rdp"}
     path = write(tmp_path, state, "opacus.json")
     code, out, err = run(
-        capsys, "account", "--opacus-history", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json"
+        capsys, "account", "--opacus-history", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json", "--reference"
     )
     assert code == 0, err
     row = json.loads(out)["results"][0]
@@ -248,7 +274,7 @@ def test_a_failing_reference_does_not_hide_our_answer(
     )
     path = write(tmp_path, EVENT)
     code, out, err = run(
-        capsys, "account", "--dp-event", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json"
+        capsys, "account", "--dp-event", path, "--delta", "1e-5", "--accuracy", ACCURACY, "--json", "--reference"
     )
     assert code == 0, err
     data = json.loads(out)
@@ -274,7 +300,7 @@ def test_rdp_reference_where_the_pld_accountant_refuses(tmp_path: Path, capsys: 
     pytest.importorskip("dp_accounting")
     path = write(tmp_path, FIXED_SIZE)
     argv = ("account", "--dp-event", path, "--neighbouring", "substitution", "--delta", "1e-5")
-    code, out, err = run(capsys, *argv, "--json")
+    code, out, err = run(capsys, *argv, "--json", "--reference")
     assert code == 0, err
     data = json.loads(out)
     assert "RdpAccountant" in data["reference"] and "PLDAccountant does not support" in data["reference"]

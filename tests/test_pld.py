@@ -386,3 +386,22 @@ def test_no_silent_zero_to_inf_bracket() -> None:
     # bracket at a coarse step, and the refinement then meets the memory cap (docs/pld.md §5a)
     with pytest.raises(GridTooLargeError, match="no finite certified bracket|not reached before the memory cap"):
         optcomp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=1e-6), 10**13)).epsilon(1e-5)
+
+
+def test_no_silent_zero_to_one_delta_bracket() -> None:
+    """The δ query refuses what the ε query refuses (above): where the composed error bound reaches 1 at
+    every grid, δ(ε) is not answered with the trivial [0, 1] (it was, after the whole refinement schedule,
+    while ε(δ) raised) but with GridTooLargeError naming why; with a fixed Accuracy.grid_step too."""
+    import optcomp
+    from optcomp import GridTooLargeError
+    from optcomp.mechanisms import Gaussian, PoissonSubsampled
+
+    huge = optcomp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=1e-6), 10**13))
+    with pytest.raises(GridTooLargeError, match="no informative certified bracket for delta at epsilon = 1"):
+        huge.delta(1.0)
+    fixed = optcomp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 2**40),
+                            accuracy=Accuracy(grid_step=327.68))
+    with pytest.raises(GridTooLargeError, match="Accuracy.grid_step"):
+        fixed.delta(1.0)
+    near_one = optcomp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 2**20)).delta(1.0)
+    assert 0.99 < near_one.lower <= near_one.upper == 1.0  # an upper end of 1 alone is an answer: not refused

@@ -182,16 +182,21 @@ def test_coarse_steps_keep_one_level() -> None:
     """A coarse step Δ' = RΔ > ``_MAX_COARSE_STEP`` keeps one level: at Δ' = 800 (grid_step 100, R = 8)
     expm1(RΔ) overflowed, the split weights were NaN and the level-2 window raised OverflowError; below
     709 the weights' fixed 16u widening does not cover their (7 + 2RΔ)u rounding. One level there, and
-    the bracket contains the GDP truth (k Gaussians of σ compose to μ = √k/σ)."""
+    the bracket contains the GDP truth (k Gaussians of σ compose to μ = √k/σ). At grid_step 100 that
+    bracket is the trivial [0, 1], which δ queries refuse by name (GridTooLargeError, not an overflow);
+    at grid_step 10 (Δ' = 80, still one level) it is informative and contains the truth."""
     k, sigma = 4096, 0.01
     mu = math.sqrt(k) / sigma
     with _spy() as calls:
         laws = privacy_loss_laws(Gaussian(sigma))
         pld = PrivacyLossDistribution.from_laws(*laws, accuracy=Accuracy(grid_step=100.0)).self_compose(k)
+        finer = PrivacyLossDistribution.from_laws(*laws, accuracy=Accuracy(grid_step=10.0)).self_compose(k)
         for eps in (mu * mu / 2, mu * mu / 2 + 2 * mu):
-            d = pld.delta(eps)
+            with pytest.raises(GridTooLargeError, match="no informative certified bracket"):
+                pld.delta(eps)
+            d = finer.delta(eps)
             t = gdp_delta(mu, eps)
-            assert d.lower <= t <= d.upper, (eps, d, t)
+            assert 0.0 < d.lower <= t <= d.upper < 1.0, (eps, d, t)
         assert calls == []
     x = np.full(5, 0.2)
     assert _blocks.blocked([(x, 10**6)], 1 << 30, 5.0, 1e-3) is not None  # Δ' = 0.032

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 from importlib import resources
 from typing import Any
 
@@ -108,11 +109,19 @@ def test_serve_remote_with_flag_warns(monkeypatch: pytest.MonkeyPatch, capsys: p
 
     calls: list[tuple[str, int]] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, host, port, log_level: calls.append((host, port)))
-    assert main(["serve", "--host", "0.0.0.0", "--port", "8123", "--allow-remote"]) == 0
-    assert calls == [("0.0.0.0", 8123)]
+    # free ports: serve checks that its port can be bound (a fixed one may be taken on the machine running this)
+    remote, local = _free_port("0.0.0.0"), _free_port("127.0.0.1")
+    assert main(["serve", "--host", "0.0.0.0", "--port", str(remote), "--allow-remote"]) == 0
+    assert calls == [("0.0.0.0", remote)]
     assert "warning: serving on 0.0.0.0" in capsys.readouterr().err
-    assert main(["serve", "--port", "8124"]) == 0
-    assert calls[-1] == ("127.0.0.1", 8124)
+    assert main(["serve", "--port", str(local)]) == 0
+    assert calls[-1] == ("127.0.0.1", local)
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize(("host", "loop"), [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True),

@@ -277,7 +277,8 @@ Example:
 @click.option("--reference/--no-reference", "reference", default=None,
               help="With --dp-event/--opacus-history: run dp_accounting's answer beside ours always / never. "
               "Default: only for trees it answers in seconds (at most 20 composed events, counts up to 1e6). "
-              "It runs after our certified answer is computed (and printed, for a table); Ctrl-C stops only it.")
+              "It runs after our certified answer is computed (and printed, for a table); Ctrl-C stops only it. "
+              "With --json it runs only when --reference is given (the document is then printed after it).")
 def account(
     mechs: Sequence[str],
     config: Path | None,

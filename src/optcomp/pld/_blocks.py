@@ -99,7 +99,7 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
     j = np.arange(x.size, dtype=np.float64)
     mu = float(np.dot(x, j)) / tot
     var = max(float(np.dot(x, (j - mu) ** 2)) / tot - _GRID_VARIANCE, 0.0)
-    if 16 * math.sqrt(k * var) < _SPREAD_RATIO * x.size:
+    if not _spread_test(k, var, x.size):
         return None
     sh = shape(k)
     return sh if sh is not None and sh.ratio * step <= _MAX_COARSE_STEP else None
@@ -357,4 +357,12 @@ def likely_two_level(count: int, scale: float, support: float) -> bool:
     units, where the grid step cancels (16√k·s against ``_SPREAD_RATIO`` × the bulk window's span).
     Speed only: the refinement's step model (:mod:`._stepmodel`) aims √2 finer where two levels double
     the width at a given step; :func:`blocked` itself decides on the realised vector."""
-    return BLOCK_MIN_COUNT <= count <= _MAX_BLOCK_COUNT and 16 * math.sqrt(count) * scale >= _SPREAD_RATIO * support
+    return _spread_test(count, scale * scale, support)
+
+
+def _spread_test(count: int, variance: float, support: float) -> bool:
+    """The two-level spread test of :func:`blocked` and :func:`likely_two_level`: a count in
+    [``BLOCK_MIN_COUNT``, ``_MAX_BLOCK_COUNT``] whose composed spread 16√(k·variance) is at least
+    ``_SPREAD_RATIO`` times one step's ``support`` (variance and support in one unit: grid points there,
+    loss here)."""
+    return BLOCK_MIN_COUNT <= count <= _MAX_BLOCK_COUNT and 16 * math.sqrt(count * variance) >= _SPREAD_RATIO * support

@@ -34,6 +34,7 @@ from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
 from optcomp.pld._lazy import Directions
+from optcomp.pld._query import informative_delta
 from optcomp.pld._realise import Direction, realise, upper_ends
 from optcomp.pld._stepmodel import MODEL_DEEPEST_DELTA, MODEL_MISS, MODEL_PASSES, first_step
 from optcomp.pld._windows import Memo, log_tails
@@ -349,13 +350,14 @@ class PrivacyLossDistribution:
 
     # -- queries ----------------------------------------------------------------------------------
     def delta(self, epsilon: float) -> Bound:
-        """Certified bracket of δ(ε) = max(δ_remove(ε), δ_add(ε)), δ_{P‖Q}(ε) = E_P[(1 − e^{ε−L})_+].
+        """Certified bracket of δ(ε) = max(δ_remove(ε), δ_add(ε)), δ_{P‖Q}(ε) = E_P[(1 − e^{ε−L})_+]; the
+        narrowest reached, but never the trivial [0, 1] (:func:`._query.informative_delta` raises).
 
         Args:
             epsilon: ε ≥ 0.
         """
         eps = check_nonnegative("epsilon", epsilon)
-        return self._refine(_DeltaMeasure(np.array([eps])), strict=False)
+        return informative_delta(self._refine(_DeltaMeasure(np.array([eps])), strict=False), eps)
 
     def hockey_stick_curve(self, epsilons: npt.ArrayLike | None = None) -> HockeyStickCurve:
         """The whole certified δ(ε) curve from one realisation (:func:`optcomp.pld._curve.hockey_stick_curve`):

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.signal import lfilter
 
-from optcomp._numerics import EPSILON_XTOL, SMALLEST_SUBNORMAL, FloatArray
+from optcomp._numerics import EPSILON_XTOL, SMALLEST_SUBNORMAL, Bound, FloatArray, GridTooLargeError
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.pld._fft import Composed
 
@@ -371,3 +371,24 @@ def _weighted_sum(d: FloatArray, rate: float, values: FloatArray, full: FloatArr
     head[live:] = 0.0
     np.multiply(head, values, out=head)
     return float(np.sum(full))
+
+
+def informative_delta(b: Bound, epsilon: float) -> Bound:
+    """``b``, the narrowest δ(ε) bracket the refinement reached, unless it is the trivial [0, 1].
+
+    [0, 1] holds for every pair, so it certifies nothing: every pass's upper end was ≥ 1 (the composed
+    error bound, e.g. the FFT floor times e^{L − θε} of §3/§6 in ``docs/pld.md``, overflows 1 or the
+    floating-point range: too many compositions for any grid that fits the memory cap) and no lower end
+    was positive. An ε(δ) query refuses the same case (the bracket [0, ∞]) with :class:`GridTooLargeError`;
+    so does this one, naming why, instead of returning a bracket that only looks like an answer.
+
+    Raises:
+        GridTooLargeError: ``b`` is [0, 1].
+    """
+    if b.lower == 0.0 and b.upper >= 1.0:
+        raise GridTooLargeError(
+            f"no informative certified bracket for delta at epsilon = {epsilon:g}: the composed error bound "
+            "reaches 1 at every grid step tried within the memory cap (or at the Accuracy.grid_step given); "
+            "compose fewer mechanisms, or raise Accuracy.memory_cap"
+        )
+    return b

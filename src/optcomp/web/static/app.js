@@ -169,6 +169,9 @@ function onRowInput(ev, s, tr) {
 
 function schedule() {
   clearTimeout(state.timer);
+  // A request still in flight plans a form that has changed since: its answer must not be shown (nor say
+  // "updated") while this change waits out the debounce, so it is dropped (replan checks seq).
+  state.seq++;
   $("#status").textContent = "planning…";
   state.timer = setTimeout(replan, DEBOUNCE_MS);
 }
