@@ -19,7 +19,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Pyt
 from optcomp.ledger import Ledger, PureDP
 from optcomp.web import create_app
 from tests._live import live_server
-from tests.test_web_browser import CHROMIUM
+from tests.test_web_browser import CHROMIUM, WAIT_MS
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
@@ -43,12 +43,13 @@ def ledger_url(tmp_path: Path) -> Iterator[str]:
 
 def test_ledger_page_shows_budget_and_releases(ledger_url: str, tmp_path: Path) -> None:
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], timeout=WAIT_MS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(WAIT_MS)
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(ledger_url)
-        page.wait_for_function("document.querySelectorAll('#releases tbody tr').length === 3", timeout=30_000)
+        page.wait_for_function("document.querySelectorAll('#releases tbody tr').length === 3", timeout=WAIT_MS)
         page.screenshot(path=str(tmp_path / "ledger.png"), full_page=True)
         summary = page.locator("#summary").inner_text()
         rows = [r.inner_text() for r in page.locator("#releases tbody tr").all()]
