@@ -66,7 +66,7 @@ def postgres_url() -> Iterator[str]:
         shutil.rmtree(tmp, ignore_errors=True)
         pytest.skip(f"initdb failed: {init.stderr.strip()[-300:]}")
     opts = f"-k {tmp} -c listen_addresses='' -c max_connections=200 -c shared_buffers=16MB"
-    start = subprocess.run([*prefix, f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-w", "-t", "60", "-l", log, "start"],
+    start = subprocess.run([*prefix, f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-w", "-t", "180", "-l", log, "start"],
                            capture_output=True, text=True, check=False)
     if start.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
