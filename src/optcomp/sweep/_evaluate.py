@@ -8,7 +8,8 @@ The unit of work is a *chain*: the ε/δ points of one DP-SGD step (one σ, q an
 2. **One realisation per composed PLD answers every query** — for each T, every ε-at-δ and δ-at-ε
    query of the chain is read off the *same* realisation of the T-fold composition: a PLD at a fixed
    grid step Δ (the public expert knob ``Accuracy(grid_step=Δ)``) is realised once and cached by the
-   engine, and each ``pld.epsilon(δ)`` / ``pld.delta_curve(ε)`` on it is a query, not a new FFT. Δ is
+   engine, and the ε(δ) of every δ (:func:`optcomp.pld.epsilons_at_step`: deepest first, sharing probes and
+   tilted ends) and ``pld.delta_curve(ε)`` on it are queries, not new FFTs. Δ is
    refined as :meth:`optcomp.pld.PrivacyLossDistribution.epsilon` refines it (coarse first pass, the
    second-order width model, at most the same number of passes), on the *widest* of the queries, until
    every bracket meets ``accuracy.relative_width``.
@@ -46,7 +47,7 @@ from optcomp import dpsgd
 from optcomp._numerics import PLD_FIRST_STEP, Accuracy, Bound
 from optcomp.composition import compose
 from optcomp.mechanisms import Mechanism
-from optcomp.pld import GridTooLargeError
+from optcomp.pld import GridTooLargeError, epsilons_at_step
 from optcomp.sweep._spec import Point
 
 #: Refinement passes of the shared grid step (as ``PrivacyLossDistribution``'s automatic refinement).
@@ -165,7 +166,7 @@ def _pass(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, step: float,
           deltas: Sequence[float], epsilons: Sequence[float]) -> _Answers:
     """Every query on one realisation at grid step ``step`` (certified at any step)."""
     pld = compose(*items, accuracy=replace(acc, grid_step=step)).pld()
-    out = _Answers(dict[float, Bound | str]({d: pld.epsilon(d) for d in deltas}))
+    out = _Answers(dict[float, Bound | str](epsilons_at_step(pld, step, deltas) if deltas else {}))
     if epsilons:
         lo, hi = pld.delta_curve(list(epsilons))
         out.dlt = {e: Bound(float(a), float(b)) for e, a, b in zip(epsilons, lo, hi, strict=True)}

@@ -1,0 +1,150 @@
+"""ε(δ) at several δ of one PLD on one realisation, sharing the tilted ends and probes (the passes of
+:mod:`optcomp.sweep`, ``docs/pld.md`` §6a).
+
+:func:`epsilons` answers every δ of a set as a fixed-step pass of
+:meth:`optcomp.pld.PrivacyLossDistribution.epsilon` does (``Accuracy(grid_step=step)``: the same
+:class:`._pld._EpsilonMeasure`, directions and ends), with two differences, both speed only:
+
+1. **Probes are shared.** A pass reads a direction at a coarser step first (``_probe_upper``); the probe
+   realises that direction afresh for each query. Here one probe per (direction, step) serves every δ:
+   the direction realised at a step is a function of the laws and the step alone (bit for bit).
+2. **Tilted ends are shared.** The δ are answered deepest first; before a δ builds its own tilted end
+   (:meth:`._realise.Direction._tilted_root`), the tilted end this call built for a deeper δ nearest in
+   tilt (on a window level at least as deep as this δ needs) is tried: if the ε read with it is
+   *resolved* by it — its FFT floor at that ε is within the share of the width target that the engine
+   allows a tilted end (:meth:`._realise.Direction._resolves`, ``_TILT_AIM``) — that ε is kept, else the
+   δ takes the plain route. An end tilted for a deeper ε carries its tilted mass above the shallower
+   ones, so one end usually serves several δ (as in :meth:`._realise.Direction.delta_upper`).
+
+Soundness: every end (any tilt, any window level, any step) is certified; the least upper ε over any set
+of upper ends and the largest lower ε over any set of lower ends are certified ends (``docs/pld.md`` §6,
+:mod:`._roots`). An answer depends on the PLD, the step and the *set* of δ asked (never on queries asked
+before the call: the directions are realised afresh for it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypeVar
+
+from optcomp._numerics import Bound, check_probability
+from optcomp._threads import single_threaded
+from optcomp.pld._lazy import Directions
+from optcomp.pld._pld import PrivacyLossDistribution, _EpsilonMeasure
+from optcomp.pld._query import LowerEnd, UpperEnd
+from optcomp.pld._realise import _THETAS, _TILT_TRIGGER, Direction
+from optcomp.pld._roots import lower_root, upper_root
+
+__all__ = ["epsilons"]
+
+_End = TypeVar("_End", UpperEnd, LowerEnd)
+
+
+class _Shared:
+    """A direction whose ε ends first try the tilted ends built earlier in the same call (module doc).
+
+    Only what :class:`._pld._EpsilonMeasure` reads of a direction: ``step``, ``epsilon_upper`` and
+    ``epsilon_lower``."""
+
+    def __init__(self, direction: Direction) -> None:
+        self.d = direction
+
+    @property
+    def step(self) -> float:
+        return self.d.step
+
+    def epsilon_upper(self, delta: float) -> float:
+        """:meth:`Direction.epsilon_upper`, or the ε read with a shared tilted end that resolves it."""
+        d = self.d
+        base = d.upper(0) if d.p_law < delta else None
+        if base is None or base.unit_floor + d.cut <= _TILT_TRIGGER * (delta - d.p_law):
+            return d.epsilon_upper(delta)
+        level = d.win.level_for(delta - d.p_law)
+        got = _nearest(d._upper, d.theta_for_delta(delta, level), level)
+        if got is not None:
+            (ti, lv), end = got
+            out = upper_root([base, end], delta)
+            if self._resolved(end, ti, lv, out, delta - d.p_law, level, delta):
+                return out
+        return d.epsilon_upper(delta)
+
+    def epsilon_lower(self, delta: float, upper: float) -> float:
+        """:meth:`Direction.epsilon_lower`, or the ε read with a shared tilted end that resolves it."""
+        d = self.d
+        base = d.lower(0) if d.p_inf_lo <= delta else None
+        if base is None or base.unit_floor + d.cut <= _TILT_TRIGGER * (delta - d.p_inf_lo):
+            return d.epsilon_lower(delta, upper)
+        level = d.win.level_for(delta - d.p_law)
+        got = _nearest(d._lower, d.theta_for_delta(delta, level), level)
+        if got is not None:
+            (ti, lv), end = got
+            out = lower_root([base, end], delta, upper, d.p_inf_lo, d.acc.relative_width)
+            if self._resolved(end, ti, lv, upper, delta - d.p_inf_lo, level, delta, out):
+                return out
+        return d.epsilon_lower(delta, upper)
+
+    def _resolved(self, end: UpperEnd | LowerEnd, ti: int, lv: int, near: float, fin: float, level: int,
+                  delta: float, at: float | None = None) -> bool:
+        """Whether ``end`` (tilt index ``ti``, window level ``lv``) resolves δ's finite part ``fin`` at
+        the ε read (``at``, else ``near``): its floor there within the allowed share of
+        :meth:`Direction._tilted_root` (which places it with the saddle tilt of δ and ε ≈ ``near``)."""
+        d = self.d
+        eps = near if at is None else at
+        if not (0 < eps < math.inf and 0 < near < math.inf):
+            return False
+        saddle = float(_THETAS[d.theta_for_delta(delta, level)])
+        allowed = d._share() * max(1.0, saddle * near) * fin
+        return d._resolves(end, ti, lv, eps, allowed)
+
+
+def _nearest(ends: dict[tuple[int, int], _End | None], ti: int, level: int) -> tuple[tuple[int, int], _End] | None:
+    """The built tilted end (θ index > 0) on a window level at least as deep as ``level`` nearest in tilt
+    to ``ti`` (then the shallower level), with its key; ``None`` if there is none."""
+    built = [(k, e) for k, e in ends.items() if k[0] > 0 and k[1] >= level and e is not None]
+    if not built:
+        return None
+    return min(built, key=lambda ke: (abs(ke[0][0] - ti), ke[0][1]))
+
+
+def epsilons(
+    pld: PrivacyLossDistribution, step: float, deltas: Sequence[float], blocks: bool = True
+) -> dict[float, Bound]:
+    """Certified ε(δ) brackets for every δ in ``deltas`` on ``pld`` realised at grid step ``step`` (the
+    module doc: a fixed-step pass of :meth:`PrivacyLossDistribution.epsilon` per δ, sharing probes and
+    tilted ends). Raises what that pass raises (``GridTooLargeError`` at the memory cap)."""
+    width = pld.accuracy.relative_width
+    laws = pld._laws()
+    fresh = Directions(step, len(laws), lambda i, memo: pld._realise(laws[i], step, memo, blocks))
+    probes: dict[tuple[int, float], _Shared] = {}
+
+    def probe(i: int, s: float) -> _Shared:
+        if (i, s) not in probes:
+            probes[(i, s)] = _Shared(pld._direction(i, s))
+        return probes[(i, s)]
+
+    shared = _LazyShared(fresh)
+    out: dict[float, Bound] = {}
+    with single_threaded():
+        for d in sorted({check_probability("delta", x) for x in deltas}):  # deepest first
+            measure = _EpsilonMeasure(d, width, probe)  # type: ignore[arg-type]
+            out[d] = measure.run(shared)  # type: ignore[arg-type]
+    return out
+
+
+class _LazyShared(Sequence[_Shared]):
+    """The directions of :class:`Directions`, each wrapped in :class:`_Shared` on first access (a
+    direction never read is never realised, as in a plain pass)."""
+
+    def __init__(self, dirs: Directions) -> None:
+        self._dirs = dirs
+        self._wrapped: dict[int, _Shared] = {}
+
+    def __len__(self) -> int:
+        return len(self._dirs)
+
+    def __getitem__(self, i: int) -> _Shared:  # type: ignore[override]
+        j = range(len(self._dirs))[i]
+        if j not in self._wrapped:
+            self._wrapped[j] = _Shared(self._dirs[j])
+        return self._wrapped[j]
