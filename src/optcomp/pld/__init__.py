@@ -7,12 +7,16 @@
 
     pld = PrivacyLossDistribution.from_laws(*privacy_loss_laws(Gaussian(sigma=1.0))).self_compose(100)
     pld.epsilon(1e-5)   # Bound(lower, upper), upper certified
+
+:func:`epsilons_at_step` answers many δ of one PLD at one fixed grid step, sharing tilted ends (the
+sweep's passes, :mod:`optcomp.pld._joint`).
 """
 
 from __future__ import annotations
 
 from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._curve import HockeyStickCurve
+from optcomp.pld._joint import epsilons as epsilons_at_step
 from optcomp.pld._pld import PrivacyLossDistribution
 
-__all__ = ["GridTooLargeError", "HockeyStickCurve", "PrivacyLossDistribution"]
+__all__ = ["GridTooLargeError", "HockeyStickCurve", "PrivacyLossDistribution", "epsilons_at_step"]

@@ -8,7 +8,8 @@ The unit of work is a *chain*: the ε/δ points of one DP-SGD step (one σ, q an
 2. **One realisation per composed PLD answers every query** — for each T, every ε-at-δ and δ-at-ε
    query of the chain is read off the *same* realisation of the T-fold composition: a PLD at a fixed
    grid step Δ (the public expert knob ``Accuracy(grid_step=Δ)``) is realised once and cached by the
-   engine, and each ``pld.epsilon(δ)`` / ``pld.delta_curve(ε)`` on it is a query, not a new FFT. Δ is
+   engine, and the ε(δ) of every δ (:func:`optcomp.pld.epsilons_at_step`: deepest first, sharing probes and
+   tilted ends) and ``pld.delta_curve(ε)`` on it are queries, not new FFTs. Δ is
    refined as :meth:`optcomp.pld.PrivacyLossDistribution.epsilon` refines it (coarse first pass, the
    second-order width model, at most the same number of passes), on the *widest* of the queries, until
    every bracket meets ``accuracy.relative_width``.
@@ -46,7 +47,7 @@ from optcomp import dpsgd
 from optcomp._numerics import PLD_FIRST_STEP, Accuracy, Bound
 from optcomp.composition import compose
 from optcomp.mechanisms import Mechanism
-from optcomp.pld import GridTooLargeError
+from optcomp.pld import GridTooLargeError, epsilons_at_step
 from optcomp.sweep._spec import Point
 
 #: Refinement passes of the shared grid step (as ``PrivacyLossDistribution``'s automatic refinement).
@@ -61,6 +62,17 @@ _WIDTH_ORDER = 2.0
 _ASYMPTOTIC = 0.05
 #: Bounds on the estimated order (as the engine's refinement).
 _ORDER_RANGE = (1.0, 2.2)
+#: The width's growth exponent in T at a fixed step before a chain has measured it (the √T model) ...
+_GROWTH = 0.5
+#: ... and the range a measured one is clamped to (measured on the issue-26 grid: about 0 to 0.8).
+_GROWTH_RANGE = (0.0, 1.0)
+#: Smallest ratio of one refinement's step to the previous one after a warm start (a later T of a chain):
+#: a pass far wider than the width model predicted there is off the model (at ε ≈ 60–140, σ = 0.5, a lower
+#: end's search can stop at a coarse scan point: width 0.0128 at one step, 5e-5 at a 9 % finer one), and
+#: its Δ² extrapolation (a 13× finer step, 4·10⁶-point tilted ends) is not trusted beyond 4×.
+_MIN_WARM_RATIO = 0.25
+#: How much coarser than the previous T's step the next T may start (the inverse of a refinement's ratio).
+_MAX_COARSENING = 1.0 / _MAX_STEP_RATIO
 #: ε floor of the relative width of an ε bracket, (upper − lower)/max(upper, this) (the engine's).
 _EPSILON_WIDTH_FLOOR = 0.01
 #: δ upper ends below which a δ bracket's relative width counts as met (the engine's ``_FLOOR_WIDTH``).
@@ -119,26 +131,39 @@ def _width_delta(b: Bound) -> float:
 
 @dataclass
 class _Schedule:
-    """Where the previous T of a chain started, and the narrowest bracket its first pass gave (the warm
-    start of the next T)."""
+    """Where the previous T of a chain had its easiest query meet the target (the warm start of the next
+    T), and how the width grew along T at a fixed step."""
 
     steps: int = 0
     step: float = 0.0
     width: float = 0.0
+    #: the exponent g of the width's growth w ∝ T^g at a fixed step (measured between the last two T)
+    growth: float = _GROWTH
+
+    def record(self, steps: int, step: float, width: float) -> None:
+        """Keep the pass of ``steps`` at grid step ``step`` whose narrowest bracket (``width``) met the
+        target first, and the growth exponent it shows against the previous T's (widths scaled to one
+        step by the Δ² model; both in the asymptotic range, else the previous exponent is kept)."""
+        if 0 < self.steps < steps and 0 < self.width < _ASYMPTOTIC and 0 < width < _ASYMPTOTIC:
+            ratio = (width / step**_WIDTH_ORDER) / (self.width / self.step**_WIDTH_ORDER)
+            lo, hi = _GROWTH_RANGE
+            self.growth = min(hi, max(lo, math.log(ratio) / math.log(steps / self.steps)))
+        self.steps, self.step, self.width = steps, step, width
 
     def start(self, steps: int, target: float) -> float:
         """The first grid step to try at ``steps``: the step at which the previous T's *easiest* query
-        met its width, scaled by the width model (the T-fold bracket's width grows about like √T at a
-        fixed step), or the engine's first step. Starting where the easiest query is served lets it
-        retire at the first pass; the harder ones refine from there (starting at the hardest one's step
-        makes every query pay the finest grid)."""
+        met its width, scaled by the width model (the width grows like T^g at a fixed step, g measured
+        along the chain, 1/2 until two T have measured it; up to ``_MAX_COARSENING`` coarser), or the
+        engine's first step. Starting where the easiest query is served lets it retire at the first pass;
+        the harder ones refine from there (starting at the hardest one's step makes every query pay the
+        finest grid)."""
         if self.steps == 0:
             return PLD_FIRST_STEP
         if self.width <= 0.0 or not math.isfinite(self.width):
             return self.step
-        predicted = self.width * math.sqrt(steps / self.steps)
+        predicted = self.width * math.pow(steps / self.steps, self.growth)
         scale: float = _STEP_MARGIN * math.pow(target / predicted, 1.0 / _WIDTH_ORDER)
-        return self.step * min(1.0, scale)
+        return self.step * min(_MAX_COARSENING, scale)
 
 
 @dataclass
@@ -165,7 +190,7 @@ def _pass(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, step: float,
           deltas: Sequence[float], epsilons: Sequence[float]) -> _Answers:
     """Every query on one realisation at grid step ``step`` (certified at any step)."""
     pld = compose(*items, accuracy=replace(acc, grid_step=step)).pld()
-    out = _Answers(dict[float, Bound | str]({d: pld.epsilon(d) for d in deltas}))
+    out = _Answers(dict[float, Bound | str](epsilons_at_step(pld, step, deltas) if deltas else {}))
     if epsilons:
         lo, hi = pld.delta_curve(list(epsilons))
         out.dlt = {e: Bound(float(a), float(b)) for e, a, b in zip(epsilons, lo, hi, strict=True)}
@@ -186,10 +211,11 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
                         {e: _plain(comp.delta, e, None) for e in epsilons})
     target = acc.relative_width
     step = acc.grid_step if acc.grid_step is not None else schedule.start(steps, target)
+    warm = _MIN_WARM_RATIO if schedule.steps else None  # a warm start's refinements are bounded
     best = _Answers()
     pending_d, pending_e = list(deltas), list(epsilons)
     history: list[tuple[float, float]] = []
-    capped = False
+    capped = recorded = False
     for _ in range(1 if acc.grid_step is not None else _MAX_PASSES):
         try:
             got = _pass(items, acc, step, pending_d, pending_e)
@@ -202,15 +228,19 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
         best.eps.update(got.eps)
         best.dlt.update(got.dlt)
         w = got.width()
-        if not history:  # the schedule of the next T starts where the easiest query of this one met its width
-            schedule.steps, schedule.step, schedule.width = steps, step, got.min_width()
+        if not recorded and got.min_width() <= target:  # the next T starts where the easiest query met it
+            schedule.record(steps, step, got.min_width())
+            recorded = True
         history.append((step, w))
         # a query whose bracket meets the target retires: the finer passes answer only the others
         pending_d = [d for d in pending_d if _too_wide(best.eps[d], _width_epsilon, target)]
         pending_e = [e for e in pending_e if _too_wide(best.dlt[e], _width_delta, target)]
         if not (pending_d or pending_e) or not math.isfinite(w):
             break
-        step *= min(_MAX_STEP_RATIO, _STEP_MARGIN * (target / w) ** (1.0 / _order(history)))
+        ratio = min(_MAX_STEP_RATIO, _STEP_MARGIN * (target / w) ** (1.0 / _order(history)))
+        step *= ratio if warm is None else max(warm, ratio)
+    if not recorded and history:  # no query met the target: the next T starts from the last pass
+        schedule.record(steps, *min(history))
     if acc.grid_step is None:  # the plain route for what the shared passes left too wide (or never reached)
         for d in deltas:
             b = best.eps.get(d)
