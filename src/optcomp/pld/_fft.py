@@ -349,7 +349,7 @@ def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess
         u = _U_LD if wide else UNIT_ROUNDOFF
         phi = scipy.fft.rfft(_folded(x, n, np.longdouble if wide else np.float64))
         e = min(_fft_bound(n, mass, u), _fft_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), u))
-        aphi = np.abs(phi).astype(np.float64)
+        aphi = _abs_up(phi)
         big_m = np.minimum(mass, aphi + e)
         acc.log_m_sum += k * np.log(big_m)
         acc.ratio_sum += k * e / big_m
@@ -371,6 +371,15 @@ def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess
         acc.rho[idx] += k * (2 * lre + 4 * math.pi + 4) * u + (k * _U_LD if not wide else 0.0)
         del phi, aphi, big_m, lphi, lre
     return acc
+
+
+def _abs_up(phi: npt.NDArray[np.complexfloating]) -> FloatArray:
+    """|φ̂| as doubles, rounded up: the moduli of φ̂ rounded to complex128 (a double ``hypot``, several times
+    faster than long double's), widened by 6 units. Rounding the two parts to double and ``hypot`` (< 1 ulp)
+    are at most 3 roundings of |φ̂| (a part below the normal range adds ≤ 2⁻¹⁰⁷⁴, far below the transform
+    error e that is added to it), which ``widen_up(·, 6)`` covers: M = min(mass, |φ̂| + e) stays an upper
+    bound on |φ̂| as :func:`compose`'s power-error bound needs (before, |φ̂| was rounded to nearest)."""
+    return np.asarray(widen_up(np.abs(phi.astype(np.complex128)), 6), dtype=np.float64)
 
 
 def _folded(x: FloatArray, n: int, dtype: type) -> npt.NDArray[np.floating]:
