@@ -93,7 +93,7 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
     if len(vecs) != 1 or not BLOCK_MIN_COUNT <= vecs[0][1] <= _MAX_BLOCK_COUNT:
         return None
     x, k = vecs[0]
-    if max(x.size, full_cells) * _CELL_HEADROOM > memory_cap // BYTES_PER_CELL:
+    if not fits_refined(max(x.size, full_cells), memory_cap):
         return None
     tot = float(np.sum(x))
     j = np.arange(x.size, dtype=np.float64)
@@ -103,6 +103,12 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
         return None
     sh = shape(k)
     return sh if sh is not None and sh.ratio * step <= _MAX_COARSE_STEP else None
+
+
+def fits_refined(cells: float, memory_cap: int) -> bool:
+    """Whether ``cells`` per-step cells could be refined ``_CELL_HEADROOM`` times under ``memory_cap``
+    (:func:`blocked`'s memory test; monotone in ``cells``, so an upper bound that passes decides it)."""
+    return cells * _CELL_HEADROOM <= memory_cap // BYTES_PER_CELL
 
 
 def _near_divisor(count: int) -> int:

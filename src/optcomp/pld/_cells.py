@@ -72,12 +72,14 @@ class Cells:
     p_inf_hi: float
 
 
+#: Doubling points an unrefined tail search reads at once (losses up to about 2⁴⁰).
+_QUICK_DOUBLINGS = 40
 #: Points per round of the vectorised tail search (each round shrinks the bracket by this factor + 1).
 _TAIL_POINTS = 63
 
 
 def _tail_point(
-    fn: Callable[[FloatArray], FloatArray], target: float, sign: float, lo: float, hi: float
+    fn: Callable[[FloatArray], FloatArray], target: float, sign: float, lo: float, hi: float, refine: bool = True
 ) -> float:
     """A loss x in [lo, hi] with fn(x) ≤ target (fn monotone; sign=+1: search upwards).
 
@@ -85,7 +87,8 @@ def _tail_point(
     each round evaluates fn at ``_TAIL_POINTS`` points of the bracket at once and keeps the first that
     meets the target. The point returned always satisfies fn(x) ≤ target or is the support end. (It
     only places the window; the masses outside it are bounded separately, so its precision matters
-    for the grid's size, never for soundness.)
+    for the grid's size, never for soundness.) With ``refine`` false the first doubling point that meets
+    the target is returned: the refined point lies between it and the start.
     """
 
     def val(x: float) -> float:
@@ -96,6 +99,10 @@ def _tail_point(
     x = start
     bound = hi if sign > 0 else lo
     frac = np.arange(1, _TAIL_POINTS + 1, dtype=np.float64) / (_TAIL_POINTS + 1)
+    if not refine:
+        quick = _first_doubling(fn, target, sign, start, bound)
+        if quick is not None:
+            return quick
     for _ in range(1100):
         cand = x + sign * step
         if ((sign > 0 and cand >= bound) or (sign < 0 and cand <= bound)) and math.isfinite(bound):
@@ -118,9 +125,28 @@ def _tail_point(
     raise GridTooLargeError(f"could not find the tail of the privacy-loss law below mass exp({target})")
 
 
-def window(law: PrivacyLossLaw, log_tail: float) -> tuple[float, float]:
+def _first_doubling(
+    fn: Callable[[FloatArray], FloatArray], target: float, sign: float, start: float, bound: float
+) -> float | None:
+    """:func:`_tail_point`'s doubling points (the same float sums) among the first ``_QUICK_DOUBLINGS``,
+    read in one vectorised call: the first that meets the target, or the support end if that comes
+    first; ``None`` if neither does (the caller then runs the search itself)."""
+    steps = np.concatenate([[start], sign * 2.0 ** np.arange(_QUICK_DOUBLINGS, dtype=np.float64)])
+    cands = np.add.accumulate(steps)[1:]
+    crossed = np.flatnonzero(cands >= bound if sign > 0 else cands <= bound) if math.isfinite(bound) else np.zeros(0)
+    head = cands[: int(crossed[0])] if crossed.size else cands
+    with np.errstate(all="ignore"):
+        hit = np.flatnonzero(np.asarray(fn(head)) <= target) if head.size else np.zeros(0)
+    if hit.size:
+        return float(head[int(hit[0])])
+    return bound if crossed.size else None
+
+
+def window(law: PrivacyLossLaw, log_tail: float, refine: bool = True) -> tuple[float, float]:
     """The loss interval [a, b] the grid must cover: continuous tails beyond it carry at most
-    exp(log_tail) each; atoms lighter than exp(log_tail) do not widen it."""
+    exp(log_tail) each; atoms lighter than exp(log_tail) do not widen it. With ``refine`` false, a
+    cheaper interval that contains it (the tail searches' first doubling points, :func:`_tail_point`):
+    enough for a size check that only needs an upper bound on the span."""
     cont = law.continuous
     lo_pts: list[float] = []
     hi_pts: list[float] = []
@@ -129,8 +155,8 @@ def window(law: PrivacyLossLaw, log_tail: float) -> tuple[float, float]:
         lo_pts.append(float(law.atom_losses[keep][0]))
         hi_pts.append(float(law.atom_losses[keep][-1]))
     if cont is not None:
-        lo_pts.append(_tail_point(cont.p_logcdf, log_tail, -1.0, cont.lower, cont.upper))
-        hi_pts.append(_tail_point(cont.p_logsf, log_tail, 1.0, cont.lower, cont.upper))
+        lo_pts.append(_tail_point(cont.p_logcdf, log_tail, -1.0, cont.lower, cont.upper, refine))
+        hi_pts.append(_tail_point(cont.p_logsf, log_tail, 1.0, cont.lower, cont.upper, refine))
     if not lo_pts:
         return 0.0, 0.0
     return min(lo_pts), max(hi_pts)
