@@ -55,6 +55,10 @@ _MAX_COARSE_STEP = 1.0
 _REPRESENTATIVE_BITS = 10
 #: Candidates on each side of √k tried as the block size before one with a remainder is taken.
 _DIVISOR_SEARCH = 2048
+#: Level 2 is transformed in long double only from this count on (:func:`._fft.compose`'s ``wide_from``):
+#: its double-precision error (∝ r·u) is of the order of the level-1 charge Σ_b 2E_b (∝ r·u too), so the
+#: ends' floors grow by a bounded factor (``docs/pld.md`` §5a), and a double transform costs a fraction.
+LEVEL_TWO_WIDE = 2**62
 #: The smallest positive double (absolute error of an operation in the subnormal range).
 _TINY = SMALLEST_SUBNORMAL
 
@@ -275,7 +279,7 @@ def upper_blocks(x: FloatArray, first: int, sh: Shape, step: float, log_tau: flo
 def _level_two(parts: list[tuple[FloatArray, int]], first: int, log_tau: float, max_len: int) -> Composed:
     """Π parts on their Chernoff window, placed at coarse index ``first`` (P side: wrap kept)."""
     win = fft_window(parts, log_tau, max_len)
-    c = compose(parts, win)
+    c = compose(parts, win, LEVEL_TWO_WIDE)
     return Composed(c.values, first + c.first, c.fft_error, c.wrap)
 
 
@@ -340,8 +344,8 @@ def lower_blocks(
             out.append(_Block(z, c0, times, l1, _mass_up(z) + l1))
     first2 = sum(b.count * b.first for b in bp)
     win = fft_window([(b.z, b.count) for b in bp], log_tau, max_len)
-    cp = compose([(b.z, b.count) for b in bp], win)
-    ca = compose([(b.z, b.count) for b in ba], (win[0], win[1], 0.0))
+    cp = compose([(b.z, b.count) for b in bp], win, LEVEL_TWO_WIDE)
+    ca = compose([(b.z, b.count) for b in ba], (win[0], win[1], 0.0), LEVEL_TWO_WIDE)
     pc = Composed(cp.values, first2 + cp.first, cp.fft_error + _telescoped(bp), cp.wrap)
     ac = Composed(ca.values, first2 + ca.first, ca.fft_error + _telescoped(ba), 0.0)
     return BlockLower(pc, ac, h_total, sh.ratio * step, log_shift, rounding_error(4, slack + len(counts) + 1))

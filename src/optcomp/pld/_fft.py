@@ -260,7 +260,9 @@ def premultiply(
     return out, widen_up(rel, 4), ops * _TINY
 
 
-def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) -> Composed:
+def compose(
+    parts: list[tuple[FloatArray, int]], win: tuple[int, int, float], wide_from: int = LONG_DOUBLE_COUNT
+) -> Composed:
     """Compose ``parts`` [(vector, count)] by FFT on the window ``win`` = (A, N, wrap) from
     :func:`window` (indices relative to the parts' own first entries).
 
@@ -274,6 +276,10 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
     * the per-frequency error E_ω maps to bins through the inverse DFT: by Parseval and
       Cauchy–Schwarz any [0, 1]-weighted sum of bins changes by at most ‖E‖₂ (full spectrum);
     * inverse transform rounding: at most ``fft_error_bound(N, ‖Ψ̂‖₂, 0)`` on any weighted sum.
+
+    Parts composed ``wide_from`` times or more are transformed in long double (default
+    ``LONG_DOUBLE_COUNT``); every bound above is stated with the unit roundoff of the precision used, so
+    any ``wide_from`` gives a certified result (only the size of the error bars depends on it).
 
     Accumulation is in one pass over the parts, so memory is O(N) whatever their number. The steps:
     :func:`_premultiply_parts` (small parts multiplied before the FFT, their error ``direct``),
@@ -291,7 +297,7 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
         # [0, 1]-weighted sum (premultiply's bound counts every subnormal rounding)
         return Composed(np.zeros(1), a_int, direct, wrap)
     excess = [k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True)]
-    acc = _accumulate(parts, masses, excess, n)
+    acc = _accumulate(parts, masses, excess, n, wide_from)
     psi = _product_spectrum(acc)
     err_prop, err_inv = _spectral_error(psi, acc, n, total, math.fsum(excess))
     del acc
@@ -336,7 +342,9 @@ class _Accumulated:
     n_prod: int
 
 
-def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess: list[float], n: int) -> _Accumulated:
+def _accumulate(
+    parts: list[tuple[FloatArray, int]], masses: list[float], excess: list[float], n: int, wide_from: int
+) -> _Accumulated:
     """Forward transforms of the parts and their log-powers, with the error terms of :func:`compose`."""
     nf = n // 2 + 1
     remaining = widen_up(math.fsum(excess), 8)
@@ -345,7 +353,7 @@ def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess
     )
     for (x, k), mass, exc in zip(parts, masses, excess, strict=True):
         remaining -= exc
-        wide = k >= LONG_DOUBLE_COUNT
+        wide = k >= wide_from
         u = _U_LD if wide else UNIT_ROUNDOFF
         phi = scipy.fft.rfft(_folded(x, n, np.longdouble if wide else np.float64))
         e = min(_fft_bound(n, mass, u), _fft_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), u))
