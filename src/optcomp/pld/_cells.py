@@ -25,6 +25,7 @@ import numpy as np
 from optcomp._numerics import PLD_TAIL_XTOL, FloatArray, GridTooLargeError
 from optcomp._rounding import cell_log_masses, log_theta, mag, rounding_error, widen_down, widen_up
 from optcomp.mechanisms import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms._law import log_tails
 
 __all__ = [
     "BYTES_KEPT_PER_CELL",
@@ -164,9 +165,10 @@ def window(law: PrivacyLossLaw, log_tail: float, refine: bool = True) -> tuple[f
 
 def _continuous(cont: ContinuousLoss, edges: FloatArray) -> tuple[FloatArray, ...]:
     x = np.clip(edges, cont.lower, cont.upper)
-    _, m_lo, m_hi = cell_log_masses(cont.p_logcdf(x), cont.p_logsf(x))
-    _, q_lo, q_hi = cell_log_masses(cont.q_logcdf(x), cont.q_logsf(x))
-    lc0, ls1 = cont.p_logcdf(x[:1]), cont.p_logsf(x[-1:])
+    p_cdf, p_sf, q_cdf, q_sf = log_tails(cont, x)  # one pass where the law shares work between its tails
+    _, m_lo, m_hi = cell_log_masses(p_cdf, p_sf)
+    _, q_lo, q_hi = cell_log_masses(q_cdf, q_sf)
+    lc0, ls1 = p_cdf[:1], p_sf[-1:]  # the tails at the first and last edge
     below = float(np.exp(np.logaddexp(lc0, log_theta(lc0)))[0])
     above = float(np.exp(np.logaddexp(ls1, log_theta(ls1)))[0])
     return m_lo, m_hi, q_lo, q_hi, np.array([below, above])
