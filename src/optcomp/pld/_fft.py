@@ -27,8 +27,10 @@ from optcomp._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, FloatArray
 from optcomp._rounding import fft_error_bound, rounding_error, widen_up
 from optcomp.pld._cells import GridTooLargeError
 
-#: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged).
-_LOG_NEGLIGIBLE = -760.0
+#: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged:
+#: √(2·nf)·(k + 1)·e^{this}, below 10⁻³⁶ for any window the memory cap allows and k < 10¹⁵, far under
+#: every floor; −760 before, where e^{this} underflows, kept 2–3× more frequencies for nothing).
+_LOG_NEGLIGIBLE = -120.0
 #: Cap of the Chernoff tilt (per index) used to place the window (keeps θ·j finite).
 _MAX_THETA = 1e3
 #: Bytes of working memory per FFT point (long-double input and spectrum, five accumulators).
