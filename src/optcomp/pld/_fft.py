@@ -28,7 +28,7 @@ from optcomp._rounding import fft_error_bound, rounding_error, widen_up
 from optcomp.pld._cells import GridTooLargeError
 
 #: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged:
-#: √(2·nf)·(k + 1)·e^{this}, below 10⁻³⁶ for any window the memory cap allows and k < 10¹⁵, far under
+#: √(2·nf)·(k + 1)·e^{this}, below 10⁻³³ for any window the 1 GiB memory cap allows and k < 10¹⁵, far under
 #: every floor; −760 before, where e^{this} underflows, kept 2–3× more frequencies for nothing).
 _LOG_NEGLIGIBLE = -120.0
 #: Cap of the Chernoff tilt (per index) used to place the window (keeps θ·j finite).
