@@ -29,7 +29,7 @@ import scipy.fft
 from optcomp._numerics import SMALLEST_SUBNORMAL, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.pld._cells import BYTES_PER_CELL, GridTooLargeError
-from optcomp.pld._fft import Composed, compose
+from optcomp.pld._fft import LONG_DOUBLE_COUNT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 
 #: Parts composed at least this many times go through two levels (below, one level is as cheap).
@@ -55,10 +55,11 @@ _MAX_COARSE_STEP = 1.0
 _REPRESENTATIVE_BITS = 10
 #: Candidates on each side of √k tried as the block size before one with a remainder is taken.
 _DIVISOR_SEARCH = 2048
-#: Level 2 is transformed in long double only from this count on (:func:`._fft.compose`'s ``wide_from``):
+#: Level-2 windows of at least this many points are transformed in double (:func:`_level_two_wide`):
 #: its double-precision error (∝ r·u) is of the order of the level-1 charge Σ_b 2E_b (∝ r·u too), so the
-#: ends' floors grow by a bounded factor (``docs/pld.md`` §5a), and a double transform costs a fraction.
-LEVEL_TWO_WIDE = 2**62
+#: ends' floors grow by a bounded factor (``docs/pld.md`` §5a), and a double transform costs a fraction;
+#: shorter windows (coarse passes) keep long double, which costs little there and keeps their floors.
+LEVEL_TWO_DOUBLE_LEN = 2048
 #: The smallest positive double (absolute error of an operation in the subnormal range).
 _TINY = SMALLEST_SUBNORMAL
 
@@ -279,8 +280,14 @@ def upper_blocks(x: FloatArray, first: int, sh: Shape, step: float, log_tau: flo
 def _level_two(parts: list[tuple[FloatArray, int]], first: int, log_tau: float, max_len: int) -> Composed:
     """Π parts on their Chernoff window, placed at coarse index ``first`` (P side: wrap kept)."""
     win = fft_window(parts, log_tau, max_len)
-    c = compose(parts, win, LEVEL_TWO_WIDE)
+    c = compose(parts, win, _level_two_wide(win[1]))
     return Composed(c.values, first + c.first, c.fft_error, c.wrap)
+
+
+def _level_two_wide(n: int) -> int:
+    """``wide_from`` of :func:`._fft.compose` for a level-2 window of n points: double from
+    ``LEVEL_TWO_DOUBLE_LEN`` points on (no count is transformed in long double), else the default."""
+    return 2**62 if n >= LEVEL_TWO_DOUBLE_LEN else LONG_DOUBLE_COUNT
 
 
 def representative(count: int, ratio: int) -> float:
@@ -344,8 +351,8 @@ def lower_blocks(
             out.append(_Block(z, c0, times, l1, _mass_up(z) + l1))
     first2 = sum(b.count * b.first for b in bp)
     win = fft_window([(b.z, b.count) for b in bp], log_tau, max_len)
-    cp = compose([(b.z, b.count) for b in bp], win, LEVEL_TWO_WIDE)
-    ca = compose([(b.z, b.count) for b in ba], (win[0], win[1], 0.0), LEVEL_TWO_WIDE)
+    cp = compose([(b.z, b.count) for b in bp], win, _level_two_wide(win[1]))
+    ca = compose([(b.z, b.count) for b in ba], (win[0], win[1], 0.0), _level_two_wide(win[1]))
     pc = Composed(cp.values, first2 + cp.first, cp.fft_error + _telescoped(bp), cp.wrap)
     ac = Composed(ca.values, first2 + ca.first, ca.fft_error + _telescoped(ba), 0.0)
     return BlockLower(pc, ac, h_total, sh.ratio * step, log_shift, rounding_error(4, slack + len(counts) + 1))

@@ -24,8 +24,7 @@ import numpy as np
 # GridTooLargeError lives below the engines (a mechanism's LossScaleError is one); re-exported here
 from optcomp._numerics import PLD_TAIL_XTOL, FloatArray, GridTooLargeError
 from optcomp._rounding import cell_log_masses, log_theta, mag, rounding_error, widen_down, widen_up
-from optcomp.mechanisms import ContinuousLoss, PrivacyLossLaw
-from optcomp.mechanisms._law import log_tails
+from optcomp.mechanisms import ContinuousLoss, PrivacyLossLaw, log_tails
 
 __all__ = [
     "BYTES_KEPT_PER_CELL",
