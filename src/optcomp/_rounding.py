@@ -185,10 +185,7 @@ def log1mexp(x: float) -> float:
 
 def log1mexp_array(x: npt.ArrayLike) -> FloatArray:
     """log(1 − eˣ) elementwise for x ≤ 0 (Mächler 2012): −inf at 0, 0 at −inf (NaN for x > 0)."""
-    arr = np.asarray(x, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(arr > -math.log(2.0), np.log(-np.expm1(arr)), np.log1p(-np.exp(arr)))
-    return np.asarray(out, dtype=np.float64)
+    return _log1mexp(np.asarray(x, dtype=np.float64))
 
 
 #: Above this y, log(eʸ − 1) is computed as y + log1p(−e⁻ʸ) (np.expm1 would overflow at ~709).
