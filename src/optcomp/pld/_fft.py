@@ -410,8 +410,8 @@ def _product_spectrum(acc: _Accumulated) -> npt.NDArray[np.complex128]:
     """Ψ̂ = exp(Σ k_i ln φ̂_i)·Π(parts used once) at the frequencies that are not negligible (else 0);
     adds the rounding of exp (long double) and of the products to ``acc.rho``. Frees the log-spectrum."""
     nf = acc.log_m_sum.size
-    alive = acc.log_m_sum > _LOG_NEGLIGIBLE
-    idx = np.flatnonzero(alive & ~np.isneginf(acc.log_psi.real))
+    live = np.flatnonzero(acc.log_m_sum > _LOG_NEGLIGIBLE)
+    idx = live[~np.isneginf(acc.log_psi.real[live])]  # the test on the live frequencies only
     psi = np.zeros(nf, dtype=np.complex128)
     with np.errstate(over="ignore", invalid="ignore"):
         lp = acc.log_psi[idx]
@@ -432,14 +432,14 @@ def _spectral_error(
     """(‖E‖₂ of the per-frequency errors, the inverse transform's rounding) of :func:`compose`: the
     transform and power errors per frequency, plus the frequencies dropped as negligible."""
     nf = psi.size
-    alive = acc.log_m_sum > _LOG_NEGLIGIBLE
+    live = np.flatnonzero(acc.log_m_sum > _LOG_NEGLIGIBLE)
     absval = np.abs(psi)
+    e_omega = np.zeros(nf)  # computed on the live frequencies only: the same vector as before, bit for bit
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        power_err = np.where(absval > 0, absval * np.expm1(1.01 * acc.rho), 0.0)
-        e_omega = np.where(
-            alive,
-            np.exp(np.log(acc.ratio_sum) + acc.log_m_sum) * 1.01 + power_err + 2 * (acc.n_prod + 1) * _TINY,
-            0.0,
+        a = absval[live]
+        power_err = np.where(a > 0, a * np.expm1(1.01 * acc.rho[live]), 0.0)
+        e_omega[live] = (
+            np.exp(np.log(acc.ratio_sum[live]) + acc.log_m_sum[live]) * 1.01 + power_err + 2 * (acc.n_prod + 1) * _TINY
         )
     w = np.full(nf, 2.0)
     w[0] = 1.0
