@@ -72,8 +72,10 @@ class Cells:
     p_inf_hi: float
 
 
-#: Doubling points an unrefined tail search reads at once (losses up to about 2⁴⁰).
+#: Doubling points an unrefined tail search reads (losses up to about 2⁴⁰), the first of them in one call ...
 _QUICK_DOUBLINGS = 40
+#: ... (losses up to about 2¹², where the tails of every law in the tree end), the rest in a second.
+_QUICK_HEAD = 12
 #: Points per round of the vectorised tail search (each round shrinks the bracket by this factor + 1).
 _TAIL_POINTS = 63
 
@@ -129,16 +131,24 @@ def _first_doubling(
     fn: Callable[[FloatArray], FloatArray], target: float, sign: float, start: float, bound: float
 ) -> float | None:
     """:func:`_tail_point`'s doubling points (the same float sums) among the first ``_QUICK_DOUBLINGS``,
-    read in one vectorised call: the first that meets the target, or the support end if that comes
-    first; ``None`` if neither does (the caller then runs the search itself)."""
+    read in two vectorised calls (the first ``_QUICK_HEAD`` points, then the rest if none meets the
+    target): the first that meets the target, or the support end if that comes first; ``None`` if
+    neither does, or if the law's tail function fails on a far point (the caller then runs the search
+    itself, which reads no point beyond the first that meets the target)."""
     steps = np.concatenate([[start], sign * 2.0 ** np.arange(_QUICK_DOUBLINGS, dtype=np.float64)])
     cands = np.add.accumulate(steps)[1:]
     crossed = np.flatnonzero(cands >= bound if sign > 0 else cands <= bound) if math.isfinite(bound) else np.zeros(0)
     head = cands[: int(crossed[0])] if crossed.size else cands
-    with np.errstate(all="ignore"):
-        hit = np.flatnonzero(np.asarray(fn(head)) <= target) if head.size else np.zeros(0)
-    if hit.size:
-        return float(head[int(hit[0])])
+    for part in (head[:_QUICK_HEAD], head[_QUICK_HEAD:]):
+        if not part.size:
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                hit = np.flatnonzero(np.asarray(fn(part)) <= target)
+        except (ArithmeticError, ValueError):
+            return None
+        if hit.size:
+            return float(part[int(hit[0])])
     return bound if crossed.size else None
 
 
