@@ -185,10 +185,7 @@ def log1mexp(x: float) -> float:
 
 def log1mexp_array(x: npt.ArrayLike) -> FloatArray:
     """log(1 − eˣ) elementwise for x ≤ 0 (Mächler 2012): −inf at 0, 0 at −inf (NaN for x > 0)."""
-    arr = np.asarray(x, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(arr > -math.log(2.0), np.log(-np.expm1(arr)), np.log1p(-np.exp(arr)))
-    return np.asarray(out, dtype=np.float64)
+    return _log1mexp(np.asarray(x, dtype=np.float64))
 
 
 #: Above this y, log(eʸ − 1) is computed as y + log1p(−e⁻ʸ) (np.expm1 would overflow at ~709).
@@ -339,11 +336,15 @@ def log_theta(logv: FloatArray) -> FloatArray:
 
 
 def _log1mexp(x: FloatArray) -> FloatArray:
-    """ln(1 − eˣ) for x ≤ 0 (Mächler 2012); −inf at 0, nan above."""
+    """ln(1 − eˣ) for x ≤ 0 (Mächler 2012); −inf at 0, nan above (NaN in, NaN out). Each branch is
+    evaluated on its own entries only (the same values as evaluating both everywhere and choosing)."""
+    near = x > -math.log(2.0)
+    out = np.empty_like(x, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.asarray(
-            np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))), dtype=np.float64
-        )
+        out[near] = np.log(-np.expm1(x[near]))
+        far = ~near
+        out[far] = np.log1p(-np.exp(x[far]))
+    return out
 
 
 def mag(x: FloatArray) -> FloatArray:
@@ -359,15 +360,15 @@ def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, 
     envelope is m ± (θ_left + θ_right + 8u·m), θ the error of the tail value at an edge.
     """
     use_cdf = (logcdf <= logsf)[1:]
+    # each cell's own side only: the larger edge value `own` (upper edge's CDF, lower edge's SF) and the
+    # other edge's (the same float operations per cell as computing both sides and choosing)
+    own = np.where(use_cdf, logcdf[1:], logsf[:-1])
+    other = np.where(use_cdf, logcdf[:-1], logsf[1:])
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        l_cdf = logcdf[1:] + _log1mexp(np.minimum(logcdf[:-1] - logcdf[1:], 0.0))
-        l_sf = logsf[:-1] + _log1mexp(np.minimum(logsf[1:] - logsf[:-1], 0.0))
-    l_cdf = np.where(np.isneginf(logcdf[1:]) | np.isnan(l_cdf), -np.inf, l_cdf)
-    l_sf = np.where(np.isneginf(logsf[:-1]) | np.isnan(l_sf), -np.inf, l_sf)
-    lm = np.where(use_cdf, l_cdf, l_sf)
-    tc, ts = log_theta(logcdf), log_theta(logsf)
+        lm = own + _log1mexp(np.minimum(other - own, 0.0))
+    lm = np.where(np.isneginf(own) | np.isnan(lm), -np.inf, lm)
     with np.errstate(invalid="ignore"):
-        lerr = np.where(use_cdf, np.logaddexp(tc[1:], tc[:-1]), np.logaddexp(ts[1:], ts[:-1]))
+        lerr = np.logaddexp(log_theta(own), log_theta(other))  # logaddexp is symmetric bit for bit
         lerr = np.logaddexp(lerr, lm + math.log(rounding_error(8))) + rounding_error(8, 1 + mag(lerr))
         hi = np.logaddexp(lm, lerr) + rounding_error(4, 1 + mag(lm) + mag(lerr))
         lo = lm + _log1mexp(np.minimum(lerr - lm, 0.0)) - rounding_error(4, 1 + mag(lm))

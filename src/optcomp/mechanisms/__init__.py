@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_mechanism, privacy_loss_laws
 from optcomp.mechanisms._group import NoGroupLawError, check_group_size, group_mechanism
-from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw, log_tails
 from optcomp.mechanisms._names import MECHANISM_NAMES, MechanismEntry, mechanism_spellings, planner_mechanisms
 from optcomp.mechanisms._spec import (
     NEIGHBOURING_RELATIONS,
@@ -99,6 +99,7 @@ __all__ = [
     "combined_relation",
     "group_mechanism",
     "is_mechanism",
+    "log_tails",
     "mechanism_spellings",
     "optimal_gamma",
     "planner_mechanisms",

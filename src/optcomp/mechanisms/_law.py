@@ -83,6 +83,20 @@ class _SwappedContinuous:
     def q_logcdf(self, x: FloatArray) -> FloatArray:
         return self.base.p_logsf(-np.asarray(x, dtype=np.float64))
 
+    def log_tails(self, x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """(p_logcdf, p_logsf, q_logcdf, q_logsf) at ``x`` from one :func:`log_tails` of the base at −x."""
+        b_pc, b_ps, b_qc, b_qs = log_tails(self.base, -np.asarray(x, dtype=np.float64))
+        return b_qs, b_qc, b_ps, b_pc
+
+
+def log_tails(cont: ContinuousLoss, x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """(p_logcdf(x), p_logsf(x), q_logcdf(x), q_logsf(x)) of ``cont``: its own ``log_tails`` where it has
+    one (the same values, sharing work such as a subsampled law's inverse transform), else the four calls."""
+    own = getattr(cont, "log_tails", None)
+    if own is not None:
+        return own(x)  # type: ignore[no-any-return]
+    return cont.p_logcdf(x), cont.p_logsf(x), cont.q_logcdf(x), cont.q_logsf(x)
+
 
 def _empty() -> FloatArray:
     return np.zeros(0, dtype=np.float64)

@@ -42,7 +42,7 @@ from optcomp._numerics import SAMPLING_RATE, Domain, FloatArray, GridTooLargeErr
 from optcomp._rounding import log_expm1
 from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_symmetric, privacy_loss_laws
 from optcomp.mechanisms._group import MAX_POISSON_GROUP, NoGroupLawError, group_mechanism
-from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw, log_tails
 from optcomp.mechanisms._spec import Mechanism, Neighbouring, combined_relation, validate_parameters
 from optcomp.mechanisms._tails import as_array, log_diff_exp
 from optcomp.mechanisms.gaussian import Gaussian
@@ -133,6 +133,16 @@ class PoissonSubsampledLoss:
     def q_logsf(self, x: FloatArray) -> FloatArray:
         """log Q(L₀ > g⁻¹(x))."""
         return np.asarray(self.base.q_logsf(self._y(x)), dtype=np.float64)
+
+    def log_tails(self, x: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """(p_logcdf, p_logsf, q_logcdf, q_logsf) at ``x``, bit for bit the four methods' values, with one
+        inverse transform y = g⁻¹(x) and the base's four tails at y (six base tails and four inverses before)."""
+        y = self._y(x)
+        b_pc, b_ps, b_qc, b_qs = log_tails(self.base, y)
+        lq, l1q = math.log(self.q), math.log1p(-self.q)
+        p_cdf = np.minimum(np.logaddexp(lq + b_pc, l1q + b_qc), 0.0)
+        p_sf = np.minimum(np.logaddexp(lq + b_ps, l1q + b_qs), 0.0)
+        return p_cdf, p_sf, np.asarray(b_qc, dtype=np.float64), np.asarray(b_qs, dtype=np.float64)
 
     def q_logcdf(self, x: FloatArray) -> FloatArray:
         """log Q(L₀ ≤ g⁻¹(x))."""

@@ -29,7 +29,7 @@ import scipy.fft
 from optcomp._numerics import SMALLEST_SUBNORMAL, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.pld._cells import BYTES_PER_CELL, GridTooLargeError
-from optcomp.pld._fft import Composed, compose
+from optcomp.pld._fft import LONG_DOUBLE_COUNT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 
 #: Parts composed at least this many times go through two levels (below, one level is as cheap).
@@ -55,6 +55,11 @@ _MAX_COARSE_STEP = 1.0
 _REPRESENTATIVE_BITS = 10
 #: Candidates on each side of √k tried as the block size before one with a remainder is taken.
 _DIVISOR_SEARCH = 2048
+#: Level-2 windows of at least this many points are transformed in double (:func:`_level_two_wide`):
+#: its double-precision error (∝ r·u) is of the order of the level-1 charge Σ_b 2E_b (∝ r·u too), so the
+#: ends' floors grow by a bounded factor (``docs/pld.md`` §5a), and a double transform costs a fraction;
+#: shorter windows (coarse passes) keep long double, which costs little there and keeps their floors.
+LEVEL_TWO_DOUBLE_LEN = 2048
 #: The smallest positive double (absolute error of an operation in the subnormal range).
 _TINY = SMALLEST_SUBNORMAL
 
@@ -93,7 +98,7 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
     if len(vecs) != 1 or not BLOCK_MIN_COUNT <= vecs[0][1] <= _MAX_BLOCK_COUNT:
         return None
     x, k = vecs[0]
-    if max(x.size, full_cells) * _CELL_HEADROOM > memory_cap // BYTES_PER_CELL:
+    if not fits_refined(max(x.size, full_cells), memory_cap):
         return None
     tot = float(np.sum(x))
     j = np.arange(x.size, dtype=np.float64)
@@ -103,6 +108,12 @@ def blocked(vecs: list[tuple[FloatArray, int]], memory_cap: int, full_cells: flo
         return None
     sh = shape(k)
     return sh if sh is not None and sh.ratio * step <= _MAX_COARSE_STEP else None
+
+
+def fits_refined(cells: float, memory_cap: int) -> bool:
+    """Whether ``cells`` per-step cells could be refined ``_CELL_HEADROOM`` times under ``memory_cap``
+    (:func:`blocked`'s memory test; monotone in ``cells``, so an upper bound that passes decides it)."""
+    return cells * _CELL_HEADROOM <= memory_cap // BYTES_PER_CELL
 
 
 def _near_divisor(count: int) -> int:
@@ -269,8 +280,14 @@ def upper_blocks(x: FloatArray, first: int, sh: Shape, step: float, log_tau: flo
 def _level_two(parts: list[tuple[FloatArray, int]], first: int, log_tau: float, max_len: int) -> Composed:
     """Π parts on their Chernoff window, placed at coarse index ``first`` (P side: wrap kept)."""
     win = fft_window(parts, log_tau, max_len)
-    c = compose(parts, win)
+    c = compose(parts, win, _level_two_wide(win[1]))
     return Composed(c.values, first + c.first, c.fft_error, c.wrap)
+
+
+def _level_two_wide(n: int) -> int:
+    """``wide_from`` of :func:`._fft.compose` for a level-2 window of n points: double from
+    ``LEVEL_TWO_DOUBLE_LEN`` points on (no count is transformed in long double), else the default."""
+    return 2**62 if n >= LEVEL_TWO_DOUBLE_LEN else LONG_DOUBLE_COUNT
 
 
 def representative(count: int, ratio: int) -> float:
@@ -334,8 +351,8 @@ def lower_blocks(
             out.append(_Block(z, c0, times, l1, _mass_up(z) + l1))
     first2 = sum(b.count * b.first for b in bp)
     win = fft_window([(b.z, b.count) for b in bp], log_tau, max_len)
-    cp = compose([(b.z, b.count) for b in bp], win)
-    ca = compose([(b.z, b.count) for b in ba], (win[0], win[1], 0.0))
+    cp = compose([(b.z, b.count) for b in bp], win, _level_two_wide(win[1]))
+    ca = compose([(b.z, b.count) for b in ba], (win[0], win[1], 0.0), _level_two_wide(win[1]))
     pc = Composed(cp.values, first2 + cp.first, cp.fft_error + _telescoped(bp), cp.wrap)
     ac = Composed(ca.values, first2 + ca.first, ca.fft_error + _telescoped(ba), 0.0)
     return BlockLower(pc, ac, h_total, sh.ratio * step, log_shift, rounding_error(4, slack + len(counts) + 1))

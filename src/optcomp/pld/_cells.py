@@ -24,7 +24,7 @@ import numpy as np
 # GridTooLargeError lives below the engines (a mechanism's LossScaleError is one); re-exported here
 from optcomp._numerics import PLD_TAIL_XTOL, FloatArray, GridTooLargeError
 from optcomp._rounding import cell_log_masses, log_theta, mag, rounding_error, widen_down, widen_up
-from optcomp.mechanisms import ContinuousLoss, PrivacyLossLaw
+from optcomp.mechanisms import ContinuousLoss, PrivacyLossLaw, log_tails
 
 __all__ = [
     "BYTES_KEPT_PER_CELL",
@@ -72,12 +72,16 @@ class Cells:
     p_inf_hi: float
 
 
+#: Doubling points an unrefined tail search reads (losses up to about 2⁴⁰), the first of them in one call ...
+_QUICK_DOUBLINGS = 40
+#: ... (losses up to about 2¹², where the tails of every law in the tree end), the rest in a second.
+_QUICK_HEAD = 12
 #: Points per round of the vectorised tail search (each round shrinks the bracket by this factor + 1).
 _TAIL_POINTS = 63
 
 
 def _tail_point(
-    fn: Callable[[FloatArray], FloatArray], target: float, sign: float, lo: float, hi: float
+    fn: Callable[[FloatArray], FloatArray], target: float, sign: float, lo: float, hi: float, refine: bool = True
 ) -> float:
     """A loss x in [lo, hi] with fn(x) ≤ target (fn monotone; sign=+1: search upwards).
 
@@ -85,7 +89,8 @@ def _tail_point(
     each round evaluates fn at ``_TAIL_POINTS`` points of the bracket at once and keeps the first that
     meets the target. The point returned always satisfies fn(x) ≤ target or is the support end. (It
     only places the window; the masses outside it are bounded separately, so its precision matters
-    for the grid's size, never for soundness.)
+    for the grid's size, never for soundness.) With ``refine`` false the first doubling point that meets
+    the target is returned: the refined point lies between it and the start.
     """
 
     def val(x: float) -> float:
@@ -96,6 +101,10 @@ def _tail_point(
     x = start
     bound = hi if sign > 0 else lo
     frac = np.arange(1, _TAIL_POINTS + 1, dtype=np.float64) / (_TAIL_POINTS + 1)
+    if not refine:
+        quick = _first_doubling(fn, target, sign, start, bound)
+        if quick is not None:
+            return quick
     for _ in range(1100):
         cand = x + sign * step
         if ((sign > 0 and cand >= bound) or (sign < 0 and cand <= bound)) and math.isfinite(bound):
@@ -118,9 +127,36 @@ def _tail_point(
     raise GridTooLargeError(f"could not find the tail of the privacy-loss law below mass exp({target})")
 
 
-def window(law: PrivacyLossLaw, log_tail: float) -> tuple[float, float]:
+def _first_doubling(
+    fn: Callable[[FloatArray], FloatArray], target: float, sign: float, start: float, bound: float
+) -> float | None:
+    """:func:`_tail_point`'s doubling points (the same float sums) among the first ``_QUICK_DOUBLINGS``,
+    read in two vectorised calls (the first ``_QUICK_HEAD`` points, then the rest if none meets the
+    target): the first that meets the target, or the support end if that comes first; ``None`` if
+    neither does, or if the law's tail function fails on a far point (the caller then runs the search
+    itself, which reads no point beyond the first that meets the target)."""
+    steps = np.concatenate([[start], sign * 2.0 ** np.arange(_QUICK_DOUBLINGS, dtype=np.float64)])
+    cands = np.add.accumulate(steps)[1:]
+    crossed = np.flatnonzero(cands >= bound if sign > 0 else cands <= bound) if math.isfinite(bound) else np.zeros(0)
+    head = cands[: int(crossed[0])] if crossed.size else cands
+    for part in (head[:_QUICK_HEAD], head[_QUICK_HEAD:]):
+        if not part.size:
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                hit = np.flatnonzero(np.asarray(fn(part)) <= target)
+        except (ArithmeticError, ValueError):
+            return None
+        if hit.size:
+            return float(part[int(hit[0])])
+    return bound if crossed.size else None
+
+
+def window(law: PrivacyLossLaw, log_tail: float, refine: bool = True) -> tuple[float, float]:
     """The loss interval [a, b] the grid must cover: continuous tails beyond it carry at most
-    exp(log_tail) each; atoms lighter than exp(log_tail) do not widen it."""
+    exp(log_tail) each; atoms lighter than exp(log_tail) do not widen it. With ``refine`` false, a
+    cheaper interval that contains it (the tail searches' first doubling points, :func:`_tail_point`):
+    enough for a size check that only needs an upper bound on the span."""
     cont = law.continuous
     lo_pts: list[float] = []
     hi_pts: list[float] = []
@@ -129,8 +165,8 @@ def window(law: PrivacyLossLaw, log_tail: float) -> tuple[float, float]:
         lo_pts.append(float(law.atom_losses[keep][0]))
         hi_pts.append(float(law.atom_losses[keep][-1]))
     if cont is not None:
-        lo_pts.append(_tail_point(cont.p_logcdf, log_tail, -1.0, cont.lower, cont.upper))
-        hi_pts.append(_tail_point(cont.p_logsf, log_tail, 1.0, cont.lower, cont.upper))
+        lo_pts.append(_tail_point(cont.p_logcdf, log_tail, -1.0, cont.lower, cont.upper, refine))
+        hi_pts.append(_tail_point(cont.p_logsf, log_tail, 1.0, cont.lower, cont.upper, refine))
     if not lo_pts:
         return 0.0, 0.0
     return min(lo_pts), max(hi_pts)
@@ -138,9 +174,10 @@ def window(law: PrivacyLossLaw, log_tail: float) -> tuple[float, float]:
 
 def _continuous(cont: ContinuousLoss, edges: FloatArray) -> tuple[FloatArray, ...]:
     x = np.clip(edges, cont.lower, cont.upper)
-    _, m_lo, m_hi = cell_log_masses(cont.p_logcdf(x), cont.p_logsf(x))
-    _, q_lo, q_hi = cell_log_masses(cont.q_logcdf(x), cont.q_logsf(x))
-    lc0, ls1 = cont.p_logcdf(x[:1]), cont.p_logsf(x[-1:])
+    p_cdf, p_sf, q_cdf, q_sf = log_tails(cont, x)  # one pass where the law shares work between its tails
+    _, m_lo, m_hi = cell_log_masses(p_cdf, p_sf)
+    _, q_lo, q_hi = cell_log_masses(q_cdf, q_sf)
+    lc0, ls1 = p_cdf[:1], p_sf[-1:]  # the tails at the first and last edge
     below = float(np.exp(np.logaddexp(lc0, log_theta(lc0)))[0])
     above = float(np.exp(np.logaddexp(ls1, log_theta(ls1)))[0])
     return m_lo, m_hi, q_lo, q_hi, np.array([below, above])

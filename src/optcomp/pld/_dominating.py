@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optcomp._numerics import FloatArray
-from optcomp._rounding import log_expm1, mag, rounding_error, widen_up
+from optcomp._rounding import log1mexp_array, log_expm1, mag, rounding_error, widen_up
 from optcomp.pld._cells import Cells
 
 
@@ -62,13 +62,13 @@ def split(c: Cells) -> Split:
         lqb = c.lq_lo + b
         lqb = lqb - rounding_error(4, 3 + np.abs(b) + mag(c.lq_lo))
         gap = np.minimum(lm - lqb, 0.0)
-        l1m = np.where(gap > -math.log(2.0), np.log(-np.expm1(gap)), np.log1p(-np.exp(gap)))
+        l1m = log1mexp_array(gap)
         # ln expm1(Δ) without overflow for a huge step (Δ > 709: a loss scale of 1e9, or a count of 1e12)
         la = lqb + l1m - float(log_expm1(step)) - rounding_error(4, 8 + mag(lqb) + mag(l1m) + step)
     la = np.where((lqb > lm) & np.isfinite(la), np.minimum(la, lm), -np.inf)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         gap2 = np.minimum(la - lm, 0.0)
-        rest = lm + np.where(gap2 > -math.log(2.0), np.log(-np.expm1(gap2)), np.log1p(-np.exp(gap2)))
+        rest = lm + log1mexp_array(gap2)
     rest = np.where(np.isneginf(la), lm, np.where(la >= lm, -np.inf, _up(np.nan_to_num(rest, nan=-np.inf))))
     out = np.full(n + 1, -np.inf)
     out[:-1] = la

@@ -27,8 +27,10 @@ from optcomp._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, FloatArray
 from optcomp._rounding import fft_error_bound, rounding_error, widen_up
 from optcomp.pld._cells import GridTooLargeError
 
-#: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged).
-_LOG_NEGLIGIBLE = -760.0
+#: Frequencies whose Σ k_i ln M_i falls below this are set to zero (their error is charged:
+#: √(2·nf)·(k + 1)·e^{this}, below 10⁻³³ for any window the 1 GiB memory cap allows and k < 10¹⁵, far under
+#: every floor; −760 before, where e^{this} underflows, kept 2–3× more frequencies for nothing).
+_LOG_NEGLIGIBLE = -120.0
 #: Cap of the Chernoff tilt (per index) used to place the window (keeps θ·j finite).
 _MAX_THETA = 1e3
 #: Bytes of working memory per FFT point (long-double input and spectrum, five accumulators).
@@ -260,7 +262,9 @@ def premultiply(
     return out, widen_up(rel, 4), ops * _TINY
 
 
-def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) -> Composed:
+def compose(
+    parts: list[tuple[FloatArray, int]], win: tuple[int, int, float], wide_from: int = LONG_DOUBLE_COUNT
+) -> Composed:
     """Compose ``parts`` [(vector, count)] by FFT on the window ``win`` = (A, N, wrap) from
     :func:`window` (indices relative to the parts' own first entries).
 
@@ -274,6 +278,10 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
     * the per-frequency error E_ω maps to bins through the inverse DFT: by Parseval and
       Cauchy–Schwarz any [0, 1]-weighted sum of bins changes by at most ‖E‖₂ (full spectrum);
     * inverse transform rounding: at most ``fft_error_bound(N, ‖Ψ̂‖₂, 0)`` on any weighted sum.
+
+    Parts composed ``wide_from`` times or more are transformed in long double (default
+    ``LONG_DOUBLE_COUNT``); every bound above is stated with the unit roundoff of the precision used, so
+    any ``wide_from`` gives a certified result (only the size of the error bars depends on it).
 
     Accumulation is in one pass over the parts, so memory is O(N) whatever their number. The steps:
     :func:`_premultiply_parts` (small parts multiplied before the FFT, their error ``direct``),
@@ -291,7 +299,7 @@ def compose(parts: list[tuple[FloatArray, int]], win: tuple[int, int, float]) ->
         # [0, 1]-weighted sum (premultiply's bound counts every subnormal rounding)
         return Composed(np.zeros(1), a_int, direct, wrap)
     excess = [k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True)]
-    acc = _accumulate(parts, masses, excess, n)
+    acc = _accumulate(parts, masses, excess, n, wide_from)
     psi = _product_spectrum(acc)
     err_prop, err_inv = _spectral_error(psi, acc, n, total, math.fsum(excess))
     del acc
@@ -336,7 +344,9 @@ class _Accumulated:
     n_prod: int
 
 
-def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess: list[float], n: int) -> _Accumulated:
+def _accumulate(
+    parts: list[tuple[FloatArray, int]], masses: list[float], excess: list[float], n: int, wide_from: int
+) -> _Accumulated:
     """Forward transforms of the parts and their log-powers, with the error terms of :func:`compose`."""
     nf = n // 2 + 1
     remaining = widen_up(math.fsum(excess), 8)
@@ -345,11 +355,11 @@ def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess
     )
     for (x, k), mass, exc in zip(parts, masses, excess, strict=True):
         remaining -= exc
-        wide = k >= LONG_DOUBLE_COUNT
+        wide = k >= wide_from
         u = _U_LD if wide else UNIT_ROUNDOFF
         phi = scipy.fft.rfft(_folded(x, n, np.longdouble if wide else np.float64))
         e = min(_fft_bound(n, mass, u), _fft_bound(n, math.sqrt(n) * float(np.linalg.norm(x)), u))
-        aphi = np.abs(phi).astype(np.float64)
+        aphi = _abs_up(phi)
         big_m = np.minimum(mass, aphi + e)
         acc.log_m_sum += k * np.log(big_m)
         acc.ratio_sum += k * e / big_m
@@ -373,6 +383,15 @@ def _accumulate(parts: list[tuple[FloatArray, int]], masses: list[float], excess
     return acc
 
 
+def _abs_up(phi: npt.NDArray[np.complexfloating]) -> FloatArray:
+    """|φ̂| as doubles, rounded up: the moduli of φ̂ rounded to complex128 (a double ``hypot``, several times
+    faster than long double's), widened by 6 units. Rounding the two parts to double and ``hypot`` (< 1 ulp)
+    are at most 3 roundings of |φ̂| (a part below the normal range adds ≤ 2⁻¹⁰⁷⁴, far below the transform
+    error e that is added to it), which ``widen_up(·, 6)`` covers: M = min(mass, |φ̂| + e) stays an upper
+    bound on |φ̂| as :func:`compose`'s power-error bound needs (before, |φ̂| was rounded to nearest)."""
+    return np.asarray(widen_up(np.abs(phi.astype(np.complex128)), 6), dtype=np.float64)
+
+
 def _folded(x: FloatArray, n: int, dtype: type) -> npt.NDArray[np.floating]:
     """x folded modulo n (entry j added to j mod n), as ``dtype``. A vector shorter than n is only
     zero-padded (written straight into a ``dtype`` buffer: the same values as padding, a one-row sum
@@ -391,8 +410,8 @@ def _product_spectrum(acc: _Accumulated) -> npt.NDArray[np.complex128]:
     """Ψ̂ = exp(Σ k_i ln φ̂_i)·Π(parts used once) at the frequencies that are not negligible (else 0);
     adds the rounding of exp (long double) and of the products to ``acc.rho``. Frees the log-spectrum."""
     nf = acc.log_m_sum.size
-    alive = acc.log_m_sum > _LOG_NEGLIGIBLE
-    idx = np.flatnonzero(alive & ~np.isneginf(acc.log_psi.real))
+    live = np.flatnonzero(acc.log_m_sum > _LOG_NEGLIGIBLE)
+    idx = live[~np.isneginf(acc.log_psi.real[live])]  # the test on the live frequencies only
     psi = np.zeros(nf, dtype=np.complex128)
     with np.errstate(over="ignore", invalid="ignore"):
         lp = acc.log_psi[idx]
@@ -413,14 +432,14 @@ def _spectral_error(
     """(‖E‖₂ of the per-frequency errors, the inverse transform's rounding) of :func:`compose`: the
     transform and power errors per frequency, plus the frequencies dropped as negligible."""
     nf = psi.size
-    alive = acc.log_m_sum > _LOG_NEGLIGIBLE
+    live = np.flatnonzero(acc.log_m_sum > _LOG_NEGLIGIBLE)
     absval = np.abs(psi)
+    e_omega = np.zeros(nf)  # computed on the live frequencies only: the same vector as before, bit for bit
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        power_err = np.where(absval > 0, absval * np.expm1(1.01 * acc.rho), 0.0)
-        e_omega = np.where(
-            alive,
-            np.exp(np.log(acc.ratio_sum) + acc.log_m_sum) * 1.01 + power_err + 2 * (acc.n_prod + 1) * _TINY,
-            0.0,
+        a = absval[live]
+        power_err = np.where(a > 0, a * np.expm1(1.01 * acc.rho[live]), 0.0)
+        e_omega[live] = (
+            np.exp(np.log(acc.ratio_sum[live]) + acc.log_m_sum[live]) * 1.01 + power_err + 2 * (acc.n_prod + 1) * _TINY
         )
     w = np.full(nf, 2.0)
     w[0] = 1.0

@@ -75,6 +75,7 @@ class UpperEnd:
         # subnormal arithmetic has an absolute (not relative) error of up to _TINY per operation
         underflow = 8 * (self.n + 2) * _TINY
         self.floor = widen_up(self.composed.fft_error + self.composed.wrap + underflow, 16)
+        self._s_max = float(self.s(np.array([self.n - 1]))[0])  # the last grid loss, read by every query
 
     def s(self, j: np.ndarray) -> FloatArray:
         return np.asarray((self.composed.first + j) * self.step, dtype=np.float64)
@@ -83,7 +84,8 @@ class UpperEnd:
         """The first j with computed s_j > x (n if none)."""
         with np.errstate(invalid="ignore", over="ignore"):
             guess = np.floor(x / self.step - self.composed.first) + 1.0
-        j = np.clip(np.nan_to_num(guess, nan=0.0, posinf=self.n, neginf=0), 0, self.n).astype(np.int64)
+        # as nan_to_num(nan=0) and then the clip (which sends ±inf to n and 0), without its overhead
+        j = np.clip(np.where(np.isnan(guess), 0.0, guess), 0, self.n).astype(np.int64)
         while True:
             up = (j < self.n) & (self.s(np.minimum(j, self.n - 1)) <= x)
             down = (j > 0) & (self.s(np.maximum(j - 1, 0)) > x)
@@ -135,7 +137,7 @@ class UpperEnd:
         return np.asarray(np.minimum(1.0, self.p_inf + widen_up(self.finite(eps), 4)), dtype=np.float64)
 
     def s_max(self) -> float:
-        return float(self.s(np.array([self.n - 1]))[0])
+        return self._s_max
 
 
 @dataclass

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from optcomp._numerics import Accuracy, FloatArray
 from optcomp._rounding import rounding_error
 from optcomp.mechanisms import PrivacyLossLaw
-from optcomp.pld._blocks import BLOCK_MIN_COUNT, Shape, blocked, lower_blocks, upper_blocks
+from optcomp.pld._blocks import BLOCK_MIN_COUNT, Shape, blocked, fits_refined, lower_blocks, upper_blocks
 from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
@@ -261,7 +261,11 @@ class Direction:
         """The two-level shape of an untilted end (:func:`._blocks.blocked`; ``None``: one level)."""
         if not self.blocks or len(vecs) != 1 or vecs[0][1] < BLOCK_MIN_COUNT:
             return None
-        full = max(b - a for a, b in self.win.spans(self.win.full)) / self.step
+        # the full windows' cells only enter a memory test: an upper bound that passes it decides it
+        # as the windows themselves would (they are computed only when it fails)
+        full = max(b - a for a, b in self.win.span_bounds(self.win.full)) / self.step
+        if not fits_refined(full, self.acc.memory_cap):
+            full = max(b - a for a, b in self.win.spans(self.win.full)) / self.step
         return blocked(vecs, self.acc.memory_cap, full, self.step)
 
     def delta_upper(self, eps: FloatArray, cap: FloatArray | None = None) -> FloatArray:

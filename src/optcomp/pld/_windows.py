@@ -23,7 +23,7 @@ from scipy.special import logsumexp
 from optcomp._numerics import PLD_LAW_TAIL, Accuracy, FloatArray
 from optcomp._rounding import widen_down, widen_up
 from optcomp.mechanisms import PrivacyLossLaw
-from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells
+from optcomp.pld._cells import BYTES_KEPT_PER_CELL, BYTES_PER_CELL, GridTooLargeError, cells, window
 from optcomp.pld._dominated import Quantised, quantise
 from optcomp.pld._dominating import Split, split
 
@@ -121,6 +121,7 @@ class Windows:
     _vecs: dict[int, Vectors] = field(default_factory=dict)
     _terms: dict[int, list[tuple[FloatArray, FloatArray, int]]] = field(default_factory=dict)
     _cumulant: dict[tuple[int, float], float] = field(default_factory=dict)
+    _bounds: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -141,6 +142,14 @@ class Windows:
         if level not in self._vecs:
             self._vecs[level] = vectors(self.laws, self.step, self.acc, self.spans(level), self.memo)
         return self._vecs[level]
+
+    def span_bounds(self, level: int) -> list[tuple[float, float]]:
+        """Intervals containing the laws' windows at a level (``spans(level)``), from the tail searches'
+        doubling points only (:func:`._cells.window` unrefined): for size checks that an upper bound on
+        the span decides (the full level's, far cheaper than the windows themselves)."""
+        if level not in self._bounds:
+            self._bounds[level] = [window(law, self.tails[level], refine=False) for law, _ in self.laws]
+        return self._bounds[level]
 
     def cut(self, level: int) -> float:
         """The P-mass the level's windows moved to +∞ or dropped (what deeper levels resolve)."""
