@@ -323,7 +323,7 @@ def _premultiply_parts(
     n_parts = len(parts)
     log_all = math.fsum(k * max(0.0, math.log(m)) for m, (_, k) in zip(masses, parts, strict=True))
     parts, rel, absolute = premultiply(parts, n)
-    if len(parts) == n_parts:  # premultiply may still have reordered them: each part's own mass
+    if rel == 0.0 and absolute == 0.0:  # nothing rounded (it may still have reordered: each part's own mass)
         return parts, _masses(parts), 0.0
     factor = _exp_or_inf(log_all * (1 + rounding_error(8)))
     direct = (rel + absolute) * (1 + rel) ** n_parts * factor * 1.01 if math.isfinite(factor) else math.inf
@@ -375,7 +375,13 @@ def _accumulate(
             acc.n_prod += 1
             del phi, aphi, big_m
             continue
-        idx = np.flatnonzero(acc.log_m_sum + max(remaining, 0.0) > _LOG_NEGLIGIBLE)
+        keep = acc.log_m_sum + max(remaining, 0.0) > _LOG_NEGLIGIBLE
+        # a frequency skipped here stays dead (the final live test must agree with this one: two later
+        # terms could round the running sum back above the threshold; audit2), and the dead charge
+        # covers it: its true Σ k ln M is ≤ the threshold up to a few units, which the charge's spare
+        # (k + 1) factor absorbs
+        acc.log_m_sum[~keep] = -np.inf
+        idx = np.flatnonzero(keep)
         with np.errstate(divide="ignore", invalid="ignore"):
             lphi = np.log(phi[idx])
             acc.log_psi[idx] += k * lphi
