@@ -293,3 +293,16 @@ def test_import_stays_cheap() -> None:
     code = "import sys, optcomp; print(sorted(m for m in ('starlette', 'uvicorn', 'matplotlib') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     assert out.strip() == "[]"
+
+
+def test_a_delta_refusal_keeps_its_own_advice_on_the_command_line() -> None:
+    """`delta()`'s refusal of the trivial [0, 1] bracket names its own remedy (fewer mechanisms, a larger
+    memory cap); the generic "larger relative_width" advice would not help and is not added."""
+    from optcomp._numerics import Bound
+    from optcomp.pld._query import informative_delta
+
+    with pytest.raises(optcomp.GridTooLargeError) as info:
+        informative_delta(Bound(0.0, 1.0), 1.0)
+    line = accuracy_advice(str(info.value))
+    assert "Accuracy." not in line and "relative_width" not in line
+    assert line.count("memory_cap") == 1 and "compose fewer mechanisms" in line

@@ -193,6 +193,8 @@ def accuracy_advice(message: str) -> str:
     cap = memory_limit_bytes()
     raise_cap = f"raise --accuracy memory_cap=… (this machine: at most {cap:.3g})" if math.isfinite(cap) else (
         "raise --accuracy memory_cap=…")
+    if "no informative certified bracket" in message:  # a δ query's refusal: its own advice, in CLI names
+        return facts.replace("raise --accuracy memory_cap", raise_cap)
     if reached is not None and 0.0 < float(reached.group(1)) < 1.0:
         width = float(reached.group(1))
         digits = 10.0 ** (math.floor(math.log10(width)) - 1)
