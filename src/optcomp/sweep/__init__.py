@@ -29,7 +29,7 @@ from typing import Any
 from optcomp.sweep._evaluate import Row, chain_key, evaluate_task
 from optcomp.sweep._executors import DaskCluster, Executor, InProcess, ProcessPool, default_workers
 from optcomp.sweep._spec import QUERIES, Point, grid_points, load_grid
-from optcomp.sweep._store import Store, records, to_json, write_csv, write_parquet
+from optcomp.sweep._store import Store, StoreError, records, to_json, write_csv, write_parquet
 
 __all__ = [
     "QUERIES",
@@ -39,6 +39,7 @@ __all__ = [
     "ProcessPool",
     "Row",
     "Store",
+    "StoreError",
     "Summary",
     "grid_points",
     "load_grid",
@@ -127,7 +128,9 @@ def run(
 
     Args:
         points: validated points (:func:`load_grid` / :func:`grid_points`).
-        store: a :class:`Store` or the path of its SQLite file (created if absent).
+        store: a :class:`Store` or the path of its SQLite file (created if absent; a file that is not a
+            sweep store — another database, an optcomp ledger, a text file — is refused with
+            :class:`StoreError`, untouched).
         workers: local processes (default: the cores this process may use; 1: in this process). A grid
             of one task runs in this process.
         scheduler: a Dask scheduler address ``tcp://HOST:PORT`` (or a ``distributed.Client``); then
