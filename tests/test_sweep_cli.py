@@ -53,3 +53,18 @@ def test_sweep_writes_exports_and_resumes(tmp_path: Path, capsys: pytest.Capture
     assert main(["sweep", str(grid), "--workers", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == rows
     assert main(["sweep", str(grid), "--workers", "0"]) == 2
+
+
+def test_workers_lost_beyond_the_retries_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from optcomp import sweep
+
+    def lost(*args: object, **kwargs: object) -> None:
+        raise sweep.WorkersLost("a worker process of the local pool died 3 times")
+
+    grid = tmp_path / "g.toml"
+    grid.write_text(GRID)
+    monkeypatch.setattr(sweep, "run", lost)
+    assert main(["sweep", str(grid), "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["optcomp: error: a worker process of the local pool died 3 times"]

@@ -24,7 +24,8 @@ from optcomp.cli._common import cli, emit_table, progress_bar
 @cli.command("sweep")
 @click.argument("grid", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The SQLite results file (default: GRID with the suffix .sqlite). Re-runs resume from it.")
+              help=("The SQLite results file (default: GRID with the suffix .sqlite). Re-runs resume from it; a file "
+                    "that is not a sweep store (a ledger, another database, a text file) is refused, untouched."))
 @click.option("--workers", type=int, default=None,
               help="Local worker processes (default: the cores available; 1: in this process).")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
@@ -41,15 +42,21 @@ def sweep_command(grid: Path, db: Path | None, workers: int | None, scheduler: s
     """Evaluate a grid of DP-SGD configurations (TOML/JSON), every row a certified bracket.
 
     Bad input anywhere in the grid is refused before any work starts (the message names the row and the
-    parameter); a row that fails at run time stores its error and the sweep goes on.
+    parameter), and so is a --db that is not a sweep store (a text file, another database, a ledger: the
+    file is left untouched); a row that fails at run time stores its error and the sweep goes on. A local
+    worker that dies mid-sweep has its tasks re-run on a fresh pool; workers lost more often than that
+    end the command with one line and exit status 2 (the rows finished so far are kept; run it again).
     """
     if workers is not None and workers < 1:
         raise ValueError(f"--workers must be an integer >= 1, got {workers}")
     points = sweep.load_grid(grid)
     store = db if db is not None else grid.with_suffix(".sqlite")
-    with progress_bar(f"sweep {grid.name}", total=len(points)) as advance:
-        summary = sweep.run(points, store, workers=workers, scheduler=scheduler, progress=advance)
-    with sweep.Store(store) as s:
+    with sweep.Store(store) as s:  # a file that is not a sweep store is refused here, untouched
+        try:
+            with progress_bar(f"sweep {grid.name}", total=len(points)) as advance:
+                summary = sweep.run(points, s, workers=workers, scheduler=scheduler, progress=advance)
+        except sweep.WorkersLost as exc:  # one line, exit 2 (as every refusal); the rows so far are kept
+            raise click.ClickException(str(exc)) from None
         recs = sweep.records(points, s.rows(points))
     if csv_path is not None:
         sweep.write_csv(recs, csv_path)

@@ -27,9 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from optcomp.sweep._evaluate import Row, chain_key, evaluate_task
-from optcomp.sweep._executors import DaskCluster, Executor, InProcess, ProcessPool, default_workers
+from optcomp.sweep._executors import (
+    DaskCluster,
+    Executor,
+    InProcess,
+    ProcessPool,
+    WorkersLost,
+    default_workers,
+)
 from optcomp.sweep._spec import QUERIES, Point, grid_points, load_grid
-from optcomp.sweep._store import Store, records, to_json, write_csv, write_parquet
+from optcomp.sweep._store import Store, StoreError, records, to_json, write_csv, write_parquet
 
 __all__ = [
     "QUERIES",
@@ -39,7 +46,9 @@ __all__ = [
     "ProcessPool",
     "Row",
     "Store",
+    "StoreError",
     "Summary",
+    "WorkersLost",
     "grid_points",
     "load_grid",
     "plan_tasks",
@@ -106,13 +115,11 @@ def plan_tasks(points: Sequence[Point], workers: int) -> list[list[list[Point]]]
     return tasks
 
 
-def _executor(workers: int | None, scheduler: str | Any | None, tasks: int) -> Executor:
-    if scheduler is not None:
-        return DaskCluster(scheduler)
+def _local_workers(workers: int | None) -> int:
     n = default_workers() if workers is None else workers
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"workers must be an integer >= 1, got {n!r}")
-    return InProcess() if n == 1 or tasks <= 1 else ProcessPool(min(n, tasks))
+    return n
 
 
 def run(
@@ -127,7 +134,9 @@ def run(
 
     Args:
         points: validated points (:func:`load_grid` / :func:`grid_points`).
-        store: a :class:`Store` or the path of its SQLite file (created if absent).
+        store: a :class:`Store` or the path of its SQLite file (created if absent; a file that is not a
+            sweep store — another database, an optcomp ledger, a text file — is refused with
+            :class:`StoreError`, untouched).
         workers: local processes (default: the cores this process may use; 1: in this process). A grid
             of one task runs in this process.
         scheduler: a Dask scheduler address ``tcp://HOST:PORT`` (or a ``distributed.Client``); then
@@ -136,15 +145,29 @@ def run(
 
     Returns:
         A :class:`Summary`.
+
+    Raises:
+        WorkersLost: workers died mid-sweep more often than their tasks are re-run (a local pool is
+            replaced :data:`~optcomp.sweep._executors.POOL_RESTARTS` times; Dask reschedules a task
+            ``allowed-failures`` times); the finished rows are stored.
+        TimeoutError: a Dask scheduler without any worker for
+            :data:`~optcomp.sweep._executors.DASK_WORKER_WAIT_S` seconds.
     """
     start = time.perf_counter()
+    n = _local_workers(workers) if scheduler is None else 1
     db = store if isinstance(store, Store) else Store(store)
     try:
         done = db.done(p.key for p in points)
         todo = [p for p in points if p.key not in done]
-        probe = default_workers() if workers is None else workers
-        tasks = plan_tasks(todo, probe if isinstance(probe, int) and probe >= 1 else 1)
-        executor = _executor(workers, scheduler, len(tasks)) if tasks else InProcess()
+        executor: Executor
+        if not todo:
+            executor, tasks = InProcess(), []
+        elif scheduler is not None:  # chains packed for the cluster's workers, not this machine's cores
+            executor = DaskCluster(scheduler)
+            tasks = plan_tasks(todo, executor.workers)
+        else:
+            tasks = plan_tasks(todo, n)
+            executor = InProcess() if n == 1 or len(tasks) <= 1 else ProcessPool(min(n, len(tasks)))
         finished = len(points) - len(todo)
         if progress is not None:
             progress(finished, len(points))

@@ -6,11 +6,21 @@ killed at any moment (``kill -9``) loses at most the rows of the batches still i
 same grid against the same file skips every point whose key is present.
 
 Floats are SQLite REALs (IEEE doubles: every value round-trips exactly; ``inf`` included).
+
+**Which files are sweep stores.** A store carries SQLite's ``application_id`` :data:`APPLICATION_ID`
+and its schema version in ``user_version`` (:data:`SCHEMA_VERSION`). A path is opened only if it does
+not exist (its directory must), is an empty file, is an SQLite database without any table, or carries
+that mark; a store written before the mark (``application_id`` 0 and exactly the ``rows`` table of
+:data:`_SCHEMA`) is recognised by its schema and marked. Anything else — a text file, another
+application's database, an optcomp ledger — is refused with :class:`StoreError` naming what it is, and
+the file is not written: its header is read as bytes, and its tables by queries that write nothing,
+before the store is set up.
 """
 
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import math
 import sqlite3
@@ -33,21 +43,101 @@ CREATE TABLE IF NOT EXISTS rows (
     width REAL
 )
 """
+#: SQLite ``application_id`` of a sweep store (the bytes "OCSW": OptComp SWeep).
+APPLICATION_ID = 0x4F435357
+#: ``user_version`` of the schema this version writes; a store of a later version is refused by name.
+SCHEMA_VERSION = 1
+#: The columns of the ``rows`` table, in order (a store written before the mark is recognised by them).
+_COLUMNS = ("key", "idx", "lower", "upper", "value", "relation", "error", "width")
+#: The tables of an optcomp ledger (``optcomp.ledger._store``), named in the refusal.
+_LEDGER_TABLES = {"meta", "events", "releases", "state"}
+#: The first 16 bytes of every SQLite 3 database file.
+_SQLITE_HEADER = b"SQLite format 3\x00"
 #: Seconds a writer waits for another connection's lock before failing.
 _BUSY_TIMEOUT_S = 60.0
 #: The result columns of an exported row, after the point's parameters.
 RESULT_COLUMNS = ("lower", "upper", "value", "width", "relation", "error")
 
 
+class StoreError(ValueError):
+    """A path that cannot be a sweep store (another file, another application's database, a ledger);
+    the file was not changed."""
+
+
+def _tables(path: Path) -> tuple[int, int, dict[str, list[str]]]:
+    """``(application_id, user_version, {table: columns})`` of the SQLite database at ``path``, read
+    without writing: no statement writes, and the connection never creates the file. (Not ``mode=ro``:
+    a read-only connection to a WAL database cannot remove the ``-wal``/``-shm`` files it creates.)"""
+    db = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True, timeout=_BUSY_TIMEOUT_S,
+                         isolation_level=None)
+    try:
+        app = int(db.execute("PRAGMA application_id").fetchone()[0])
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        names = [str(n) for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return app, version, {n: [str(c[1]) for c in db.execute(f'PRAGMA table_info("{n}")')] for n in names}
+    finally:
+        db.close()
+
+
+def _check(path: Path) -> bool:
+    """Refuse ``path`` unless it may be opened as a sweep store (the module docstring); whether it needs
+    the mark written (a new or empty file, a store written before the mark)."""
+    if path.is_dir():
+        raise StoreError(f"sweep store {str(path)!r} is a directory; name a file")
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise FileNotFoundError(errno.ENOENT, "the directory of the sweep store does not exist", str(path))
+        return True
+    with path.open("rb") as fh:
+        head = fh.read(len(_SQLITE_HEADER))
+    if not head:
+        return True  # an empty file: SQLite's empty database
+    if head != _SQLITE_HEADER:
+        raise StoreError(f"{str(path)!r} is not a sweep store (not an SQLite database); nothing was changed")
+    try:
+        app, version, tables = _tables(path)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{str(path)!r} cannot be read as a sweep store ({exc}); nothing was changed") from None
+    if app == APPLICATION_ID:
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"sweep store {str(path)!r} was written by a later optcomp (schema {version}, this "
+                             f"one reads {SCHEMA_VERSION}): upgrade optcomp")
+        return False
+    if app == 0 and not tables:
+        return True  # an SQLite database without any table
+    if app == 0 and tables == {"rows": list(_COLUMNS)}:
+        return True  # a store written before the mark
+    if app == 0 and _LEDGER_TABLES <= set(tables):
+        raise StoreError(f"{str(path)!r} is an optcomp ledger, not a sweep store; name another file; "
+                         "nothing was changed")
+    what = f"application_id {app:#x}" if app else "tables " + ", ".join(sorted(tables))
+    raise StoreError(f"{str(path)!r} is an SQLite database that is not a sweep store ({what}); "
+                     "nothing was changed")
+
+
 class Store:
-    """A sweep's SQLite results file (created on first use)."""
+    """A sweep's SQLite results file (created on first use; a file that is not a store is refused with
+    :class:`StoreError` and left untouched — the module docstring)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable against a killed process
-        self._db.execute(_SCHEMA)
+        mark = _check(self.path)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"sweep store {str(self.path)!r} cannot be opened ({exc})") from None
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable against a killed process
+            if mark:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute(_SCHEMA)
+                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise StoreError(f"sweep store {str(self.path)!r} cannot be written ({exc})") from None
 
     def close(self) -> None:
         """Close the connection."""
