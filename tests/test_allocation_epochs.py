@@ -133,7 +133,7 @@ def test_partial_epochs_count_up_and_down() -> None:
     """T = 25 steps of t = 10: the upper end composes 3 epochs, the lower end 2 (Lemma A)."""
     run = dpsgd.Run.checked(3.0, 0.1, 25, "balls_in_bins")
     (epoch, up_count), = dpsgd._balls_in_bins(run, H)
-    low = run.lower_items(H)
+    low = dpsgd._balls_in_bins_lower(run, H)
     assert epoch == AllocationEpoch(3.0, steps=10, grid_step=H) and up_count == 3
     assert low is not None and low[0][1] == 2
     two = dpsgd.epsilon(3.0, 0.1, 20, 1e-6, sampling="balls_in_bins", accuracy=ROWS)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from optcomp import DEFAULT_ACCURACY
-from optcomp.fdp import group_epsilon
+from optcomp.fdp import group_profile
 from optcomp.fdp._gdp import gdp_delta_bound
 from optcomp.fdp._group_profile import group_delta_profile, group_epsilon_upper
 from optcomp.mechanisms import Gaussian, Laplace, PoissonSubsampled, privacy_loss_laws
@@ -48,7 +48,7 @@ def test_group_of_a_gaussian_pld_brackets_the_closed_form() -> None:
     )
     for g in (8, 16):
         truth = float(gdp_epsilon(0.5 * g, 1e-5))
-        b = group_epsilon(pld, g, 1e-5)
+        b = group_profile(pld, g, 1e-5)
         assert b.lower <= truth <= b.upper < math.inf, (g, b, truth)
         assert b.route == "profile" and "bare PLD" in b.reason
         assert b.upper <= truth * 1.01, (g, b, truth)  # default base step 1/8: 24.60, 65.73

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import optcomp
-from optcomp import Gaussian, PoissonSubsampled
+from optcomp import Gaussian, PoissonSubsampled, tensor_bracket
 from optcomp._numerics import CURVE_ABSOLUTE_SLACK
 from optcomp.fdp import (
     advantage,
@@ -28,7 +28,6 @@ from optcomp.fdp import (
     from_pld,
     gaussian_tradeoff,
     group_privacy,
-    tensor_bracket,
 )
 from tests._references import (
     gdp_delta,

@@ -1,5 +1,5 @@
 """Group privacy with the mechanisms known (issue 27 item 1): ``Composition.group`` and the exact route of
-:func:`optcomp.fdp.group_epsilon`.
+:meth:`optcomp.Composition.group_epsilon`.
 
 Independent truths (``tests._references``): GDP gμ for a Gaussian group (Dong–Roth–Su Thm 2.14), the Laplace
 closed form ε(δ) = gΔ/b + 2 ln(1 − δ) for one step and the pure ε = T·gΔ/b at δ = 0, and the mpmath
@@ -17,7 +17,7 @@ import pytest
 
 from optcomp import compose
 from optcomp.cli import main
-from optcomp.fdp import GroupEpsilon, group_epsilon
+from optcomp.fdp import GroupEpsilon
 from optcomp.mechanisms import (
     DiscreteLaplace,
     Gaussian,
@@ -27,6 +27,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
     group_mechanism,
 )
+from optcomp.queries import Composition
 from tests._references import gdp_epsilon, laplace_epsilon, mixture_gaussian_delta
 
 _DPSGD = compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 1000))
@@ -43,8 +44,8 @@ _PROFILE_UPPER = {("dpsgd", 8): 26.59, ("dpsgd", 16): 101.30, ("laplace", 8): 33
 @pytest.mark.parametrize(
     ("name", "composition", "g"), [("dpsgd", _DPSGD, 8), ("dpsgd", _DPSGD, 16), ("laplace", _LAPLACE, 8)]
 )
-def test_issue_workloads_are_narrow_and_exact(name: str, composition: object, g: int) -> None:
-    b = group_epsilon(composition, g, 1e-5)  # type: ignore[arg-type]
+def test_issue_workloads_are_narrow_and_exact(name: str, composition: Composition, g: int) -> None:
+    b = composition.group_epsilon(g, 1e-5)
     assert isinstance(b, GroupEpsilon) and b.route == "exact" and b.reason == ""
     assert b.width <= _TARGET_WIDTH * b.upper, b
     assert b.upper <= _PROFILE_UPPER[name, g], b
@@ -53,7 +54,7 @@ def test_issue_workloads_are_narrow_and_exact(name: str, composition: object, g:
 def test_a_group_of_one_is_the_plain_answer() -> None:
     for composition in (_DPSGD, _LAPLACE):
         assert composition.group(1) is composition
-        b = group_epsilon(composition, 1, 1e-5)
+        b = composition.group_epsilon(1, 1e-5)
         plain = composition.epsilon(1e-5)
         assert (b.lower, b.upper, b.route) == (plain.lower, plain.upper, "exact")
 
@@ -61,13 +62,13 @@ def test_a_group_of_one_is_the_plain_answer() -> None:
 @pytest.mark.parametrize("g", [2, 8, 16])
 def test_gaussian_group_is_gdp_of_g_mu(g: int) -> None:
     truth = float(gdp_epsilon(0.5 * g, 1e-5))
-    b = group_epsilon(compose(Gaussian(2.0)), g, 1e-5)
+    b = compose(Gaussian(2.0)).group_epsilon(g, 1e-5)
     assert b.route == "exact" and b.lower <= truth <= b.upper, (b, truth)
     assert b.width <= _TARGET_WIDTH * b.upper
 
 
 def test_laplace_group_matches_the_closed_forms() -> None:
-    one = group_epsilon(compose(Laplace(10.0, sensitivity=1.5)), 4, 1e-3)  # ε₀ = 4·1.5/10
+    one = compose(Laplace(10.0, sensitivity=1.5)).group_epsilon(4, 1e-3)  # ε₀ = 4·1.5/10
     truth = laplace_epsilon(0.6, 1e-3)
     assert one.lower <= truth <= one.upper and one.width <= _TARGET_WIDTH * one.upper, (one, truth)
     pure = _LAPLACE.group(8).epsilon(0.0)  # 50 steps of ε = 8/10: ε(0) = 40 exactly
@@ -100,7 +101,7 @@ def test_mechanisms_without_a_group_law_fall_back_to_the_profile_route() -> None
         c.group(2)
     with pytest.raises(NoGroupLawError, match="Laplace"):
         compose(PoissonSubsampled(Laplace(1.0), sampling_rate=0.1)).group(2)
-    b = group_epsilon(c, 2, 1e-5)
+    b = c.group_epsilon(2, 1e-5)
     assert b.route == "profile" and "hypergeometric" in b.reason
     plain = c.epsilon(1e-5)
     assert b.lower <= plain.upper and plain.lower <= b.upper  # the one-record ε is inside a group of ≤ 2
@@ -111,7 +112,7 @@ def test_bad_group_sizes_are_refused_naming_g(g: object) -> None:
     with pytest.raises(ValueError, match="^g must be"):
         _LAPLACE.group(g)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="^g must be"):
-        group_epsilon(_LAPLACE, g, 1e-5)  # type: ignore[arg-type]
+        _LAPLACE.group_epsilon(g, 1e-5)  # type: ignore[arg-type]
 
 
 def test_a_huge_poisson_group_is_refused_up_front() -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what static checkers see; at run time each name is imported on first access
     from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
-    from optcomp.composition import compose
+    from optcomp.composition import compose, tensor_bracket
     from optcomp.mechanisms import (
         DiscreteLaplace,
         DiscretePair,
@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "Accuracy": "optcomp._numerics",
     "Bound": "optcomp._numerics",
     "compose": "optcomp.composition",
+    "tensor_bracket": "optcomp.composition",
     "Composition": "optcomp.queries",
     "GridTooLargeError": "optcomp.pld",
     **dict.fromkeys(
@@ -111,4 +112,5 @@ __all__ = [
     "__version__",
     "compose",
     "privacy_loss_laws",
+    "tensor_bracket",
 ]

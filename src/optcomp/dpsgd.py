@@ -1,27 +1,15 @@
 """DP-SGD accounting: ε and δ of noisy SGD under a batch sampler, and the two inverse problems.
 
-Poisson by default; ``sampling=`` picks fixed-size, truncated Poisson, shuffled or balls-in-bins batches,
-``examples_per_user`` user-level DP-SGD. A sampler is one function in ``_SAMPLERS`` (the dominating
-composition; :meth:`Run.lower_items` the dominated one); ``docs/samplers.md`` has the proofs.
-
 One DP-SGD step clips each per-example gradient to norm 1 (sensitivity Δ = 1), sums the gradients of a
-Poisson-subsampled batch (each record kept independently with probability ``sampling_rate`` = q) and adds
-N(0, σ²) noise, σ = ``noise_multiplier``. Under the add/remove-one relation its privacy loss is that of
-the pair (N(0, σ²), (1 − q)·N(0, σ²) + q·N(1, σ²)) and its swap (Koskela–Jälkö–Honkela 2020, §5; the
-remove and add directions are both accounted for by :class:`optcomp.mechanisms.PoissonSubsampled`).
-``steps`` steps compose adaptively: the ``steps``-fold convolution of one step's loss (``shared/MATH.md``).
-
-* :func:`epsilon` and :func:`delta`: :func:`optcomp.compose` queries, the PLD engine's certified bracket
-  (pessimistic upper, optimistic lower, of the dominating and dominated compositions, :meth:`Run.bound`).
-* :func:`tradeoff`: the run's trade-off curve (attack TPR at each FPR; ``optcomp._dpsgd_tradeoff``).
-* :func:`noise_multiplier` and :func:`steps` are :func:`optcomp.calibrate.noise_for_target` on the
-  run's dominating composition (coarse-to-fine, **on the certified upper bound**), and always return the
-  *safe side* of the root: the returned σ (resp. number of steps) has been evaluated and its certified
-  upper ε is ≤ the target, so it provably meets the target; σ is within ``rtol`` (default 1e-5) of the
-  least σ whose certified ε meets the target, T is the largest such T exactly.
-
-``sampling_rate = 1``: ``steps`` Gaussian steps with noise σ are exactly one with noise σ/√steps (μ-GDP,
-μ = √steps/σ, Dong–Roth–Su Cor. 3.3), and that single step is accounted.
+batch and adds N(0, σ²) noise, σ = ``noise_multiplier``; ``steps`` steps compose adaptively (the
+``steps``-fold convolution of one step's loss, ``shared/MATH.md``). Poisson batches by default (each
+record kept with probability ``sampling_rate`` = q: the pair (N(0, σ²), (1 − q)·N(0, σ²) + q·N(1, σ²))
+and its swap, Koskela–Jälkö–Honkela 2020 §5); ``sampling=`` picks another row of :data:`SAMPLERS`
+(``docs/samplers.md`` has the pairs and proofs), ``examples_per_user`` user-level DP-SGD. A run's bracket is
+a :class:`optcomp.queries.RunBracket` (:meth:`Run.bracket`): upper ends of the dominating composition,
+lower ends of a dominated one. :func:`tradeoff` reads the run's trade-off curve; :func:`noise_multiplier`
+and :func:`steps` are :func:`optcomp.calibrate.noise_for_target` on the certified upper end (the safe
+side of the root: the value returned was evaluated and meets the target).
 """
 
 from __future__ import annotations
@@ -29,9 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
-from optcomp._dpsgd_tradeoff import tradeoff
 from optcomp._numerics import (
     ALLOCATION_TAIL,
     DEFAULT_ACCURACY,
@@ -48,25 +35,39 @@ from optcomp._numerics import (
     check_sampling_rate,
 )
 from optcomp.calibrate import noise_for_target
-from optcomp.mechanisms import check_user_level_mean, user_level_mixture
+from optcomp.composition import compose
+from optcomp.mechanisms import (
+    Gaussian,
+    PoissonSubsampled,
+    SubsampledWithoutReplacement,
+    TruncatedPoissonGaussian,
+    check_user_level_mean,
+    user_level_mixture,
+)
+from optcomp.mechanisms.shuffle import (
+    batches_per_epoch,
+    shuffle_epochs,
+    shuffle_lower_items,
+    shuffle_upper_mechanism,
+)
+from optcomp.queries import RunBracket
 
 if TYPE_CHECKING:
-    from optcomp.mechanisms import Mechanism, TruncatedPoissonGaussian
-    from optcomp.queries import Composition
+    from optcomp.fdp import TradeOffBracket
+    from optcomp.mechanisms import Mechanism
 
+#: The names of :data:`SAMPLERS`, for type checkers (``tests/test_samplers.py`` checks they agree).
 Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
 
-#: Sampling schemes :mod:`optcomp.dpsgd` accounts for (``docs/samplers.md``).
-SUPPORTED_SAMPLING: tuple[str, ...] = ("poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins")
 
-#: The neighbouring relation each sampling scheme's number is stated for (``docs/samplers.md``).
-SAMPLING_RELATION: dict[str, str] = {
-    "poisson": "add_remove",
-    "fixed_size": "substitution",
-    "truncated_poisson": "add_remove",
-    "shuffle": "zero_out",
-    "balls_in_bins": "add_remove",
-}
+class SamplerOptions(TypedDict, total=False):
+    """The sampler keywords of every query here (:func:`epsilon` documents them; absent: its default)."""
+
+    sampling: Sampling
+    examples_per_user: int
+    dataset_size: int | None
+    max_batch_size: int | None
+
 
 #: Most steps accounted (integers beyond 2**53 are not exact in float64).
 MAX_STEPS = 2**53
@@ -81,26 +82,44 @@ _GUESS_X_MAX = 1e300
 _SIGMA_EXP_FLOOR = 0.04
 
 
-def _check_sampling(sampling: object) -> str:
-    if sampling not in SUPPORTED_SAMPLING:
-        raise ValueError(f"sampling must be one of {SUPPORTED_SAMPLING}, got {sampling!r}")
-    return str(sampling)
+@dataclass(frozen=True)
+class Sampler:
+    """One batch sampler: the one row a new sampler adds to :data:`SAMPLERS` (``docs/architecture.md``).
+
+    Attributes:
+        items: run → its dominating composition, as ``(mechanism, count)`` items (the upper end).
+        relation: the neighbouring relation its number is stated for.
+        batches: how the batches are formed, in words (the privacy statement; fields ``{q}``, ``{n}``, ``{b}``).
+        title: the sampler's name in words ("Poisson sampling").
+        exact: whether its items are the run's own pair (else they only dominate the run).
+        lower: run → a dominated composition of its own (``[]``: lower end 0); ``None`` where the items'
+            own counterparts give it (:meth:`optcomp.queries.Composition.run_bracket`).
+        tradeoff: whether its pair (or the attained pairs) gives the run's trade-off curve (:func:`tradeoff`).
+        per_step: whether it is a law of one step (an Opacus history is step by step); ``False``: of a run.
+        stepped: whether its laws live on a grid step h that :meth:`Run.bound` refines (balls-in-bins).
+        user_level: whether ``examples_per_user`` > 1 is supported.
+        sized: whether it takes (and needs) ``dataset_size`` and ``max_batch_size``.
+        epochs: whether ``sampling_rate`` must be 1/t for an integer number t of steps per epoch.
+    """
+
+    items: Callable[[Run], list[tuple[Mechanism, int]]]
+    relation: str
+    batches: str
+    title: str
+    exact: bool = False
+    lower: Callable[[Run], list[tuple[Mechanism, int]]] | None = None
+    tradeoff: bool = False
+    per_step: bool = True
+    stepped: bool = False
+    user_level: bool = False
+    sized: bool = False
+    epochs: bool = False
 
 
 @dataclass(frozen=True)
 class Run:
-    """A validated DP-SGD run: the parameters every query of this module shares.
-
-    Attributes:
-        sigma: noise multiplier σ > 0.
-        q: sampling rate (Poisson, truncated Poisson), batch fraction m/n (fixed size) or
-            1/(batches per epoch) (shuffle), in (0, 1].
-        steps: number of steps ≥ 1.
-        sampling: one of :data:`SUPPORTED_SAMPLING`.
-        examples_per_user: k ≥ 1 examples per privacy unit (k > 1: Poisson only).
-        dataset_size: n (truncated Poisson only).
-        max_batch_size: B (truncated Poisson only).
-    """
+    """A validated DP-SGD run (:meth:`checked`): σ, q, the number of steps and the sampler's options, as the
+    arguments of :func:`epsilon` (which documents them)."""
 
     sigma: float
     q: float
@@ -116,127 +135,81 @@ class Run:
         sigma: object,
         q: object,
         steps: object,
-        sampling: object,
+        sampling: object = "poisson",
         examples_per_user: object = 1,
         dataset_size: object = None,
         max_batch_size: object = None,
     ) -> Run:
-        """Validate every parameter (``ValueError`` naming it) and their combination."""
-        from optcomp.mechanisms.shuffle import batches_per_epoch
-
+        """Validate every parameter (``ValueError`` naming it) and their combination (the sampler's row)."""
         s, rate, t = _validate(sigma, q, steps)
-        name = _check_sampling(sampling)
+        if sampling not in SAMPLERS:
+            raise ValueError(f"sampling must be one of {SUPPORTED_SAMPLING}, got {sampling!r}")
+        name, row = str(sampling), SAMPLERS[str(sampling)]
         k = check_int("examples_per_user", examples_per_user, minimum=1)
-        if k > 1 and name != "poisson":
-            raise ValueError(
-                "examples_per_user > 1 is supported with sampling='poisson' only (no sound user-level "
-                f"law is implemented for {name!r}), got examples_per_user={k}"
-            )
+        if k > 1 and not row.user_level:
+            users = ", ".join(f"sampling={n!r}" for n, r in SAMPLERS.items() if r.user_level)
+            raise ValueError(f"examples_per_user > 1 is supported with {users} only (no sound user-level law is "
+                             f"implemented for {name!r}), got examples_per_user={k}")
         n = b = None
-        if name == "truncated_poisson":
+        sized = [n for n, r in SAMPLERS.items() if r.sized]
+        if row.sized:
             if dataset_size is None or max_batch_size is None:
-                raise ValueError(
-                    "sampling='truncated_poisson' needs dataset_size and max_batch_size (integers >= 1)"
-                )
+                raise ValueError(f"sampling={name!r} needs dataset_size and max_batch_size (integers >= 1)")
             n = check_int("dataset_size", dataset_size, minimum=1)
             b = check_int("max_batch_size", max_batch_size, minimum=1)
-        elif name == "balls_in_bins" and not batches_per_epoch(rate)[1]:
-            raise ValueError(
-                "sampling='balls_in_bins' needs sampling_rate = 1/t for an integer number t of steps per "
-                f"epoch, got sampling_rate={rate!r}"
-            )
-        if name != "truncated_poisson" and (dataset_size is not None or max_batch_size is not None):
-            raise ValueError(
-                "dataset_size and max_batch_size apply to sampling='truncated_poisson' only, "
-                f"got sampling={name!r}"
-            )
+        elif dataset_size is not None or max_batch_size is not None:
+            raise ValueError(f"dataset_size and max_batch_size apply to sampling={' or '.join(map(repr, sized))} "
+                             f"only, got sampling={name!r}")
+        if row.epochs and not batches_per_epoch(rate)[1]:
+            raise ValueError(f"sampling={name!r} needs sampling_rate = 1/t for an integer number t of steps per "
+                             f"epoch, got sampling_rate={rate!r}")
         return cls(s, rate, t, name, k, n, b)
+
+    @property
+    def sampler(self) -> Sampler:
+        """Its row of :data:`SAMPLERS`."""
+        return SAMPLERS[self.sampling]
 
     def items(self) -> list[tuple[Mechanism, int]]:
         """The dominating composition (upper end) as ``(mechanism, count)`` items."""
-        return _SAMPLERS[self.sampling](self)
+        return self.sampler.items(self)
 
-    def lower_items(self, step: float | None = None) -> list[tuple[Mechanism, int]] | None:
-        """A dominated composition whose lower end bounds the run's ε from below, where it differs
-        from :meth:`items` (truncated Poisson: all other gradients 0; fixed size, T > 1: the attained
-        one-direction pairs; shuffle: Chua et al.'s pair; balls-in-bins: Lemma D's labelled pair over ⌊T/t⌋
-        epochs, grid step ``step``). ``None``: :meth:`items`' bracket is the answer; ``[]``: lower end 0."""
-        from optcomp.mechanisms import Gaussian, PoissonSubsampled
-        from optcomp.mechanisms.allocation import allocation_lower_items
-        from optcomp.mechanisms.shuffle import shuffle_lower_items
-        from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
+    def at(self, *, sigma: float | None = None, steps: int | None = None) -> Run:
+        """This run with another σ or number of steps, validated again (what the inverses search over)."""
+        return Run.checked(self.sigma if sigma is None else sigma, self.q, self.steps if steps is None else steps,
+                           self.sampling, self.examples_per_user, self.dataset_size, self.max_batch_size)
 
-        if self.sampling == "truncated_poisson":
-            return [(truncated_poisson_lower_pair(_truncated_step(self)), self.steps)]
-        if self.sampling == "fixed_size" and self.steps > 1 and self.q < 1.0:  # docs/samplers.md §1
-            return [(PoissonSubsampled(Gaussian(self.sigma, sensitivity=2.0), sampling_rate=self.q), self.steps)]
-        if self.sampling == "shuffle":
-            return list(shuffle_lower_items(self.sigma, self.q, self.steps))
-        if self.sampling == "balls_in_bins":
-            return list(allocation_lower_items(self.sigma, self.q, self.steps, step=step))
-        return None
-
-    def brackets(
-        self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, delta: float | None = None
-    ) -> tuple[Bound, Bound]:
-        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`, ``delta`` as there) and :meth:`items`' own
-        (``Composition.dominating``; balls-in-bins: at the inverses' step, without the no-amplification cap)."""
-        from optcomp import compose
-
-        if self.sampling == "balls_in_bins":
-            return self.bound(query, accuracy, delta=delta), self.bound(query, accuracy, lower=False, delta=delta)
+    def bracket(self, accuracy: Accuracy) -> RunBracket:
+        """The run's :class:`~optcomp.queries.RunBracket`: upper ends from :meth:`items`, lower ends from the
+        sampler's own dominated composition (``Sampler.lower``; ``[]``: lower end 0) or else from the items'
+        counterparts (truncated Poisson: all other gradients 0; fixed size, T > 1: the attained
+        one-direction pairs), or the items' own where their law is the run's. Balls-in-bins: at its item
+        step, unrefined (:meth:`bound` refines it)."""
         composition = compose(*self.items(), accuracy=accuracy)
-        upper, lower_items = query(composition.dominating()), self.lower_items()  # the law's own bracket
-        if lower_items is None:
-            return upper, upper
-        dominated = composition.dominated() or (compose(*lower_items, accuracy=accuracy) if lower_items else None)
-        low = query(dominated).lower if dominated is not None else 0.0  # truncated, fixed size: the floor's
-        return Bound(min(low, upper.upper), upper.upper), upper
+        if self.sampler.lower is None:
+            return composition.run_bracket()
+        low = self.sampler.lower(self)
+        return RunBracket(composition.dominating(), compose(*low, accuracy=accuracy) if low else None)
 
-    def bound(
-        self,
-        query: Callable[[Composition], Bound],
-        accuracy: Accuracy,
-        *,
-        lower: bool = True,
-        floor: float = EPSILON_WIDTH_FLOOR,
-        delta: float | None = None,
-    ) -> Bound:
-        """The run's bracket (:meth:`brackets`; ``lower=False``: the bracket of :meth:`items` only, for
-        searches on the upper end). Balls-in-bins refines its grid step until the relative width
-        (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width``, with the epoch laws' tail
-        budget set by the query's ``delta`` where it names one, and its upper end capped by no
-        amplification (:func:`optcomp.mechanisms.allocation.allocation_bracket`, ``allocation_tail``)."""
-        from optcomp import compose
+    def brackets(self, query: Callable[[RunBracket], Bound], accuracy: Accuracy, *,
+                 delta: float | None = None) -> tuple[Bound, Bound]:
+        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`, ``delta`` as there) and :meth:`items`' own
+        (balls-in-bins: at the inverses' step, without the no-amplification cap)."""
+        if self.sampler.stepped:
+            return self.bound(query, accuracy, delta=delta), self.bound(query, accuracy, lower=False, delta=delta)
+        bracket = self.bracket(accuracy)
+        return query(bracket), query(RunBracket.own(bracket.upper))
 
-        if self.sampling == "balls_in_bins":
-            from optcomp.mechanisms.allocation import (
-                allocation_bracket,
-                allocation_lower_items,
-                allocation_tail,
-                allocation_upper_mechanism,
-            )
-            from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs
-
-            epochs = shuffle_epochs(self.steps, self.q)
-            tail = allocation_tail(delta, epochs, batches_per_epoch(self.q)[0])
-
-            def lower_at(acc: Accuracy) -> float | None:
-                items = allocation_lower_items(self.sigma, self.q, self.steps, step=acc.grid_step, tail=tail)
-                return query(compose(*items, accuracy=acc)).lower if items else None
-
-            no_amplification = compose((allocation_upper_mechanism(self.sigma, epochs=epochs), 1), accuracy=accuracy)
-            plain = query(no_amplification) if lower else None  # closed form (the Gaussian floor)
-            return allocation_bracket(
-                lambda acc: query(compose(*_balls_in_bins(self, acc.grid_step, tail), accuracy=acc)),
-                lower_at, accuracy, lower=lower, floor=floor, plain=plain,
-            )
-        return self.brackets(query, accuracy)[0] if lower else query(compose(*self.items(), accuracy=accuracy).dominating())
+    def bound(self, query: Callable[[RunBracket], Bound], accuracy: Accuracy, *, lower: bool = True,
+              floor: float = EPSILON_WIDTH_FLOOR, delta: float | None = None) -> Bound:
+        """``query`` of the run's bracket (:meth:`bracket`; ``lower=False``: of :meth:`items`' own law only, for
+        searches on the upper end). Balls-in-bins refines its grid step (:func:`_stepped_bound`)."""
+        if self.sampler.stepped:
+            return _stepped_bound(self, query, accuracy, lower=lower, floor=floor, delta=delta)
+        return query(self.bracket(accuracy) if lower else RunBracket.own(compose(*self.items(), accuracy=accuracy)))
 
 
 def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms import Gaussian, PoissonSubsampled
-
     if run.examples_per_user > 1:
         check_user_level_mean(run.sigma, run.q, run.steps, run.examples_per_user)
         return [(user_level_mixture(run.sigma, run.q, run.examples_per_user), run.steps)]
@@ -246,49 +219,93 @@ def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
 
 
 def _fixed_size(run: Run) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms import Gaussian, SubsampledWithoutReplacement
-
     # Replacing one record moves a sum of gradients clipped to norm 1 by at most 2.
     step = SubsampledWithoutReplacement(Gaussian(sigma=run.sigma, sensitivity=2.0), sampling_rate=run.q)
     return [(step, run.steps)]
 
 
-def _truncated_step(run: Run) -> TruncatedPoissonGaussian:
-    from optcomp.mechanisms import TruncatedPoissonGaussian
-
+def _truncated_poisson(run: Run) -> list[tuple[Mechanism, int]]:
     n, b = run.dataset_size, run.max_batch_size
     if n is None or b is None:  # pragma: no cover - Run.checked() guarantees both
         raise ValueError("sampling='truncated_poisson' needs dataset_size and max_batch_size")
-    return TruncatedPoissonGaussian(run.sigma, dataset_size=n, sampling_rate=run.q, max_batch_size=b)
-
-
-def _truncated_poisson(run: Run) -> list[tuple[Mechanism, int]]:
-    return [(_truncated_step(run), run.steps)]
+    return [(TruncatedPoissonGaussian(run.sigma, dataset_size=n, sampling_rate=run.q, max_batch_size=b), run.steps)]
 
 
 def _shuffle(run: Run) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms.shuffle import shuffle_upper_mechanism
-
     return [(shuffle_upper_mechanism(run.sigma, run.steps, run.q), 1)]
+
+
+def _shuffle_lower(run: Run) -> list[tuple[Mechanism, int]]:
+    return list(shuffle_lower_items(run.sigma, run.q, run.steps))  # Chua et al.'s pair over complete epochs
 
 
 def _balls_in_bins(run: Run, step: float | None = None, tail: float = ALLOCATION_TAIL) -> list[tuple[Mechanism, int]]:
     from optcomp.mechanisms.allocation import ALLOCATION_ITEM_STEP, AllocationEpoch
-    from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs
 
     per_epoch, _ = batches_per_epoch(run.q)
     epoch = AllocationEpoch(run.sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP, tail=tail)
     return [(epoch, shuffle_epochs(run.steps, run.q))]
 
 
-#: sampling scheme → the dominating composition of a run (one small function each).
-_SAMPLERS: dict[str, Callable[[Run], list[tuple[Mechanism, int]]]] = {
-    "poisson": _poisson,
-    "fixed_size": _fixed_size,
-    "truncated_poisson": _truncated_poisson,
-    "shuffle": _shuffle,
-    "balls_in_bins": _balls_in_bins,
+def _balls_in_bins_lower(run: Run, step: float | None = None, tail: float = ALLOCATION_TAIL) -> list[tuple[Mechanism, int]]:
+    from optcomp.mechanisms.allocation import allocation_lower_items
+
+    return list(allocation_lower_items(run.sigma, run.q, run.steps, step=step, tail=tail))  # Lemma D, ⌊T/t⌋ epochs
+
+
+def _stepped_bound(
+    run: Run, query: Callable[[RunBracket], Bound], accuracy: Accuracy, *, lower: bool, floor: float,
+    delta: float | None,
+) -> Bound:
+    """Balls-in-bins: ``query`` of the run bracket at grid step h — upper ends from ⌈T/t⌉ split epochs
+    capped by no amplification (:func:`~optcomp.mechanisms.allocation.allocation_upper_mechanism` over
+    those epochs), lower ends from ⌊T/t⌋ labelled epochs — with h refined until the relative width
+    (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width`` and the epoch laws' tail budget
+    set by the query's ``delta`` where it names one
+    (:func:`~optcomp.mechanisms.allocation.allocation_bracket`, ``allocation_tail``). ``lower=False``: the
+    split epochs' own bracket at the inverses' step (uncapped)."""
+    from optcomp.mechanisms.allocation import allocation_bracket, allocation_tail, allocation_upper_mechanism
+
+    epochs, per_epoch = shuffle_epochs(run.steps, run.q), batches_per_epoch(run.q)[0]
+    tail = allocation_tail(delta, epochs, per_epoch)
+    cap = compose((allocation_upper_mechanism(run.sigma, epochs=epochs), 1), accuracy=accuracy) if lower else None
+
+    def at(acc: Accuracy) -> Bound:
+        upper = compose(*_balls_in_bins(run, acc.grid_step, tail), accuracy=acc)
+        if cap is None:
+            return query(RunBracket.own(upper))
+        low = _balls_in_bins_lower(run, acc.grid_step, tail)
+        return query(RunBracket(upper, compose(*low, accuracy=acc) if low else None, cap))
+
+    return allocation_bracket(at, accuracy, lower=lower, floor=floor, refine=run.steps >= per_epoch)
+
+
+#: The samplers (``docs/samplers.md``): one row each; :data:`SUPPORTED_SAMPLING` and
+#: :data:`SAMPLING_RELATION` are read from it.
+SAMPLERS: dict[str, Sampler] = {
+    "poisson": Sampler(_poisson, "add_remove", "each step used a Poisson-sampled batch: every record was "
+                       "included independently with probability q = {q}", "Poisson sampling", exact=True,
+                       tradeoff=True, user_level=True),
+    "fixed_size": Sampler(_fixed_size, "substitution", "each step used a batch of fixed size m = q·n drawn "
+                          "uniformly without replacement, independently of the other steps (q = m/n = {q})",
+                          "independent fixed-size sampling", tradeoff=True),
+    "truncated_poisson": Sampler(_truncated_poisson, "add_remove", "each step drew a Poisson sample (rate "
+                                 "q = {q}) from n = {n} records and, if it held more than B = {b} records, kept "
+                                 "a uniformly random B of them", "truncated Poisson sampling", sized=True),
+    "shuffle": Sampler(_shuffle, "zero_out", "the data were reshuffled every epoch and cut into 1/q batches "
+                       "(q = {q}), each record used once per epoch", "shuffled epochs", lower=_shuffle_lower,
+                       per_step=False),
+    "balls_in_bins": Sampler(_balls_in_bins, "add_remove", "every epoch of 1/q steps (q = {q}) put each record "
+                             "into one uniformly random step (balls-in-bins)", "balls-in-bins sampling",
+                             lower=_balls_in_bins_lower,
+                             per_step=False, stepped=True, epochs=True),
 }
+
+#: Sampling schemes :mod:`optcomp.dpsgd` accounts for (``docs/samplers.md``).
+SUPPORTED_SAMPLING: tuple[str, ...] = tuple(SAMPLERS)
+
+#: The neighbouring relation each sampling scheme's number is stated for (``docs/samplers.md``).
+SAMPLING_RELATION: dict[str, str] = {name: sampler.relation for name, sampler in SAMPLERS.items()}
 
 
 def _validate(noise_multiplier: object, sampling_rate: object, steps: object) -> tuple[float, float, int]:
@@ -318,62 +335,36 @@ def epsilon(
     steps: int,
     delta: float,
     *,
-    sampling: Sampling = "poisson",
-    examples_per_user: int = 1,
-    dataset_size: int | None = None,
-    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
+    **sampler: Unpack[SamplerOptions],
 ) -> Bound:
-    """Certified ε of DP-SGD at a given δ, for the batch sampler ``sampling`` (``docs/samplers.md``).
+    """Certified ε(δ) = inf{ε : δ_{P‖Q}(ε) ≤ δ and δ_{Q‖P}(ε) ≤ δ} of DP-SGD (``shared/MATH.md``) under the
+    batch sampler ``sampling``: its run bracket (:meth:`Run.bound`; the sampler's row of :data:`SAMPLERS`,
+    proofs and relations in ``docs/samplers.md``):
 
-    The privacy-loss distribution of one step's dominating pair is composed ``steps`` times and
-    queried for ε(δ) = inf{ε : δ_{P‖Q}(ε) ≤ δ and δ_{Q‖P}(ε) ≤ δ} (``shared/MATH.md``). Per sampler
-    (relation in :data:`SAMPLING_RELATION`):
-
-    * ``"poisson"``: ``PoissonSubsampled(Gaussian(σ), q)``, add/remove (tight); with
-      ``examples_per_user`` = k > 1 the user-level step :func:`user_level_mixture` (add/remove of a
-      user with at most k examples);
-    * ``"fixed_size"``: uniform batches of m = q·n records, independent across steps, substitution: upper
-      end ``compose((SubsampledWithoutReplacement(Gaussian(σ, sensitivity=2), q), steps))``'s (tight per
-      step; its composition is not shown attained), lower end the attained one-direction pairs' (T > 1);
-    * ``"truncated_poisson"``: Poisson then capped at ``max_batch_size`` out of ``dataset_size``
-      records: add/remove; upper end from the dominating pair
-      :class:`~optcomp.mechanisms.TruncatedPoissonGaussian` (certified for the run, not tight), lower
-      end from the explicit pair with all other gradients 0
-      (:func:`~optcomp.mechanisms.truncated.truncated_poisson_lower_pair`, certified for the run). The
-      dominating pair's own bracket is the second value of :func:`epsilon_brackets`;
-    * ``"shuffle"``: reshuffled epochs of 1/q batches: upper end from ``Gaussian(σ/√E)`` (no
-      amplification), lower end from Chua et al.'s explicit pair (:mod:`optcomp.mechanisms.shuffle`);
-      zero-out relation. Both ends bound the run's ε.
-    * ``"balls_in_bins"``: each example in one uniformly random step of each epoch of t = 1/q steps
-      (:mod:`optcomp.mechanisms.allocation`), add/remove: the worst-case epoch pair (Lemma A of
-      ``docs/samplers.md``) bounded above by mean-preserving splits (amplified, certified) over
-      ⌈T/t⌉ epochs and below by merges (certified) over ⌊T/t⌋ epochs, the grid step refined to
-      ``accuracy.relative_width`` (down to h = 2⁻¹¹; then the narrowest certified bracket reached).
+    ``"poisson"`` (add/remove, tight; k > 1 examples per user: :func:`user_level_mixture`), ``"fixed_size"``
+    (substitution; lower end from the attained one-direction pairs for T > 1), ``"truncated_poisson"``
+    (add/remove; upper end a pair revealing the truncation, lower end an explicit pair), ``"shuffle"``
+    (zero-out; upper end no amplification, lower end Chua et al.'s pair) and ``"balls_in_bins"`` (add/remove;
+    split and merged epochs, the grid step refined to ``accuracy.relative_width`` down to h = 2⁻¹¹).
 
     Args:
         noise_multiplier: σ, the noise standard deviation over the clipping norm; > 0.
-        sampling_rate: q, the Poisson sampling probability of each record; in (0, 1].
-        steps: number of steps; an integer ≥ 1.
+        sampling_rate: q in (0, 1]: the Poisson rate, m/n (fixed size) or 1/(steps per epoch).
+        steps: number of steps T; an integer ≥ 1.
         delta: target δ in (0, 1).
-        sampling: ``"poisson"`` (default), ``"fixed_size"``, ``"truncated_poisson"``, ``"shuffle"`` or
-            ``"balls_in_bins"``.
+        sampling: a name of :data:`SAMPLERS` (default ``"poisson"``).
         examples_per_user: k ≥ 1 examples per privacy unit (k > 1 with Poisson only).
-        dataset_size: n ≥ 1 (``"truncated_poisson"`` only, required there).
-        max_batch_size: the cap B ≥ 1 (``"truncated_poisson"`` only, required there).
-        accuracy: discretisation of the PLD engine (see :class:`optcomp.Accuracy`).
+        dataset_size, max_batch_size: n ≥ 1 and the cap B ≥ 1 (``"truncated_poisson"`` only, required there).
+        accuracy: the accuracy of the engines (:class:`optcomp.Accuracy`).
 
     Returns:
-        ``Bound(lower, upper)`` on the run's optimal ε: both ends certified for the run (``upper`` as
-        documented in :meth:`optcomp.pld.PrivacyLossDistribution.epsilon`; ``lower`` from the run's own
-        pair, or for fixed size, truncated Poisson, shuffle and balls-in-bins from explicit dominated pairs).
+        ``Bound(lower, upper)`` on the run's optimal ε, both ends certified for the run.
 
     Raises:
         ValueError: a parameter is outside its range (the message names it).
     """
-    run = Run.checked(
-        noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
-    )
+    run = Run.checked(noise_multiplier, sampling_rate, steps, **sampler)
     d = check_open_probability("delta", delta)
     return run.bound(lambda pld: pld.epsilon(d), accuracy, delta=d)
 
@@ -384,24 +375,18 @@ def epsilon_brackets(
     steps: int,
     delta: float,
     *,
-    sampling: Sampling = "poisson",
-    examples_per_user: int = 1,
-    dataset_size: int | None = None,
-    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
+    **sampler: Unpack[SamplerOptions],
 ) -> tuple[Bound, Bound]:
     """``(run, dominating_pair)``: :func:`epsilon`'s bracket and the bracket on the ε of the run's
     *dominating pair* (the composition whose upper end :func:`epsilon` reports), from one evaluation.
 
-    For ``"poisson"`` that pair is the run's own and the two are equal. For ``"fixed_size"`` (T > 1: the
-    per-step symmetrization), ``"truncated_poisson"`` (the pair revealing the truncation), ``"shuffle"`` (no
-    amplification) and ``"balls_in_bins"`` (Lemma C's split epochs) the pair only dominates the run: its
-    ``upper`` is the run's (balls-in-bins: the run's is the smaller of it and no amplification's,
-    ``docs/samplers.md`` §5), but its ``lower`` bounds *that pair's* ε — **not** the run's (``run.lower`` does).
+    For ``"poisson"`` that pair is the run's own and the two are equal. For the other samplers the pair only
+    dominates the run: its ``upper`` is the run's (balls-in-bins: the run's is the smaller of it and no
+    amplification's, ``docs/samplers.md`` §5), but its ``lower`` bounds *that pair's* ε — **not** the run's
+    (``run.lower`` does). Arguments as in :func:`epsilon`.
     """
-    run = Run.checked(
-        noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
-    )
+    run = Run.checked(noise_multiplier, sampling_rate, steps, **sampler)
     d = check_open_probability("delta", delta)
     return run.brackets(lambda pld: pld.epsilon(d), accuracy, delta=d)
 
@@ -412,33 +397,50 @@ def delta(
     steps: int,
     epsilon: float,
     *,
-    sampling: Sampling = "poisson",
-    examples_per_user: int = 1,
-    dataset_size: int | None = None,
-    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
+    **sampler: Unpack[SamplerOptions],
 ) -> Bound:
-    """Certified δ(ε) of DP-SGD: max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) of the composed PLD (``shared/MATH.md``).
-
-    Args:
-        noise_multiplier: σ > 0.
-        sampling_rate: q in (0, 1].
-        steps: integer ≥ 1.
-        epsilon: ε ≥ 0 (finite).
-        sampling, examples_per_user, dataset_size, max_batch_size: as in :func:`epsilon`.
-        accuracy: discretisation of the PLD engine.
-
-    Returns:
-        ``Bound(lower, upper)`` on the tight δ(ε); ``upper`` certified.
-
-    Raises:
-        ValueError: a parameter is outside its range.
-    """
-    run = Run.checked(
-        noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
-    )
+    """Certified δ(ε) = max(δ_{P‖Q}(ε), δ_{Q‖P}(ε)) of DP-SGD (``shared/MATH.md``): the run bracket's, ε ≥ 0
+    finite; other arguments as in :func:`epsilon`. Both ends certified for the run."""
+    run = Run.checked(noise_multiplier, sampling_rate, steps, **sampler)
     e = check_nonnegative("epsilon", epsilon)
     return run.bound(lambda pld: pld.delta(e), accuracy, floor=0.0)
+
+
+def tradeoff(
+    noise_multiplier: float,
+    sampling_rate: float,
+    steps: int,
+    *,
+    accuracy: Accuracy = DEFAULT_ACCURACY,
+    **sampler: Unpack[SamplerOptions],
+) -> TradeOffBracket:
+    """Certified bracket of the trade-off function f of a DP-SGD run (Dong–Roth–Su §2.1: at false-positive
+    rate α no membership-inference attack has a true-positive rate above 1 − f(α); the Neyman–Pearson test
+    of the run's pair attains it), read by :func:`optcomp.fdp.from_pld` from the run bracket
+    (:meth:`Run.bracket`): ``lower`` from the dominating composition (the guarantee: TPR ≤ 1 − lower(α)),
+    ``upper`` from the dominated one (fixed size, T > 1: the attained one-direction pairs; else the run's
+    own pair). Only samplers whose attack side is the run's are accepted (``Sampler.tradeoff``: Poisson, per
+    record or per user, and fixed size); the others are refused rather than half-answered. Arguments as in
+    :func:`epsilon`; :func:`optcomp.fdp.attack_tpr` and :func:`optcomp.fdp.advantage` read the result.
+
+    Raises:
+        ValueError: a parameter out of range (the message names it), or a sampler without an exact pair.
+    """
+    from optcomp.fdp import TradeOffBracket, from_pld
+
+    exact = tuple(name for name, row in SAMPLERS.items() if row.tradeoff)
+    sampling = sampler.get("sampling", "poisson")
+    if sampling not in exact:
+        raise ValueError(
+            f"sampling must be one of {', '.join(exact)} for a trade-off curve (samplers with an exact "
+            f"pair; {sampling!r} has a dominating pair only, whose curve is not the run's), got {sampling!r}"
+        )
+    bracket = Run.checked(noise_multiplier, sampling_rate, steps, **sampler).bracket(accuracy)
+    curve = from_pld(bracket.upper)  # the law's own curves
+    if bracket.exact or bracket.lower is None:
+        return curve
+    return TradeOffBracket(lower=curve.lower, upper=from_pld(bracket.lower).upper)
 
 
 def noise_multiplier(
@@ -447,68 +449,29 @@ def noise_multiplier(
     steps: int,
     delta: float,
     *,
-    sampling: Sampling = "poisson",
-    examples_per_user: int = 1,
-    dataset_size: int | None = None,
-    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
     rtol: float = PARAMETER_RTOL,
+    **sampler: Unpack[SamplerOptions],
 ) -> float:
-    """The smallest σ (to relative tolerance ``rtol``) whose *certified* ε is ≤ ``target_epsilon``.
+    """The smallest σ (to relative tolerance ``rtol``, in (0, 1)) whose *certified* ε is ≤ ``target_epsilon``.
 
-    :func:`optcomp.calibrate.noise_for_target` on the run's dominating composition (:meth:`Run.items`),
-    from the central-limit guess σ₀ (``_sigma_guess``): passes on grids 16 and 4 times coarser bracket the
-    root to 2 %, then a safeguarded secant at ``accuracy`` ends with evaluated σ_fail < σ_pass,
-    σ_pass/σ_fail ≤ 1 + rtol. A σ whose grid would exceed the engine's limit counts as failing.
-
-    **How the returned σ relates to the minimal σ.** (1) It was evaluated at ``accuracy`` and passed, so
-    ``epsilon(noise_multiplier(t, q, T, δ), q, T, δ).upper <= t`` holds by construction (the run is
-    (t, δ)-DP at it). (2) It is within ``rtol`` (relative) of σ_c, the least σ whose *certified* ε at
-    ``accuracy`` meets the target (the certified ε being non-increasing in σ). (3) The true least σ*
-    (exact ε) lies in ``calibrate.noise_for_target(...).bracket``, below σ_c by about the engine's
-    bracket width seen through the slope of ε(σ).
-
-    Args:
-        target_epsilon: ε target > 0.
-        sampling_rate: q in (0, 1].
-        steps: integer ≥ 1.
-        delta: δ in (0, 1).
-        sampling, examples_per_user, dataset_size, max_batch_size: as in :func:`epsilon`.
-        accuracy: discretisation of the PLD engine.
-        rtol: relative tolerance of the returned σ, in (0, 1).
-
-    Returns:
-        σ > 0 that provably meets the target.
+    :func:`optcomp.calibrate.noise_for_target` (its docstring: how the σ returned relates to the least σ)
+    on the run's dominating composition (:meth:`Run.items`), from the central-limit guess σ₀
+    (``_sigma_guess``). The σ returned was evaluated at ``accuracy`` and passed, so
+    ``epsilon(noise_multiplier(t, q, T, δ), q, T, δ).upper <= t`` by construction. Other arguments as in
+    :func:`epsilon`.
 
     Raises:
         ValueError: a parameter is out of range, or no σ ≤ 2**60 meets the target at this ``accuracy``
             (the target is below the engine's resolution).
     """
     target = _TARGET.check("target_epsilon", target_epsilon)
-    q = check_sampling_rate("sampling_rate", sampling_rate)
-    k = check_int("steps", steps, minimum=1, maximum=MAX_STEPS)
+    run = Run.checked(1.0, sampling_rate, steps, **sampler)
     d = check_open_probability("delta", delta)
     tol = check_open_probability("rtol", rtol)
-    opts = _sampler_options(Run.checked(1.0, q, k, sampling, examples_per_user, dataset_size, max_batch_size))
-    cal = noise_for_target(lambda sigma: _run(sigma, q, k, opts).items(), target, d, 1, accuracy=accuracy,
-                           rtol=tol, start=_sigma_guess(target, q, k, d), bracket=False)
+    cal = noise_for_target(lambda sigma: run.at(sigma=sigma).items(), target, d, 1, accuracy=accuracy,
+                           rtol=tol, start=_sigma_guess(target, run.q, run.steps, d), bracket=False)
     return cal.noise
-
-
-def _run(sigma: float, q: float, steps: int, opts: dict[str, Any]) -> Run:
-    """The validated run the searches evaluate (its dominating composition: their certified upper end)."""
-    return Run.checked(sigma, q, steps, opts["sampling"], opts["examples_per_user"], opts["dataset_size"],
-                       opts["max_batch_size"])
-
-
-def _sampler_options(run: Run) -> dict[str, Any]:
-    """The sampler keywords of :func:`epsilon` for a validated run (passed on by the searches)."""
-    return {
-        "sampling": run.sampling,
-        "examples_per_user": run.examples_per_user,
-        "dataset_size": run.dataset_size,
-        "max_batch_size": run.max_batch_size,
-    }
 
 
 def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
@@ -531,51 +494,31 @@ def steps(
     sampling_rate: float,
     delta: float,
     *,
-    sampling: Sampling = "poisson",
-    examples_per_user: int = 1,
-    dataset_size: int | None = None,
-    max_batch_size: int | None = None,
     accuracy: Accuracy = DEFAULT_ACCURACY,
     max_steps: int = 10**7,
     rtol: float = PARAMETER_RTOL,
+    **sampler: Unpack[SamplerOptions],
 ) -> int:
-    """The largest number of steps whose *certified* ε is ≤ the target, exactly.
+    """The largest number of steps T ≤ ``max_steps`` whose *certified* ε is ≤ the target, exactly.
 
-    :func:`optcomp.calibrate.noise_for_target` (increasing, integer) on the run's dominating composition:
-    from the CLT-scale guess T₀ = (εσ/q)²/(2 ln(1/δ)), passes on grids 16 and 4 times coarser bracket T
-    to 2 % (a T whose grid exceeds the engine's limit counts as failing), then the search at
-    ``accuracy`` ends with evaluated T_pass and T_fail = T_pass + 1. So
-    ``epsilon(σ, q, steps(t, σ, q, δ), δ).upper <= t`` holds by construction, and T + 1 steps do not
-    certify the target at ``accuracy`` (the certified ε being non-decreasing in T, T is the largest
-    certified number of steps; the true largest may exceed it by the engine's bracket width).
-
-    Args:
-        target_epsilon: ε target > 0.
-        noise_multiplier: σ > 0.
-        sampling_rate: q in (0, 1].
-        delta: δ in (0, 1).
-        sampling, examples_per_user, dataset_size, max_batch_size: as in :func:`epsilon`.
-        accuracy: discretisation of the PLD engine.
-        max_steps: search limit, an integer ≥ 1.
-        rtol: in (0, 1): how far past a predicted root the search aims (the answer is exact regardless).
-
-    Returns:
-        The number of steps T ≥ 1.
+    :func:`optcomp.calibrate.noise_for_target` (increasing, integer) on the run's dominating composition
+    from the CLT-scale guess T₀ = (εσ/q)²/(2 ln(1/δ)): ``epsilon(σ, q, steps(t, σ, q, δ), δ).upper <= t``
+    by construction, and T + 1 steps do not certify the target at ``accuracy`` (the true largest may exceed
+    T by the engine's bracket width). ``rtol`` in (0, 1): how far past a predicted root the search aims (the
+    answer is exact regardless). Other arguments as in :func:`epsilon`.
 
     Raises:
         ValueError: a parameter is out of range; even one step exceeds the target; or ``max_steps``
             steps still meet the target (the answer would exceed the search limit).
     """
     target = _TARGET.check("target_epsilon", target_epsilon)
-    sigma = check_positive("noise_multiplier", noise_multiplier)
-    q = check_sampling_rate("sampling_rate", sampling_rate)
+    run = Run.checked(noise_multiplier, sampling_rate, 1, **sampler)
     d = check_open_probability("delta", delta)
     limit = check_int("max_steps", max_steps, minimum=1, maximum=MAX_STEPS)
     tol = check_open_probability("rtol", rtol)
-    opts = _sampler_options(Run.checked(sigma, q, 1, sampling, examples_per_user, dataset_size, max_batch_size))
-    guess = min(max((target * sigma / q) ** 2 / (2.0 * math.log(1.0 / d)), 1.0), float(limit))
+    guess = min(max((target * run.sigma / run.q) ** 2 / (2.0 * math.log(1.0 / d)), 1.0), float(limit))
     try:
-        cal = noise_for_target(lambda t: _run(sigma, q, int(t), opts).items(), target, d, 1, accuracy=accuracy,
+        cal = noise_for_target(lambda t: run.at(steps=int(t)).items(), target, d, 1, accuracy=accuracy,
                                rtol=tol, increasing=True, integer=True, start=guess, limit=limit, bracket=False)
     except ValueError as exc:
         if "not met by any parameter" not in str(exc):
@@ -586,15 +529,5 @@ def steps(
     return int(cal.noise)
 
 
-__all__ = [
-    "SAMPLING_RELATION",
-    "SUPPORTED_SAMPLING",
-    "Run",
-    "delta",
-    "epsilon",
-    "epsilon_brackets",
-    "noise_multiplier",
-    "steps",
-    "tradeoff",
-    "user_level_mixture",
-]
+__all__ = ["SAMPLERS", "SAMPLING_RELATION", "SUPPORTED_SAMPLING", "Run", "Sampler", "SamplerOptions", "delta", "epsilon",
+           "epsilon_brackets", "noise_multiplier", "steps", "tradeoff", "user_level_mixture"]

@@ -20,11 +20,13 @@ accuracy), and each query — ``epsilon``, ``delta``, ``delta_curve``, ``hockey_
 are certified for the run but whose lower ends are not: a truncated-Poisson step
 (:class:`~optcomp.mechanisms.TruncatedPoissonGaussian`, whose law reveals the truncation event) and a
 fixed-size step (:class:`~optcomp.mechanisms.SubsampledWithoutReplacement`, q < 1, whose symmetrized law
-is attained for one step but whose composition is not shown attained). When the items hold one (and are not
-one fixed-size step alone), every query's lower end is taken from the composition of the items'
-:func:`~optcomp.mechanisms.truncated.dominated_counterpart` pairs (attained by explicit datasets), clipped
-to the upper end; :meth:`Composition.dominated` is that composition, :meth:`Composition.dominating` the
-law's own brackets. Other compositions build nothing more (``docs/samplers.md``).
+is attained for one step but whose composition is not shown attained). A :class:`RunBracket` is the one
+home of the rule "upper ends from a composition that dominates the run, lower ends from one the run
+dominates": :meth:`Composition.run_bracket` builds it from the items' own
+:func:`~optcomp.mechanisms.truncated.dominated_counterpart` pairs (:func:`dominated_items`, attained by
+explicit datasets), and every query of a composition whose items hold such a step is its run bracket's;
+applications whose run has a dominated pair of its own (a sampler's, an allocation's, a matrix
+mechanism's groups) build the :class:`RunBracket` themselves and ask it (``docs/architecture.md``).
 
 Accuracy belongs to the query (``epsilon(δ, accuracy=...)``); a composition's ``accuracy`` is only the
 default its queries use, and compositions of different defaults compose (the result takes the finer,
@@ -51,25 +53,28 @@ from optcomp._numerics import (
     FloatArray,
     check_int,
     check_nonnegative,
+    check_open_probability,
     check_probability,
     finer_accuracy,
     round_down,
     round_up,
 )
 from optcomp.engines import Engine, EngineName, GdpEngine, GridEngine, OptimalEngine
-from optcomp.fdp import gdp_compose
+from optcomp.fdp import GroupEpsilon, gdp_compose, group_profile
 from optcomp.mechanisms import (
     EpsilonDelta,
     Gaussian,
     Mechanism,
     Neighbouring,
+    NoGroupLawError,
     RandomizedResponse,
+    SubsampledWithoutReplacement,
     check_group_size,
     combined_relation,
     group_mechanism,
     privacy_loss_laws,
 )
-from optcomp.mechanisms.truncated import dominated_items
+from optcomp.mechanisms.truncated import dominated_counterpart
 from optcomp.pld import HockeyStickCurve, PrivacyLossDistribution
 
 #: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
@@ -177,12 +182,12 @@ class Composition:
         lower ends are the run's (every item its own counterpart, one fixed-size step alone, or
         ``lower_end="law"``).
 
-        Each item is replaced by :func:`~optcomp.mechanisms.truncated.dominated_counterpart` — a
-        truncated-Poisson step by its explicit dataset pair, a fixed-size step by its attained
-        one-direction ``PoissonSubsampled`` pair — and composed with no relation fixed
-        (:func:`optcomp.compose`), at this composition's default accuracy: each is one dataset pair of the
-        run (or dominated by one), so its ε/δ lower ends are the run's.
-        It is the value ``optcomp.compose(*items, accuracy=self.accuracy)`` builds.
+        The items are :func:`dominated_items` (each a truncated-Poisson step's explicit dataset pair, a
+        fixed-size step's attained one-direction ``PoissonSubsampled`` pair), composed with no relation
+        fixed (:func:`optcomp.compose`), at this composition's default accuracy: each is one dataset pair
+        of the run (or dominated by one), so its ε/δ lower ends are the run's. It is the value
+        ``optcomp.compose(*items, accuracy=self.accuracy)`` builds; :meth:`run_bracket` pairs it with
+        :meth:`dominating`.
         """
         if self.lower_end == "law":
             return None
@@ -207,12 +212,15 @@ class Composition:
             self._views["law"] = view
         return view
 
-    def _run_bound(self, law: Bound, query: Callable[[Composition], Bound]) -> Bound:
-        """``law`` (the routed engine's bracket) with its lower end from :meth:`dominated`, when there is one."""
-        dominated = self.dominated()
-        if dominated is None:
-            return law
-        return Bound(min(query(dominated).lower, law.upper), law.upper)
+    def run_bracket(self) -> RunBracket:
+        """The run this composition describes, as its :class:`RunBracket`: upper ends from
+        :meth:`dominating`, lower ends from :meth:`dominated` (or the law's own, where it is the run's)."""
+        law = self.dominating()
+        return RunBracket(law, self.dominated() or law)
+
+    def _run(self) -> RunBracket | None:
+        """:meth:`run_bracket` where some lower end is not the law's own (``None``: the law is the run's)."""
+        return None if self.dominated() is None else self.run_bracket()
 
     # -- the routing rule ---------------------------------------------------------------------------
     def route(self, accuracy: Accuracy | None = None) -> Engine:
@@ -367,18 +375,16 @@ class Composition:
             accuracy: the accuracy of this query (default: the composition's ``accuracy``).
         """
         eps = check_nonnegative("epsilon", epsilon)
-        return self._run_bound(self.route(accuracy).delta(eps), lambda c: c.delta(eps, accuracy=accuracy))
+        run = self._run()
+        return self.route(accuracy).delta(eps) if run is None else run.delta(eps, accuracy=accuracy)
 
     def delta_curve(
         self, epsilons: npt.ArrayLike, *, accuracy: Accuracy | None = None
     ) -> tuple[FloatArray, FloatArray]:
         """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
         eps = _checked_epsilons(epsilons)
-        lower, upper = self.route(accuracy).delta_curve(eps)
-        dominated = self.dominated()
-        if dominated is not None:
-            lower = np.minimum(dominated.delta_curve(eps, accuracy=accuracy)[0], upper)
-        return lower, upper
+        run = self._run()
+        return self.route(accuracy).delta_curve(eps) if run is None else run.delta_curve(eps, accuracy=accuracy)
 
     def hockey_stick_curve(
         self, epsilons: npt.ArrayLike | None = None, *, accuracy: Accuracy | None = None
@@ -387,12 +393,9 @@ class Composition:
         grid places its points where the curve bends unless given (one realisation for every point); the
         GDP closed form is read at those points (intersected with the grid's ends); the optimal engine
         answers each point of ``epsilons`` (default 0 … 20 in 201 steps)."""
-        curve = self.route(accuracy).curve(None if epsilons is None else _checked_epsilons(epsilons))
-        dominated = self.dominated()
-        if dominated is None:
-            return curve
-        lower = np.minimum(dominated.delta_curve(curve.epsilons, accuracy=accuracy)[0], curve.upper)
-        return HockeyStickCurve(curve.epsilons, lower, curve.upper)
+        eps = None if epsilons is None else _checked_epsilons(epsilons)
+        run = self._run()
+        return self.route(accuracy).curve(eps) if run is None else run.hockey_stick_curve(eps, accuracy=accuracy)
 
     def epsilon(self, delta: float, *, accuracy: Accuracy | None = None) -> Bound:
         """Certified bracket of ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.
@@ -407,8 +410,42 @@ class Composition:
             accuracy: the accuracy of this query (default: the composition's ``accuracy``).
         """
         d = check_probability("delta", delta)
-        law = self.route(accuracy).epsilon(d, strict=d >= PLD_DEEP_DELTA)
-        return self._run_bound(law, lambda c: c.epsilon(d, accuracy=accuracy))
+        run = self._run()
+        return self.route(accuracy).epsilon(d, strict=d >= PLD_DEEP_DELTA) if run is None else run.epsilon(
+            d, accuracy=accuracy)
+
+    def group_epsilon(self, g: int, delta: float, *, accuracy: Accuracy | None = None) -> GroupEpsilon:
+        """Certified bracket of ε(δ) for a group of at most ``g`` records, and the route that answered.
+
+        **Exact route** (every mechanism has a group law, :func:`~optcomp.mechanisms.group_mechanism`):
+        ``self.group(g).epsilon(delta)``, the engine's certified bracket of the composed group pairs; both
+        ends bracket the group's ε as the worst case over datasets and Δ-sensitive queries (:meth:`group`).
+
+        **Profile route** (a mechanism without one, e.g. sampling without replacement or balls-in-bins;
+        ``reason`` says which): the grid's readout :func:`optcomp.fdp.group_profile` — upper end the weak
+        triangle inequality on the privacy profile, or Dong–Roth–Su Thm 2.14 on the trade-off curve if
+        smaller (certified for every mechanism the composition's law dominates), lower end the one-record
+        ε's (a group of at most g includes one record) — asked of :meth:`run_bracket`: the lower end is the
+        *run's* one-record ε (from :meth:`dominated` where the law only dominates the run).
+
+        Args:
+            g: group size, an integer ≥ 1.
+            delta: δ in (0, 1).
+            accuracy: the accuracy of this query (default: the composition's ``accuracy``).
+
+        Raises:
+            ValueError: ``g`` not an integer ≥ 1 or ``delta`` outside (0, 1).
+        """
+        g = check_group_size(g)
+        d = check_open_probability("delta", delta)
+        try:
+            grouped = self.group(g)
+        except NoGroupLawError as why:
+            b = self.run_bracket().read(lambda c: group_profile(c.pld(accuracy), g, d),
+                                        lambda c: group_profile(c.pld(accuracy), 1, d))
+            return GroupEpsilon(b.lower, b.upper, route="profile", reason=str(why))
+        exact = grouped.epsilon(d, accuracy=accuracy)
+        return GroupEpsilon(exact.lower, exact.upper, route="exact")
 
     def epsilon_estimate(self, delta: float, *, accuracy: Accuracy | None = None) -> float:
         """An *uncertified* point estimate of ε(δ): the GDP closed form on the ``"gdp"`` engine, else
@@ -425,6 +462,121 @@ class Composition:
         shown = ", ".join(f"({m!r}, {k})" for m, k in self.items)
         law = ", lower_end='law'" if self.lower_end == "law" else ""
         return f"Composition(items=({shown}), neighbouring={self.neighbouring!r}, accuracy={self.accuracy}{law})"
+
+
+# -- the run bracket: which pair bounds the run, and the one merge of its ends ---------------------------
+def dominated_items(items: Sequence[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...] | None:
+    """The items whose composition's lower ends bound the run's from below (each item's
+    :func:`~optcomp.mechanisms.truncated.dominated_counterpart`, equal ones pooled), or ``None`` where the
+    items' own composition's lower ends already do: every item's law is its run's own pair, or the run is
+    one fixed-size step alone (the symmetrized law of one step is attained). Compose the result with no
+    relation fixed (the one its items fix: add/remove, or none)."""
+
+    def own(m: Mechanism) -> bool:  # q = 1: no sampling, the step is its base (stated for substitution)
+        return (isinstance(m, SubsampledWithoutReplacement) and m.sampling_rate == 1.0) or dominated_counterpart(m) is m
+
+    if all(own(m) for m, _ in items):
+        return None
+    if len(items) == 1 and items[0][1] == 1 and isinstance(items[0][0], SubsampledWithoutReplacement):
+        return None
+    return _pool((dominated_counterpart(m), k) for m, k in items)
+
+
+@dataclass(frozen=True, slots=True)
+class RunBracket:
+    """A run's certified brackets from two compositions: upper ends from ``upper`` (its law dominates the
+    run), lower ends from ``lower`` (the run dominates it: explicit dataset pairs, or pairs they dominate).
+
+    The one home of the merge "lower end from the dominated composition, upper end from the dominating
+    one" (:meth:`merge`; ``tests/test_style.py`` finds no other): both are certified for the run, so the
+    bracket [min(lower's lower end, upper end), upper end] holds the run's ε or δ. Built by
+    :meth:`Composition.run_bracket` (the items' own counterparts, :func:`dominated_items`) or directly by an
+    application whose run has a dominated pair of its own (``dpsgd``'s samplers, ``interop``'s allocations,
+    ``matrix``'s groups; ``docs/architecture.md``).
+
+    Attributes:
+        upper: a composition whose law dominates the run (its own upper ends are read: ``dominating()``).
+        lower: a composition the run dominates; ``upper`` itself where the law is the run's own pair (its
+            bracket is the answer); ``None`` where no dominated pair is known (lower end 0).
+        cap: another composition whose law dominates the run (``None``: none); the upper end is the smaller
+            of the two (balls-in-bins: the amplified epochs and no amplification, ``docs/samplers.md`` §5).
+    """
+
+    upper: Composition
+    lower: Composition | None
+    cap: Composition | None = None
+
+    @classmethod
+    def own(cls, composition: Composition) -> RunBracket:
+        """The bracket of ``composition``'s own law, taken as the run's (no dominated pair is read)."""
+        law = composition.dominating()
+        return cls(law, law)
+
+    @property
+    def exact(self) -> bool:
+        """Whether the upper composition's own lower ends are the run's (``lower`` is ``upper``)."""
+        return self.lower is self.upper and self.cap is None
+
+    def merge(self, upper: Bound, lower: Bound | None = None, cap: Bound | None = None) -> Bound:
+        """The one merge: ``upper`` (the dominating composition's bracket) with its upper end capped by
+        ``cap``'s and its lower end replaced by ``lower``'s (the dominated composition's bracket; 0 where
+        :attr:`lower` is ``None``), clipped to the upper end. Returns ``upper`` itself when :attr:`exact`."""
+        if self.exact:
+            return upper
+        top = upper.upper if cap is None else min(upper.upper, cap.upper)
+        low = 0.0 if lower is None or self.lower is None else lower.lower
+        return Bound(min(low, top), top)
+
+    def read(self, query: Callable[[Composition], Bound],
+             lower_query: Callable[[Composition], Bound] | None = None) -> Bound:
+        """``query`` asked of each composition and merged (:meth:`merge`); ``lower_query`` (default
+        ``query``) is asked of :attr:`lower`, whose upper end is not read."""
+        upper = query(self.upper.dominating())
+        if self.exact:
+            return upper
+        cap = None if self.cap is None else query(self.cap.dominating())
+        lower = None if self.lower is None else (lower_query or query)(self.lower)
+        return self.merge(upper, lower, cap)
+
+    def epsilon(self, delta: float, *, accuracy: Accuracy | None = None) -> Bound:
+        """Certified bracket of the run's ε(δ) (:meth:`Composition.epsilon` of each, merged)."""
+        return self.read(lambda c: c.epsilon(delta, accuracy=accuracy))
+
+    def delta(self, epsilon: float, *, accuracy: Accuracy | None = None) -> Bound:
+        """Certified bracket of the run's δ(ε) (:meth:`Composition.delta` of each, merged)."""
+        return self.read(lambda c: c.delta(epsilon, accuracy=accuracy))
+
+    def epsilons(self, deltas: Iterable[float], *, accuracy: Accuracy | None = None) -> list[Bound]:
+        """:meth:`epsilon` at each δ of ``deltas`` (in order)."""
+        return [self.epsilon(d, accuracy=accuracy) for d in deltas]
+
+    def deltas(self, epsilons: Iterable[float], *, accuracy: Accuracy | None = None) -> list[Bound]:
+        """:meth:`delta` at each ε of ``epsilons`` (in order)."""
+        return [self.delta(e, accuracy=accuracy) for e in epsilons]
+
+    def delta_curve(self, epsilons: npt.ArrayLike, *, accuracy: Accuracy | None = None) -> tuple[FloatArray, FloatArray]:
+        """Arrays (lower, upper) of the run's δ(ε) at each ε ≥ 0 of ``epsilons`` (merged pointwise)."""
+        lower, upper = self.upper.dominating().delta_curve(epsilons, accuracy=accuracy)
+        return self._curve_ends(lower, upper, epsilons, accuracy)
+
+    def hockey_stick_curve(
+        self, epsilons: npt.ArrayLike | None = None, *, accuracy: Accuracy | None = None
+    ) -> HockeyStickCurve:
+        """The run's certified δ(ε) curve: :attr:`upper`'s (its points), lower ends merged at those points."""
+        curve = self.upper.dominating().hockey_stick_curve(epsilons, accuracy=accuracy)
+        lower, upper = self._curve_ends(curve.lower, curve.upper, curve.epsilons, accuracy)
+        return HockeyStickCurve(curve.epsilons, lower, upper)
+
+    def _curve_ends(self, lower: FloatArray, upper: FloatArray, epsilons: npt.ArrayLike,
+                    accuracy: Accuracy | None) -> tuple[FloatArray, FloatArray]:
+        """:meth:`merge`, pointwise on a curve's arrays."""
+        if self.exact:
+            return lower, upper
+        if self.cap is not None:
+            upper = np.minimum(upper, self.cap.dominating().delta_curve(epsilons, accuracy=accuracy)[1])
+        if self.lower is None:
+            return np.zeros_like(upper), upper
+        return np.minimum(self.lower.delta_curve(epsilons, accuracy=accuracy)[0], upper), upper
 
 
 def _checked_epsilons(epsilons: npt.ArrayLike) -> FloatArray:

@@ -8,9 +8,12 @@ library evaluates it there before returning it), so the table printed for it is 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from optcomp.dpsgd import SamplerOptions
 
 #: What ``--solve`` can find, and the option it replaces.
 SOLVE_FOR: dict[str, str] = {"sigma": "--sigma", "steps": "--steps"}
@@ -23,7 +26,7 @@ def solve_run(
     sampling_rate: float,
     steps: int | None,
     delta: float,
-    sampler: dict[str, Any],
+    sampler: SamplerOptions,
     accuracy: Any,
     max_steps: int | None,
 ) -> tuple[float, int]:
@@ -44,6 +47,6 @@ def solve_run(
         return sigma, steps
     if noise_multiplier is None:  # excluded above; narrows the type
         raise click.UsageError("--target-epsilon with --solve steps needs --sigma")
-    options: dict[str, Any] = {**sampler, **({} if max_steps is None else {"max_steps": max_steps})}
-    found = dpsgd.steps(target_epsilon, noise_multiplier, sampling_rate, delta, accuracy=accuracy, **options)
+    limit = {} if max_steps is None else {"max_steps": max_steps}
+    found = dpsgd.steps(target_epsilon, noise_multiplier, sampling_rate, delta, accuracy=accuracy, **limit, **sampler)
     return noise_multiplier, found

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
+
+from optcomp.dpsgd import SAMPLERS
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -31,7 +33,8 @@ _OPTIONS: tuple[Callable[[Any], Any], ...] = (
     click.option("--sigma", "sigma", type=float, default=None, help="DP-SGD run: noise multiplier σ."),
     click.option("--q", "q", type=float, default=None, help="DP-SGD run: sampling rate q (m/n for fixed_size)."),
     click.option("--steps", "steps", type=int, default=None, help="DP-SGD run: number of steps."),
-    click.option("--sampling", type=click.Choice(["poisson", "fixed_size"]), default="poisson", show_default=True,
+    click.option("--sampling", type=click.Choice([n for n, s in SAMPLERS.items() if s.tradeoff]), default="poisson",
+                 show_default=True,
                  help="DP-SGD run: batch sampler (the samplers with an exact pair)."),
     click.option("--examples-per-user", "examples_per_user", type=int, default=1, show_default=True,
                  help="DP-SGD run: examples per privacy unit (poisson only)."),
@@ -65,7 +68,7 @@ def _run_curve(sigma: float | None, q: float | None, steps: int | None, sampling
     if group > 1:  # a group of g units of k examples is one unit of g·k examples (exact group pair)
         check_user_level_cost(examples_per_user * group)
         label += f", group of {group} ({EXACT_GROUP}: {examples_per_user * group} examples per unit)"
-    curve = dpsgd.tradeoff(sigma, q, steps, sampling=sampling,  # type: ignore[arg-type]
+    curve = dpsgd.tradeoff(sigma, q, steps, sampling=cast("dpsgd.Sampling", sampling),  # a click.Choice of the table's
                            examples_per_user=examples_per_user * group, accuracy=accuracy)
     return label, curve
 
@@ -121,11 +124,11 @@ def source_curve(*, mechs: Sequence[str], dp_event: Path | None, neighbouring: s
     if not given:
         return None
     acc = parse_accuracy(accuracy)
-    if run and (group == 1 or sampling == "poisson"):
+    if run and (group == 1 or SAMPLERS[sampling].user_level):  # a group of g users of k: one of g·k examples
         return _run_curve(sigma, q, steps, sampling, examples_per_user, acc, group)
     if run:
         label, curve = _run_curve(sigma, q, steps, sampling, examples_per_user, acc)
-        return _bound_group(label, curve, group, "no exact group pair for fixed_size sampling")
+        return _bound_group(label, curve, group, f"no exact group pair for {sampling} sampling")
     if dp_event is not None:
         return _bound_group(*_event_curve(dp_event, neighbouring, acc), group, "a dp_event tree is read as a PLD")
     from optcomp import compose, fdp

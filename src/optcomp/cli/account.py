@@ -30,7 +30,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from rich.console import Console
@@ -53,6 +53,7 @@ from optcomp.cli._common import (
     memory_limit_bytes,
     size,
 )
+from optcomp.dpsgd import SUPPORTED_SAMPLING
 from optcomp.mechanisms import MECHANISM_NAMES, mechanism_spellings
 
 if TYPE_CHECKING:
@@ -60,10 +61,6 @@ if TYPE_CHECKING:
 
 #: What to change when the engines return no information ([0, inf]).
 _FEWER = "use fewer compositions (a smaller count) or a larger sampling rate or noise"
-#: Samplers whose upper end comes from a dominating pair that is not the run's own (docs/samplers.md): the
-#: ``dpsgd`` command prints that pair's bracket on a row (JSON key) of its own.
-_DOMINATED_SAMPLERS = ("fixed_size", "truncated_poisson", "shuffle", "balls_in_bins")
-
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works), from the
 #: one name table :data:`optcomp.mechanisms.MECHANISM_NAMES`.
 KINDS: dict[str, str] = {spelling: e.spec.__name__ for spelling, e in mechanism_spellings().items()}
@@ -453,7 +450,7 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--statement", is_flag=True, help="Also print a short certified privacy statement of the run.")
 @click.option("--sampling", default="poisson", show_default=True,
-              type=click.Choice(["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]),
+              type=click.Choice(SUPPORTED_SAMPLING),
               help="Batch sampler (docs/samplers.md); --q: m/n (fixed_size), 1/(steps per epoch) (shuffle, balls_in_bins).")
 @click.option("--examples-per-user", "examples_per_user", type=int, default=1, show_default=True,
               help="Examples per privacy unit (user-level DP-SGD; poisson only).")
@@ -478,8 +475,9 @@ def dpsgd_command(
         check_int("--steps", steps)
     check_int("--examples-per-user", examples_per_user)
     check_user_level_cost(examples_per_user)
-    sampler = {"sampling": sampling, "examples_per_user": examples_per_user, "dataset_size": dataset_size,
-               "max_batch_size": max_batch_size}
+    sampler = dpsgd.SamplerOptions(sampling=cast("dpsgd.Sampling", sampling),  # a click.Choice of the table's names
+                                   examples_per_user=examples_per_user, dataset_size=dataset_size,
+                                   max_batch_size=max_batch_size)
     acc = parse_accuracy(accuracy)
     if target_epsilon is not None:
         from optcomp.cli._dpsgd_solve import solve_run
@@ -496,10 +494,10 @@ def dpsgd_command(
         progress.add_task("accounting DP-SGD", total=None)
         # the run's bracket (both ends certified for the run) and, where the sampler's upper end comes
         # from a dominating pair that is not the run's own, that pair's bracket under its own name
-        run, pair = dpsgd.epsilon_brackets(noise_multiplier, sampling_rate, steps, delta, accuracy=acc,
-                                           **sampler)  # type: ignore[arg-type]
+        run, pair = dpsgd.epsilon_brackets(noise_multiplier, sampling_rate, steps, delta, accuracy=acc, **sampler)
         bound = informative(run, "epsilon", _FEWER)
-    dominating = pair if sampling in _DOMINATED_SAMPLERS and (pair != run or sampling != "fixed_size") else None
+    # the pair's own row where it only dominates the run (its bracket differs from the run's)
+    dominating = pair if not dpsgd.SAMPLERS[sampling].exact and pair != run else None
     relation = dpsgd.SAMPLING_RELATION[sampling] if examples_per_user == 1 else "add_remove_user"
     params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta, "sampling": sampling,
               "relation": relation, **{k: v for k, v in sampler.items() if k != "sampling" and v not in (None, 1)},
@@ -514,7 +512,7 @@ def dpsgd_command(
         from optcomp.interop import dpsgd_statement
 
         text = dpsgd_statement(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, steps=steps,
-                               delta=delta, epsilon=bound, **sampler)  # type: ignore[arg-type]
+                               delta=delta, epsilon=bound, **sampler)
     if as_json:
         emit_json({**params, "epsilon": bound,
                    **({"dominating_pair_epsilon": dominating} if dominating is not None else {}),

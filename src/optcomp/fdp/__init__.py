@@ -21,7 +21,7 @@ from optcomp.fdp._compose import (
     functionals,
     tensor,
 )
-from optcomp.fdp._engine import tensor_bracket
+from optcomp.fdp._engine import tensor_items
 from optcomp.fdp._gdp import (
     gdp_compose,
     gdp_delta,
@@ -33,7 +33,7 @@ from optcomp.fdp._gdp import (
     gdp_mu_for,
 )
 from optcomp.fdp._group import group_privacy
-from optcomp.fdp._group_profile import GroupEpsilon, group_epsilon
+from optcomp.fdp._group_profile import GroupEpsilon, group_profile
 from optcomp.fdp._readouts import advantage, attack_tpr, delta_at, epsilon_at, from_delta_curve, from_pld
 from optcomp.fdp._subsample import noisy_sgd_mu_estimate, subsample
 from optcomp.fdp._tradeoff import (
@@ -84,10 +84,10 @@ __all__ = [
     "gdp_log_delta",
     "gdp_log_delta_estimate",
     "gdp_mu_for",
-    "group_epsilon",
     "group_privacy",
+    "group_profile",
     "noisy_sgd_mu_estimate",
     "subsample",
     "tensor",
-    "tensor_bracket",
+    "tensor_items",
 ]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -40,9 +40,9 @@ from optcomp._numerics import Bound, FloatArray
 from optcomp._rounding import widen_up
 from optcomp.fdp._group import group_privacy
 from optcomp.fdp._readouts import _DeltaCurve, epsilon_at, from_pld
-from optcomp.mechanisms import NoGroupLawError, check_group_size
+from optcomp.mechanisms import check_group_size
 
-__all__ = ["GROUP_GRID_STEP", "GroupEpsilon", "GroupRoute", "group_delta_profile", "group_epsilon", "group_epsilon_upper"]
+__all__ = ["GROUP_GRID_STEP", "GroupEpsilon", "GroupRoute", "group_delta_profile", "group_epsilon_upper", "group_profile"]
 
 #: Default grid step h of the group profile (a power of two, so grid differences are exact).
 GROUP_GRID_STEP: float = 2.0**-7
@@ -150,7 +150,7 @@ def group_epsilon_upper(
     return float(hit[0] * step) if hit.size else math.inf
 
 
-#: Which route answered :func:`group_epsilon`.
+#: Which route answered :meth:`optcomp.Composition.group_epsilon`.
 GroupRoute = Literal["exact", "profile"]
 
 
@@ -159,7 +159,7 @@ class GroupEpsilon(Bound):
     """A certified bracket of a group's ε(δ) (a :class:`~optcomp.Bound`) that says how it was found.
 
     Attributes:
-        lower: lower end (see :func:`group_epsilon` for what it bounds on each route).
+        lower: lower end (see :meth:`optcomp.Composition.group_epsilon` for what it bounds on each route).
         upper: certified upper end.
         route: ``"exact"`` (the mechanisms' group pairs, composed: a bracket of the group's ε) or
             ``"profile"`` (a bare PLD: the weak triangle inequality; lower end the one-record ε).
@@ -170,38 +170,29 @@ class GroupEpsilon(Bound):
     reason: str = ""
 
 
-@runtime_checkable
-class _Grouped(Protocol):
-    """What the exact route needs: a composition of known mechanisms (:class:`optcomp.Composition`)."""
-
-    def group(self, g: int) -> _Grouped: ...
-
-    def epsilon(self, delta: float) -> Bound: ...
-
-    def pld(self) -> _DeltaCurve: ...
+#: Why a bare PLD is read by the profile route (:func:`group_profile`'s default ``reason``).
+BARE_PLD = "a bare PLD does not determine a group's privacy"
 
 
-def group_epsilon(source: _Grouped | _DeltaCurve, g: int, delta: float) -> GroupEpsilon:
-    """Certified bracket of ε(δ) for a group of at most g records, and the route that answered.
+def group_profile(pld: _DeltaCurve, g: int, delta: float, *, reason: str = BARE_PLD) -> GroupEpsilon:
+    """Certified bracket of ε(δ) for a group of at most g records of *any* mechanism whose one-record pair
+    ``pld``'s law dominates: the profile route, a readout of the engine's δ(ε) curve.
 
-    **Exact route** (``source`` an :class:`optcomp.Composition` whose every mechanism has a group law,
-    :func:`optcomp.mechanisms.group_mechanism`): ``source.group(g).epsilon(delta)``, the engine's
-    certified bracket of the composed group pairs. Both ends bracket the group's ε as the worst case
-    over datasets and Δ-sensitive queries (the pairs are dominating and attained; ``Composition.group``).
-
-    **Profile route** (a bare PLD, or a composition with a mechanism that has no group law, e.g.
-    sampling without replacement or balls-in-bins; ``reason`` says which): a PLD does not determine a
-    group's privacy. ``upper`` is the smaller of :func:`group_epsilon_upper` (weak triangle inequality)
-    and the trade-off route's (Dong–Roth–Su Thm 2.14 on :func:`optcomp.fdp.from_pld`), both certified for
-    every mechanism whose one-record pair the PLD dominates. ``lower`` is the one-record ε's lower end
-    (a group of at most g includes a single record). The trade-off route's own lower end is *not* used:
-    it bounds Thm 2.14's curve, which can lie above a mechanism's group privacy (DP-SGD σ = 1, q = 0.01,
-    10³ steps, g = 8: Thm 2.14 lower 22.71, exact group ε ≤ 20.8963).
+    A PLD does not determine a group's privacy. ``upper`` is the smaller of :func:`group_epsilon_upper`
+    (weak triangle inequality) and the trade-off route's (Dong–Roth–Su Thm 2.14 on
+    :func:`optcomp.fdp.from_pld`), both certified. ``lower`` is the one-record ε's lower end read from the
+    same curve (a group of at most g includes a single record; a lower end of the *mechanism* only where
+    ``pld``'s law is its own pair: :meth:`optcomp.Composition.group_epsilon` asks its run bracket, whose
+    lower composition supplies it). The trade-off route's own lower end is *not* used: it bounds Thm 2.14's
+    curve, which can lie above a mechanism's group privacy (DP-SGD σ = 1, q = 0.01, 10³ steps, g = 8:
+    Thm 2.14 lower 22.71, exact group ε ≤ 20.8963). Where the mechanisms are known and have group laws,
+    :meth:`optcomp.Composition.group_epsilon` answers exactly instead.
 
     Args:
-        source: an :class:`optcomp.Composition` or a PLD (any certified ``delta_curve``).
+        pld: a PLD (or any object with a certified ``delta_curve``).
         g: group size, an integer ≥ 1.
         delta: δ in (0, 1).
+        reason: why the profile route answers (reported in the result).
 
     Raises:
         ValueError: ``g`` not an integer ≥ 1 or ``delta`` outside (0, 1).
@@ -209,22 +200,6 @@ def group_epsilon(source: _Grouped | _DeltaCurve, g: int, delta: float) -> Group
     g = check_group_size(g)
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    if isinstance(source, _Grouped):
-        try:
-            grouped = source.group(g)
-        except NoGroupLawError as why:
-            reason = str(why)
-        else:
-            exact = grouped.epsilon(delta)
-            return GroupEpsilon(exact.lower, exact.upper, route="exact")
-        pld = source.pld()
-    else:
-        pld, reason = source, "a bare PLD does not determine a group's privacy"
-    return _profile_route(pld, g, delta, reason)
-
-
-def _profile_route(pld: _DeltaCurve, g: int, delta: float, reason: str) -> GroupEpsilon:
-    """The profile route of :func:`group_epsilon` (its docstring)."""
     one = epsilon_at(from_pld(pld), delta)
     if g == 1:
         return GroupEpsilon(one.lower, one.upper, route="profile", reason=reason)

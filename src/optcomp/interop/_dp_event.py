@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, cast
@@ -74,7 +74,7 @@ from optcomp.mechanisms import (
 )
 from optcomp.mechanisms.allocation import RandomAllocation
 from optcomp.mechanisms.truncated import dominated_counterpart
-from optcomp.queries import Composition, dominating_gaussian
+from optcomp.queries import Composition, RunBracket, dominating_gaussian
 
 #: Supported event classes and their fields, in dp_accounting's order (the JSON schema).
 SUPPORTED: dict[str, tuple[str, ...]] = {
@@ -202,14 +202,13 @@ class EventComposition:
 
         return compose(*self.dominated_items(), accuracy=accuracy)
 
-    def _bracket(self, query: Callable[[Composition], Bound], accuracy: Accuracy) -> Bound:
-        """``query`` on the composition (truncated-Poisson and fixed-size steps: lower end from their explicit
-        pairs, ``Composition.dominated``); with allocations, lower end from :meth:`dominated_pld`."""
+    def run_bracket(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> RunBracket:
+        """The run's :class:`~optcomp.queries.RunBracket`: upper ends from :meth:`pld`, lower ends from
+        :meth:`dominated_pld` with allocations (each one's dominated pair), else from the composition's own
+        (truncated-Poisson and fixed-size steps: their explicit pairs, ``Composition.run_bracket``)."""
         if not self.allocations:
-            return query(self._composition(accuracy))
-        upper = query(self.pld(accuracy=accuracy))
-        lower = query(self.dominated_pld(accuracy=accuracy)).lower
-        return Bound(min(lower, upper.upper), upper.upper)
+            return self._composition(accuracy).run_bracket()
+        return RunBracket(self.pld(accuracy=accuracy), self.dominated_pld(accuracy=accuracy))
 
     def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified bracket on the optimal ε at ``delta`` (``upper`` certified by the engine used).
@@ -223,7 +222,7 @@ class EventComposition:
             return Bound.exact(0.0)
         if not self.private:
             return Bound(math.inf, math.inf) if d < 1.0 else Bound.exact(0.0)
-        return self._bracket(lambda c: c.epsilon(d), accuracy)  # the floor picks the engine (optcomp.queries)
+        return self.run_bracket(accuracy=accuracy).epsilon(d)  # the floor picks the engine (optcomp.queries)
 
     def delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified bracket on the optimal δ at ``epsilon`` (``Bound(1, 1)`` when not private)."""
@@ -234,7 +233,7 @@ class EventComposition:
             return Bound.exact(0.0)
         if not self.private:
             return Bound.exact(1.0)
-        return self._bracket(lambda c: c.delta(e), accuracy)
+        return self.run_bracket(accuracy=accuracy).delta(e)
 
     def to_dp_event_json(self) -> dict[str, Any]:
         """This composition in the JSON schema of ``docs/interop.md`` (see :func:`to_dp_event_json`)."""

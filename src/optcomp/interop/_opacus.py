@@ -136,11 +136,11 @@ class Accountant:
         dataset_size: int | None = None,
         max_batch_size: int | None = None,
     ) -> None:
-        from optcomp.dpsgd import Run
+        from optcomp.dpsgd import SAMPLERS, Run
 
         if not isinstance(accuracy, Accuracy):
             raise TypeError(f"accuracy must be an optcomp.Accuracy, got {accuracy!r}")
-        if sampling in ("shuffle", "balls_in_bins"):
+        if sampling in SAMPLERS and not SAMPLERS[sampling].per_step:
             raise ValueError(
                 f"sampling={sampling!r} is a property of a whole run, not of a step: account for it with "
                 "optcomp.dpsgd.epsilon(..., sampling=...)"

@@ -23,46 +23,13 @@ def _rounded(x: float, rounding: str) -> str:
     return f"{value.normalize():f}" if -7 < exponent < 10 else f"{value.normalize():E}"
 
 
-#: Per sampler: (how the batches were formed, the relation in words). ``{q}`` is
-#: the rate, ``{n}``/``{b}`` dataset size and cap (``docs/samplers.md``).
-_SAMPLERS: dict[str, tuple[str, str]] = {
-    "poisson": (
-        (
-            "each step used a Poisson-sampled batch: every record was included independently with "
-            "probability q = {q}"
-        ),
-        "the add/remove-one-record neighbouring relation",
-    ),
-    "fixed_size": (
-        (
-            "each step used a batch of fixed size m = q·n drawn uniformly without replacement, "
-            "independently of the other steps (q = m/n = {q})"
-        ),
-        "the substitution (replace-one-record) neighbouring relation, with sensitivity 2C",
-    ),
-    "truncated_poisson": (
-        (
-            "each step drew a Poisson sample (rate q = {q}) from n = {n} records and, if it held more "
-            "than B = {b} records, kept a uniformly random B of them"
-        ),
-        "the add/remove-one-record neighbouring relation",
-    ),
-    "balls_in_bins": (
-        (
-            "every epoch of 1/q steps (q = {q}) put each record into one uniformly random step "
-            "(balls-in-bins)"
-        ),
-        "the add/remove-one-record neighbouring relation",
-    ),
-    "shuffle": (
-        (
-            "the data were reshuffled every epoch and cut into 1/q batches (q = {q}), each record used "
-            "once per epoch"
-        ),
-        (
-            "the zero-out relation (one record replaced by a null record with zero gradient; the "
-            "relation under which Poisson's add/remove numbers compare)"
-        ),
+#: The relation of a sampler's statement (``optcomp.dpsgd.SAMPLERS``' ``relation``), in words.
+_RELATION_WORDS: dict[str, str] = {
+    "add_remove": "the add/remove-one-record neighbouring relation",
+    "substitution": "the substitution (replace-one-record) neighbouring relation, with sensitivity 2C",
+    "zero_out": (
+        "the zero-out relation (one record replaced by a null record with zero gradient; the "
+        "relation under which Poisson's add/remove numbers compare)"
     ),
 }
 
@@ -108,8 +75,10 @@ def dpsgd_statement(
     d = check_open_probability("delta", delta)
     if not isinstance(epsilon, Bound):
         raise TypeError(f"epsilon must be an optcomp.Bound, got {epsilon!r}")
-    if sampling not in _SAMPLERS:
-        raise ValueError(f"sampling must be one of {tuple(_SAMPLERS)}, got {sampling!r}")
+    from optcomp.dpsgd import SAMPLERS
+
+    if sampling not in SAMPLERS:
+        raise ValueError(f"sampling must be one of {tuple(SAMPLERS)}, got {sampling!r}")
     batches, relation = _batches_and_relation(sampling, q, examples_per_user, dataset_size, max_batch_size)
     upper = _rounded(epsilon.upper, ROUND_CEILING)  # quoted numbers keep the safe side
     lower = _rounded(epsilon.lower, ROUND_FLOOR)
@@ -121,7 +90,7 @@ def dpsgd_statement(
         f"δ = {d:g}. {_bracket_sentences(sampling, lower, upper)}"
     )
     parts = [claim, _ASSUMED]
-    if q < 1.0 and sampling not in ("shuffle", "balls_in_bins"):
+    if q < 1.0 and SAMPLERS[sampling].per_step:  # a per-step sampler claims amplification
         parts.append(_not_covered(sampling))
     return "\n\n".join(textwrap.fill(p, STATEMENT_WIDTH) for p in parts)
 
@@ -138,9 +107,12 @@ _ASSUMED = (
 def _batches_and_relation(
     sampling: str, q: float, examples_per_user: int, dataset_size: int | None, max_batch_size: int | None
 ) -> tuple[str, str]:
-    """(how the batches were formed, the neighbouring relation), in words, for the sampler (``_SAMPLERS``)."""
-    how, relation = _SAMPLERS[sampling]
-    batches = how.format(q=f"{q:g}", n=dataset_size, b=max_batch_size)
+    """(how the batches were formed, the neighbouring relation), in words, for the sampler (its row of
+    ``optcomp.dpsgd.SAMPLERS``)."""
+    from optcomp.dpsgd import SAMPLERS
+
+    row = SAMPLERS[sampling]
+    batches, relation = row.batches.format(q=f"{q:g}", n=dataset_size, b=max_batch_size), _RELATION_WORDS[row.relation]
     if q == 1.0 and sampling == "poisson":
         batches = "each step used the whole dataset (q = 1: no sampling, so no amplification is used)"
     if examples_per_user > 1:
@@ -186,9 +158,9 @@ def _bracket_sentences(sampling: str, lower: str, upper: str) -> str:
 def _not_covered(sampling: str) -> str:
     """The third paragraph, for a sampled run (q < 1) whose sampler claims amplification: shuffled
     once-per-epoch batches are not that sampler."""
-    name = {"poisson": "Poisson sampling", "fixed_size": "independent fixed-size sampling"}.get(
-        sampling, "truncated Poisson sampling"
-    )
+    from optcomp.dpsgd import SAMPLERS
+
+    name = SAMPLERS[sampling].title
     return (
         "Not covered: shuffling the data once per epoch and cutting it into fixed-size batches is not "
         f"{name}. This statement does not apply to such a run (optcomp dpsgd --sampling shuffle "

@@ -32,6 +32,7 @@ accepted — jax_privacy's zero-out truncated setting is refused) and users with
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
@@ -55,7 +56,7 @@ from optcomp.matrix._strategy import Dense, Toeplitz
 
 if TYPE_CHECKING:
     from optcomp.mechanisms import Mechanism
-    from optcomp.queries import Composition
+    from optcomp.queries import Composition, RunBracket
 
 Partition = Literal["equal_split", "independent"]
 #: Partition types (jax_privacy's ``PartitionType``) and the relation each one's statement is for.
@@ -172,7 +173,6 @@ class BandMF:
         """One block's law at sensitivity √ratio, rounded up (``"upper"``) or down (``"lower"``)."""
         from optcomp.dpsgd import user_level_mixture
         from optcomp.mechanisms import Gaussian, PoissonSubsampled, TruncatedPoissonGaussian
-        from optcomp.mechanisms.truncated import dominated_counterpart
 
         s = sqrt_up(ratio) if side == "upper" else sqrt_down(ratio)
         if s == 0.0:
@@ -183,16 +183,18 @@ class BandMF:
             return base if q == 1.0 else PoissonSubsampled(base, sampling_rate=q)
         scaled = sigma / s if s == 1.0 else (next_down(sigma / s) if side == "upper" else next_up(sigma / s))
         if self.group_size is not None and self.max_batch_size is not None:
-            step = TruncatedPoissonGaussian(
+            # its law only dominates the block: the run bracket's lower side takes the explicit pair (issue 27 C)
+            return TruncatedPoissonGaussian(
                 scaled, dataset_size=self.group_size, sampling_rate=q, max_batch_size=self.max_batch_size
-            )  # its law only dominates the block: the lower side takes the explicit pair (issue 27 C)
-            return step if side == "upper" else dominated_counterpart(step)
+            )
         return user_level_mixture(scaled, q, self.examples_per_user)
 
     def compositions(self, side: Literal["upper", "lower"], accuracy: Accuracy) -> list[Composition]:
-        """One composition per non-dominated group (items pooled by sensitivity); the ``"upper"`` side's are the
-        laws' own (``Composition.dominating``: only their upper ends are read, no dominated one is built)."""
+        """One composition per non-dominated group (items pooled by sensitivity), the laws' own
+        (``Composition.dominating``); the ``"lower"`` side's items are the run bracket's dominated ones
+        (:func:`optcomp.queries.dominated_items`: a truncated-Poisson block's explicit pair)."""
         from optcomp import compose
+        from optcomp.queries import dominated_items
 
         out = []
         for ratios in self.group_ratios():
@@ -201,36 +203,44 @@ class BandMF:
                 m = self.mechanism(r, side)
                 if m is not None:
                     counts[m] = counts.get(m, 0) + 1
-            composition = compose(*counts.items(), accuracy=accuracy)
-            out.append(composition.dominating() if side == "upper" else composition)
+            items = tuple(counts.items())
+            if side == "lower":
+                items = dominated_items(items) or items
+            out.append(compose(*items, accuracy=accuracy).dominating())
         return out
+
+    def brackets(self, accuracy: Accuracy, *, revealed: bool = True) -> list[RunBracket]:
+        """One :class:`~optcomp.queries.RunBracket` per non-dominated group: upper ends from its blocks at
+        sensitivities rounded up, lower ends from its blocks rounded down (explicit pairs) — the
+        revealed-partition mechanism's; ``revealed=False`` (a hidden partition): no lower end (0)."""
+        from optcomp.queries import RunBracket
+
+        uppers = self.compositions("upper", accuracy)
+        lowers = self.compositions("lower", accuracy) if revealed else [None] * len(uppers)
+        return [RunBracket(u, low) for u, low in zip(uppers, lowers, strict=True)]
 
     def epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified ε(δ) of the run: :meth:`revealed_epsilon` with a public partition; with a hidden one
         its upper end and lower end 0 (the per-group lower end bounds the revealed-partition mechanism,
         which dominates the run, not the run: module docstring, issue 27 C's audit)."""
-        b = self.revealed_epsilon(delta, accuracy=accuracy)
-        return b if self.partition_public else Bound(0.0, b.upper)
+        d = check_open_probability("delta", delta)
+        return _worst(b.epsilon(d) for b in self.brackets(accuracy, revealed=self.partition_public))
 
     def delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """Certified δ(ε) of the run (ends as in :meth:`epsilon`)."""
-        b = self.revealed_delta(epsilon, accuracy=accuracy)
-        return b if self.partition_public else Bound(0.0, b.upper)
+        e = check_nonnegative("epsilon", epsilon)
+        return _worst(b.delta(e) for b in self.brackets(accuracy, revealed=self.partition_public))
 
     def revealed_epsilon(self, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
-        """ε(δ) bracket of the mechanism with the partition revealed (the run's own with a public one): max
-        over groups; upper end at sensitivities rounded up, lower end rounded down (explicit pairs)."""
+        """ε(δ) bracket of the mechanism with the partition revealed (the run's own with a public one): the
+        worst group's (:meth:`brackets`)."""
         d = check_open_probability("delta", delta)
-        hi = max(c.epsilon(d).upper for c in self.compositions("upper", accuracy))
-        lo = max(c.epsilon(d).lower for c in self.compositions("lower", accuracy))
-        return Bound(min(lo, hi), hi)
+        return _worst(b.epsilon(d) for b in self.brackets(accuracy))
 
     def revealed_delta(self, epsilon: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> Bound:
         """δ(ε) bracket of the mechanism with the partition revealed (ends as in :meth:`revealed_epsilon`)."""
         e = check_nonnegative("epsilon", epsilon)
-        hi = max(c.delta(e).upper for c in self.compositions("upper", accuracy))
-        lo = max(c.delta(e).lower for c in self.compositions("lower", accuracy))
-        return Bound(min(lo, hi), hi)
+        return _worst(b.delta(e) for b in self.brackets(accuracy))
 
     def statement(self) -> str:
         """One paragraph: the reduction, the partition (public or hidden), the relation, ζ (P9)."""
@@ -260,6 +270,12 @@ class BandMF:
             f"with {cols} (arXiv 2306.08153, Thm 4), under the {self.relation.replace('_', '-')} relation "
             f"({self.partition} partition).{batches} {scope}"
         )
+
+
+def _worst(groups: Iterable[Bound]) -> Bound:
+    """The run's bracket from its groups' (each example is in one group: its ε is the worst group's)."""
+    bounds = list(groups)
+    return Bound(max(b.lower for b in bounds), max(b.upper for b in bounds))
 
 
 def noise_multiplier(run: BandMF, target_epsilon: float, delta: float, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> float:

@@ -200,32 +200,28 @@ def _allocation_group(mechanism: Mechanism, g: int) -> Mechanism:
 
 
 def allocation_bracket(
-    upper_at: Callable[[Accuracy], Bound],
-    lower_at: Callable[[Accuracy], float | None],
+    bracket_at: Callable[[Accuracy], Bound],
     accuracy: Accuracy,
     *,
     lower: bool = True,
     floor: float,
-    plain: Bound | None = None,
+    refine: bool = True,
 ) -> Bound:
     """A certified bracket for a balls-in-bins run, refining the dyadic grid step h.
 
-    ``upper_at(acc)``: the query's bracket on ⌈T/t⌉ epochs of :class:`AllocationEpoch`; ``lower_at(acc)``:
-    the lower end of the query on ⌊T/t⌋ epochs of :class:`AllocationEpochLower` (``None``: no complete
-    epoch, lower end 0); both on the grid step h = ``acc.grid_step`` (engine grid Δ = h;
-    ``docs/samplers.md`` Lemmas A, C, D). The run's composition is built by the caller
-    (:meth:`optcomp.dpsgd.Run.bound`), so this refinement imports nothing above the mechanisms floor.
-    From h = ALLOCATION_FIRST_STEP, h is halved (or divided by up to 8, as the second-order width model
-    predicts) until (upper − lower)/max(upper, ``floor``) ≤ ``accuracy.relative_width`` or h reaches
+    ``bracket_at(acc)``: the query's certified bracket of the run at the grid step h = ``acc.grid_step``
+    (engine grid Δ = h), from its run bracket (built by the caller, :func:`optcomp.dpsgd.Run.bound`, so this
+    refinement imports nothing above the mechanisms floor): upper ends from ⌈T/t⌉ epochs of
+    :class:`AllocationEpoch` capped by no amplification, lower ends from ⌊T/t⌋ epochs of
+    :class:`AllocationEpochLower` (``docs/samplers.md`` Lemmas A, C, D). From h = ALLOCATION_FIRST_STEP, h is
+    halved (or divided by up to 8, as the second-order width model predicts) until
+    (upper − lower)/max(upper, ``floor``) ≤ ``accuracy.relative_width`` or h reaches
     ALLOCATION_FINEST_STEP, where the narrowest bracket reached is returned (every pass is certified).
     ``accuracy.grid_step`` fixes h (rounded down to a power of two, at least ALLOCATION_FINEST_STEP);
-    a grid too large for one convolution (``GridTooLargeError``) ends the refinement with the bracket
-    reached (and is raised if it is the first). ``lower=False`` (the inverses'
-    searches, which test the upper end only) evaluates the upper end once, at ALLOCATION_COARSE_STEP
-    or ALLOCATION_ITEM_STEP by the requested width. ``plain``: the query's bracket on the
-    no-amplification pair (:func:`allocation_upper_mechanism` over the ⌈T/t⌉ epochs, which dominates
-    the run too: each example is in one step per epoch); the run's upper end is the smaller of the two
-    certified upper ends (with ``lower=False`` the split pair's own, uncapped).
+    ``refine=False`` (no complete epoch: the lower end is 0 at every h) stops after the first pass; a grid
+    too large for one convolution (``GridTooLargeError``) ends the refinement with the bracket reached (and
+    is raised if it is the first). ``lower=False`` (the inverses' searches, which test the upper end only)
+    evaluates ``bracket_at`` once, at ALLOCATION_COARSE_STEP or ALLOCATION_ITEM_STEP by the requested width.
     """
 
     def at(h: float) -> Accuracy:
@@ -240,18 +236,16 @@ def allocation_bracket(
     best: Bound | None = None
     while True:
         try:
-            upper = upper_at(at(h))
-            if not lower:
-                return upper
-            low = lower_at(at(h))
+            bound = bracket_at(at(h))
         except GridTooLargeError:
             if best is None:
                 raise
             return best  # the finer grid does not fit: the narrowest certified bracket reached
-        top = upper.upper if plain is None else min(upper.upper, plain.upper)
-        bound = best = Bound(min(low or 0.0, top), top)
+        if not lower:
+            return bound
+        best = bound
         width = (bound.upper - bound.lower) / max(bound.upper, floor) if bound.upper > 0 else 0.0
-        if width <= accuracy.relative_width or accuracy.grid_step is not None or low is None:
+        if width <= accuracy.relative_width or accuracy.grid_step is not None or not refine:
             return bound
         if h <= ALLOCATION_FINEST_STEP or not math.isfinite(width):
             return bound

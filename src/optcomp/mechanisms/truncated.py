@@ -37,7 +37,7 @@ relative error of a few ulps); with B ≥ n truncation never happens (t = 0) and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
@@ -120,37 +120,15 @@ def dominated_counterpart(mechanism: Mechanism) -> Mechanism:
     (:func:`truncated_poisson_lower_pair`; its law only dominates the run); a fixed-size step's attained
     one-direction pairs, ``PoissonSubsampled`` of its base (all other records equal to the replaced one;
     the symmetrized step law dominates each step, but its composition is not shown attained; compose
-    these with no relation fixed); any other mechanism itself (its law is the run's own pair). Used
-    wherever items are composed and a lower end reported."""
+    these with no relation fixed); any other mechanism itself (its law is the run's own pair). Read by the
+    run bracket's rule (:func:`optcomp.queries.dominated_items`), wherever items are composed and a lower
+    end reported."""
     if isinstance(mechanism, TruncatedPoissonGaussian):
         return truncated_poisson_lower_pair(mechanism)
     if isinstance(mechanism, SubsampledWithoutReplacement):
         q = mechanism.sampling_rate  # q = 1: no sampling, the step is the base (stated for substitution)
         return mechanism.mechanism if q == 1.0 else PoissonSubsampled(mechanism.mechanism, sampling_rate=q)
     return mechanism
-
-
-def _own_counterpart(mechanism: Mechanism) -> bool:
-    """Whether the law of ``mechanism`` is the run's own pair (its counterpart is itself, or the same law)."""
-    unsampled = isinstance(mechanism, SubsampledWithoutReplacement) and mechanism.sampling_rate == 1.0
-    return unsampled or dominated_counterpart(mechanism) is mechanism
-
-
-def dominated_items(items: Sequence[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...] | None:
-    """The items whose composition's lower ends bound the run's from below (each item's
-    :func:`dominated_counterpart`, equal ones pooled), or ``None`` where the items' own composition's lower
-    ends already do: every item's law is its run's own pair, or the run is one fixed-size step alone (the
-    symmetrized law of one step is attained). Compose the result with no relation fixed (the one its items
-    fix: add/remove, or none). The one home of the rule: :class:`optcomp.queries.Composition` uses it."""
-    if all(_own_counterpart(m) for m, _ in items):
-        return None
-    counterparts = [(dominated_counterpart(m), k) for m, k in items]
-    if len(items) == 1 and items[0][1] == 1 and isinstance(items[0][0], SubsampledWithoutReplacement):
-        return None
-    pooled: dict[Mechanism, int] = {}
-    for mechanism, k in counterparts:
-        pooled[mechanism] = pooled.get(mechanism, 0) + k
-    return tuple(pooled.items())
 
 
 @privacy_loss_laws.register

@@ -45,9 +45,8 @@ import numpy as np
 
 from optcomp import dpsgd
 from optcomp._numerics import PLD_FIRST_STEP, Accuracy, Bound
-from optcomp.composition import compose
-from optcomp.mechanisms import Mechanism
 from optcomp.pld import GridTooLargeError, epsilons_at_step
+from optcomp.queries import Composition
 from optcomp.sweep._spec import Point
 
 #: Refinement passes of the shared grid step (as ``PrivacyLossDistribution``'s automatic refinement).
@@ -186,10 +185,10 @@ class _Answers:
         return max([0.0, *ws])
 
 
-def _pass(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, step: float,
+def _pass(composition: Composition, acc: Accuracy, step: float,
           deltas: Sequence[float], epsilons: Sequence[float]) -> _Answers:
     """Every query on one realisation at grid step ``step`` (certified at any step)."""
-    pld = compose(*items, accuracy=replace(acc, grid_step=step)).pld()
+    pld = composition.pld(replace(acc, grid_step=step))
     out = _Answers(dict[float, Bound | str](epsilons_at_step(pld, step, deltas) if deltas else {}))
     if epsilons:
         lo, hi = pld.delta_curve(list(epsilons))
@@ -197,15 +196,15 @@ def _pass(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, step: float,
     return out
 
 
-def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequence[float],
+def answer(composition: Composition, acc: Accuracy, deltas: Sequence[float],
            epsilons: Sequence[float], schedule: _Schedule, steps: int) -> _Answers:
-    """Certified ε(δ) for each δ and δ(ε) for each ε of one composition, from shared realisations.
+    """Certified ε(δ) for each δ and δ(ε) for each ε of one composition's law, from shared realisations.
 
     See the module docstring: a shared, warm-started grid step refined like the engine's; any bracket
     still wider than ``acc.relative_width`` recomputed by the plain route — unless the passes stopped at
     the memory cap, where the plain route stops too: the narrowest certified bracket reached is kept.
     """
-    comp = compose(*items, accuracy=acc).dominating()  # the law's own brackets: _bounds takes the lower ends
+    comp = composition.dominating()  # the law's own brackets: the run bracket takes the lower ends (_bounds)
     if comp.engine() != "grid":
         return _Answers({d: _plain(comp.epsilon, d, None) for d in deltas},
                         {e: _plain(comp.delta, e, None) for e in epsilons})
@@ -218,7 +217,7 @@ def answer(items: Sequence[tuple[Mechanism, int]], acc: Accuracy, deltas: Sequen
     capped = recorded = False
     for _ in range(1 if acc.grid_step is not None else _MAX_PASSES):
         try:
-            got = _pass(items, acc, step, pending_d, pending_e)
+            got = _pass(comp, acc, step, pending_d, pending_e)
         except GridTooLargeError:
             if not history:
                 step *= 8.0  # the first pass is too fine for this span: coarsen it (as the engine does)
@@ -335,30 +334,28 @@ def evaluate_chain(points: Sequence[Point]) -> list[Row]:
 
 
 def _bounds(group: Sequence[Point], steps: int, upper: _Schedule, lower: _Schedule) -> dict[int, Bound | str]:
-    """The bracket (or error) of each point of one T: upper ends from the dominating composition, lower
-    ends from the dominated one where the sampler has one (as ``dpsgd.Run.bound``)."""
+    """The bracket (or error) of each point of one T: the run bracket (:meth:`optcomp.dpsgd.Run.bracket`)
+    asked for each end's answers (:func:`answer`: upper ends of its dominating composition, lower ends of its
+    dominated one where it has one) and merging them (:meth:`~optcomp.queries.RunBracket.merge`)."""
     run = _run_of(group[0], steps)
     acc = group[0].accuracy
-    if run.sampling == "balls_in_bins":  # refines its own epoch laws' step (dpsgd.Run.bound): nothing shared
+    if run.sampler.stepped:  # refines its own epoch laws' step (dpsgd.Run.bound): nothing shared
         return {p.index: _own_bracket(run, p, acc) for p in group}
     deltas = sorted({_number(p, "delta") for p in group if p.query == "epsilon"})
     epsilons = sorted({_number(p, "epsilon") for p in group if p.query == "delta"})
-    up = answer(run.items(), acc, deltas, epsilons, upper, steps)
-    low_items = run.lower_items()
-    low = answer(low_items, acc, deltas, epsilons, lower, steps) if low_items else None
+    bracket = run.bracket(acc)
+    up = answer(bracket.upper, acc, deltas, epsilons, upper, steps)
+    dominated = None if bracket.exact or bracket.lower is None else bracket.lower
+    low = answer(dominated, acc, deltas, epsilons, lower, steps) if dominated is not None else None
     out: dict[int, Bound | str] = {}
     for p in group:
         if p.query == "epsilon":
             x, table, low_table = _number(p, "delta"), up.eps, (low.eps if low else None)
         else:
             x, table, low_table = _number(p, "epsilon"), up.dlt, (low.dlt if low else None)
-        b = table[x]
-        if low_items is not None and isinstance(b, Bound):  # the dominated pair's lower end (0: none offered)
-            lb = low_table[x] if low_table is not None else Bound(0.0, 0.0)
-            if isinstance(lb, str):
-                b = lb
-            else:
-                b = Bound(min(lb.lower, b.upper), b.upper)
+        b, lb = table[x], (low_table[x] if low_table is not None else None)
+        if isinstance(b, Bound):  # an error of either end is the row's
+            b = lb if isinstance(lb, str) else bracket.merge(b, lb)
         out[p.index] = b
     return out
 
