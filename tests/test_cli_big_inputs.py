@@ -216,12 +216,11 @@ def test_huge_epsilon_on_a_gaussian_is_answered(capsys: pytest.CaptureFixture[st
 
 
 def test_zero_to_inf_bracket_is_never_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    """10¹³ subsampled Gaussians: the composed error bound overflows at every grid the memory cap allows, so
+    the engine's bracket would be [0, inf]; it refuses it itself (one line, exit 2) rather than printing it."""
     rc, out, err = _run(["account", "--mech", "gaussian:sigma=1,q=1e-6,count=10000000000000",
                          "--delta", "1e-5"], capsys)
-    if rc == 0:  # the engine learnt to bracket it: then it is a finite, informative answer
-        assert "inf" not in out
-        return
-    _refused(rc, out, err, "fewer mechanisms")  # the engine refuses a [0, inf] bracket itself
+    _refused(rc, out, err, "no finite certified bracket", "fewer mechanisms")
 
 
 # --- 5. plan, reproduce, serve: the output contract -------------------------------------------------

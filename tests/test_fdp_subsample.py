@@ -9,6 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import optcomp
+from optcomp import DEFAULT_ACCURACY
+from optcomp import mechanisms as mech
 from optcomp.fdp import (
     advantage,
     alpha_grid,
@@ -104,16 +107,7 @@ def test_bad_inputs() -> None:
         noisy_sgd_mu_estimate(0.1, 1.0, 10, sampling="shuffle")  # type: ignore[arg-type]
 
 
-def _engine():  # type: ignore[no-untyped-def]
-    optcomp = pytest.importorskip("optcomp")
-    mechanisms = pytest.importorskip("optcomp.mechanisms")
-    if not hasattr(optcomp, "compose") or not hasattr(mechanisms, "PoissonSubsampled"):
-        pytest.skip("PLD engine not available")
-    return optcomp, mechanisms
-
-
 def test_clt_mu_approaches_certified_pld_as_t_grows() -> None:
-    optcomp, mech = _engine()
     c, sigma, delta = 0.5, 1.0, 1e-5
     gaps = []
     for t in (100, 1600, 6400):
@@ -126,7 +120,6 @@ def test_clt_mu_approaches_certified_pld_as_t_grows() -> None:
 
 
 def test_without_replacement_pld_matches_drs_formula_not_poisson() -> None:
-    optcomp, mech = _engine()
     c, sigma, delta, t = 0.5, 1.0, 1e-5, 1600
     p = c / math.sqrt(t)
     pld = optcomp.compose((mech.SubsampledWithoutReplacement(mech.Gaussian(sigma=sigma), sampling_rate=p), t))
@@ -138,16 +131,15 @@ def test_without_replacement_pld_matches_drs_formula_not_poisson() -> None:
 
 @pytest.mark.parametrize("p", [0.1, 0.5])
 def test_single_step_c_p_agrees_with_pld_engine(p: float) -> None:
-    optcomp, mech = _engine()
     pld = optcomp.compose(mech.SubsampledWithoutReplacement(mech.Gaussian(sigma=1.0), sampling_rate=p))
     b = subsample(gaussian_tradeoff(1.0), p)
     for eps in (0.0, 0.3, 1.0):
         ours, theirs = delta_at(b, eps), pld.delta(eps)
         assert ours.lower <= theirs.upper and theirs.lower <= ours.upper
+        assert ours.width <= FDP_SUBSAMPLE_WIDTH and theirs.width <= DEFAULT_ACCURACY.relative_width * theirs.upper
 
 
 def test_from_pld_bracket_contains_gaussian_curve() -> None:
-    optcomp, mech = _engine()
     from optcomp.fdp import from_pld
 
     pld = optcomp.compose((mech.Gaussian(sigma=2.0), 4))  # 4 × G_0.5 = G_1 (DRS Cor. 3.3)
@@ -158,8 +150,8 @@ def test_from_pld_bracket_contains_gaussian_curve() -> None:
 
 
 def test_tensor_bracket_contains_exact_composition() -> None:
-    _engine()
-    from optcomp.fdp import epsilon_delta_composition, tensor_bracket
+    from optcomp import tensor_bracket
+    from optcomp.fdp import epsilon_delta_composition
 
     b = tensor_bracket((epsilon_delta_tradeoff(0.1, 1e-4), 100), epsilons=np.linspace(0.0, 6.0, 241))
     lo, hi = b(GRID)
@@ -178,7 +170,6 @@ def test_epsilon_at_matches_gdp_epsilon() -> None:
 
 
 def test_readouts_accept_a_pld() -> None:
-    optcomp, mech = _engine()
     pld = optcomp.compose((mech.Gaussian(sigma=2.0), 4))  # G_1
     g = gaussian_tradeoff(1.0)
     assert delta_at(pld, 1.0).contains(float(gdp_delta_exact(1.0, 1.0)))

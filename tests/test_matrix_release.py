@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from optcomp import matrix
+from optcomp import DEFAULT_ACCURACY, matrix
 from tests._references.gdp import gdp_epsilon
 from tests._references.matrix import (
     BANDMF_PER_COLUMN_UPPER,
@@ -87,7 +87,9 @@ def test_bandmf_variants_run_and_order() -> None:
     truncated = matrix.bandmf(s, group_size=100, max_batch_size=40, partition_public=True, **kw)
     assert truncated.relation == "add_remove" and "add/remove" in truncated.statement()
     bound = truncated.epsilon(1e-5)
-    assert bound.lower <= bound.upper
+    # lower end: the explicit pair's (x joins the batch at rate q_eff < q), so at most the untruncated run's ε;
+    # upper end: the dominating pair's, which reveals the truncation and its sensitivity-2 branch (above it)
+    assert 0.0 < bound.lower <= one.upper < bound.upper, (bound, one)
     with pytest.raises(ValueError, match="partition_public"):
         matrix.bandmf(s, group_size=100, max_batch_size=40, **kw)
 
@@ -99,6 +101,7 @@ def test_bandmf_per_column_groups_from_a_dense_banded_matrix_agree_with_toeplitz
     a = matrix.bandmf_epsilon(s, delta=1e-6, **kw)
     b = matrix.bandmf_epsilon(d, delta=1e-6, **kw)
     assert a.lower <= b.upper and b.lower <= a.upper
+    assert max(a.width, b.width) <= DEFAULT_ACCURACY.relative_width * max(a.upper, b.upper), (a, b)
 
 
 def test_noise_multiplier_and_steps_land_on_the_safe_side() -> None:

@@ -160,9 +160,11 @@ def test_mv_method_contains_exact_within_eta() -> None:
 def test_all_methods_agree_on_lattice() -> None:
     mechs = [(0.1 * a, 0.0) for a in (1, 2, 3, 1, 2)]
     ex = optimal.epsilon(mechs, 1e-4, method="exact")
+    assert ex.width <= METHOD_RTOL * ex.upper
     for method in ("auto", "grid", "mv"):
         b = optimal.epsilon(mechs, 1e-4, method=method, tolerance=OPTIMAL_MV_ETA)
         assert overlap(b, ex)
+        assert b.width <= (OPTIMAL_MV_ETA if method == "mv" else OPTIMAL_GRID_TOLERANCE), (method, b)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -114,6 +114,7 @@ def test_black_boxes_by_optimal_agree_with_a_small_grid() -> None:
     assert fine.upper - fine.lower <= grid.upper - grid.lower
     d_opt, d_grid = comp.delta(1.0), comp.pld(Accuracy(grid_step=COARSE_GRID_STEP)).delta(1.0)
     assert d_grid.lower <= d_opt.upper and d_opt.lower <= d_grid.upper
+    assert d_opt.width <= d_grid.width
 
 
 def test_the_grid_route_is_the_pld() -> None:

@@ -20,7 +20,7 @@ from typing import TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import ERROR_BOUND_MARGIN, LAW_LOG_ERROR, UNIT_ROUNDOFF, FloatArray
 
 _Real = TypeVar("_Real", float, FloatArray)
 
@@ -160,11 +160,6 @@ def dot_error_bound(n: int, abs_sum: float) -> float:
         abs_sum: the computed Σ|aᵢbᵢ| (≥ 0).
     """
     return sum_error_bound(n + 1, abs_sum)
-
-
-def clip_probability_upper(p: float) -> float:
-    """An upper bound on a probability, after safe rounding, capped at the trivially true value 1."""
-    return min(1.0, max(0.0, p))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,7 +326,7 @@ def log_theta(logv: FloatArray) -> FloatArray:
     """ln of the absolute error bound of exp(logv) when logv has error LAW_LOG_ERROR·max(1, |logv|)."""
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = LAW_LOG_ERROR * np.maximum(1.0, np.abs(logv))
-        out = logv + np.log(np.expm1(err * 1.01) * 1.01)
+        out = logv + np.log(np.expm1(err * ERROR_BOUND_MARGIN) * ERROR_BOUND_MARGIN)
     return np.where(np.isneginf(logv), -np.inf, out)
 
 
@@ -379,7 +374,6 @@ def cell_log_masses(logcdf: FloatArray, logsf: FloatArray) -> tuple[FloatArray, 
 __all__ = [
     "SUFFIX_BLOCK",
     "cell_log_masses",
-    "clip_probability_upper",
     "dot_error_bound",
     "fft_error_bound",
     "gamma",

@@ -15,10 +15,13 @@ setting: queries run concurrently in *threads* of one process share it (the last
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
-__all__ = ["single_threaded"]
+__all__ = ["call_single_threaded", "single_threaded"]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 _CONTROLLER: list[Any] = []
 
@@ -44,3 +47,9 @@ def single_threaded() -> Iterator[None]:
         return
     with ctl.limit(limits=1):
         yield
+
+
+def call_single_threaded(fn: Callable[[_T], _R], arg: _T) -> _R:
+    """``fn(arg)`` inside :func:`single_threaded`: what a sweep's pool worker or Dask worker runs (picklable)."""
+    with single_threaded():
+        return fn(arg)

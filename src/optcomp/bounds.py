@@ -38,6 +38,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from optcomp._numerics import (
+    EpsDelta,
     check_epsilon_delta,
     check_epsilon_delta_pairs,
     check_int,
@@ -46,8 +47,6 @@ from optcomp._numerics import (
     check_probability,
 )
 from optcomp._rounding import next_down, next_up, widen_down, widen_up
-
-EpsDelta = tuple[float, float]
 
 
 def _check_mechanisms(mechanisms: Sequence[EpsDelta]) -> list[EpsDelta]:

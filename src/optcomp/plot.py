@@ -12,13 +12,19 @@ that are approximations say so in their legend labels.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optcomp._numerics import check_epsilon_delta, check_int, check_nonnegative, check_open_probability
+from optcomp._numerics import (
+    Progress,
+    check_epsilon_delta,
+    check_int,
+    check_nonnegative,
+    check_open_probability,
+)
 from optcomp.fdp import TradeOff, TradeOffBracket, alpha_grid
 
 if TYPE_CHECKING:
@@ -31,8 +37,6 @@ SUPPORTED_SUFFIXES: tuple[str, ...] = (".png", ".svg")
 
 _INSTALL_HINT = "optcomp.plot needs matplotlib: pip install 'optcomp[plot]'"
 
-#: ``progress(done, total)``, called after each unit of work (one k of a figure).
-Progress = Callable[[int, int], None]
 
 #: Largest k·ε sent to :func:`optcomp.optimal.epsilon`: beyond it its log-weights leave the float range.
 _OPTIMAL_MAX_TOTAL_EPSILON = sys.float_info.max / 64

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,18 +24,15 @@ import numpy.typing as npt
 
 from optcomp import optimal
 from optcomp._numerics import (
+    EpsDelta,
     FloatArray,
+    Progress,
     check_epsilon_delta,
     check_int,
     check_nonnegative,
     check_probability,
 )
 from optcomp.fdp import PiecewiseLinearTradeOff, from_epsilon_delta_family
-
-EpsDelta = tuple[float, float]
-
-#: ``progress(done, total)``, called after each unit of work of a long computation (e.g. to draw a bar).
-Progress = Callable[[int, int], None]
 
 #: ln of the largest float: e^ε is ``inf`` above it.
 _LOG_FLOAT_MAX = math.log(sys.float_info.max)

@@ -25,13 +25,13 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 import numpy as np
 
 from optcomp import bounds, optimal
-from optcomp._numerics import Bound
+from optcomp._numerics import Bound, EpsDelta
 from optcomp.cli._common import (
     TIME_LIMIT_S,
     check_feasible,
@@ -48,8 +48,6 @@ from optcomp.cli._common import (
     size,
     squared,
 )
-
-EpsDelta = tuple[float, float]
 
 # Cost models of the homogeneous engines, measured on one core of the reference machine (see
 # benchmarks/): optimal.epsilon grows as k² (k = 10⁶: 12 s), optimal.delta and the memory of both as k
@@ -208,7 +206,7 @@ def _with_sources(fn: Any) -> Any:
 @click.option("--target-delta", type=float, default=None, help="Total δ: report ε of every theorem.")
 @click.option("--target-eps", type=float, default=None, help="Total ε: report δ of every theorem.")
 @click.option(
-    "--method", type=click.Choice(["auto", "exact", "grid", "mv"]), default="auto", show_default=True,
+    "--method", type=click.Choice(get_args(optimal.Method)), default="auto", show_default=True,
     help="Algorithm of the optimal composition.",
 )
 @click.option("--tolerance", type=float, default=optimal.DEFAULT_TOLERANCE, show_default=True,
@@ -222,7 +220,7 @@ def compose_command(
     file: str | None,
     target_delta: float | None,
     target_eps: float | None,
-    method: str,
+    method: optimal.Method,  # a click.Choice of its values
     tolerance: float,
     as_json: bool,
 ) -> None:
@@ -236,14 +234,14 @@ def compose_command(
     if target_delta is not None:
         classic = bounds.compare_epsilon(mechs, target_delta)
         with progress_bar(f"optimal composition of {len(mechs)} mechanisms") if spinner else _nothing():
-            opt = informative(optimal.epsilon(mechs, target_delta, method=method, tolerance=tolerance),  # type: ignore[arg-type]
+            opt = informative(optimal.epsilon(mechs, target_delta, method=method, tolerance=tolerance),
                               "the optimal epsilon", "use fewer mechanisms or a larger --tolerance")
         quantity, target_name, target = "epsilon", "target_delta", target_delta
     else:
         assert target_eps is not None
         classic = bounds.compare_delta(mechs, target_eps)
         with progress_bar(f"optimal composition of {len(mechs)} mechanisms") if spinner else _nothing():
-            opt = optimal.delta(mechs, target_eps, method=method, tolerance=tolerance)  # type: ignore[arg-type]
+            opt = optimal.delta(mechs, target_eps, method=method, tolerance=tolerance)
         quantity, target_name, target = "delta", "target_epsilon", target_eps
     labels = {
         "basic": "basic (KOV Thm III.1)",

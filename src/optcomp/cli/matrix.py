@@ -74,8 +74,8 @@ def epsilon_command(strategy_text: str, pattern_text: str, noise_multiplier: flo
     if not deltas and not epsilons:
         raise ValueError("give at least one --delta or --epsilon")
     r = matrix.release(matrix.strategy_from_text(strategy_text), matrix.pattern_from_text(pattern_text),
-                       noise_multiplier=noise_multiplier, normalizer=normalizer,  # type: ignore[arg-type]
-                       relation=relation)  # type: ignore[arg-type]
+                       noise_multiplier=noise_multiplier, normalizer=matrix.check_normalizer(normalizer),
+                       relation=matrix.check_relation(relation))
     rows = [["epsilon", f"delta={d:g}", r.epsilon(d), r.rdp_epsilon(d)] for d in deltas]
     rows += [["delta", f"epsilon={e:g}", r.delta(e), None] for e in epsilons]
     if as_json:

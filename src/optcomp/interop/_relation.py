@@ -17,18 +17,20 @@ composes them without one, and the :class:`~optcomp.interop.EventComposition` re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy
+from optcomp.mechanisms import RELATIONS as NEIGHBOURING
+from optcomp.mechanisms import Relation as Neighbouring
 
 if TYPE_CHECKING:
     from optcomp.mechanisms import Mechanism
     from optcomp.queries import Composition
 
-Neighbouring = Literal["add_remove", "substitution", "zero_out"]
+__all__ = ["NEIGHBOURING", "Neighbouring", "check_neighbouring", "compose_items"]
 
-#: The relations an imported description may be read under.
-NEIGHBOURING: tuple[Neighbouring, ...] = ("add_remove", "substitution", "zero_out")
+#: The relations an imported description may be read under: :data:`optcomp.mechanisms.RELATIONS`
+#: (``NEIGHBOURING``; the type :data:`optcomp.mechanisms.Relation` as ``Neighbouring``).
 
 #: dp_accounting's ``NeighboringRelation`` member names → optcomp's spelling.
 _DP_ACCOUNTING_NAMES: dict[str, Neighbouring] = {

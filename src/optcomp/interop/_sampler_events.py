@@ -42,11 +42,11 @@ def _reals(path: str, value: object) -> list[float]:
 
 
 def _number(path: str, value: object, *, integer: bool = False) -> float:
-    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok or math.isnan(float(value)) or float(value) < 0:  # type: ignore[arg-type]
+    real = isinstance(value, (int, float)) and not isinstance(value, bool) and (isinstance(value, int) or not integer)
+    if not isinstance(value, (int, float)) or not real or math.isnan(float(value)) or float(value) < 0:
         kind = "an integer" if integer else "a real number"
         raise ValueError(f"{path} must be {kind} >= 0, got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def mixture_of_gaussians(fields: dict[str, Any], path: str, neighbouring: Neighbouring) -> Mechanism | None:

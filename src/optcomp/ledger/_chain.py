@@ -98,7 +98,10 @@ class Replay:
 
     def _apply(self, seq: int, kind: str, rid: str, b: dict[str, object], check: ChargeCheck | None) -> None:
         if kind == "charge":
-            ch = tuple(decode(str(x)) for x in b["charge"])  # type: ignore[attr-defined]
+            components = b["charge"]
+            if not isinstance(components, list):
+                raise TypeError(f"charge must be a list, got {components!r}")
+            ch = tuple(decode(str(x)) for x in components)
             if len(ch) != len(self.spent):
                 raise ValueError(f"charge has {len(ch)} components, the ledger {len(self.spent)}")
             problem = check(seq, self.spent, ch, b) if check is not None else None
@@ -108,8 +111,11 @@ class Replay:
                 self.problems.append(f"seq {seq}: release_id {rid!r} charged twice")
             self.status[rid], self.charges[rid] = "charged", ch
             self.spent = tuple(s + c for s, c in zip(self.spent, ch, strict=True))
-            if b["slot"] is not None:
-                self.next_slot = int(b["slot"]) + 1  # type: ignore[call-overload]
+            slot = b["slot"]
+            if slot is not None:
+                if not isinstance(slot, int):
+                    raise TypeError(f"slot must be an integer, got {slot!r}")
+                self.next_slot = slot + 1
         elif self.status.get(rid) != "charged":
             self.problems.append(f"seq {seq}: {kind} of a release that is not charged")
         else:

@@ -106,8 +106,3 @@ def mpf(x: Fraction) -> mpmath.mpf:
     """``x`` as an mpmath number at :data:`DIGITS` digits (p/q divided at that precision)."""
     with mpmath.workdps(DIGITS):
         return mpmath.mpf(x.numerator) / x.denominator
-
-
-def floor_div(a: Fraction, b: Fraction) -> int:
-    """⌊a/b⌋ exactly (b > 0)."""
-    return math.floor(a / b)

@@ -34,7 +34,16 @@ from optcomp.matrix._pattern import (
     min_sep,
     single,
 )
-from optcomp.matrix._release import NORMALIZERS, RELATIONS, Release, delta, epsilon, release
+from optcomp.matrix._release import (
+    NORMALIZERS,
+    RELATIONS,
+    Release,
+    check_normalizer,
+    check_relation,
+    delta,
+    epsilon,
+    release,
+)
 from optcomp.matrix._sensitivity import SensitivityBound, sensitivity
 from optcomp.matrix._strategy import Blt, Dense, Strategy, Toeplitz, Tree, blt, bsr, dense, toeplitz, tree
 
@@ -59,6 +68,8 @@ __all__ = [
     "bandmf_epsilon",
     "blt",
     "bsr",
+    "check_normalizer",
+    "check_relation",
     "delta",
     "dense",
     "epsilon",

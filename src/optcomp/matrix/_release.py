@@ -29,12 +29,12 @@ from optcomp.matrix._exact import sqrt_down, sqrt_up
 from optcomp.matrix._pattern import MinSep, Pattern
 from optcomp.matrix._sensitivity import SensitivityBound, check_strategy, max_column_norm_squared, sensitivity
 from optcomp.matrix._strategy import Blt, Dense, Toeplitz, Tree
+from optcomp.mechanisms import Relation
 
 if TYPE_CHECKING:
     from optcomp.queries import Composition
 
 Normalizer = Literal["absolute", "max_column_norm"]
-Relation = Literal["zero_out", "add_remove", "substitution"]
 
 #: The normalisers ζ of the noise (module docstring).
 NORMALIZERS: tuple[Normalizer, ...] = ("absolute", "max_column_norm")

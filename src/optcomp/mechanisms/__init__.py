@@ -49,8 +49,10 @@ from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw, log_tails
 from optcomp.mechanisms._names import MECHANISM_NAMES, MechanismEntry, mechanism_spellings, planner_mechanisms
 from optcomp.mechanisms._spec import (
     NEIGHBOURING_RELATIONS,
+    RELATIONS,
     Mechanism,
     Neighbouring,
+    Relation,
     check_neighbouring,
     combined_relation,
 )
@@ -71,6 +73,7 @@ from optcomp.mechanisms.truncated import TruncatedPoissonGaussian
 __all__ = [
     "MECHANISM_NAMES",
     "NEIGHBOURING_RELATIONS",
+    "RELATIONS",
     "ContinuousLoss",
     "DiscreteLaplace",
     "DiscretePair",
@@ -87,6 +90,7 @@ __all__ = [
     "PoissonSubsampled",
     "PrivacyLossLaw",
     "RandomizedResponse",
+    "Relation",
     "ShiftedTruncatedLaplace",
     "Staircase",
     "SubsampledWithoutReplacement",

@@ -15,6 +15,7 @@ the canonical (ε, δ) mechanism) both entries are *the same object*; engines an
 from __future__ import annotations
 
 from functools import singledispatch
+from typing import TypeGuard
 
 from optcomp.mechanisms._law import PrivacyLossLaw
 from optcomp.mechanisms._spec import Mechanism
@@ -45,7 +46,7 @@ def is_symmetric(laws: LawPair) -> bool:
     return laws[0] is laws[1]
 
 
-def is_mechanism(value: object) -> bool:
+def is_mechanism(value: object) -> TypeGuard[Mechanism]:
     """Whether ``value`` is a registered mechanism specification (a :class:`Mechanism` with laws)."""
     return isinstance(value, Mechanism) and (
         privacy_loss_laws.dispatch(type(value)) is not privacy_loss_laws.dispatch(object)

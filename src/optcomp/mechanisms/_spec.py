@@ -28,6 +28,15 @@ Neighbouring = Literal["add_remove", "substitution"]
 #: The allowed values of a ``neighbouring`` argument (``None`` aside).
 NEIGHBOURING_RELATIONS: tuple[Neighbouring, ...] = ("add_remove", "substitution")
 
+#: The relations a guarantee may be *stated* for: the two above and zero-out (one record's contribution
+#: replaced by zero: DP-FTRL, shuffled epochs), under which a sum of clipped contributions moves by the same
+#: Δ as under add/remove, so mechanisms carry no relation of their own for it (``optcomp.interop``,
+#: ``optcomp.matrix``, ``optcomp.dpsgd``'s samplers).
+Relation = Literal["add_remove", "substitution", "zero_out"]
+
+#: The values of :data:`Relation`, in that order.
+RELATIONS: tuple[Relation, ...] = ("add_remove", "substitution", "zero_out")
+
 
 @runtime_checkable
 class Mechanism(Protocol):

@@ -68,7 +68,7 @@ def calibrate(
         ValueError: a parameter out of range, or δ₀ so large that no ε₀ ≥ 0 meets the target.
     """
     from optcomp import bounds
-    from optcomp.optimal import epsilon as opt_epsilon
+    from optcomp.optimal._api import epsilon as opt_epsilon
 
     eps = check_positive("target_epsilon", target_epsilon)
     dlt = check_probability("target_delta", target_delta)

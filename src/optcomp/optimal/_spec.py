@@ -26,10 +26,8 @@ from typing import overload
 import mpmath
 import numpy as np
 
-from optcomp._numerics import OPTIMAL_R_RTOL, FloatArray, check_epsilon_delta, check_int
+from optcomp._numerics import OPTIMAL_R_RTOL, EpsDelta, FloatArray, check_epsilon_delta, check_int
 from optcomp._rounding import next_down, next_up, rounding_error, widen_down, widen_up
-
-EpsDelta = tuple[float, float]
 
 #: Working precision (bits) of the mpmath fallback for r near the δ floor.
 _MP_PREC = 256

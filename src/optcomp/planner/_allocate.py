@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from optcomp._numerics import ProgressLine
 from optcomp.planner._accounting import (
     ACCOUNTING,
     MODES,
@@ -33,7 +34,6 @@ from optcomp.planner._prepare import SCALE_RTOL, _Prepared, prepare
 from optcomp.planner._schema import Plan, PlanError, show
 from optcomp.planner._search import (
     MECHANISM_AWARE_RTOL,
-    Progress,
     _black_box_floor,
     _search,
     _search_mechanism_aware,
@@ -107,7 +107,7 @@ def _locks_do_not_fit(p: _Prepared, mode: str, value: float) -> PlanError:
     )
 
 
-def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: ModeResult | None = None,
+def allocate(plan: Plan, mode: str, *, progress: ProgressLine | None = None, basic: ModeResult | None = None,
              optimal_result: ModeResult | None = None) -> ModeResult:
     """The allocation of ``plan`` under accounting ``mode`` (see the module docstring).
 
@@ -177,7 +177,7 @@ def allocate(plan: Plan, mode: str, *, progress: Progress | None = None, basic: 
                       statistics=tuple(stats), evaluations=calls, seconds=time.perf_counter() - t0)
 
 
-def plan_all(plan: Plan, modes: Sequence[str] = MODES, *, progress: Progress | None = None) -> dict[str, ModeResult]:
+def plan_all(plan: Plan, modes: Sequence[str] = MODES, *, progress: ProgressLine | None = None) -> dict[str, ModeResult]:
     """Every requested mode's allocation, side by side (basic first: the gains are relative to it)."""
     wanted = [check_mode(m) for m in modes]
     basic = allocate(plan, "basic")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from optcomp.mechanisms import planner_mechanisms
+from optcomp.mechanisms import Neighbouring, planner_mechanisms
 
 #: Version of the plan schema this module reads and writes.
 SCHEMA_VERSION = 1
@@ -28,7 +28,6 @@ Kind = Literal["count", "sum", "mean", "histogram"]
 #: The planner's mechanisms for the type checker: the ``planner`` entries of the one name table
 #: :data:`optcomp.mechanisms.MECHANISM_NAMES` (``tests/test_mechanism_names.py`` holds the two equal).
 MechanismName = Literal["laplace", "gaussian", "discrete_laplace"]
-Neighbouring = Literal["add_remove", "substitution"]
 
 KINDS: tuple[str, ...] = ("count", "sum", "mean", "histogram")
 #: The mechanisms a statistic may use, from the name table, in its order.

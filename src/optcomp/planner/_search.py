@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from optcomp._inverse import SearchBracket, SearchBudgetExceeded, solve
-from optcomp._numerics import EPSILON_WIDTH_FLOOR, Bound
+from optcomp._numerics import EPSILON_WIDTH_FLOOR, Bound, ProgressLine
 from optcomp.planner._accounting import (
     OPTIMAL_FINAL_TOLERANCE,
     OPTIMAL_SEARCH_TOLERANCE,
@@ -58,7 +58,6 @@ _OPTIMAL_FINAL_RTOL: float = SCALE_RTOL / 2.0
 #: Most accounting evaluations of one search (bracketing plus refinement).
 _MAX_EVALUATIONS = 80
 
-Progress = Callable[[str], None]
 
 
 class _Found(NamedTuple):
@@ -72,7 +71,7 @@ class _Found(NamedTuple):
 
 
 def _search(
-    value_of: Callable[[float], float], budget: float, s0: float, progress: Progress | None, rtol: float,
+    value_of: Callable[[float], float], budget: float, s0: float, progress: ProgressLine | None, rtol: float,
     seed: tuple[float, float] | None = None, limit: float = math.inf, fail: float | None = None,
 ) -> _Found:
     """Largest s (to relative ``rtol``) with value_of(s) ≤ budget; value_of is non-decreasing.
@@ -118,7 +117,7 @@ class _MechanismAwareSearch:
     """The model side of one ``mechanism_aware`` search: the certified values seen, the GDP model and its
     step reach. The bracket of the largest feasible scale is :func:`~optcomp._inverse.solve`'s."""
 
-    def __init__(self, p: _Prepared, progress: Progress | None) -> None:
+    def __init__(self, p: _Prepared, progress: ProgressLine | None) -> None:
         self.p = p
         self.progress = progress
         self.aim = p.budget * (1.0 - _MA_AIM)
@@ -174,7 +173,7 @@ class _MechanismAwareSearch:
 
 
 def _search_mechanism_aware(
-    p: _Prepared, s0: float, progress: Progress | None, seed: tuple[float, float] | None,
+    p: _Prepared, s0: float, progress: ProgressLine | None, seed: tuple[float, float] | None,
 ) -> tuple[float, float, int]:
     """The ``mechanism_aware`` search: few certified floor evaluations, placed by :class:`_Model`.
 
@@ -208,7 +207,7 @@ def _search_mechanism_aware(
     return found.passing, search.seen[found.passing], search.calls
 
 
-def _black_box_floor(p: _Prepared, s: float, value: float, progress: Progress | None) -> tuple[float, float, int]:
+def _black_box_floor(p: _Prepared, s: float, value: float, progress: ProgressLine | None) -> tuple[float, float, int]:
     """Keep ``mechanism_aware`` no worse than ``optimal`` (to the search precision) without its search.
 
     One optimal black-box evaluation at the found scale s (certified for the same mechanisms): where it
@@ -227,7 +226,7 @@ def _black_box_floor(p: _Prepared, s: float, value: float, progress: Progress | 
     return (s2, v2, calls + 1) if s2 > s else (s, v, calls + 1)
 
 
-def _search_optimal(p: _Prepared, s0: float, progress: Progress | None) -> tuple[float, float, int]:
+def _search_optimal(p: _Prepared, s0: float, progress: ProgressLine | None) -> tuple[float, float, int]:
     """The ``optimal`` search in two phases: coarse black-box width, then fine from the coarse answer.
 
     The coarse phase pins the scale to 3·``SCALE_RTOL``; the fine one goes on from its passing scale to

@@ -28,17 +28,26 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import Bound, FloatArray
+from optcomp._numerics import Accuracy, Bound, FloatArray
 from optcomp.pld._realise import upper_ends
 
 if TYPE_CHECKING:
-    from optcomp.pld._pld import PrivacyLossDistribution
     from optcomp.pld._realise import Direction
+
+
+class _Refining(Protocol):
+    """What the curve reads of a :class:`~optcomp.pld.PrivacyLossDistribution` (which imports this module):
+    its accuracy, and its refinement of a measure towards that accuracy's width."""
+
+    @property
+    def accuracy(self) -> Accuracy: ...
+
+    def _refine(self, measure: Any, strict: bool) -> Bound: ...
 
 __all__ = ["CURVE_DELTA_SCALE", "CURVE_PLACEMENT_RTOL", "HockeyStickCurve", "hockey_stick_curve"]
 
@@ -59,8 +68,6 @@ _FLOOR_READ: float = 4.0
 _PROBE_POINTS: int = 8193
 #: Largest ε placed automatically: e^ε must stay a finite double (slopes −e^ε of the trade-off lines).
 _EPS_CAP: float = 700.0
-#: ε grid of a composition of (ε, δ) black boxes (answered point by point by :mod:`optcomp.optimal`).
-_BLACK_BOX_GRID: int = 201
 
 
 @dataclass(frozen=True)
@@ -195,7 +202,7 @@ class _CurveMeasure:
         return True
 
 
-def hockey_stick_curve(pld: PrivacyLossDistribution, epsilons: npt.ArrayLike | None = None) -> HockeyStickCurve:
+def hockey_stick_curve(pld: _Refining, epsilons: npt.ArrayLike | None = None) -> HockeyStickCurve:
     """Certified δ(ε) brackets of ``pld`` on ``epsilons`` (or on points placed where the curve bends).
 
     See the module docstring. Each point's bracket is certified as :meth:`PrivacyLossDistribution.delta`
@@ -215,7 +222,7 @@ def hockey_stick_curve(pld: PrivacyLossDistribution, epsilons: npt.ArrayLike | N
             bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
             raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
     m = _CurveMeasure(eps, pld.accuracy.relative_width)
-    pld._refine(m, strict=False)  # type: ignore[arg-type]
+    pld._refine(m, strict=False)
     assert m.last is not None
     if not math.isfinite(float(np.max(m.last.upper, initial=0.0))):
         raise ValueError("the δ curve is not finite")  # pragma: no cover - δ ≤ 1 always

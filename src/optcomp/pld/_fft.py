@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft
 
-from optcomp._numerics import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, FloatArray
+from optcomp._numerics import ERROR_BOUND_MARGIN, SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, FloatArray
 from optcomp._rounding import fft_error_bound, rounding_error, widen_up
 from optcomp.pld._cells import GridTooLargeError
 
@@ -307,7 +307,7 @@ def compose(
     del psi
     y = np.roll(y, -(a_int % n))
     np.maximum(y, 0.0, out=y)
-    return Composed(y, a_int, (err_prop + err_inv) * 1.01 + direct, wrap)
+    return Composed(y, a_int, (err_prop + err_inv) * ERROR_BOUND_MARGIN + direct, wrap)
 
 
 def _masses(parts: list[tuple[FloatArray, int]]) -> list[float]:
@@ -326,7 +326,7 @@ def _premultiply_parts(
     if rel == 0.0 and absolute == 0.0:  # nothing rounded (it may still have reordered: each part's own mass)
         return parts, _masses(parts), 0.0
     factor = _exp_or_inf(log_all * (1 + rounding_error(8)))
-    direct = (rel + absolute) * (1 + rel) ** n_parts * factor * 1.01 if math.isfinite(factor) else math.inf
+    direct = (rel + absolute) * (1 + rel) ** n_parts * factor * ERROR_BOUND_MARGIN if math.isfinite(factor) else math.inf
     return parts, _masses(parts), direct
 
 
@@ -460,9 +460,9 @@ def _spectral_error(
     e_omega = np.zeros(nf)  # computed on the live frequencies only: the same vector as before, bit for bit
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         a = absval[live]
-        power_err = np.where(a > 0, a * np.expm1(1.01 * acc.rho[live]), 0.0)
+        power_err = np.where(a > 0, a * np.expm1(ERROR_BOUND_MARGIN * acc.rho[live]), 0.0)
         e_omega[live] = (
-            np.exp(np.log(acc.ratio_sum[live]) + acc.log_m_sum[live]) * 1.01 + power_err + 2 * (acc.n_prod + 1) * _TINY
+            np.exp(np.log(acc.ratio_sum[live]) + acc.log_m_sum[live]) * ERROR_BOUND_MARGIN + power_err + 2 * (acc.n_prod + 1) * _TINY
         )
     w = np.full(nf, 2.0)
     w[0] = 1.0

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -33,14 +32,12 @@ from optcomp._numerics import (
 from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
 from optcomp.pld._cells import GridTooLargeError, window
+from optcomp.pld._curve import HockeyStickCurve, hockey_stick_curve
 from optcomp.pld._lazy import Directions
 from optcomp.pld._query import informative_delta
 from optcomp.pld._realise import Direction, realise, upper_ends
 from optcomp.pld._stepmodel import MODEL_DEEPEST_DELTA, MODEL_MISS, MODEL_PASSES, first_step
 from optcomp.pld._windows import Memo, log_tails
-
-if TYPE_CHECKING:
-    from optcomp.pld._curve import HockeyStickCurve
 
 #: Widths below which two passes estimate the width's order in Δ (above, the model's order 2 is used).
 _ASYMPTOTIC = 0.05
@@ -362,8 +359,6 @@ class PrivacyLossDistribution:
     def hockey_stick_curve(self, epsilons: npt.ArrayLike | None = None) -> HockeyStickCurve:
         """The whole certified δ(ε) curve from one realisation (:func:`optcomp.pld._curve.hockey_stick_curve`):
         the ε points placed where the curve bends unless given, tilted compositions only where needed."""
-        from optcomp.pld._curve import hockey_stick_curve
-
         return hockey_stick_curve(self, epsilons)
 
     def delta_curve(self, epsilons: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -411,8 +406,10 @@ class PrivacyLossDistribution:
 class _Measure:
     """A query run on one realisation, and its relative width."""
 
-    #: Whether the refinement may start at the width model's step (:func:`._stepmodel.first_step`).
-    model_start = False
+    @property
+    def model_start(self) -> bool:
+        """Whether the refinement may start at the width model's step (:func:`._stepmodel.first_step`)."""
+        return False
     #: Whether large counts may be composed in two levels (:meth:`PrivacyLossDistribution._directions`).
     two_level = False
 
@@ -441,7 +438,7 @@ class _EpsilonMeasure(_Measure):
     two_level = True
 
     @property
-    def model_start(self) -> bool:  # type: ignore[override]
+    def model_start(self) -> bool:
         """Deep δ (below ``_stepmodel.MODEL_DEEPEST_DELTA``) keeps the plain start."""
         return self.delta >= MODEL_DEEPEST_DELTA
 

@@ -29,8 +29,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from optcomp._numerics import ProgressLine
 from optcomp.reproduce import buckets, gdp, kov, mv
-from optcomp.reproduce._core import Check, Context, Progress, Result, save
+from optcomp.reproduce._core import Check, Context, Result, save
 
 #: Target name → function. Order is the order of ``--all`` and of ``docs/papers.md``.
 TARGETS: dict[str, Callable[[Context], Result]] = {
@@ -50,7 +51,7 @@ TARGETS: dict[str, Callable[[Context], Result]] = {
 }
 
 
-def run(name: str, *, fast: bool = False, progress: Progress | None = None) -> Result:
+def run(name: str, *, fast: bool = False, progress: ProgressLine | None = None) -> Result:
     """Run one target. ``ValueError`` naming ``name`` and the known targets if it is not one."""
     if name not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {name!r}")
@@ -58,7 +59,7 @@ def run(name: str, *, fast: bool = False, progress: Progress | None = None) -> R
     return TARGETS[name](ctx)
 
 
-def run_and_save(name: str, output: Path, *, fast: bool = False, progress: Progress | None = None) -> tuple[Result, list[Path]]:
+def run_and_save(name: str, output: Path, *, fast: bool = False, progress: ProgressLine | None = None) -> tuple[Result, list[Path]]:
     """Run one target and write its files under ``output``."""
     result = run(name, fast=fast, progress=progress)
     return result, save(result, output)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from optcomp._numerics import ProgressLine
 
 #: Relative agreement demanded of two computations of one exact quantity (closed form vs engine).
 AGREE_RTOL = 1e-9
@@ -21,8 +22,6 @@ AGREE_RTOL = 1e-9
 AGREE_ATOL = 2.0**-50
 #: Relative slack when comparing a bound with another bound that should dominate it (rounding only).
 ORDER_RTOL = 1e-9
-
-Progress = Callable[[str], None]
 
 
 def _quiet(_: str) -> None:
@@ -34,7 +33,7 @@ class Context:
     """How a target runs: ``fast`` (fewer points, for the test suite) and a progress callback."""
 
     fast: bool = False
-    progress: Progress = _quiet
+    progress: ProgressLine = _quiet
 
 
 @dataclass(frozen=True)

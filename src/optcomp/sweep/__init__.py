@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from optcomp._numerics import Progress
 from optcomp.sweep._evaluate import Row, chain_key, evaluate_task
 from optcomp.sweep._executors import (
     DaskCluster,
@@ -65,9 +66,6 @@ __all__ = [
 TASKS_PER_WORKER = 32
 #: Relative cost of one inverse point (a σ or T search: tens of evaluations) against one ε/δ point.
 _INVERSE_COST = 20
-
-#: ``progress(done, total)``: points finished (stored or skipped) out of the grid's.
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import Connection
 from typing import Any, Protocol, TypeVar
 
+from optcomp._threads import call_single_threaded
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -49,16 +51,6 @@ ORPHAN_EXIT_STATUS = 3
 class WorkersLost(RuntimeError):
     """Workers died mid-sweep more often than the executor re-runs their tasks; the rows of the tasks
     that finished are stored (a re-run of the same grid resumes from them)."""
-
-
-def single_threaded(fn: Callable[[T], R], arg: T) -> R:
-    """``fn(arg)`` with BLAS/OpenMP pools limited to one thread (where threadpoolctl is installed)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency; without it BLAS keeps its pool
-        return fn(arg)
-    with threadpool_limits(limits=1):
-        return fn(arg)
 
 
 def exit_with_parent(lifeline: Connection) -> None:
@@ -121,7 +113,7 @@ class ProcessPool:
             broken = False
             try:
                 for i, t in todo.items():
-                    pending[self._pool.submit(single_threaded, fn, t)] = i
+                    pending[self._pool.submit(call_single_threaded, fn, t)] = i
             except BrokenProcessPool:  # a worker died while tasks were being submitted
                 broken = True
             while pending and not broken:
@@ -169,7 +161,8 @@ class DaskCluster:
             if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
                 raise ValueError(f"scheduler must be an address such as tcp://HOST:PORT, got {scheduler!r}")
             # not the process's default client: everything below names this client
-            self._client = Client(scheduler, set_as_default=False)  # type: ignore[no-untyped-call]
+            make: Any = Client  # distributed is untyped: its client is held as Any
+            self._client: Any = make(scheduler, set_as_default=False)
             self._own = True
         else:
             self._client, self._own = scheduler, False
@@ -188,15 +181,17 @@ class DaskCluster:
             raise
 
     def map_unordered(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
-        from distributed import as_completed
+        from distributed import as_completed as untyped_as_completed
         from distributed.scheduler import KilledWorker
 
+        as_completed: Any = untyped_as_completed
+
         futures = {
-            self._client.submit(single_threaded, fn, t, pure=False, retries=DASK_RETRIES): i
+            self._client.submit(call_single_threaded, fn, t, pure=False, retries=DASK_RETRIES): i
             for i, t in enumerate(tasks)
         }
         try:
-            for f in as_completed(list(futures), loop=self._client.loop):  # type: ignore[no-untyped-call]
+            for f in as_completed(list(futures), loop=self._client.loop):
                 try:
                     result = f.result()
                 except KilledWorker as exc:
@@ -204,14 +199,14 @@ class DaskCluster:
                                       "are stored and the same command resumes from them") from None
                 yield futures[f], result
         finally:  # stopped early (an error, a closed generator): the cluster stops working on this sweep
-            left = [f for f in futures if not f.done()]  # type: ignore[no-untyped-call]
+            left = [f for f in futures if not f.done()]
             if left:
-                self._client.cancel(left)  # type: ignore[no-untyped-call]
+                self._client.cancel(left)
 
     def close(self) -> None:
         """Close the client if this executor made it."""
         if self._own:
-            self._client.close()  # type: ignore[no-untyped-call]
+            self._client.close()
 
 
 def default_workers() -> int:

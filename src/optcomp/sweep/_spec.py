@@ -33,7 +33,6 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -336,8 +335,3 @@ def columns(points: Sequence[Point]) -> list[str]:
              "max_steps"]
     used = {k for p in points for k, _ in p.params}
     return [k for k in order if k in used]
-
-
-def point_values(point: Point) -> dict[str, Any]:
-    """The point's parameters as a dict."""
-    return dict(point.params)

@@ -5,7 +5,7 @@ a child process (started from a fork server that has already imported the planne
 milliseconds; ``spawn`` where there is no fork server), awaited from a thread so that the event loop
 keeps answering other requests. At most ``MAX_WORKERS`` run at once (others wait for a slot within the
 same time limit). A worker that runs past the limit is killed and the request answered with a
-:class:`~optcomp.web.app.RequestError` naming the limit. The event loop never blocks, so Ctrl-C and SIGTERM
+:class:`RequestError` naming the limit. The event loop never blocks, so Ctrl-C and SIGTERM
 are honoured: the server stops once the requests in flight end (within the time limit; uvicorn exits at
 once on a second Ctrl-C), and the lifespan shutdown kills any worker still running. A worker the OS
 refuses to start (``OSError`` from fork or the pipe) is logged on the ``optcomp.web`` logger and the
@@ -28,6 +28,17 @@ from typing import Any
 import anyio.to_thread
 
 from optcomp.planner import Plan, PlanError, plan_all, plan_to_dict, result_to_dict
+
+
+class RequestError(ValueError):
+    """A request the API refuses: one line, an HTTP status (4xx), and the field/statistic it is about."""
+
+    def __init__(self, message: str, *, status: int = 422, field: str | None = None, index: int | None = None):
+        super().__init__(message)
+        self.status = status
+        self.field = field
+        self.index = index
+
 
 #: Seconds one plan may compute before its worker is killed.
 PLAN_TIME_LIMIT = 30.0
@@ -86,8 +97,6 @@ class PlanRunner:
 
     async def run(self, plan: Plan, modes: list[str]) -> bytes:
         """The JSON answer for ``plan`` (``ValueError`` with ``field``/``index`` if it is refused)."""
-        from optcomp.web.app import RequestError
-
         loop = asyncio.get_running_loop()
         if self._slots is None or self._loop is not loop:  # one semaphore per event loop (test clients)
             self._slots, self._loop = asyncio.Semaphore(self.workers), loop

@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from optcomp.mechanisms import planner_mechanisms
 from optcomp.planner import MODES, plan_from_dict, plan_from_text, plan_to_toml, show
-from optcomp.web._worker import PLAN_TIME_LIMIT, PlanRunner
+from optcomp.web._worker import PLAN_TIME_LIMIT, PlanRunner, RequestError
 from optcomp.web.ledger import ledger_routes
 
 _STATIC = resources.files("optcomp.web") / "static"
@@ -31,16 +31,6 @@ _STATIC = resources.files("optcomp.web") / "static"
 MAX_STATISTICS = 2000
 #: Largest request body (bytes): 2,000 statistics take about 300 kB as JSON.
 MAX_BODY_BYTES = 1 << 20
-
-
-class RequestError(ValueError):
-    """A request the API refuses: one line, an HTTP status (4xx), and the field/statistic it is about."""
-
-    def __init__(self, message: str, *, status: int = 422, field: str | None = None, index: int | None = None):
-        super().__init__(message)
-        self.status = status
-        self.field = field
-        self.index = index
 
 
 def _error(exc: ValueError) -> JSONResponse:
