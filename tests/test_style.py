@@ -182,18 +182,49 @@ def test_the_mpmath_rule_catches_every_spelling(tmp_path: Path) -> None:
     assert _mpmath_imports(probe) == ["probe.py:1", "probe.py:2", "probe.py:3", "probe.py:5"]
 
 
-#: Room sizes (issue 16's "done when"): a module a reader can hold, a function that does one thing.
-MAX_MODULE_LINES = 600
+#: Room sizes (issue 16's "done when", issue 33 item 4): a module a reader can hold, a function that does one
+#: thing.
+MAX_MODULE_LINES = 500
 MAX_FUNCTION_BODY_LINES = 80
+#: Modules above ``MAX_MODULE_LINES``, each with the reason it is one module (issue 33: size by design, not
+#: held by the cap). Still at most ``LONG_MODULE_LINES``.
+LONG_MODULES: dict[str, str] = {
+    "_numerics.py": "floor 0: every named tolerance with its derivation, Bound, Accuracy, Domain and the check_* "
+    "validators — the one place for numbers (STYLE.md); two modules would be two places",
+    "_inverse.py": "the one inverse solver (issue 25): solve, the coarse-to-fine layer and float_boundary, each "
+    "with its safe-side proof (the batched half is _inverse_many)",
+    "queries.py": "the queries floor's frozen value: Composition (routing rule, grid, group) and its RunBracket "
+    "call each other (a Composition's run lower ends are its run bracket's), so a split is an import cycle",
+    "dpsgd.py": "the sampler table and DP-SGD's public API with its contracts; 600 → ~530 lines while absorbing "
+    "_dpsgd_tradeoff (its import cycle), by deleting the duplicated merges, lower-item rules and per-function "
+    "sampler parameters (issue 33)",
+    "pld/_pld.py": "the grid's public value and its refinement schedule (_passes, _schedule, _next_step), which "
+    "leaves for the one schedule of issue 33 item 2",
+    "pld/_realise.py": "one direction realised at one grid step with its tilted ends: the engine's data flow "
+    "(docs/pld.md §5–6), one frozen value and the caches it fills",
+    "fdp/_tradeoff.py": "the trade-off function types (DRS §2) and their certified piecewise-linear evaluation, "
+    "inverse and envelopes: one value hierarchy",
+    "fdp/_compose.py": "f-DP composition (DRS §3): the tensor product and both central limit theorems with their "
+    "certified bands",
+    "bounds.py": "the classic composition theorems (basic, DRV, lecture notes, KOV), each a closed form with its "
+    "safe-side rounding",
+    "interop/_dp_event.py": "dp_accounting's event table (one row per event class) and its walk into items",
+    "ledger/_ledger.py": "the ledger's one write protocol (docs/ledger.md §4): charge, release, void and replay "
+    "under one lock",
+    "cli/account.py": "the account and dpsgd commands (parse → one call → format), their options and outputs",
+}
+LONG_MODULE_LINES = 600
 
 
 def test_modules_and_functions_stay_small() -> None:
-    """Every module of src/optcomp ≤ 600 lines; every function ≤ 80 lines of body (docstring excluded)."""
+    """Every module of src/optcomp ≤ 500 lines (≤ 600 with a reason in ``LONG_MODULES``); every function ≤ 80
+    lines of body (docstring excluded)."""
     too_long: list[str] = []
     for path in sorted(SRC.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
-        where = str(path.relative_to(SRC))
-        if source.count("\n") > MAX_MODULE_LINES:
+        where = path.relative_to(SRC).as_posix()
+        cap = LONG_MODULE_LINES if where in LONG_MODULES else MAX_MODULE_LINES
+        if source.count("\n") > cap:
             too_long.append(f"{where}: {source.count(chr(10))} lines")
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -202,6 +233,13 @@ def test_modules_and_functions_stay_small() -> None:
                 if lines > MAX_FUNCTION_BODY_LINES:
                     too_long.append(f"{where}: {node.name} has {lines} lines of body")
     assert not too_long, too_long
+
+
+def test_long_module_reasons_are_current() -> None:
+    """Every module listed in ``LONG_MODULES`` exists and is still above ``MAX_MODULE_LINES`` (else drop it)."""
+    stale = [m for m in LONG_MODULES if not (SRC / m).exists()
+             or (SRC / m).read_text(encoding="utf-8").count("\n") <= MAX_MODULE_LINES]
+    assert stale == [], f"remove from LONG_MODULES: {stale}"
 
 
 # -- the floors, executable (issue 25): docs/architecture.md's chart as a table -----------------------
@@ -234,7 +272,6 @@ FLOORS: dict[str, int] = {
     # applications
     "calibrate": 5,
     "dpsgd": 5,
-    "_dpsgd_tradeoff": 5,
     "planner": 5,
     "ledger": 5,
     "matrix": 5,
@@ -257,13 +294,9 @@ SIDEWAYS: dict[tuple[str, str], str] = {
     ("region", "fdp"): "the privacy region of a trade-off function (fdp) is its δ(ε) curve",
     ("optimal", "bounds"): "KOV Cor V.1 (bounds.py, its one home) next to optimal.calibrate",
     ("dpsgd", "calibrate"): "noise_multiplier/steps are calibrate.noise_for_target (the one calibrator)",
-    ("dpsgd", "_dpsgd_tradeoff"): "dpsgd.tradeoff (a run's trade-off curve) lives in its own module (dpsgd's size)",
-    ("_dpsgd_tradeoff", "dpsgd"): "a run's trade-off curve reads the run's sampler and composition from dpsgd "
-    "(a type, and inside the function)",
     ("matrix", "calibrate"): "a matrix mechanism's noise is calibrated by calibrate.noise_for_target",
     ("matrix", "dpsgd"): "DP-MF training runs reuse the DP-SGD sampler table",
     ("sweep", "dpsgd"): "a sweep evaluates DP-SGD runs",
-    ("sweep", "calibrate"): "a sweep's σ-for-target and T-for-target rows are calibrations",
     ("interop", "dpsgd"): "an Opacus history is a DP-SGD run (the sampler table)",
     ("reproduce", "dpsgd"): "the papers' DP-SGD tables",
     ("reproduce", "calibrate"): "the papers' calibration tables (KOV Thm V.3)",
@@ -273,10 +306,7 @@ SIDEWAYS: dict[tuple[str, str], str] = {
 }
 
 #: (importer, imported) climbing a floor, with its reason (each such import sits inside a function).
-CLIMBING: dict[tuple[str, str], str] = {
-    ("fdp", "composition"): "fdp.tensor_bracket composes the pairs through compose (issue 25): a readout of a "
-    "composition, imported inside the function (the queries floor imports fdp)",
-}
+CLIMBING: dict[tuple[str, str], str] = {}
 
 #: Imports of another room's private module or name (``optcomp.x._y``, ``from optcomp.x import _y``),
 #: with the reason it has no public name yet.
@@ -362,8 +392,7 @@ def test_imports_follow_the_floors() -> None:
 
 def test_every_listed_layering_exception_is_used() -> None:
     _, used = layering_violations(SRC)
-    planned = {("matrix", "calibrate"), ("matrix", "dpsgd"), ("sweep", "dpsgd"), ("sweep", "calibrate")}
-    stale = [k for k in (*SIDEWAYS, *CLIMBING, *PRIVATE_IMPORTS, *AROUND_COMPOSE) if k not in used and k not in planned]
+    stale = [k for k in (*SIDEWAYS, *CLIMBING, *PRIVATE_IMPORTS, *AROUND_COMPOSE) if k not in used]
     assert stale == [], f"remove these exceptions (the import is gone): {stale}"
 
 
@@ -430,7 +459,6 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "mechanisms/_allocation_grid.py::_gauss_window": "the factor window's lower end ℓ_min (a window, not a "
     "parameter: its tail is charged separately)",
     "mechanisms/_allocation_lower.py::_band": "one band of the merge convolution (lo/hi: offset range)",
-    "mechanisms/allocation.py::allocation_bracket": "grid-step refinement towards an accuracy (not an inverse)",
 }
 
 #: Inverses of certified values still hand-rolled, each with who owns the file and what replaces it.
@@ -487,3 +515,222 @@ def test_the_search_loop_rule_catches_a_bisection(tmp_path: Path) -> None:
         "    return hi\n\ndef fine(xs):\n    total = 0.0\n    for x in xs:\n        total += x\n    return total\n"
     )
     assert _search_loops(probe, tmp_path) == ["probe.py::smallest", "probe.py::smallest"]
+
+
+# -- no import cycles (issue 33 item 4): the module graph, imports inside functions included ------------
+
+
+def _module_of(path: Path, src: Path) -> str:
+    """The dotted module name of ``path`` (a package's ``__init__.py`` is the package)."""
+    parts = list(path.relative_to(src.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(src: Path) -> dict[str, set[str]]:
+    """module → the modules of ``src`` it imports, at any depth (inside functions and ``TYPE_CHECKING``
+    blocks too). ``from a.b import c`` is module ``a.b.c`` when that is a module, else ``a.b``; a name that is
+    no module resolves to its longest module prefix (``from optcomp import compose`` is the package root)."""
+    paths = {_module_of(p, src): p for p in sorted(src.rglob("*.py"))}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in paths}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([node.module] if node.module else [])])
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names]
+            else:
+                continue
+            for name in names:
+                target = resolve(name) if name.split(".")[0] == src.name else None
+                if target is not None and target != module:
+                    graph[module].add(target)
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted: the import cycles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(cycles)
+
+
+def test_no_import_cycles() -> None:
+    """No module of src/optcomp reaches itself through imports, counting imports inside functions and
+    ``TYPE_CHECKING`` blocks (issue 33: five cycles before; a cycle is a layering the floors cannot see)."""
+    assert import_cycles(import_graph(SRC)) == []
+
+
+def test_the_cycle_rule_catches_a_planted_cycle(tmp_path: Path) -> None:
+    """The rule's own probe: a cycle through a function-level import, one through ``TYPE_CHECKING``, one through
+    a relative import into a package's ``__init__``; an acyclic import beside them is not reported."""
+    src = tmp_path / "optcomp"
+    (src / "pkg").mkdir(parents=True)
+    (src / "__init__.py").write_text("")
+    (src / "a.py").write_text("from optcomp.b import f\n")
+    (src / "b.py").write_text("def f():\n    from optcomp import a\n    return a\n")
+    (src / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from optcomp.d import X\n")
+    (src / "d.py").write_text("import optcomp.c\nX = 1\n")
+    (src / "pkg" / "__init__.py").write_text("from optcomp.pkg._one import g\n")
+    (src / "pkg" / "_one.py").write_text("def g():\n    from . import h\n    return h\nh = 1\n")
+    (src / "e.py").write_text("from optcomp.a import f\n")  # imports into a cycle: not part of it
+    assert import_cycles(import_graph(src)) == [
+        ["optcomp.a", "optcomp.b"], ["optcomp.c", "optcomp.d"], ["optcomp.pkg", "optcomp.pkg._one"]]
+
+
+# -- one merge of a run's ends (issue 33 item 5): only the run bracket takes a lower end from another bracket -
+
+
+#: ``Bound(min(…), …)`` calls that are not the run bracket's merge: an engine clipping the two ends of *one*
+#: computation (its own lower end to its own upper end), or a bracket on a parameter (``path::function`` → why).
+MERGES_ALLOWED: dict[str, str] = {
+    "queries.py::merge": "RunBracket.merge: the one merge of a run's ends (lower from the dominated composition)",
+    "calibrate.py::noise_for_target": "the calibrated parameter's bracket (a noise, not a run's ε or δ)",
+    "optimal/_huge.py::shifted_delta": "the optimal engine clips its own lower end to its own upper end",
+    "optimal/_mv.py::epsilon_mv": "MV Thm 1.7's search clips its own lower end to its own upper end",
+    "optimal/_solve.py::epsilon_from_envelopes": "one pair of envelopes' ε ends, the lower clipped to the upper",
+    "optimal/_solve.py::delta_from_envelopes": "one pair of envelopes' δ ends, the lower clipped to the upper",
+    "pld/_pld.py::run": "the grid's ε measure clips its intersected lower end to its upper end (one query)",
+}
+
+
+def _merges(path: Path, src: Path) -> list[str]:
+    """``path::function`` of every ``Bound(min(…), …)`` or ``Bound(np.minimum(…), …)``: a lower end clipped to
+    an upper end, the shape of "lower end from one bracket, upper end from another"."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    where = path.relative_to(src).as_posix()
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    owner = {id(n): f.name for f in functions for n in ast.walk(f)}  # innermost last: overwritten
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Bound"):
+            continue
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "lower"), None)
+        if isinstance(first, ast.Call) and (
+            (isinstance(first.func, ast.Name) and first.func.id == "min")
+            or (isinstance(first.func, ast.Attribute) and first.func.attr == "minimum")
+        ):
+            found.append(f"{where}::{owner.get(id(node), '<module>')}")
+    return found
+
+
+def test_run_ends_are_merged_only_by_the_run_bracket() -> None:
+    """"Lower end from the dominated composition, upper end from the dominating one" has one home,
+    ``queries.RunBracket.merge`` (issue 33: six copies before); every other ``Bound(min(`` is listed."""
+    found = {f for p in sorted(SRC.rglob("*.py")) for f in _merges(p, SRC)}
+    assert sorted(found - set(MERGES_ALLOWED)) == [], "merge a run's ends with queries.RunBracket, not by hand"
+    assert sorted(set(MERGES_ALLOWED) - found) == [], "remove from MERGES_ALLOWED (the clip is gone)"
+
+
+def test_the_merge_rule_catches_a_planted_merge(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def bracket(up, low):\n    return Bound(min(low.lower, up.upper), up.upper)\n"
+        "def curve(up, lo):\n    return Bound(lower=np.minimum(lo, up), upper=up)\n"
+        "def fine(a, b):\n    return Bound(a, max(a, b))\n"
+    )
+    assert _merges(probe, tmp_path) == ["probe.py::bracket", "probe.py::curve"]
+
+
+# -- one router (issue 33 item 5): no code outside it branches on which engine answers ------------------
+
+
+#: The engines' names (``optcomp.engines.EngineName``).
+ENGINE_NAMES = frozenset({"gdp", "optimal", "grid"})
+
+#: Engine-name branches outside the router still to remove, with what replaces them.
+ENGINE_BRANCHES_TO_CONVERT: dict[str, str] = {
+    "sweep/_evaluate.py::answer": "issue 33 item 2: batch queries on the Engine (the grid's shared realisations), "
+    "the sweep asking its run brackets",
+    "planner/_accounting.py::_mechanism_aware": "issue 33 item 2: the grid step chosen by the one refinement "
+    "schedule, not by the planner when the route is the grid",
+}
+
+
+def _engine_branches(path: Path, src: Path) -> list[str]:
+    """``path::function`` of every comparison of an engine's name (``x.engine()``, ``x.engine``,
+    ``x.route(…).name``, ``engine.name``) with one of :data:`ENGINE_NAMES`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    where = path.relative_to(src).as_posix()
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    owner = {id(n): f.name for f in functions for n in ast.walk(f)}
+
+    def names_engine(x: ast.expr) -> bool:
+        if isinstance(x, ast.Call):
+            x = x.func
+        if not isinstance(x, ast.Attribute):
+            return False
+        if x.attr == "engine":
+            return True
+        held = x.value.func if isinstance(x.value, ast.Call) else x.value
+        spelled = held.attr if isinstance(held, ast.Attribute) else getattr(held, "id", "")
+        return x.attr == "name" and ("engine" in spelled or spelled == "route")
+
+    def an_engine_name(x: ast.expr) -> bool:
+        items = x.elts if isinstance(x, (ast.Tuple, ast.List, ast.Set)) else [x]
+        return any(isinstance(e, ast.Constant) and e.value in ENGINE_NAMES for e in items)
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(names_engine(a) for a in sides) and any(an_engine_name(a) for a in sides):
+                found.append(f"{where}::{owner.get(id(node), '<module>')}")
+    return found
+
+
+def test_no_engine_name_branch_outside_the_router() -> None:
+    """Which engine answers is decided once, by ``queries.Composition._decide``; ``engine()`` only reports it
+    (issue 33). Branches still to remove are listed with what replaces them."""
+    found = {f for p in sorted(SRC.rglob("*.py")) if p.name != "queries.py" for f in _engine_branches(p, SRC)}
+    assert sorted(found - set(ENGINE_BRANCHES_TO_CONVERT)) == [], "ask the engine, do not branch on its name"
+    assert sorted(set(ENGINE_BRANCHES_TO_CONVERT) - found) == [], "remove from ENGINE_BRANCHES_TO_CONVERT"
+
+
+def test_the_engine_name_rule_catches_a_planted_branch(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def a(c):\n    return c.engine() != 'grid'\n"
+        "def b(c, acc):\n    return c.route(acc).name in ('gdp', 'optimal')\n"
+        "def d(engine):\n    return 'grid' == engine.name\n"
+        "def e(event):\n    return event.engine == 'none' or event.kind == 'grid'\n"
+    )
+    assert _engine_branches(probe, tmp_path) == ["probe.py::a", "probe.py::b", "probe.py::d"]
