@@ -21,12 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
-#: An (ε, δ) pair: a black box's guarantee (``optcomp.optimal``, ``optcomp.bounds``, ``optcomp.region``).
-EpsDelta = tuple[float, float]
-#: A progress callback of long work, told ``(done, total)`` as it advances.
-Progress = Callable[[int, int], None]
-#: A progress callback told one line of news at a time (a stage begun, a table written).
-ProgressLine = Callable[[str], None]
+EpsDelta = tuple[float, float]  # an (ε, δ) pair: a black box's guarantee
+Progress = Callable[[int, int], None]  # a callback of long work, told (done, total) as it advances
+ProgressLine = Callable[[str], None]  # a callback told one line of news (a stage begun, a table written)
 
 # ---------------------------------------------------------------------------------------------
 # Tolerances: the one place for the numbers that decide how careful we are.
@@ -65,9 +62,7 @@ OPTIMAL_R_RTOL: float = 2.0**-20
 #: too large), and hands it to the inverse solver as the known passing end.
 OPTIMAL_CALIBRATE_START: float = 2.0**-60
 
-#: Relative margin on a first-order error bound for its higher-order terms: a bound e·(1 + O(e)) with e far
-#: below 1 % is charged as e·ERROR_BOUND_MARGIN (the FFT error propagation of ``pld._fft``, the error factor
-#: of a cell mass from its law's log tails, ``_rounding.log_theta``).
+#: Margin on a first-order error bound e·(1 + O(e)), e ≪ 1 %, for its higher-order terms (pld._fft, _rounding).
 ERROR_BOUND_MARGIN: float = 1.01
 
 #: Relative slack added to a computed quantity before it is reported as an upper bound (and removed
@@ -415,6 +410,15 @@ def check_epsilon_delta_pairs(name: str, pairs: object) -> list[tuple[float, flo
 PROBABILITY_SUM_SLACK_PER_TERM: float = 64 * UNIT_ROUNDOFF
 
 
+def check_epsilons(epsilons: npt.ArrayLike) -> FloatArray:
+    """``epsilons`` as a flat float array, each in [0, inf) (``ValueError`` naming the first bad one)."""
+    eps = np.asarray(epsilons, dtype=np.float64).ravel()
+    if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
+        bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
+        raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
+    return eps
+
+
 def check_probability_vector(name: str, values: object, *, normalised: bool = True) -> FloatArray:
     """``values`` as a non-empty 1-d float array of probabilities, the one validator of such vectors.
 
@@ -581,6 +585,7 @@ __all__ = [
     "ProgressLine",
     "check_epsilon_delta",
     "check_epsilon_delta_pairs",
+    "check_epsilons",
     "check_int",
     "check_nonnegative",
     "check_open_probability",

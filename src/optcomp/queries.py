@@ -51,6 +51,7 @@ from optcomp._numerics import (
     Accuracy,
     Bound,
     FloatArray,
+    check_epsilons,
     check_int,
     check_nonnegative,
     check_open_probability,
@@ -382,7 +383,7 @@ class Composition:
         self, epsilons: npt.ArrayLike, *, accuracy: Accuracy | None = None
     ) -> tuple[FloatArray, FloatArray]:
         """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
-        eps = _checked_epsilons(epsilons)
+        eps = check_epsilons(epsilons)
         run = self._run()
         return self.route(accuracy).delta_curve(eps) if run is None else run.delta_curve(eps, accuracy=accuracy)
 
@@ -393,7 +394,7 @@ class Composition:
         grid places its points where the curve bends unless given (one realisation for every point); the
         GDP closed form is read at those points (intersected with the grid's ends); the optimal engine
         answers each point of ``epsilons`` (default 0 … 20 in 201 steps)."""
-        eps = None if epsilons is None else _checked_epsilons(epsilons)
+        eps = None if epsilons is None else check_epsilons(epsilons)
         run = self._run()
         return self.route(accuracy).curve(eps) if run is None else run.hockey_stick_curve(eps, accuracy=accuracy)
 
@@ -577,12 +578,3 @@ class RunBracket:
         if self.lower is None:
             return np.zeros_like(upper), upper
         return np.minimum(self.lower.delta_curve(epsilons, accuracy=accuracy)[0], upper), upper
-
-
-def _checked_epsilons(epsilons: npt.ArrayLike) -> FloatArray:
-    """``epsilons`` as a flat float array, each in [0, inf) (``ValueError`` naming the first bad one)."""
-    eps = np.asarray(epsilons, dtype=np.float64).ravel()
-    if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
-        bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
-        raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
-    return eps

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import Accuracy, Bound, FloatArray
+from optcomp._numerics import Accuracy, Bound, FloatArray, check_epsilons
 from optcomp.pld._realise import upper_ends
 
 if TYPE_CHECKING:
@@ -215,13 +215,7 @@ def hockey_stick_curve(pld: _Refining, epsilons: npt.ArrayLike | None = None) ->
         pld: the privacy loss distribution.
         epsilons: an explicit ε grid (finite, ≥ 0), or ``None`` for the automatic placement.
     """
-    eps: FloatArray | None = None
-    if epsilons is not None:
-        eps = np.asarray(epsilons, dtype=np.float64).ravel()
-        if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
-            bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
-            raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
-    m = _CurveMeasure(eps, pld.accuracy.relative_width)
+    m = _CurveMeasure(None if epsilons is None else check_epsilons(epsilons), pld.accuracy.relative_width)
     pld._refine(m, strict=False)
     assert m.last is not None
     if not math.isfinite(float(np.max(m.last.upper, initial=0.0))):

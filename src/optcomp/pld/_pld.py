@@ -24,6 +24,7 @@ from optcomp._numerics import (
     Accuracy,
     Bound,
     FloatArray,
+    check_epsilons,
     check_int,
     check_nonnegative,
     check_probability,
@@ -363,11 +364,7 @@ class PrivacyLossDistribution:
 
     def delta_curve(self, epsilons: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Vectorised :meth:`delta`: arrays (lower, upper) of δ(ε) for each ε ≥ 0 in ``epsilons``."""
-        eps = np.asarray(epsilons, dtype=np.float64).ravel()
-        if eps.size and (not np.all(np.isfinite(eps)) or np.any(eps < 0)):
-            bad = eps[~(np.isfinite(eps) & (eps >= 0))][0]
-            raise ValueError(f"epsilons must be in [0, inf), got {bad!r}")
-        m = _DeltaMeasure(eps)
+        m = _DeltaMeasure(check_epsilons(epsilons))
         self._refine(m, strict=False)
         assert m.last is not None
         return m.last
