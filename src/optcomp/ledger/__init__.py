@@ -32,10 +32,10 @@ from optcomp.ledger._currency import (
     make_currency,
 )
 from optcomp.ledger._exact import decode, encode, exact
-from optcomp.ledger._ledger import (
-    RELATIONS,
+from optcomp.ledger._ledger import RELATIONS, Ledger
+from optcomp.ledger._outcomes import (
     BudgetExceeded,
-    Ledger,
+    ReleaseIdClosed,
     ReleaseIdConflict,
     ReleaseRun,
     Ticket,
@@ -49,15 +49,16 @@ from optcomp.ledger._release import (
     PureDP,
     Release,
     ZCDPRelease,
-    describe,
     from_json,
     from_mechanism,
 )
 from optcomp.ledger._store import StoreError
+from optcomp.ledger._words import RELEASE_WORDS, ReleaseWords, amounts, describe, describe_spec, number
 
 __all__ = [
     "CURRENCIES",
     "RELATIONS",
+    "RELEASE_WORDS",
     "ApproxDP",
     "BatchRelease",
     "BudgetExceeded",
@@ -67,20 +68,25 @@ __all__ = [
     "Ledger",
     "PureDP",
     "Release",
+    "ReleaseIdClosed",
     "ReleaseIdConflict",
     "ReleaseRun",
+    "ReleaseWords",
     "StoreError",
     "Ticket",
     "Verification",
     "ZCDPRelease",
+    "amounts",
     "best_order",
     "bulk_admitted",
     "decode",
     "describe",
+    "describe_spec",
     "encode",
     "exact",
     "from_json",
     "from_mechanism",
     "make_currency",
+    "number",
     "slots_from_planner",
 ]
