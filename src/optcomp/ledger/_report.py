@@ -109,15 +109,25 @@ def fraction_spent(currency: Currency, spent: Vector) -> Fraction:
     return Fraction(1) if best is None else best
 
 
+def open_components(currency: Currency, spent: Vector) -> set[int]:
+    """The components that belong to a branch still open (every component of it within its threshold)."""
+    groups = currency.branches or (tuple(range(len(currency.thresholds))),)
+    return {j for g in groups if all(spent[i] <= currency.thresholds[i] for i in g) for j in g}
+
+
 def components(currency: Currency, spent: Vector) -> list[dict[str, Any]]:
     """Each component of the currency in words: its symbol, threshold, spent, remaining and fraction
-    spent (``None`` for a threshold of 0: the rdp currency's count of non-pure releases)."""
+    spent (``None`` for a threshold of 0: the rdp currency's count of non-pure releases), and whether
+    it belongs to a branch still open (``open``; the rdp currency's pure basic branch closes for good at
+    its first non-pure release)."""
+    live = open_components(currency, spent)
     out = []
-    for name, t, s in zip(currency.components, currency.thresholds, spent, strict=True):
+    for j, (name, t, s) in enumerate(zip(currency.components, currency.thresholds, spent, strict=True)):
         out.append({"component": name, "symbol": component_symbol(name),
                     "threshold_text": number(t, digits=AMOUNT_DIGITS), "spent_text": number(s, digits=AMOUNT_DIGITS),
                     "remaining_text": number(t - s, digits=AMOUNT_DIGITS),
-                    "fraction": float(s / t) if t > 0 else None})
+                    "fraction": float(s / t) if t > 0 else None,
+                    "fraction_text": percent(s / t) if t > 0 else "", "open": j in live})
     return out
 
 
@@ -154,11 +164,14 @@ def what_fits(epsilon: float | None, sigma: float | None) -> list[dict[str, Any]
 
 
 def remaining_text(currency: Currency, spent: Vector) -> str:
-    """"ρ ≈ 0.02565 left of 0.08815" for every component with a positive threshold."""
+    """"ρ ≈ 0.02565 left of 0.08815" for every component with a positive threshold in a branch still
+    open ("nothing": no branch is open)."""
+    live = open_components(currency, spent)
     parts = [f"{equation(component_symbol(n), number(t - s, digits=AMOUNT_DIGITS))} left of "
              f"{number(t, digits=AMOUNT_DIGITS).lstrip('≈')}"
-             for n, t, s in zip(currency.components, currency.thresholds, spent, strict=True) if t > 0]
-    return ", ".join(parts)
+             for j, (n, t, s) in enumerate(zip(currency.components, currency.thresholds, spent, strict=True))
+             if t > 0 and j in live]
+    return ", ".join(parts) or "nothing"
 
 
 def advice(currency: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> str:
@@ -186,7 +199,7 @@ def plan_view(slots: Sequence[Release], next_slot: int, epsilon: Fraction, delta
               "text": describe(slots[next_slot])}] if next_slot < len(slots) else [])
     return {"currency_text": "fixed plan (optimal composition)", "budget_text": budget_text(epsilon, delta),
             "fraction_spent": float(frac), "fraction_spent_text": percent(frac),
-            "remaining_text": f"{len(slots) - next_slot} of {len(slots)} slots", "what_fits": fits,
+            "remaining_text": f"{len(slots) - next_slot} of {len(slots)} slots left", "what_fits": fits,
             "remaining_slots_text": [describe(s) for s in slots[next_slot:]]}
 
 
@@ -218,10 +231,12 @@ def history(currency: Currency | None, n_slots: int, records: Sequence[Record]) 
         if currency is not None:
             entry["charge_text"] = amounts(currency.components, r.charge)
             entry["cumulative"] = [float(x) for x in running]
-            entry["fraction"] = float(fraction_spent(currency, running))
+            frac = fraction_spent(currency, running)
+            entry["fraction"], entry["fraction_text"] = float(frac), percent(frac)
         else:
             entry["charge_text"] = f"slot {r.slot}"
-            entry["fraction"] = (r.slot + 1) / n_slots if r.slot is not None and n_slots else 0.0
+            frac = Fraction(r.slot + 1, n_slots) if r.slot is not None and n_slots else Fraction(0)
+            entry["fraction"], entry["fraction_text"] = float(frac), percent(frac)
         out.append(entry)
     return out
 
