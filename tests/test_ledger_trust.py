@@ -192,21 +192,24 @@ def test_refusals_are_recorded_outside_the_chain(ledger_site: Site) -> None:
     led.close()
 
 
-def test_a_ledger_made_before_the_refusals_table_reads_and_records(tmp_path: Path,
+def test_a_ledger_made_before_the_refusals_table_reads_and_records(ledger_site: Site,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    p = tmp_path / "old.ledger"
-    with Ledger.create(str(p), dataset="d", relation="add_remove", epsilon="0.1", delta=0, currency="basic") as led:
-        led.charge("q", PureDP("0.1"))
-    conn = sqlite3.connect(p)  # the four tables of a ledger written before refused attempts were recorded
-    conn.execute("DROP TABLE refusals")
-    conn.commit()
-    conn.close()
-    with Ledger.open(str(p), read_only=True) as led:
-        assert led.verify().ok and led.report()["refused"]["count"] == 0
-    code, _, err = run(capsys, "ledger", "charge", str(p), "more", "pure:epsilon=0.1")
-    assert one_line_error(code, err) and "nothing more fits" in err
-    with Ledger.open(str(p), read_only=True) as led:
-        assert led.verify().ok and led.refusals()["count"] == 1
+    """A ledger written before refused attempts were recorded (its four tables only) reads, verifies and
+    reports read-only; its first refusal creates the table, and the chain is untouched."""
+    led = ledger_site.create(dataset="d", relation="add_remove", epsilon="0.1", delta=0, currency="basic")
+    led.charge("q", PureDP("0.1"))
+    led.close()
+    _sql(ledger_site, "DROP TABLE refusals")
+    with Ledger.open(ledger_site.location, schema=ledger_site.schema, read_only=True) as ro:
+        assert ro.verify().ok and ro.report()["refused"]["count"] == 0 and ro.export()["refusals"]["count"] == 0
+    if ledger_site.kind == "sqlite":
+        code, _, err = run(capsys, "ledger", "charge", ledger_site.location, "more", "pure:epsilon=0.1")
+        assert one_line_error(code, err) and "nothing more fits" in err
+    else:
+        with ledger_site.open() as led, pytest.raises(BudgetExceeded, match="nothing more fits"):
+            led.charge("more", PureDP("0.1"))
+    with Ledger.open(ledger_site.location, schema=ledger_site.schema, read_only=True) as ro:
+        assert ro.verify().ok and ro.refusals()["count"] == 1 and len(ro.export()["events"]) == 1
 
 
 @pytest.mark.parametrize("currency", ["zcdp", "gdp", "rdp", "approx-zcdp"])

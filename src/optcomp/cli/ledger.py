@@ -15,9 +15,13 @@ A release is ``KIND:KEY=VALUE,...`` with ``KIND`` one of ``pure`` (epsilon), ``a
 ``gaussian`` (sigma, sensitivity), ``zcdp`` (rho); values are exact decimals (``0.01`` is 1/100); a key
 given twice is refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
 a SQLite file). ``report``, ``verify`` and ``export`` open the ledger read-only (an auditor needs no write
-permission). Output is a table, or ``--json``. Bad input, a file that is not a ledger or fails its checks,
-a refused charge (``refused: …``: the mechanism must not run) and a failed ``verify`` are one line on
-stderr and exit 2; no command changes a file it refuses.
+permission; they also run ``verify``'s checks and exit 2 when any fails). Output is a table in words
+("Gaussian, σ = 4, Δ = 1"; every number decimal), or ``--json`` (exact values, with the words in added
+``*_text`` fields). Bad input, a file that is not a ledger or fails its checks, a refused charge
+(``refused: …``, naming what remains and what still fits; or a release id that was voided or released:
+the mechanism must not run — a new attempt takes a new release id) and a failed ``verify`` are one line
+on stderr and exit 2. No command changes a file that is not a ledger or fails its checks; a refused
+charge changes nothing but the refused attempts' record, which is outside the hash chain.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ One ledger = one dataset + one neighbouring relation + one budget + one mode, fi
 Accounting is exact (parameters stored exactly, charges and thresholds as rationals, admission an exact
 comparison); storage is SQLite (default) or PostgreSQL (:mod:`._store`), append-only with a hash chain that
 admission replays (:mod:`._chain`); ``Ledger.open(path, read_only=True)`` for auditors, ``backup`` for
-a consistent copy.
+a consistent copy. A voided or released release id is closed (:class:`ReleaseIdClosed`); refused attempts
+are recorded outside the chain (``Ledger.refusals``). Every text meant for a person comes from one
+formatter (:mod:`._words`: :func:`describe`, :func:`number`, the registry :data:`RELEASE_WORDS`).
 
     >>> from optcomp.ledger import Ledger, PureDP
     >>> led = Ledger.create("census.ledger", dataset="census-2020", relation="add_remove",
