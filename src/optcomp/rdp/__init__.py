@@ -33,6 +33,7 @@ from optcomp.rdp._curves import (
     poisson_subsampled_gaussian,
     randomized_response,
 )
+from optcomp.rdp._dual import DualCertificate
 from optcomp.rdp._stated import StatedCurve, holds_renyi_item, renyi_upper, stated_curve
 from optcomp.rdp._witness import WitnessLaw
 
@@ -65,6 +66,7 @@ __all__ = [
     "STATEMENT",
     "Conversion",
     "ConversionBound",
+    "DualCertificate",
     "RdpConversion",
     "RdpCurve",
     "RenyiConversion",

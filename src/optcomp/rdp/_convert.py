@@ -38,7 +38,7 @@ from optcomp._rounding import next_up, widen_up
 from optcomp.fdp import gdp_delta_bound
 from optcomp.rdp import _lp
 from optcomp.rdp._closed import closed_form_delta, closed_form_epsilon
-from optcomp.rdp._dual import certify
+from optcomp.rdp._dual import DualCertificate, certify
 from optcomp.rdp._stated import StatedCurve
 from optcomp.rdp._witness import WitnessLaw, witness_from
 
@@ -73,6 +73,8 @@ class ConversionBound(Bound):
         optimal: the optimal route's own bracket (``None`` where the LP was not run or failed).
         witness: the verified witness law whose δ gives ``lower`` (``None``: a Gaussian or 0 gave it).
         statement: the scope (:data:`STATEMENT`) and what the curve states.
+        certificate: the dual certificate of the optimal route's upper end (δ queries; for ε queries the
+            one at the returned ε), ``None`` where the closed form answered alone.
     """
 
     route: str = "closed_form"
@@ -81,6 +83,7 @@ class ConversionBound(Bound):
     optimal: Bound | None = None
     witness: WitnessLaw | None = None
     statement: str = STATEMENT
+    certificate: DualCertificate | None = None
 
 
 class RenyiConversion:
@@ -91,6 +94,7 @@ class RenyiConversion:
         self.accuracy = accuracy
         self.eta = (_ETA_ZCDP if curve.every_order else _ETA_FINITE) * accuracy.relative_width
         self._witnesses: list[WitnessLaw] = []
+        self._optimal: dict[float, tuple[Bound, WitnessLaw | None, DualCertificate | None] | None] = {}
 
     # -- the LP at one ε -------------------------------------------------------------------------------
     def _problem(self, order_hint: float) -> _lp.Problem:
@@ -103,9 +107,16 @@ class RenyiConversion:
         caps = np.asarray(next_up(widen_up((c.orders - 1.0) * c.values, 4)), dtype=np.float64)
         return _lp.Problem(c.orders, caps, None, None)
 
-    def optimal_delta(self, epsilon: float) -> tuple[Bound, WitnessLaw | None] | None:
-        """The optimal route's bracket of δ(ε) and its witness, or ``None`` (not run: δ negligible, or the
-        LP failed)."""
+    def optimal_delta(self, epsilon: float) -> tuple[Bound, WitnessLaw | None, DualCertificate | None] | None:
+        """The optimal route's bracket of δ(ε), its witness and its dual certificate, or ``None`` (not run:
+        δ negligible, or the LP failed). The cached answer at ``epsilon`` if there is one."""
+        if epsilon in self._optimal:
+            return self._optimal[epsilon]
+        found = self._solve_optimal(epsilon)
+        self._optimal[epsilon] = found
+        return found
+
+    def _solve_optimal(self, epsilon: float) -> tuple[Bound, WitnessLaw | None, DualCertificate | None] | None:
         up_cf, order = closed_form_delta(self.curve, epsilon)
         if up_cf <= _TINY_DELTA or (self.curve.rho is not None and self.curve.rho == 0.0):
             return None
@@ -118,12 +129,13 @@ class RenyiConversion:
             lower = witness.delta_bounds(epsilon)[0] if witness is not None else 0.0
             dual_problem = _lp.Problem(problem.orders, problem.caps, problem.kl, None)
             dual, _, grid = _lp.exchange(dual_problem, epsilon, eta=0.0, scale=up_cf, losses=grid)
-            upper = certify(dual, epsilon, problem.caps, problem.kl, (float(grid[0]), float(grid[-1])))
+            cert = certify(dual, epsilon, problem.caps, problem.kl, (float(grid[0]), float(grid[-1])))
         except ArithmeticError:
             return None
         if witness is not None:
             self._witnesses.append(witness)
-        return Bound(min(lower, upper), upper), witness
+        upper = math.inf if cert is None else cert.bound
+        return Bound(min(lower, upper), upper), witness, cert
 
     # -- δ(ε) ---------------------------------------------------------------------------------------------
     def _gaussian_lower(self, epsilon: float) -> float:
@@ -138,12 +150,13 @@ class RenyiConversion:
         eps = check_nonnegative("epsilon", epsilon)
         up_cf, order = closed_form_delta(self.curve, eps)
         found = self.optimal_delta(eps)
-        opt, witness = found if found is not None else (None, None)
+        opt, witness, cert = found if found is not None else (None, None, None)
         lower = max(self._gaussian_lower(eps), opt.lower if opt is not None else 0.0)
         upper = min(up_cf, opt.upper if opt is not None else math.inf)
         route = "optimal" if opt is not None and opt.upper < up_cf else "closed_form"
         return ConversionBound(min(lower, upper), upper, route, up_cf, order, opt,
-                               witness if opt is not None and lower == opt.lower else None, self._statement())
+                               witness if opt is not None and lower == opt.lower else None, self._statement(),
+                               cert if route == "optimal" else None)
 
     def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
         """(lower, upper) of δ at each ε: the closed form above; below, the best of the witness laws found
@@ -181,7 +194,9 @@ class RenyiConversion:
         upper = min(up_cf, opt_upper)
         route = "optimal" if opt_upper < up_cf else "closed_form"
         opt = Bound(min(lower, opt_upper), opt_upper) if math.isfinite(opt_upper) else None
-        return ConversionBound(min(lower, upper), upper, route, up_cf, order, opt, witness, self._statement())
+        at = self._optimal.get(opt_upper) if route == "optimal" else None
+        return ConversionBound(min(lower, upper), upper, route, up_cf, order, opt, witness, self._statement(),
+                               at[2] if at is not None else None)
 
     def _epsilon_lower(self, delta: float, start: float) -> tuple[WitnessLaw | None, float]:
         """The best (witness, ε) with the witness's certified δ(ε) > ``delta``: LP at ε, read the witness

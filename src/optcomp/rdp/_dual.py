@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -195,8 +196,33 @@ def _piece_minimum(terms: _Terms, start: float, end: float, right: bool, allowan
     return min(best, float(np.min(terms.interval_bound(starts, ends, right))))
 
 
-def certify(sol: Solution, epsilon: float, caps: FloatArray, kl: float | None, window: tuple[float, float]) -> float:
-    """A certified upper bound on δ(ε) from the LP's multipliers (module docstring), or ``inf``.
+@dataclass(frozen=True)
+class DualCertificate:
+    """The multipliers of (★), with the slack m already added to ν, and the bound they prove.
+
+    For every real ℓ: (1 − e^{ε−ℓ})₊ ≤ nu + mu·e^{−ℓ} + Σ lam[i]·e^{(orders[i]−1)ℓ − tilted[i]}
+    + Σ kappa[i]·e^{−orders[i]ℓ − tilted[i]} + lam_kl·ℓ − kappa_kl·ℓe^{−ℓ}; hence for every law with
+    D_α ≤ caps[i]/(orders[i] − 1) at the orders (both directions) and both KLs ≤ ``kl``,
+    δ(ε) ≤ nu + mu + Σ(lam[i] + kappa[i])e^{caps[i] − tilted[i]} + (lam_kl + kappa_kl)·kl ≤ ``bound``.
+    """
+
+    epsilon: float
+    nu: float
+    mu: float
+    orders: FloatArray
+    tilted: FloatArray
+    caps: FloatArray
+    lam: FloatArray
+    kappa: FloatArray
+    lam_kl: float
+    kappa_kl: float
+    kl: float
+    bound: float
+
+
+def certify(sol: Solution, epsilon: float, caps: FloatArray, kl: float | None,
+            window: tuple[float, float]) -> DualCertificate | None:
+    """A certified upper bound on δ(ε) from the LP's multipliers (module docstring), or ``None``.
 
     Args:
         sol: the LP solution (its multipliers and tightened caps C̃).
@@ -214,7 +240,7 @@ def certify(sol: Solution, epsilon: float, caps: FloatArray, kl: float | None, w
         lows.append(_piece_minimum(terms, start, end, right, allowance))
     worst = min(lows)
     if not math.isfinite(worst):
-        return math.inf
+        return None
     slack = max(0.0, -worst)
     with np.errstate(over="ignore"):
         factors = np.exp(caps - sol.tilted)
@@ -224,5 +250,7 @@ def certify(sol: Solution, epsilon: float, caps: FloatArray, kl: float | None, w
     total = float(np.sum(bound_terms))
     err = rounding_error(1.0, float(np.sum(np.abs(bound_terms) * units))) + gamma(bound_terms.size) * float(np.sum(np.abs(bound_terms)))
     if not math.isfinite(total + err):
-        return math.inf
-    return min(1.0, next_up(max(total + err, 0.0)))
+        return None
+    bound = min(1.0, next_up(max(total + err, 0.0)))
+    return DualCertificate(epsilon, sol.nu + slack, sol.mu, sol.orders, sol.tilted, caps, sol.lam, sol.kappa,
+                           sol.lam_kl, sol.kappa_kl, kl if kl is not None else 0.0, bound)

@@ -25,14 +25,11 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import FloatArray, round_up
+from optcomp._numerics import FloatArray
 from optcomp._rounding import next_up, rounding_error
 from optcomp.mechanisms import Gaussian, Mechanism
 from optcomp.mechanisms.renyi import Renyi, ZeroConcentrated, is_renyi_item
 from optcomp.rdp._curves import DEFAULT_ORDERS, of_mechanism
-
-#: Relative slack on a sum of kᵢρᵢ (a few dozen roundings of non-negative terms, ``math.fsum``).
-_SUM_UNITS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +98,13 @@ def renyi_upper(orders: FloatArray, values: FloatArray, alphas: FloatArray) -> F
 
 
 def _zcdp_rho(item: Mechanism) -> float | None:
-    """ρ of a zCDP-linear item (ZeroConcentrated: ρ; Gaussian: μ²/2 rounded up), else ``None``."""
+    """ρ of a zCDP-linear item (ZeroConcentrated: ρ; Gaussian: Δ²/(2σ²) exactly, rounded up), else ``None``."""
     if isinstance(item, ZeroConcentrated):
         return item.rho
     if isinstance(item, Gaussian):
-        return round_up(item.mu * item.mu / 2.0)
+        exact = Fraction(item.sensitivity) ** 2 / (2 * Fraction(item.sigma) ** 2)
+        value = float(exact)
+        return value if Fraction(value) >= exact else float(next_up(value))
     return None
 
 
@@ -118,9 +117,7 @@ def stated_curve(items: Sequence[tuple[Mechanism, int]]) -> StatedCurve:
     """
     rhos = [(_zcdp_rho(m), k) for m, k in items]
     if all(r is not None for r, _ in rhos):
-        exact = sum((Fraction(r) * k for r, k in rhos if r is not None), Fraction(0))
-        rho = float(exact)  # the exact sum, rounded up
-        return StatedCurve(rho=rho if Fraction(rho) >= exact else float(next_up(rho)))
+        return StatedCurve(rho=_sum_up([(float(r), k) for r, k in rhos if r is not None]))
     renyi = [m for m, _ in items if isinstance(m, Renyi)]
     if renyi:
         orders = np.unique(np.concatenate([np.asarray(m.orders, dtype=np.float64) for m in renyi]))
@@ -128,10 +125,8 @@ def stated_curve(items: Sequence[tuple[Mechanism, int]]) -> StatedCurve:
     else:
         orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
         source = "optcomp.rdp.DEFAULT_ORDERS (dp_accounting's default orders)"
-    total = np.zeros_like(orders)
-    for mechanism, k in items:
-        total = total + k * _item_curve(mechanism, orders)
-    total = np.asarray(next_up(total + rounding_error(_SUM_UNITS, total)), dtype=np.float64)
+    curves = [(_item_curve(mechanism, orders), k) for mechanism, k in items]
+    total = np.array([_sum_up([(float(c[i]), k) for c, k in curves]) for i in range(orders.size)], dtype=np.float64)
     keep = np.isfinite(total)
     if not np.any(keep):
         raise ValueError(
@@ -139,6 +134,15 @@ def stated_curve(items: Sequence[tuple[Mechanism, int]]) -> StatedCurve:
             "largest order, nor where its epsilon is inf); state the curves at common orders"
         )
     return StatedCurve(rho=None, orders=orders[keep], values=total[keep], source=source)
+
+
+def _sum_up(terms: list[tuple[float, int]]) -> float:
+    """Σ kᵢ·vᵢ computed exactly (rationals) and rounded up to a float; ``inf`` if any vᵢ is."""
+    if any(math.isinf(v) for v, _ in terms):
+        return math.inf
+    exact = sum((Fraction(v) * k for v, k in terms), Fraction(0))
+    value = float(exact)
+    return value if Fraction(value) >= exact else float(next_up(value))
 
 
 def _item_curve(mechanism: Mechanism, orders: FloatArray) -> FloatArray:
