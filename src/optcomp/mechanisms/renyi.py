@@ -58,6 +58,8 @@ def _real(name: str, value: object) -> float:
 
 
 def _sequence(name: str, values: object) -> list[object]:
+    if isinstance(values, numbers.Real) and not isinstance(values, bool):
+        return [values]  # one order
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise ValueError(f"{name} must be a sequence of numbers, got {values!r}")  # noqa: TRY004 (contract: ValueError)
     items: list[object] = list(values)  # a tuple, a list, a numpy array ...
@@ -70,8 +72,8 @@ def _sequence(name: str, values: object) -> list[object]:
 class Renyi:
     """A black box known by its Rényi curve at finitely many orders: D_α ≤ εᵢ at α = αᵢ, both directions.
 
-    ``Renyi(orders, epsilons)``: ``orders`` strictly increasing, each a finite number > 1; ``epsilons``
-    one value ≥ 0 per order (``inf``: nothing stated at that order). Nothing is assumed between the
+    ``Renyi(orders, epsilons)``: ``orders`` strictly increasing, each a finite number > 1 (one number: one
+    order); ``epsilons`` one value ≥ 0 per order (``inf``: nothing stated at that order). Nothing is assumed between the
     orders beyond what every law obeys (D_α is non-decreasing in α and (α − 1)D_α is convex: van
     Erven–Harremoës 2014, Thms 3 and 11), which is how a composition with items stated at other orders
     bounds this one there (:func:`optcomp.rdp.renyi_upper`).

@@ -129,7 +129,11 @@ class RenyiConversion:
             lower = witness.delta_bounds(epsilon)[0] if witness is not None else 0.0
             dual_problem = _lp.Problem(problem.orders, problem.caps, problem.kl, None)
             dual, _, grid = _lp.exchange(dual_problem, epsilon, eta=0.0, scale=up_cf, losses=grid)
-            cert = certify(dual, epsilon, problem.caps, problem.kl, (float(grid[0]), float(grid[-1])))
+            window = (float(grid[0]), float(grid[-1]))
+            polished = _lp.solve(dual_problem, grid, epsilon, eta=0.0, scale=up_cf, polish=True)
+            found = [c for c in (certify(d, epsilon, problem.caps, problem.kl, window) for d in (dual, polished))
+                     if c is not None]
+            cert = min(found, key=lambda c: c.bound) if found else None
         except ArithmeticError:
             return None
         if witness is not None:

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import linprog
 from scipy.special import logsumexp
 
@@ -125,8 +126,10 @@ def _rows(losses: FloatArray, orders: FloatArray, tilted: FloatArray) -> tuple[F
     return fwd, rev
 
 
-def solve(problem: Problem, losses: FloatArray, epsilon: float, *, eta: float, scale: float) -> Solution:
-    """The LP on the grid ``losses`` with caps tightened by ``eta`` (module docstring).
+def solve(problem: Problem, losses: FloatArray, epsilon: float, *, eta: float, scale: float,
+          polish: bool = False) -> Solution:
+    """The LP on the grid ``losses`` with caps tightened by ``eta`` (module docstring); with ``polish``, the
+    duals refined on the support (:func:`_polish`).
 
     Raises:
         ArithmeticError: HiGHS did not report an optimum (the caller falls back to the closed form).
@@ -153,14 +156,35 @@ def solve(problem: Problem, losses: FloatArray, epsilon: float, *, eta: float, s
                            "dual_feasibility_tolerance": _HIGHS_TOLERANCE})
     if res.status != 0 or res.x is None:
         raise ArithmeticError(f"the conversion LP did not solve: {res.message}")
-    duals = np.maximum(-np.asarray(res.ineqlin.marginals) * scale, 0.0)
-    nu, mu = (-np.asarray(res.eqlin.marginals) * scale).tolist()
+    masses = np.maximum(np.asarray(res.x) * col, 0.0)
+    y = np.concatenate([-np.asarray(res.eqlin.marginals), np.maximum(-np.asarray(res.ineqlin.marginals), 0.0)]) * scale
+    if polish:
+        y = _polish(np.concatenate([a_eq, a_ub]), gain, masses > 0.0, y)
+    nu, mu = float(y[0]), float(y[1])
+    duals = y[2:]
     n = problem.orders.size
     lam_kl, kappa_kl = (float(duals[0]), float(duals[1])) if problem.kl is not None else (0.0, 0.0)
     off = 2 if problem.kl is not None else 0
-    masses = np.maximum(np.asarray(res.x) * col, 0.0)
     return Solution(ell, masses, float(-res.fun * scale), problem.orders, tilted, float(nu), float(mu),
                     duals[off:off + n], duals[off + n:off + 2 * n], lam_kl, kappa_kl, kl_tilted)
+
+
+def _polish(matrix: FloatArray, gain: FloatArray, support: npt.NDArray[np.bool_], y: FloatArray) -> FloatArray:
+    """HiGHS's duals refined so that g = 0 exactly (in float) at the support columns: the equalities and the
+    rows with a positive dual solved by least squares on the support (complementary slackness). Its
+    tolerances act on the scaled problem, where a column of tiny scale (an atom of mass ~δ) leaves g off by
+    far more than δ·1e-9 there; the refined duals are kept only if they stay ≥ 0 on the inequality rows.
+    Either way nothing here is certified (:mod:`._dual` proves whatever is returned)."""
+    rows = np.concatenate([[True, True], y[2:] > 0.0])
+    if not np.any(support) or not np.any(rows):
+        return y
+    a = matrix[rows][:, support].T
+    solved, *_ = np.linalg.lstsq(a, gain[support], rcond=None)
+    if not np.all(np.isfinite(solved)) or np.any(solved[2:] < 0.0):
+        return y
+    out = np.zeros_like(y)
+    out[rows] = solved
+    return out
 
 
 def dual_function(sol: Solution, epsilon: float, losses: FloatArray, *, noise: bool = False) -> FloatArray:
@@ -209,7 +233,7 @@ def violated_losses(sol: Solution, epsilon: float, window: tuple[float, float]) 
     for i in _local_minima(g):
         if g[i] >= allow:
             continue
-        fine = np.linspace(scan[max(i - 1, 0)], scan[min(i + 1, scan.size - 1)], _REFINE_POINTS)
+        fine = np.append(np.linspace(scan[max(i - 1, 0)], scan[min(i + 1, scan.size - 1)], _REFINE_POINTS), scan[i])
         found.append(float(fine[int(np.argmin(dual_function(sol, epsilon, fine)))]))
     # g = 0 at a support point with g' ≠ 0 dips just beside it (depth g'²/2g''): one Newton step finds it
     step = _NEWTON_STEP * np.maximum(1.0, np.abs(support))
@@ -249,6 +273,7 @@ def exchange(problem: Problem, epsilon: float, *, eta: float, scale: float,
         new_losses = violated_losses(sol, epsilon, window)
         new_orders = violated_orders(sol, problem.rho, eta) if problem.rho is not None else np.empty(0)
         new_orders = np.setdiff1d(new_orders, problem.orders)
+        new_losses = np.setdiff1d(new_losses, grid)  # a column already there: HiGHS's tolerance, not a cut
         if new_losses.size == 0 and new_orders.size == 0:
             break
         if new_orders.size:
