@@ -8,9 +8,10 @@ Rows (δ = 1e-5 and 1e-10):
   default orders, its conversion); and the ε of a Gaussian with μ = √(2ρ) (dp_accounting ``PLDAccountant`` on
   ``GaussianDpEvent(1/√(2ρ))``) — what substituting a Gaussian for the zCDP budget reports, which is *below*
   the bracket's lower end: no valid conversion can report it.
-* RDP curves: the DP-SGD curve of (σ, q, T) at dp_accounting's default orders (``optcomp.rdp.compose``, the
-  same numbers Opacus and TF Privacy convert) given as a ``Renyi`` item, against ``RdpAccountant`` on the
-  ``PoissonSampledDpEvent``; and a curve stated at five orders.
+* RDP curves: the DP-SGD curve of (σ, q, T) at the integer subset of dp_accounting's default orders (exact
+  there, and the same numbers ``RdpAccountant`` computes: ``benchmarks/RESULTS_rdp.md``) given as a ``Renyi``
+  item, against ``RdpAccountant`` on the ``PoissonSampledDpEvent`` at those orders; and a curve stated at five
+  orders (N(0, 1), Δ = 1).
 
 optcomp runs each row in a cold process (``time.process_time`` there, import excluded, and wall-clock of the
 whole child); dp_accounting runs in this process (warm). Writes ``benchmarks/RESULTS_zcdp.md``.
@@ -49,7 +50,8 @@ if kind == "zcdp":
     item = ZeroConcentrated(arg)
 elif kind == "dpsgd":
     sigma, q, steps = arg
-    curve = rdp.compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps))
+    ints = [a for a in rdp.DEFAULT_ORDERS if a == int(a)]
+    curve = rdp.compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps), orders=ints)
     item = Renyi(curve.orders.tolist(), curve.rdp.tolist())
 else:
     item = Renyi(arg[0], arg[1])
@@ -89,13 +91,16 @@ def peer_gaussian(rho: float, delta: float) -> float:
 
 
 def peer_dpsgd(sigma: float, q: float, steps: int, delta: float) -> float:
-    acc = RdpAccountant()
+    from optcomp.rdp import DEFAULT_ORDERS
+
+    acc = RdpAccountant([a for a in DEFAULT_ORDERS if a == int(a)])
     acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
     return float(acc.get_epsilon(delta))
 
 
 def main() -> None:
     load = os.getloadavg()[0]
+    sys.path.insert(0, str(HERE.parent / "src"))
     lines = [
         "# Rényi conversion (zCDP and RDP curves) vs dp_accounting",
         "",
@@ -118,7 +123,7 @@ def main() -> None:
                          lambda r=rho, d=delta: peer_gaussian(r, d)))
     for sigma, q, steps in DPSGD:
         for delta in DELTAS:
-            rows.append((f"DP-SGD curve σ={sigma} q={q:.5g} T={steps}", "dpsgd", [sigma, q, steps], delta,
+            rows.append((f"DP-SGD curve σ={sigma} q={q:.5g} T={steps} (integer orders)", "dpsgd", [sigma, q, steps], delta,
                          lambda s=sigma, qq=q, t=steps, d=delta: peer_dpsgd(s, qq, t, d), None))
     for delta in DELTAS:
         rows.append(("curve of N(0,1) at α=2,4,8,16,32", "renyi", list(FIVE_ORDERS), delta, None, None))

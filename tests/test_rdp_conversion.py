@@ -254,3 +254,10 @@ def test_items_without_a_finite_curve_are_refused() -> None:
         comp.epsilon(1e-5)
     with pytest.raises(NoPrivacyLossLawError, match="known only by its Rényi curve"):
         optcomp.compose(ZeroConcentrated(0.5)).pld()
+
+
+def test_zcdp_group_privacy_is_g_squared_rho() -> None:
+    """Bun–Steinke Prop. 27: a ρ-zCDP box is (g²ρ)-zCDP for groups of g (the Gaussian attains it)."""
+    assert optcomp.compose(ZeroConcentrated(0.125)).group(2).items == ((ZeroConcentrated(0.5), 1),)
+    with pytest.raises(ValueError, match="no exact group-privacy law"):
+        optcomp.compose(Renyi([2.0], [0.5])).group(2)

@@ -24,10 +24,13 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 from optcomp._numerics import NONNEGATIVE, Domain
+from optcomp._rounding import next_up
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
+from optcomp.mechanisms._group import group_mechanism
 from optcomp.mechanisms._spec import Neighbouring, validate_parameters
 
 
@@ -125,6 +128,15 @@ def _no_law(mechanism: object) -> LawPair:
 
 privacy_loss_laws.register(ZeroConcentrated, _no_law)
 privacy_loss_laws.register(Renyi, _no_law)
+
+
+@group_mechanism.register
+def _zcdp_group(mechanism: ZeroConcentrated, g: int) -> ZeroConcentrated:
+    """Groups of g records: (g²ρ)-zCDP (Bun–Steinke 2016, Prop. 27), g²ρ rounded up; attained by the
+    Gaussian (μ becomes gμ)."""
+    exact = Fraction(g) ** 2 * Fraction(mechanism.rho)
+    rho = float(exact)
+    return ZeroConcentrated(rho if Fraction(rho) >= exact else next_up(rho))
 
 
 def is_renyi_item(mechanism: object) -> bool:

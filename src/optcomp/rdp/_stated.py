@@ -25,11 +25,11 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import FloatArray
+from optcomp._numerics import NONNEGATIVE, FloatArray
 from optcomp._rounding import next_up, rounding_error
 from optcomp.mechanisms import Gaussian, Mechanism
 from optcomp.mechanisms.renyi import Renyi, ZeroConcentrated, is_renyi_item
-from optcomp.rdp._curves import DEFAULT_ORDERS, of_mechanism
+from optcomp.rdp._curves import DEFAULT_ORDERS, check_orders, of_mechanism
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,21 @@ class StatedCurve:
     orders: FloatArray | None = None
     values: FloatArray | None = None
     source: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.rho is None) == (self.orders is None):
+            raise ValueError("a StatedCurve is either zCDP (rho) or finite (orders and values), exactly one")
+        if self.rho is not None:
+            object.__setattr__(self, "rho", NONNEGATIVE.check("rho", self.rho))
+            return
+        orders = check_orders(np.asarray(self.orders, dtype=np.float64))
+        values = np.asarray(self.values, dtype=np.float64)
+        if np.any(np.diff(orders) <= 0.0):
+            raise ValueError(f"orders must be strictly increasing, got {orders.tolist()[:8]!r}")
+        if values.shape != orders.shape or not np.all(np.isfinite(values) & (values >= 0.0)):
+            raise ValueError(f"values must be finite numbers >= 0, one per order, got {values.tolist()[:8]!r}")
+        object.__setattr__(self, "orders", orders)
+        object.__setattr__(self, "values", values)
 
     @property
     def every_order(self) -> bool:
