@@ -135,7 +135,7 @@ def main() -> None:
         lines.append(
             f"| {name} | {delta:g} | {mine['lower']:.6f} | {mine['upper']:.6f} | {mine['route']} | "
             f"{mine['closed_form']:.6f} | {cell(rdp_eps)} | {cell(gauss)} | {mine['cpu']:.2f} | {mine['wall']:.2f} | "
-            f"{'—' if math.isnan(t_peer) else f'{t_peer:.3f}'} |"
+            f"{'—' if math.isnan(t_peer) else f'{t_peer:.2g}'} |"
         )
         print(lines[-1], flush=True)
     (HERE / "RESULTS_zcdp.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -93,13 +93,16 @@ def test_zcdp_bracket_lies_between_gaussian_and_closed_form(rho: float, delta: f
 @pytest.mark.parametrize("rho", RHOS)
 def test_zcdp_delta_bracket_and_its_certificates(rho: float) -> None:
     eps = float(zcdp_closed_form_epsilon(rho, 1e-6))
-    b = rdp.conversion(ZeroConcentrated(rho)).delta(eps)
+    conv = rdp.conversion(ZeroConcentrated(rho))
+    b = conv.delta(eps)
     assert float(gdp_delta(math.sqrt(2.0 * rho), eps)) < b.lower <= b.upper <= zcdp_closed_form_delta(rho, eps) * (1 + EXACT_RTOL)
     assert (b.upper - b.lower) / b.upper <= RENYI_BRACKET_RTOL * 10  # δ-relative: ε-relative × ε·α
     _check_witness_zcdp(b, rho, eps)
     assert b.optimal is not None
-    if b.certificate is not None:
-        _check_certificate(b.certificate)
+    found = conv.optimal_delta(eps)  # the optimal route's own certificate, whichever route answered
+    assert found is not None and found[2] is not None
+    _check_certificate(found[2])
+    assert found[2].bound == b.optimal.upper
 
 
 def _check_witness_zcdp(b: ConversionBound, rho: float, eps: float) -> None:

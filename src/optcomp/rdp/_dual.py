@@ -113,7 +113,12 @@ class _Terms:
             bend = widen_up(bend, 16) + rounding_error(16.0, bend)
             second = np.minimum(gu - eu, gv - ev) - widen_up(bend * (v - u) ** 2 / 8.0, 8)
             best = np.fmax(first, second)
-        return np.where(np.isnan(best), -np.inf, best)
+            # a term with a positive weight that overflows on the whole interval makes g = +inf there, when
+            # no negative term overflows (the KL terms and the kink are finite on a finite interval; the
+            # −ℓe^{−ℓ} term is positive where it could overflow)
+            huge = np.any((self.w[:, None] > 0) & np.isposinf(np.minimum(tu, tv)), axis=0)
+            huge &= ~np.any((self.w[:, None] < 0) & np.isinf(np.minimum(tu, tv) + np.maximum(tu, tv)), axis=0)
+        return np.where(huge, np.inf, np.where(np.isnan(best), -np.inf, best))
 
     def right_tail(self, start: float) -> float:
         """A lower bound of g on [start, ∞) (start ≥ max(ε, 1)), or −inf: increasing terms at their value
