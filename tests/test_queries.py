@@ -21,6 +21,7 @@ from optcomp import (
     RandomizedResponse,
     compose,
 )
+from optcomp.mechanisms import Renyi, ZeroConcentrated
 from optcomp.optimal import HUGE_EPS
 from optcomp.queries import merged_mu
 from tests._references import gdp_composed_mu, gdp_delta, gdp_epsilon, reciprocal
@@ -44,6 +45,9 @@ def _true_mu(items: list[tuple[Gaussian, int]]) -> object:
         ([Gaussian(1.0), Laplace(1.0)], None, "grid"),
         ([Gaussian(1.0), EpsilonDelta(0.1, delta=1e-6)], None, "grid"),
         ([(PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 100)], None, "grid"),
+        ([ZeroConcentrated(0.5)], None, "renyi"),
+        ([ZeroConcentrated(0.5), Gaussian(1.0)], Accuracy(grid_step=COARSE_GRID_STEP), "renyi"),
+        ([Renyi([2.0, 4.0], [0.1, 0.2]), Laplace(1.0)], None, "renyi"),
     ],
 )
 def test_each_engine_is_chosen_for_its_inputs(items: list[object], accuracy: Accuracy | None, engine: str) -> None:

@@ -21,7 +21,7 @@ NUMERICS_HOMES = ("_numerics.py", "_rounding.py")
 
 #: The engines: certified numerics whose slack must be named (the rest of the tree is checked by
 #: ``test_tiny_float_literals_live_in_numerics`` only).
-ENGINES = ("optimal/", "pld/", "fdp/", "mechanisms/", "bounds.py", "rdp.py", "region.py", "calibrate.py", "dpsgd.py")
+ENGINES = ("optimal/", "pld/", "fdp/", "mechanisms/", "bounds.py", "rdp/", "region.py", "calibrate.py", "dpsgd.py")
 
 #: Engine files that still carry unnamed slack: to convert (owned by other work in flight when the
 #: vocabulary landed; each is listed with what remains so the next engineer finds it).
@@ -256,6 +256,8 @@ SIDEWAYS: dict[tuple[str, str], str] = {
     ("region", "optimal"): "the privacy region of black boxes is read off optimal's δ(ε)",
     ("region", "fdp"): "the privacy region of a trade-off function (fdp) is its δ(ε) curve",
     ("optimal", "bounds"): "KOV Cor V.1 (bounds.py, its one home) next to optimal.calibrate",
+    ("rdp", "fdp"): "a zCDP conversion's lower end is never below the Gaussian with mu = sqrt(2 rho) (exactly "
+    "rho-zCDP), whose certified delta is fdp.gdp_delta_bound",
     ("dpsgd", "calibrate"): "noise_multiplier/steps are calibrate.noise_for_target (the one calibrator)",
     ("dpsgd", "_dpsgd_tradeoff"): "dpsgd.tradeoff (a run's trade-off curve) lives in its own module (dpsgd's size)",
     ("_dpsgd_tradeoff", "dpsgd"): "a run's trade-off curve reads the run's sampler and composition from dpsgd "
@@ -405,7 +407,7 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "cli/fdp.py::curve_rows": "chunks a table's rows",
     "cli/fdp.py::rows": "chunks a table's rows",
     "plot.py::plot_tradeoff": "draws a bracket's two curves",
-    "rdp.py::poisson_subsampled_gaussian": "interpolates between integer orders (lo = floor α)",
+    "rdp/_curves.py::poisson_subsampled_gaussian": "interpolates between integer orders (lo = floor α)",
     "fdp/_subsample.py::_lower_vertices": "walks the vertices of a convex curve",
     "fdp/_tradeoff.py::_evaluate": "f⁻¹ of a given trade-off function (its own inverse, to 2⁻⁶⁴; no certified value)",
     "ledger/_currency.py::_bisect": "60-digit mpmath thresholds (the ledger's exact arithmetic; _inverse is float64)",

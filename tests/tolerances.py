@@ -40,6 +40,8 @@ STAIRCASE_GAMMA_ATOL = 1e-6
 #: RDP: closed forms vs mpmath quadrature of the Rényi integral (quadrature error), and vs dp_accounting.
 RDP_QUAD_RTOL = 1e-8
 RDP_PEER_RTOL = 1e-3
+#: Rényi conversion (issue 35): relative width demanded of the optimal route's ε bracket.
+RENYI_BRACKET_RTOL = 1e-4
 #: Interop (issue 12): dp_accounting's fine PLD grid, value_discretization_interval; its ε estimate may exceed the
 #: truth by up to one interval per discretised step (pessimistic rounding of each loss).
 DP_ACCOUNTING_FINE_STEP = 1e-5

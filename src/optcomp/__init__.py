@@ -8,6 +8,8 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
   pessimistic/optimistic brackets, FFT composition, the standard mechanisms, subsampling.
 * :mod:`optcomp.fdp` — f-DP and Gaussian DP (Dong–Roth–Su).
 * :mod:`optcomp.calibrate`, :mod:`optcomp.dpsgd` — noise calibration and DP-SGD accounting.
+* :mod:`optcomp.rdp` — Rényi curves; budgets stated in zCDP or RDP (``ZeroConcentrated``, ``Renyi``) composed
+  and converted to (ε, δ) by the closed form and the certified optimal conversion.
 
 Everything here loads on first attribute access (PEP 562): ``import optcomp`` imports neither numpy nor
 scipy, so the command line starts fast; ``optcomp.Gaussian``, ``from optcomp import compose`` and every
@@ -35,10 +37,12 @@ if TYPE_CHECKING:  # what static checkers see; at run time each name is imported
         Mechanism,
         PoissonSubsampled,
         RandomizedResponse,
+        Renyi,
         ShiftedTruncatedLaplace,
         Staircase,
         SubsampledWithoutReplacement,
         TruncatedLaplace,
+        ZeroConcentrated,
         privacy_loss_laws,
     )
     from optcomp.pld import GridTooLargeError  # the engines' refusal of a too-fine grid, at the root
@@ -58,7 +62,7 @@ _EXPORTS: dict[str, str] = {
         (
             "DiscreteLaplace", "DiscretePair", "EpsilonDelta", "Gaussian", "KaryRandomizedResponse", "Laplace",
             "Mechanism", "PoissonSubsampled", "RandomizedResponse", "ShiftedTruncatedLaplace", "Staircase",
-            "SubsampledWithoutReplacement", "TruncatedLaplace", "privacy_loss_laws",
+            "SubsampledWithoutReplacement", "TruncatedLaplace", "privacy_loss_laws", "Renyi", "ZeroConcentrated",
         ),
         "optcomp.mechanisms",
     ),
@@ -104,10 +108,12 @@ __all__ = [
     "Mechanism",
     "PoissonSubsampled",
     "RandomizedResponse",
+    "Renyi",
     "ShiftedTruncatedLaplace",
     "Staircase",
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
+    "ZeroConcentrated",
     "__version__",
     "compose",
     "privacy_loss_laws",

@@ -13,6 +13,9 @@ it, and no code outside the router branches on which engine it is:
   translation of an accuracy into its grid step).
 * :class:`GridEngine` — anything else: the certified PLD grid (:class:`optcomp.pld.PrivacyLossDistribution`),
   built on first use.
+* :class:`RenyiEngine` — items known only by their Rényi curve (``ZeroConcentrated``, ``Renyi``), with
+  any mechanisms that have a Rényi curve: the summed curve converted by :class:`optcomp.rdp.RenyiConversion`
+  (the closed form and the certified optimal conversion; each answer says which route gave it).
 
 Every method returns brackets whose ``upper`` is certified (each engine's docstring says how);
 ``epsilon_estimate`` is the one uncertified answer and says so in its name.
@@ -32,9 +35,10 @@ from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_WIDTH_FLOOR, Accuracy, Bound, FloatArray
 from optcomp.fdp import gdp_delta_bound, gdp_epsilon
 from optcomp.pld import GridTooLargeError, HockeyStickCurve, PrivacyLossDistribution
+from optcomp.rdp import RenyiConversion
 
 #: The names of the engines (what :meth:`optcomp.queries.Composition.engine` reports).
-EngineName = Literal["gdp", "optimal", "grid"]
+EngineName = Literal["gdp", "optimal", "grid", "renyi"]
 
 #: Points of the default δ(ε) curve (0 … 20) of engines without a placement of their own.
 CURVE_POINTS = 201
@@ -248,6 +252,46 @@ class GdpEngine:
         return min(max(gdp_epsilon(self.mu, delta), b.lower), b.upper)
 
 
+# -- the Rényi conversion ------------------------------------------------------------------------------
+@dataclass
+class RenyiEngine:
+    """A composition known through its Rényi curve (an item is a ``ZeroConcentrated`` or ``Renyi`` black box):
+    :class:`optcomp.rdp.RenyiConversion` of the summed curve (:func:`optcomp.rdp.stated_curve`).
+
+    ``epsilon``/``delta`` return :class:`optcomp.rdp.ConversionBound` brackets (a ``Bound`` that names the
+    route — ``"optimal"``: the dual certificate, ``"closed_form"``: Canonne–Kamath–Steinke Prop. 12 — and
+    carries the verified witness law of its lower end); the upper end is the smaller certified one, and the
+    bracket holds for every mechanism with that curve. Answers are cached per query value (each is a
+    linear program). ``delta_curve``/``curve``: the closed form above, the witness laws found so far below.
+    """
+
+    conversion: RenyiConversion
+    name: EngineName = "renyi"
+    _eps: dict[float, Bound] = field(default_factory=dict, repr=False)
+    _deltas: dict[float, Bound] = field(default_factory=dict, repr=False)
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """The conversion's ε bracket (both routes; the tighter upper end)."""
+        if delta not in self._eps:
+            self._eps[delta] = self.conversion.epsilon(delta)
+        return self._eps[delta]
+
+    def delta(self, epsilon: float) -> Bound:
+        if epsilon not in self._deltas:
+            self._deltas[epsilon] = self.conversion.delta(epsilon)
+        return self._deltas[epsilon]
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.conversion.delta_curve(epsilons)
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """:meth:`delta_curve` on ``epsilons`` (default 0 … 20 in 201 steps)."""
+        return _curve_of(self, epsilons)
+
+    def epsilon_estimate(self, delta: float) -> float:
+        return self.epsilon(delta, strict=False).midpoint
+
+
 __all__ = [
     "CURVE_POINTS",
     "Engine",
@@ -255,6 +299,7 @@ __all__ = [
     "GdpEngine",
     "GridEngine",
     "OptimalEngine",
+    "RenyiEngine",
     "gdp_lower",
     "gdp_upper",
 ]

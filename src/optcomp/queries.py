@@ -15,6 +15,9 @@ accuracy), and each query — ``epsilon``, ``delta``, ``delta_curve``, ``hockey_
   hands the :class:`~optcomp.Accuracy` itself to :mod:`optcomp.optimal` (its one translation).
 * ``"grid"`` — anything else, or an explicit ``Accuracy.grid_step`` (the expert override): the
   certified PLD grid (:class:`~optcomp.engines.GridEngine`), also available as :meth:`Composition.pld`.
+* ``"renyi"`` — first of all, any item known only by its Rényi curve (``ZeroConcentrated``, ``Renyi``):
+  no law exists for the grid, so the summed curve is converted (:class:`~optcomp.engines.RenyiEngine`,
+  :mod:`optcomp.rdp`; both routes, the tighter certified one answers and says so).
 
 **Lower ends are the run's.** A few mechanisms have no exact law, only a *dominating* one whose upper ends
 are certified for the run but whose lower ends are not: a truncated-Poisson step
@@ -41,7 +44,7 @@ from typing import Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from optcomp import optimal
+from optcomp import optimal, rdp
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
     PLD_DEEP_DELTA,
@@ -56,7 +59,7 @@ from optcomp._numerics import (
     round_down,
     round_up,
 )
-from optcomp.engines import Engine, EngineName, GdpEngine, GridEngine, OptimalEngine
+from optcomp.engines import Engine, EngineName, GdpEngine, GridEngine, OptimalEngine, RenyiEngine
 from optcomp.fdp import gdp_compose
 from optcomp.mechanisms import (
     EpsilonDelta,
@@ -218,7 +221,8 @@ class Composition:
     def route(self, accuracy: Accuracy | None = None) -> Engine:
         """The engine that answers this composition's queries at ``accuracy`` (cached per accuracy).
 
-        The one routing rule: an explicit ``accuracy.grid_step`` selects the grid; otherwise all-Gaussian
+        The one routing rule: an item known only by its Rényi curve selects the Rényi conversion; else an
+        explicit ``accuracy.grid_step`` selects the grid; otherwise all-Gaussian
         items whose μᵢ and merged μ lie in [1e-8, 1e6] select the GDP closed form; all-black-box items with
         every εᵢ ≤ ``optimal.HUGE_EPS`` (whose − outcome does not underflow) and at most 2²² items unless
         they are all one pair select ``optimal``; anything else the grid.
@@ -230,10 +234,13 @@ class Composition:
         return engine
 
     def engine(self, accuracy: Accuracy | None = None) -> EngineName:
-        """The name of the engine :meth:`route` picks at ``accuracy`` (``"gdp"``, ``"optimal"``, ``"grid"``)."""
+        """The name of the engine :meth:`route` picks at ``accuracy`` (``"gdp"``, ``"optimal"``, ``"grid"``,
+        ``"renyi"``)."""
         return self.route(accuracy).name
 
     def _decide(self, acc: Accuracy) -> Engine:
+        if rdp.holds_renyi_item(self.items):  # no law to grid: the summed Rényi curve, converted
+            return RenyiEngine(rdp.RenyiConversion(rdp.stated_curve(self.items), accuracy=acc))
         grid = GridEngine(lambda: self.pld(acc))
         if acc.grid_step is not None:
             return grid

@@ -14,7 +14,8 @@ Modules by topic:
 * ``mechanisms``: single mechanisms and their subsampled forms (Gaussian, Laplace, k-RR, pairs, pmfs);
 * ``staircase``: the staircase density, its δ, moments and k-fold δ (Geng–Viswanath);
 * ``fdp``: trade-off functions (group privacy, attack power);
-* ``rdp``: Rényi divergences by quadrature; ``numerics``: the log-space helpers at 50 digits;
+* ``rdp``: Rényi divergences by quadrature, the zCDP closed-form conversion, finite laws' Rényi moments and
+  dual certificates of the optimal conversion re-checked; ``numerics``: the log-space helpers at 50 digits;
 * ``ledger``: adaptive RR trees and the ledger currencies' thresholds and counts;
 * ``exact``: exact comparisons of floats with high-precision truths (no rounding on the test's side);
 * ``published``: other accountants' numbers, pinned with the call that produced them.
@@ -128,10 +129,17 @@ from tests._references.published import (
 )
 from tests._references.rdp import (
     Density,
+    dual_certificate_gap,
+    dual_certificate_value,
+    finite_law_delta,
     gaussian_mixture_pdf,
     laplace_pdf,
+    law_kls,
+    law_log_moments,
     normal_pdf,
     renyi_divergence,
+    zcdp_closed_form_delta,
+    zcdp_closed_form_epsilon,
 )
 from tests._references.staircase import (
     staircase_delta,
@@ -163,8 +171,11 @@ __all__ = [
     "delta_target",
     "discrete_delta",
     "discrete_kfold_delta",
+    "dual_certificate_gap",
+    "dual_certificate_value",
     "epsilon_delta_composition_delta",
     "excess",
+    "finite_law_delta",
     "gaussian_attack_tpr",
     "gaussian_delta_by_quadrature",
     "gaussian_loss_log_sf",
@@ -187,7 +198,9 @@ __all__ = [
     "lattice_hockey_stick_float",
     "law_delta_at",
     "law_hockey_stick",
+    "law_kls",
     "law_least_epsilon",
+    "law_log_moments",
     "log1mexp_exact",
     "log_sum_exp_exact",
     "lower_within_ulps",
@@ -225,4 +238,6 @@ __all__ = [
     "vuvuzela_pmfs",
     "without_replacement_gaussian_epsilon",
     "without_replacement_laplace_log_q_sf",
+    "zcdp_closed_form_delta",
+    "zcdp_closed_form_epsilon",
 ]

@@ -36,7 +36,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from optcomp.cli import _rdp_compare
+from optcomp.cli import _conversion, _rdp_compare
 from optcomp.cli._common import (
     TIME_LIMIT_S,
     _progress_setting,
@@ -75,7 +75,9 @@ ALIASES: dict[str, str] = {"eps": "epsilon"}
 RESERVED = ("kind", "count", "q")
 
 
-def _parse_value(text: str) -> int | float | str:
+def _parse_value(text: str) -> int | float | str | list[int | float | str]:
+    if ";" in text:  # a list (a Renyi curve's orders or epsilons): A;B;C
+        return [_parse_value(part.strip()) for part in text.split(";") if part.strip()]  # type: ignore[misc]
     for conv in (int, float):
         try:
             return conv(text)
@@ -128,6 +130,10 @@ def build_item(entry: dict[str, Any]) -> tuple[Any, int]:
         known = ", ".join(sorted(KINDS))
         raise ValueError(f"mechanism kind must be one of {known}, got {kind!r}")
     count = check_int("count", entry.get("count", 1), minimum=1)
+    if cls is mechanisms.Renyi:
+        from optcomp.cli._conversion import read_curve_file
+
+        entry = read_curve_file(entry)
     names = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
     subsample = "q" in entry and "q" not in names  # DiscretePair has a field 'q' of its own
     reserved = RESERVED if subsample else ("kind", "count")
@@ -319,7 +325,12 @@ def account(
         acc = parse_accuracy(accuracy, accuracy_table)
         rows = _query_rows(items, acc, deltas, epsilons, stage)
         stage.start("the RDP comparison table")
-        rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
+        from optcomp.mechanisms import is_renyi_item
+
+        if any(is_renyi_item(m) for m, _ in items):  # the answer is itself the Rényi conversion
+            rdp_payload = {"label": _rdp_compare.LABEL, "skipped": "the answer above is the Renyi conversion itself"}
+        else:
+            rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
     _emit_account(entries, rows, rdp_payload, as_json=as_json)
 
 
@@ -381,7 +392,8 @@ def _emit_account(
             {
                 "composition": entries,
                 "results": [
-                    {"query": r["query"], **r["at"], "lower": r["bound"].lower, "upper": r["bound"].upper}
+                    {"query": r["query"], **r["at"], "lower": r["bound"].lower, "upper": r["bound"].upper,
+                     **(_conversion.fields(r["bound"]) if _conversion.is_conversion(r["bound"]) else {})}
                     for r in rows
                 ],
                 "rdp_comparison": rdp_payload,
@@ -402,7 +414,9 @@ def _emit_account(
             for r in rows
         ],
     )
-    _rdp_compare.print_comparison(rdp_payload)
+    _conversion.echo_lines(rows)
+    if not any(_conversion.is_conversion(r["bound"]) for r in rows):
+        _rdp_compare.print_comparison(rdp_payload)
 
 
 #: Cost of user-level DP-SGD per example of a user (one core; the (k + 1)-component mixture's law is

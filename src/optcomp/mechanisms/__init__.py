@@ -32,6 +32,9 @@ Specifications, with the pair (P, Q) of the remove direction and the kind of law
   dominating (not claimed tight).
 * ``Staircase(epsilon, *, gamma=None, sensitivity=1.0)``: Δ + staircase noise, staircase noise
   (Geng–Viswanath); atoms ±ε, 0.
+* ``ZeroConcentrated(rho)``, ``Renyi(orders, epsilons)``: black boxes known only by their Rényi curve
+  (ρ-zCDP; D_α ≤ εᵢ at the stated orders), both directions; no law (compositions holding one are
+  answered by the Rényi conversion, :mod:`optcomp.rdp`).
 
 :func:`group_mechanism` maps a specification to the one whose pair dominates a group of g records
 (``Gaussian``, ``Laplace``, ``DiscreteLaplace``, ``PoissonSubsampled(Gaussian)``; others raise
@@ -64,6 +67,7 @@ from optcomp.mechanisms.discrete import (
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace
 from optcomp.mechanisms.mixture import MixtureOfGaussians, check_user_level_mean, user_level_mixture
+from optcomp.mechanisms.renyi import NoPrivacyLossLawError, Renyi, ZeroConcentrated, is_renyi_item
 from optcomp.mechanisms.staircase import Staircase, optimal_gamma
 from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 from optcomp.mechanisms.truncated import TruncatedPoissonGaussian
@@ -84,14 +88,17 @@ __all__ = [
     "MixtureOfGaussians",
     "Neighbouring",
     "NoGroupLawError",
+    "NoPrivacyLossLawError",
     "PoissonSubsampled",
     "PrivacyLossLaw",
     "RandomizedResponse",
+    "Renyi",
     "ShiftedTruncatedLaplace",
     "Staircase",
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
     "TruncatedPoissonGaussian",
+    "ZeroConcentrated",
     "check_group_size",
     "check_mechanism",
     "check_neighbouring",
@@ -99,6 +106,7 @@ __all__ = [
     "combined_relation",
     "group_mechanism",
     "is_mechanism",
+    "is_renyi_item",
     "log_tails",
     "mechanism_spellings",
     "optimal_gamma",

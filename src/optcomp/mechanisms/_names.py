@@ -16,6 +16,7 @@ from optcomp.mechanisms._spec import Mechanism
 from optcomp.mechanisms.discrete import DiscreteLaplace, EpsilonDelta, RandomizedResponse
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace
+from optcomp.mechanisms.renyi import Renyi, ZeroConcentrated
 from optcomp.mechanisms.staircase import Staircase
 
 
@@ -54,6 +55,10 @@ MECHANISM_NAMES: tuple[MechanismEntry, ...] = (
                    label="randomized response", keys="eps="),
     MechanismEntry(name="staircase", spec=Staircase, label="staircase",
                    keys="eps=, gamma= (default: optimal), sensitivity= (default 1)"),
+    MechanismEntry(name="zcdp", aliases=("zero_concentrated",), spec=ZeroConcentrated, label="ρ-zCDP black box",
+                   keys="rho="),
+    MechanismEntry(name="renyi", aliases=("rdp",), spec=Renyi, label="Rényi-curve black box",
+                   keys="orders=A1;A2;..., epsilons=E1;E2;... (or file=curve.json)"),
 )
 
 
