@@ -147,6 +147,7 @@ def test_equal_l2_norms_give_different_epsilons() -> None:
         (1.5, 3, "l2", (1, 1)),
         (math.sqrt(2), None, "l2", (1, 1)),
         (math.sqrt(5), 2, "l2", (2, 1)),
+        (math.sqrt(3), 3, "l2", (1, 1, 1)),  # √3 rounded below 3 in a double still admits (1, 1, 1)
         (1.4, None, "l2", (1,)),
         (3.0, 3, "linf", (3, 3, 3)),
         (1.9, 5, "l1", (1,)),
@@ -249,6 +250,17 @@ def test_group_of_g_records_scales_the_shift() -> None:
     ref = dgauss_epsilon_reference(1.0, (2,), 4, 1e-6)
     b = c.epsilon(1e-6)
     assert b.lower <= float(ref[1]) and float(ref[0]) <= b.upper
+
+
+@pytest.mark.parametrize("delta", [1e-100, 1e-300])
+def test_deep_delta_is_read_through_tilts(delta: float) -> None:
+    """A δ far below the untilted FFT floor: the first tilt comes from a central-limit guess; the bracket is as
+    narrow as at δ = 1e-6 and meets the grid's."""
+    c = optcomp.compose((DiscreteGaussian(1.0), 10))
+    b = c.epsilon(delta)
+    assert b.relative_width_above(1.0) <= DGAUSS_LATTICE_RTOL
+    g = c.epsilon(delta, accuracy=Accuracy(grid_step=1e-3))
+    assert b.lower <= g.upper and g.lower <= b.upper
 
 
 def test_lattice_curve_and_estimate() -> None:

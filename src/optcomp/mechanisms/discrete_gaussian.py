@@ -181,45 +181,46 @@ def pmf(sigma: float, x: npt.ArrayLike) -> FloatArray:
 
 
 # -- the worst shift of a stated sensitivity ---------------------------------------------------------------
-def _largest_entries(delta: Fraction, norm: Norm, count: int) -> list[int]:
-    """M_t for t = 1, 2, …, count (the largest t-th entry of a sorted feasible integer shift), stopping once
-    their total exceeds the bound (then no shift dominates all others) or an entry is 0."""
+def _largest_entries(bound: int, norm: Norm, count: int) -> list[int]:
+    """M_t for t = 1, 2, …, count (the largest t-th entry of a sorted integer shift within ``bound``), stopping
+    once their total exceeds the bound (then no shift dominates all others) or an entry is 0."""
     out: list[int] = []
-    total, bound = Fraction(0), _bound(delta, norm)
+    total = 0
     for t in range(1, count + 1):
-        if norm == "l2":
-            m = math.isqrt(math.floor(delta * delta / t))
-        elif norm == "l1":
-            m = math.floor(delta / t)
-        else:
-            m = math.floor(delta)
+        m = math.isqrt(bound // t) if norm == "l2" else (bound // t if norm == "l1" else bound)
         if m == 0:
             break
         out.append(m)
-        total = total + m * m if norm == "l2" else (total + m if norm == "l1" else Fraction(m))
+        total = total + m * m if norm == "l2" else (total + m if norm == "l1" else m)
         if total > bound:
             break
     return out
 
 
-def _size(v: Sequence[int], norm: Norm) -> Fraction:
+def _size(v: Sequence[int], norm: Norm) -> int:
     """‖v‖² (ℓ₂), ‖v‖₁ or ‖v‖∞ of an integer vector, exactly."""
     if norm == "l2":
-        return Fraction(sum(x * x for x in v))
-    return Fraction(sum(v) if norm == "l1" else max(v))
+        return sum(x * x for x in v)
+    return sum(v) if norm == "l1" else max(v)
 
 
-def _bound(delta: Fraction, norm: Norm) -> Fraction:
-    return delta * delta if norm == "l2" else delta
+def _integer_bound(sensitivity: float, norm: Norm) -> int:
+    """The integer bound on ‖v‖² (ℓ₂) or ‖v‖ (ℓ₁, ℓ∞) that integer shifts within ``sensitivity`` meet: the floor
+    of Δ² (or Δ), taken up to the next integer when Δ² (or Δ) lies within 8 roundings below it — so a Δ given
+    as a rounded √3 admits (1, 1, 1). Admitting more shifts only enlarges the worst case (the safe side)."""
+    delta = Fraction(sensitivity)
+    value = delta * delta if norm == "l2" else delta
+    up = math.ceil(value)
+    return up if up - value <= Fraction(rounding_error(8, float(value))) else math.floor(value)
 
 
-def _greedy(delta: Fraction, norm: Norm, count: int) -> list[int]:
-    """The lexicographically largest sorted feasible shift (fill the first coordinate, then the next; ℓ₂ or
-    ℓ₁: an ℓ∞ shift is always determined)."""
+def _greedy(bound: int, norm: Norm, count: int) -> list[int]:
+    """The lexicographically largest sorted shift within ``bound`` (fill the first coordinate, then the next;
+    ℓ₂ or ℓ₁: an ℓ∞ shift is always determined)."""
     out: list[int] = []
-    room = _bound(delta, norm)
+    room = bound
     for _ in range(count):
-        m = math.isqrt(math.floor(room)) if norm == "l2" else math.floor(room)
+        m = math.isqrt(room) if norm == "l2" else room
         if m == 0:
             break
         out.append(m)
@@ -229,28 +230,26 @@ def _greedy(delta: Fraction, norm: Norm, count: int) -> list[int]:
 
 def worst_shift(sensitivity: float, dimension: int | None, norm: Norm) -> tuple[int, ...]:
     """The worst integer shift (sorted, non-increasing, zeros dropped) of the stated sensitivity, when it is
-    determined (module docstring); ``ValueError`` naming two incomparable feasible shifts otherwise.
+    determined (module docstring); ``ValueError`` naming two incomparable allowed shifts otherwise.
 
     Args:
-        sensitivity: Δ ≥ 1, the bound on the shift's norm.
+        sensitivity: Δ ≥ 1, the bound on the shift's norm (a Δ² or Δ within 8 roundings below an integer is
+            read as that integer: :func:`_integer_bound`).
         dimension: the number of coordinates, or ``None`` (any number: the worst over all dimensions).
         norm: ``"l2"``, ``"l1"`` or ``"linf"``.
     """
-    delta = Fraction(sensitivity)
     if dimension is None and norm == "linf":
         raise ValueError(
             "the worst integer shift of an linf sensitivity in an unknown dimension is unbounded (every "
             "coordinate may move): give dimension="
         )
-    if norm == "linf":
-        count = int(dimension or 1)
-    else:  # no sorted feasible shift has more non-zero entries than ⌊Δ²⌋ (ℓ₂) or ⌊Δ⌋ (ℓ₁)
-        reach = math.floor(_bound(delta, norm))
-        count = reach if dimension is None else min(dimension, reach)
-    top = _largest_entries(delta, norm, count)
-    if _size(top, norm) <= _bound(delta, norm):
+    bound = _integer_bound(sensitivity, norm)
+    # no sorted allowed shift has more non-zero entries than ⌊Δ²⌋ (ℓ₂) or ⌊Δ⌋ (ℓ₁)
+    count = int(dimension or 1) if norm == "linf" else (bound if dimension is None else min(dimension, bound))
+    top = _largest_entries(bound, norm, count)
+    if _size(top, norm) <= bound:
         return tuple(top)
-    greedy = _greedy(delta, norm, count)
+    greedy = _greedy(bound, norm, count)
     t = next(i for i, m in enumerate(top) if i >= len(greedy) or m > greedy[i]) + 1
     flat = [top[t - 1]] * t
     where = "any dimension" if dimension is None else f"dimension {dimension}"

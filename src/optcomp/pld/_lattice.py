@@ -242,18 +242,32 @@ class LatticeDistribution:
         fail: float | None = None
         theta = 0.0
         for _ in range(_MAX_TILTS + 1):
-            end = self._end(theta)
-            passing, fail = self._boundaries(end, delta, passing, fail)
-            if passing is None or not math.isfinite(passing):
-                return Bound(fail or 0.0, math.inf)
-            if Bound(fail or 0.0, passing).relative_width_above(1.0) <= LATTICE_RELATIVE_WIDTH:
+            passing, fail = self._boundaries(self._end(theta), delta, passing, fail)
+            if passing is not None and (
+                not math.isfinite(passing)
+                or Bound(fail or 0.0, passing).relative_width_above(1.0) <= LATTICE_RELATIVE_WIDTH
+            ):
                 break
-            nxt = self.theta_for(passing)
+            if passing is not None:
+                nxt = self.theta_for(passing)
+            else:  # no ε passes at this tilt (a δ below its floor): tilt towards a central-limit guess
+                nxt = self.theta_for(self._guess(delta)) if theta == 0.0 else 2.0 * theta
             if nxt == theta:
                 break
             theta = nxt
-        assert passing is not None
+        if passing is None:
+            return Bound(fail or 0.0, math.inf)
         return Bound(min(fail or 0.0, passing), passing)
+
+    def _guess(self, delta: float) -> float:
+        """ε ≈ E[L] + √(2·Var[L]·ln(1/δ)) (uncertified: it only places the first tilt of a deep δ)."""
+        var = 0.0
+        for part, logs in zip(self._parts, self._base, strict=True):
+            w = np.exp(logs - float(logsumexp(logs)))
+            j = np.arange(logs.size, dtype=np.float64)
+            step = float(self._unit) * part.factor.stride
+            var += part.count * step * step * float(np.dot(w, (j - np.dot(w, j)) ** 2))
+        return self.mean_loss() + math.sqrt(2.0 * var * max(-math.log(max(delta, SMALLEST_SUBNORMAL)), 0.0))
 
     def _boundaries(
         self, end: _End, delta: float, passing: float | None, fail: float | None
@@ -273,10 +287,9 @@ class LatticeDistribution:
         new_pass = found.passing
         if new_pass is None:
             return None, fail
-        if fail is None and low(0.0):  # nothing fails: no positive lower end (a known one is kept as given)
-            return new_pass, None
-        below = float_boundary(low, name="epsilon", passing_above=True, passing=new_pass,
-                               fail=0.0 if fail is None else fail)
+        # downwards from the passing end (a tilted end's lower δ is only informative near its tilt's ε)
+        below = float_boundary(low, name="epsilon", passing_above=True, passing=new_pass, fail=fail,
+                               start=new_pass)
         return new_pass, below.fail
 
 
