@@ -112,6 +112,24 @@ def test_different_sigmas_leave_the_lattice() -> None:
     assert c.epsilon(1e-6).upper >= max(a.epsilon(1e-6).lower, b.epsilon(1e-6).lower)
 
 
+@settings(max_examples=20, deadline=None)
+@given(
+    st.floats(0.3, 6.0),
+    st.integers(1, 60),
+    st.lists(st.integers(1, 4), min_size=1, max_size=2),
+    st.sampled_from([1e-3, 1e-6, 1e-12]),
+)
+def test_lattice_and_grid_brackets_meet_and_grow_with_k(sigma: float, k: int, shift: list[int], delta: float) -> None:
+    """Two certified engines on the same composition: their brackets intersect; one more release cannot
+    lower ε (the certified ends keep that order)."""
+    mech = DiscreteGaussian(sigma, shift=tuple(shift))
+    c = optcomp.compose((mech, k))
+    exact = c.epsilon(delta)
+    grid = c.epsilon(delta, accuracy=Accuracy(grid_step=2e-3))
+    assert exact.lower <= grid.upper and grid.lower <= exact.upper, (exact, grid)
+    assert optcomp.compose((mech, k + 1)).epsilon(delta).upper >= exact.lower
+
+
 # -- the issue's claims (item 2 of the report) ----------------------------------------------------------------
 def test_discrete_gaussian_is_not_bounded_by_the_gaussian_at_equal_sigma() -> None:
     """σ = 1, k = 10, δ = 1e-6: 19.49 (discrete) against 19.42 (continuous): the Gaussian is no proxy."""

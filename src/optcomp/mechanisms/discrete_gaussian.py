@@ -367,7 +367,7 @@ def _factor(sigma: float, v: int) -> LatticeFactor:
         err = rounding_error(4, float(np.max(np.abs(hi) + np.abs(shift))) + 1.0)
         return np.asarray(logs, dtype=np.float64), err
 
-    # the variance of N_ℤ(0, σ²) is below σ² (CKS Cor 9)
+    # the variance of N_ℤ(0, σ²) is below σ² (CKS §2; it only sizes the engine's window)
     return LatticeFactor(v * v, 2 * v, -t, 2 * t + 1, sigma * sigma, math.log(2.0) + _LOG_TAIL, masses)
 
 

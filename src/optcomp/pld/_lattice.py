@@ -33,7 +33,7 @@ from optcomp._inverse import float_boundary
 from optcomp._numerics import SMALLEST_SUBNORMAL, Accuracy, Bound, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms import LatticeFactor, LatticeLaw
-from optcomp.pld._fft import BYTES_PER_POINT, compose
+from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import UpperEnd
 
@@ -188,17 +188,25 @@ class LatticeDistribution:
         return end
 
     def _build(self, theta: float) -> _End:
+        """The composition at tilt θ. Each factor's masses are tilted by t = θ·c·stride per index (relative to its
+        first index) and normalised by M (``ln M`` kept in L = Σ k ln M, so y = z·e^{L − θs} exactly with the
+        values used); the slack (a log, added above and subtracted below) covers each entry's relative error
+        (its log's, the normalisation's and exp's), the rounding of t and of the step s (the tilt put in and the
+        one taken out differ by at most 2u|t|·(size − 1) per factor and 4u·θ·max|s|), and the sum L itself;
+        entries that underflow to 0 are charged as the smallest double each (added to the FFT error)."""
         parts: list[tuple[FloatArray, int]] = []
         log_scale = log_slack = scale_abs = 0.0
+        lost = 0.0
         for part in self._parts:
             f = part.factor
-            logs, err = f.masses(theta * float(self._unit) * f.stride)
+            t = theta * float(self._unit) * f.stride
+            logs, err = f.masses(t)
             log_m = float(logsumexp(logs))
             arg = logs - log_m
             with np.errstate(under="ignore"):
                 x = np.exp(arg)
-            # each entry: its log's error, the subtraction of ln M, exp: a relative error ≤ e^ρ − 1
             rho = err + rounding_error(4, float(np.max(np.abs(arg))) + abs(log_m) + 1.0)
+            rho += rounding_error(2, abs(t) * (f.size - 1))
             stride = f.stride // self._g
             vec = np.zeros((x.size - 1) * stride + 1)
             vec[::stride] = x
@@ -206,13 +214,15 @@ class LatticeDistribution:
             log_scale += part.count * log_m
             scale_abs += abs(part.count * log_m)
             log_slack += part.count * math.log1p(math.expm1(rho) + rounding_error(4))
+            lost += part.count * int(np.count_nonzero(x == 0.0)) * SMALLEST_SUBNORMAL
         max_len = self._accuracy.memory_cap // BYTES_PER_POINT
         composed = compose(parts, fft_window(parts, _LOG_WRAP, max_len))
-        # L = Σ k_i ln M_i is used as computed on both sides of y = z·e^{L − θs}; its sum's rounding (each
-        # product and addition within u of its value) joins the slack, added above and subtracted below
-        log_slack = widen_up(log_slack, 8) + rounding_error(2 * len(parts) + 2, scale_abs)
+        composed = Composed(composed.values, composed.first, widen_up(composed.fft_error + lost, 4), composed.wrap)
+        reach = self._step * max(abs(composed.first), abs(composed.first + composed.values.size - 1))
+        log_slack = (widen_up(log_slack, 8) + rounding_error(2 * len(parts) + 2, scale_abs)
+                     + rounding_error(4, theta * widen_up(reach, 4)))
         upper_end = UpperEnd(composed, self._step, theta, log_scale, log_slack, 0.0)
-        shift = rounding_error(4, abs(self._offset) + abs(upper_end.s_max()) + abs(float(upper_end.s(np.array([0]))[0])))
+        shift = rounding_error(4, abs(self._offset) + widen_up(reach, 4))
         return _End(upper_end, self._offset, shift, log_slack, self._tail)
 
     # -- queries -----------------------------------------------------------------------------------------
