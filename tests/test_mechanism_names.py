@@ -29,6 +29,7 @@ EXAMPLE_KEYS: dict[str, dict[str, Any]] = {
     "epsdelta": {"eps": 0.5, "delta": 1e-6},
     "rr": {"eps": 0.5},
     "staircase": {"eps": 0.5},
+    "dgauss": {"sigma": 1.5},
     "zcdp": {"rho": 0.5},
     "renyi": {"orders": [2.0, 4.0], "epsilons": [0.5, 1.0]},
 }

@@ -61,3 +61,6 @@ GDP_DIRECTED_RTOL = 1e-11
 DOC_LAST_DIGIT_UNITS = 1
 #: optcomp.sweep tests: the relative width asked of the engine (certified at any width; coarse = fast).
 SWEEP_RELATIVE_WIDTH = 1e-2
+#: Discrete Gaussian on its exact lattice (issue 35): largest relative width of an ε or δ bracket the lattice
+#: engine may return (the issue's "≤ 1e-6 wide where the lattice is exact"; it is typically ~1e-10).
+DGAUSS_LATTICE_RTOL = 1e-6

@@ -11,6 +11,8 @@ it, and no code outside the router branches on which engine it is:
 * :class:`OptimalEngine` — canonical (ε, δ) black boxes: :mod:`optcomp.optimal` (KOV Thm III.3,
   MV Thms 1.4–1.5), driven only through :class:`~optcomp.Accuracy` (``optimal``'s ``Goal.of`` is the one
   translation of an accuracy into its grid step).
+* :class:`LatticeEngine` — items whose losses live on one exact lattice (discrete Gaussians of one σ): the
+  exact convolution over the lattice index (:class:`optcomp.pld.LatticeDistribution`), built on first use;
 * :class:`GridEngine` — anything else: the certified PLD grid (:class:`optcomp.pld.PrivacyLossDistribution`),
   built on first use.
 * :class:`RenyiEngine` — items known only by their Rényi curve (``ZeroConcentrated``, ``Renyi``), with
@@ -34,11 +36,11 @@ from optcomp import optimal
 from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_WIDTH_FLOOR, Accuracy, Bound, FloatArray
 from optcomp.fdp import gdp_delta_bound, gdp_epsilon
-from optcomp.pld import GridTooLargeError, HockeyStickCurve, PrivacyLossDistribution
+from optcomp.pld import GridTooLargeError, HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution
 from optcomp.rdp import RenyiConversion
 
 #: The names of the engines (what :meth:`optcomp.queries.Composition.engine` reports).
-EngineName = Literal["gdp", "optimal", "grid", "renyi"]
+EngineName = Literal["gdp", "optimal", "lattice", "grid", "renyi"]
 
 #: Points of the default δ(ε) curve (0 … 20) of engines without a placement of their own.
 CURVE_POINTS = 201
@@ -125,6 +127,36 @@ class GridEngine:
 
     def epsilon_estimate(self, delta: float) -> float:
         return _third_point(self.pld.epsilon(delta))
+
+
+# -- the exact lattice ------------------------------------------------------------------------------------
+@dataclass
+class LatticeEngine:
+    """The exact lattice composition (:class:`optcomp.pld.LatticeDistribution`); ``build`` makes it on first use.
+
+    Certified at both ends: the truncated mass, the masses' and tilts' rounding, the FFT error and window,
+    and the rounding of the loss positions are all charged (``optcomp.pld._lattice``); brackets are typically
+    ten digits narrow (relative), whatever the accuracy asks."""
+
+    build: Callable[[], LatticeDistribution]
+    name: EngineName = "lattice"
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """:meth:`LatticeDistribution.epsilon` (never wider than any width a caller can ask for)."""
+        return self.build().epsilon(delta)
+
+    def delta(self, epsilon: float) -> Bound:
+        return self.build().delta(epsilon)
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.build().delta_curve(epsilons)
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """:meth:`delta_curve` on ``epsilons`` (default 0 … 20 in 201 steps), each point certified."""
+        return _curve_of(self, epsilons)
+
+    def epsilon_estimate(self, delta: float) -> float:
+        return _third_point(self.build().epsilon(delta))
 
 
 # -- the optimal black-box engine -----------------------------------------------------------------------
@@ -298,6 +330,7 @@ __all__ = [
     "EngineName",
     "GdpEngine",
     "GridEngine",
+    "LatticeEngine",
     "OptimalEngine",
     "RenyiEngine",
     "gdp_lower",

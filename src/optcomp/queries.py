@@ -13,6 +13,9 @@ accuracy), and each query — ``epsilon``, ``delta``, ``delta_curve``, ``hockey_
   whose ε ≤ ``optimal.HUGE_EPS`` (automatic accuracy): the composition of the KOV canonical pairs *is*
   the optimal black-box composition (KOV Thm III.3): :class:`~optcomp.engines.OptimalEngine`, which
   hands the :class:`~optcomp.Accuracy` itself to :mod:`optcomp.optimal` (its one translation).
+* ``"lattice"`` — every item's loss on one exact lattice (:func:`~optcomp.mechanisms.lattice_law`:
+  discrete Gaussians of one σ), automatic accuracy, and the composition's estimated window within half the
+  memory cap: the exact convolution over the lattice index (:class:`~optcomp.engines.LatticeEngine`).
 * ``"grid"`` — anything else, or an explicit ``Accuracy.grid_step`` (the expert override): the
   certified PLD grid (:class:`~optcomp.engines.GridEngine`), also available as :meth:`Composition.pld`.
 * ``"renyi"`` — first of all, any item known only by its Rényi curve (``ZeroConcentrated``, ``Renyi``):
@@ -59,7 +62,15 @@ from optcomp._numerics import (
     round_down,
     round_up,
 )
-from optcomp.engines import Engine, EngineName, GdpEngine, GridEngine, OptimalEngine, RenyiEngine
+from optcomp.engines import (
+    Engine,
+    EngineName,
+    GdpEngine,
+    GridEngine,
+    LatticeEngine,
+    OptimalEngine,
+    RenyiEngine,
+)
 from optcomp.fdp import gdp_compose
 from optcomp.mechanisms import (
     EpsilonDelta,
@@ -69,11 +80,12 @@ from optcomp.mechanisms import (
     RandomizedResponse,
     check_group_size,
     combined_relation,
+    common_lattice,
     group_mechanism,
     privacy_loss_laws,
 )
 from optcomp.mechanisms.truncated import dominated_items
-from optcomp.pld import HockeyStickCurve, PrivacyLossDistribution
+from optcomp.pld import HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution, fits
 
 #: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
 #: many references is built; above it the grid engine answers).
@@ -225,7 +237,8 @@ class Composition:
         explicit ``accuracy.grid_step`` selects the grid; otherwise all-Gaussian
         items whose μᵢ and merged μ lie in [1e-8, 1e6] select the GDP closed form; all-black-box items with
         every εᵢ ≤ ``optimal.HUGE_EPS`` (whose − outcome does not underflow) and at most 2²² items unless
-        they are all one pair select ``optimal``; anything else the grid.
+        they are all one pair select ``optimal``; items all on one exact lattice (discrete Gaussians of one σ)
+        whose composition fits half the memory cap select ``lattice``; anything else the grid.
         """
         acc = self._accuracy(accuracy)
         engine = self._engines.get(acc)
@@ -234,8 +247,8 @@ class Composition:
         return engine
 
     def engine(self, accuracy: Accuracy | None = None) -> EngineName:
-        """The name of the engine :meth:`route` picks at ``accuracy`` (``"gdp"``, ``"optimal"``, ``"grid"``,
-        ``"renyi"``)."""
+        """The name of the engine :meth:`route` picks at ``accuracy`` (``"gdp"``, ``"optimal"``, ``"lattice"``,
+        ``"grid"``, ``"renyi"``)."""
         return self.route(accuracy).name
 
     def _decide(self, acc: Accuracy) -> Engine:
@@ -252,6 +265,9 @@ class Composition:
         boxes = self._black_box_items()
         if boxes is not None:
             return OptimalEngine(boxes, acc)
+        laws = common_lattice(self.items)
+        if laws is not None and fits(laws, acc):
+            return LatticeEngine(functools.cache(lambda: LatticeDistribution(laws, acc)))
         return grid
 
     def _accuracy(self, accuracy: Accuracy | None) -> Accuracy:

@@ -18,7 +18,8 @@ Modules by topic:
   dual certificates of the optimal conversion re-checked; ``numerics``: the log-space helpers at 50 digits;
 * ``ledger``: adaptive RR trees and the ledger currencies' thresholds and counts;
 * ``exact``: exact comparisons of floats with high-precision truths (no rounding on the test's side);
-* ``published``: other accountants' numbers, pinned with the call that produced them.
+* ``published``: other accountants' numbers, pinned with the call that produced them;
+* ``dgauss``: the discrete Gaussian composed exactly on its lattice (integer bookkeeping), CKS's zCDP conversion.
 
 Precision: most functions fix their own (``MPMATH_DPS`` unless their docstring says otherwise); those in
 ``optimal`` and ``ledger`` work at the ambient precision. ``mpmath.mp.dps`` is set to ``MPMATH_DPS`` here,
@@ -41,6 +42,15 @@ from tests._references.composition import (
     kov_corollary_v1,
     no_failure_probability,
     total_variation_bound,
+)
+from tests._references.dgauss import (
+    delta_bracket as dgauss_delta_bracket,
+)
+from tests._references.dgauss import (
+    epsilon_reference as dgauss_epsilon_reference,
+)
+from tests._references.dgauss import (
+    zcdp_conversion_epsilon,
 )
 from tests._references.exact import (
     abs_error_at_most,
@@ -169,6 +179,8 @@ __all__ = [
     "decimal",
     "delta_floor",
     "delta_target",
+    "dgauss_delta_bracket",
+    "dgauss_epsilon_reference",
     "discrete_delta",
     "discrete_kfold_delta",
     "dual_certificate_gap",
@@ -240,4 +252,5 @@ __all__ = [
     "without_replacement_laplace_log_q_sf",
     "zcdp_closed_form_delta",
     "zcdp_closed_form_epsilon",
+    "zcdp_conversion_epsilon",
 ]

@@ -280,6 +280,9 @@ Example:
 @click.option("--neighbouring", type=click.Choice(["add_remove", "substitution", "zero_out"]), default="add_remove",
               help="Relation a --dp-event tree is read under (dp_accounting: ADD_OR_REMOVE_ONE / REPLACE_ONE / "
               "REPLACE_SPECIAL).")
+@click.option("--sampling", "sampling", type=click.Choice(["event", "fixed_size"]), default="event",
+              help="With --dp-event/--opacus-history: how the run's batches were formed — as the sampling events say "
+              "(default), or fixed-size (each PoissonSampledDpEvent is a uniform batch, read under substitution).")
 @click.option("--reference/--no-reference", "reference", default=None,
               help="With --dp-event/--opacus-history: run dp_accounting's answer beside ours always / never. "
               "Default: only for trees it answers in seconds (at most 20 composed events, counts up to 1e6). "
@@ -295,6 +298,7 @@ def account(
     dp_event: Path | None = None,
     opacus_history: Path | None = None,
     neighbouring: str = "add_remove",
+    sampling: str = "event",
     reference: bool | None = None,
 ) -> None:
     """Certified ε(δ) or δ(ε) bracket of a composition of mechanisms."""
@@ -306,7 +310,7 @@ def account(
         acc = parse_accuracy(accuracy)
         account_interop(dp_event=dp_event, opacus_history=opacus_history, neighbouring=neighbouring,
                         deltas=deltas, epsilons=epsilons, accuracy=acc, as_json=as_json,
-                        reference=reference)
+                        reference=reference, sampling=sampling)
         return
     entries, deltas, epsilons, accuracy_table = _gather(mechs, config, deltas, epsilons)
     from optcomp._numerics import check_nonnegative, check_probability

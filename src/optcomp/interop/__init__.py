@@ -6,7 +6,10 @@
   ``state_dict()`` → the same; :class:`Accountant` implements Opacus' accountant interface and
   replaces Opacus' accountant on a ``DPOptimizer``;
 * :func:`to_dp_event_json` — an optcomp composition → the JSON schema, to archive and re-check;
-* :func:`dpsgd_statement` — a short, honest privacy statement of a DP-SGD run.
+* :func:`dpsgd_statement` — a short, honest privacy statement of a DP-SGD run;
+* :class:`PeerWarning` / :class:`PeerUnderReportWarning` — where a peer's number for the same description
+  is no guarantee for the run described (fixed-size batches under replace-one, a sampled discrete
+  Gaussian read as a Gaussian): ``EventComposition.warnings`` and a Python warning.
 
 Nothing here imports dp_accounting or Opacus: events are duck-typed by class name and fields.
 """
@@ -17,6 +20,7 @@ from optcomp.interop._dp_event import SUPPORTED, UNSUPPORTED, EventComposition, 
 from optcomp.interop._export import to_dp_event_json
 from optcomp.interop._opacus import Accountant, from_opacus_history, opacus_history_to_dp_event
 from optcomp.interop._relation import NEIGHBOURING, Neighbouring, check_neighbouring
+from optcomp.interop._safety import PeerUnderReportWarning, PeerWarning
 from optcomp.interop._sampler_events import NON_PRIVATE
 from optcomp.interop._statement import dpsgd_statement
 
@@ -28,6 +32,8 @@ __all__ = [
     "Accountant",
     "EventComposition",
     "Neighbouring",
+    "PeerUnderReportWarning",
+    "PeerWarning",
     "check_neighbouring",
     "dpsgd_statement",
     "from_dp_event",

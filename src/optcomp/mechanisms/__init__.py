@@ -30,6 +30,9 @@ Specifications, with the pair (P, Q) of the remove direction and the kind of law
 * ``TruncatedPoissonGaussian(sigma, *, dataset_size, sampling_rate, max_batch_size)``: Poisson
   sampling capped at B; (1 − t)·Poisson(q, Δ=1) ⊕ t·Poisson(q̄, Δ=2), the event {t} shown; add/remove;
   dominating (not claimed tight).
+* ``DiscreteGaussian(sigma, *, sensitivity=1, dimension=1, norm="l2")`` or ``(sigma, *, shift=(...))``:
+  v + X, X with X_t ~ N_ℤ(0, σ²) (Canonne–Kamath–Steinke); atoms on the exact lattice c·(‖v‖² + 2ℤ),
+  c = 1/(2σ²) (also a :class:`LatticeLaw`: :func:`lattice_law`).
 * ``Staircase(epsilon, *, gamma=None, sensitivity=1.0)``: Δ + staircase noise, staircase noise
   (Geng–Viswanath); atoms ±ε, 0.
 * ``ZeroConcentrated(rho)``, ``Renyi(orders, epsilons)``: black boxes known only by their Rényi curve
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_mechanism, privacy_loss_laws
 from optcomp.mechanisms._group import NoGroupLawError, check_group_size, group_mechanism
+from optcomp.mechanisms._lattice import LatticeFactor, LatticeLaw, common_lattice, lattice_law
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw, log_tails
 from optcomp.mechanisms._names import MECHANISM_NAMES, MechanismEntry, mechanism_spellings, planner_mechanisms
 from optcomp.mechanisms._spec import (
@@ -64,6 +68,7 @@ from optcomp.mechanisms.discrete import (
     KaryRandomizedResponse,
     RandomizedResponse,
 )
+from optcomp.mechanisms.discrete_gaussian import DiscreteGaussian
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace
 from optcomp.mechanisms.mixture import MixtureOfGaussians, check_user_level_mean, user_level_mixture
@@ -76,12 +81,15 @@ __all__ = [
     "MECHANISM_NAMES",
     "NEIGHBOURING_RELATIONS",
     "ContinuousLoss",
+    "DiscreteGaussian",
     "DiscreteLaplace",
     "DiscretePair",
     "EpsilonDelta",
     "Gaussian",
     "KaryRandomizedResponse",
     "Laplace",
+    "LatticeFactor",
+    "LatticeLaw",
     "LawPair",
     "Mechanism",
     "MechanismEntry",
@@ -104,9 +112,11 @@ __all__ = [
     "check_neighbouring",
     "check_user_level_mean",
     "combined_relation",
+    "common_lattice",
     "group_mechanism",
     "is_mechanism",
     "is_renyi_item",
+    "lattice_law",
     "log_tails",
     "mechanism_spellings",
     "optimal_gamma",

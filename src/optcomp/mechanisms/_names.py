@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from optcomp.mechanisms._spec import Mechanism
 from optcomp.mechanisms.discrete import DiscreteLaplace, EpsilonDelta, RandomizedResponse
+from optcomp.mechanisms.discrete_gaussian import DiscreteGaussian
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace
 from optcomp.mechanisms.renyi import Renyi, ZeroConcentrated
@@ -55,6 +56,8 @@ MECHANISM_NAMES: tuple[MechanismEntry, ...] = (
                    label="randomized response", keys="eps="),
     MechanismEntry(name="staircase", spec=Staircase, label="staircase",
                    keys="eps=, gamma= (default: optimal), sensitivity= (default 1)"),
+    MechanismEntry(name="dgauss", aliases=("discrete_gaussian",), spec=DiscreteGaussian, label="discrete Gaussian",
+                   keys="sigma=, sensitivity= (default 1), dimension= (default 1), norm= (l2, l1 or linf)"),
     MechanismEntry(name="zcdp", aliases=("zero_concentrated",), spec=ZeroConcentrated, label="ρ-zCDP black box",
                    keys="rho="),
     MechanismEntry(name="renyi", aliases=("rdp",), spec=Renyi, label="Rényi-curve black box",

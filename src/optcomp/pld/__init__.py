@@ -10,6 +10,10 @@
 
 :func:`epsilons_at_step` answers many δ of one PLD at one fixed grid step, sharing tilted ends (the
 sweep's passes, :mod:`optcomp.pld._joint`).
+
+:class:`LatticeDistribution` is the exact lattice engine: compositions whose loss lives on one lattice
+(discrete Gaussians of one σ, :mod:`optcomp.pld._lattice`), convolved over the integer index with no
+discretisation of the loss.
 """
 
 from __future__ import annotations
@@ -17,6 +21,16 @@ from __future__ import annotations
 from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._curve import HockeyStickCurve
 from optcomp.pld._joint import epsilons as epsilons_at_step
+from optcomp.pld._lattice import LATTICE_RELATIVE_WIDTH, LatticeDistribution, fits, lattice_points
 from optcomp.pld._pld import PrivacyLossDistribution
 
-__all__ = ["GridTooLargeError", "HockeyStickCurve", "PrivacyLossDistribution", "epsilons_at_step"]
+__all__ = [
+    "LATTICE_RELATIVE_WIDTH",
+    "GridTooLargeError",
+    "HockeyStickCurve",
+    "LatticeDistribution",
+    "PrivacyLossDistribution",
+    "epsilons_at_step",
+    "fits",
+    "lattice_points",
+]
