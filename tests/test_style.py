@@ -241,6 +241,7 @@ FLOORS: dict[str, int] = {
     "sweep": 5,
     "interop": 5,
     "reproduce": 5,
+    "selection": 5,
     # interfaces
     "cli": 6,
     "web": 6,
