@@ -253,6 +253,10 @@ class Selection:
         return "rdp-thm6" if isinstance(self.repetitions, Poisson) else "rdp-thm2"
 
     def _single_mechanism(self) -> Mechanism | None:
+        """The one mechanism the base runs (Gaussians merged), when its law is the run's own (not a
+        dominating pair: ``Composition.dominated`` is ``None`` under ``lower_end="run"``); else ``None``."""
+        if self.base.lower_end != "run" or self.base.dominated() is not None:
+            return None
         merged = merge_gaussians(dict(self.base.items))
         if len(merged) == 1:
             ((mechanism, count),) = merged.items()
