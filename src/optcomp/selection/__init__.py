@@ -41,6 +41,7 @@ from optcomp.selection._select import (
     pure_epsilon,
     select,
 )
+from optcomp.selection._threshold import ThresholdSelection, threshold
 
 __all__ = [
     "PROFILE_ACCURACY",
@@ -53,9 +54,11 @@ __all__ = [
     "RouteAnswer",
     "Selection",
     "SelectionBound",
+    "ThresholdSelection",
     "TruncatedNegativeBinomial",
     "law_lower_delta",
     "order_delta",
     "pure_epsilon",
     "select",
+    "threshold",
 ]
