@@ -59,3 +59,9 @@ GDP_DIRECTED_RTOL = 1e-11
 DOC_LAST_DIGIT_UNITS = 1
 #: optcomp.sweep tests: the relative width asked of the engine (certified at any width; coarse = fast).
 SWEEP_RELATIVE_WIDTH = 1e-2
+#: Private selection: relative agreement of a law of K's closed forms (pgf, mean, tails) with the pmf series, and of
+#: the Papernot-Steinke routes with the formulas evaluated at 50 digits (ours rounded up by a few hundred ulps).
+SELECTION_LAW_RTOL = 1e-12
+SELECTION_ROUTE_RTOL = 1e-12
+#: Slack of a certified upper end of the selection's δ over an exact reference (float rounding of the reference).
+SELECTION_DELTA_ATOL = 1e-14
