@@ -113,6 +113,10 @@ def best(source: str, repeats: int) -> dict[str, Any] | None:
     return min(runs, key=lambda r: r["cpu"]) if runs else None
 
 
+def _cpu(run: dict[str, Any] | None, digits: int) -> str:
+    return "-" if run is None else f"{run['cpu']:.{digits}f}"
+
+
 def fmt(x: float | None, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -134,7 +138,7 @@ def selection_rows(repeats: int) -> list[str]:
                 f"| {base_label} | {law_label} | [{fmt(a['lower'])}, {fmt(a['upper'])}] | {a['route']} | "
                 f"{fmt(routes.get('pure'))} | {fmt(routes.get('rdp-thm2') or routes.get('rdp-thm6'))} | "
                 f"{fmt(routes.get('profile'))} | {fmt(routes.get('composition'))} | {fmt(peer)} | {ratio} | "
-                f"{ours['cpu']:.2f} | {'-' if theirs is None else f'{theirs['cpu']:.2f}'} |"
+                f"{ours['cpu']:.2f} | {_cpu(theirs, 2)} |"
             )
             print(lines[-1], flush=True)
     return lines
@@ -149,7 +153,7 @@ def threshold_rows(repeats: int) -> list[str]:
             continue
         lines.append(f"| Laplace b={scale:g} (ε₀={1 / scale:g}) | {gamma:g} | {fmt(ours['answer']['upper'])} | "
                      f"{fmt(None if theirs is None else theirs['epsilon'])} | {ours['cpu']:.3f} | "
-                     f"{'-' if theirs is None else f'{theirs['cpu']:.3f}'} |")
+                     f"{_cpu(theirs, 3)} |")
         print(lines[-1], flush=True)
     return lines
 
@@ -163,27 +167,27 @@ def main(argv: list[str] | None = None) -> None:
     lines = [
         "# Private selection: optcomp.selection vs dp_accounting's RepeatAndSelectDpEvent",
         "",
-        f"Date {time.strftime('%Y-%m-%d')}. Machine: {platform.processor() or platform.machine()}, Python "
+        (f"Date {time.strftime('%Y-%m-%d')}. Machine: {platform.processor() or platform.machine()}, Python "
         f"{platform.python_version()}, load average {load:.1f} at the start (times are CPU seconds of the call in a "
-        f"cold interpreter, minimum of {args.repeats}; shared machines make wall time noisy). δ = {DELTA:g}.",
+        f"cold interpreter, minimum of {args.repeats}; shared machines make wall time noisy). δ = {DELTA:g}."),
         "",
-        "ε of releasing the best of K runs. optcomp: the certified bracket [lower, upper] (lower 0 where no lower end is "
+        ("ε of releasing the best of K runs. optcomp: the certified bracket [lower, upper] (lower 0 where no lower end is "
         "known: a composed base), the route whose upper end it is, and each route's certified upper end "
         "('pure': (2+η)ε₀ / ε₀+μ·tanh(ε₀/2); 'rdp': Papernot–Steinke Thm 2 (TNB laws) or Thm 6 (Poisson) on the exact "
         "RDP curve, Thm 6's δ̂ from the certified PLD; 'profile': the privacy-profile route; 'composition': K_max runs "
         "composed). dp_accounting: RdpAccountant on RepeatAndSelectDpEvent (RDP conversion; its PLD accountant does not "
-        "support the event).",
+        "support the event)."),
         "",
-        "| base | K | optcomp ε | route | pure | rdp (Thm 2/6) | profile | composition | dp_accounting ε | ours/theirs | "
-        "optcomp s | dp_accounting s |",
+        ("| base | K | optcomp ε | route | pure | rdp (Thm 2/6) | profile | composition | dp_accounting ε | ours/theirs | "
+        "optcomp s | dp_accounting s |"),
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
         *selection_rows(args.repeats),
         "",
         "## Liu–Talwar's known-threshold variant (pure ε₀-DP base), beside OpenDP",
         "",
-        "OpenDP 0.16 `make_select_private_candidate(measurement, stop_probability, threshold)` maps ε₀ to 2ε₀ "
+        ("OpenDP 0.16 `make_select_private_candidate(measurement, stop_probability, threshold)` maps ε₀ to 2ε₀ "
         "(Liu–Talwar Thm 3.1); optcomp's `threshold` gives ε₀ + min(ε₀, log(1/γ)). autodp 0.2.3.1 has no private "
-        "selection: not run.",
+        "selection: not run."),
         "",
         "| base | stop probability γ | optcomp ε | OpenDP ε | optcomp s | OpenDP s |",
         "|---|---|---|---|---|---|",
