@@ -221,7 +221,8 @@ def _reference_answers(sel: Any, event_json: Any, neighbouring: str, deltas: Seq
     if not hasattr(sel, "repetitions"):
         return "dp_accounting has no known-threshold selection", None
     if isinstance(event_json, dict) and event_json.get("class_name") == "RepeatAndSelectDpEvent":
-        wrapped = event_json
+        shape = event_json.get("shape")  # JSON's spelling of an infinite shape ("inf") as dp_accounting's float
+        wrapped = {**event_json, "shape": float(shape) if isinstance(shape, str) else shape}
     else:
         pair = _event_law(sel.repetitions)
         if pair is None:
