@@ -19,12 +19,13 @@ from optcomp.selection import (
     Geometric,
     Logarithmic,
     Poisson,
+    ProfileRoute,
     TruncatedNegativeBinomial,
     order_delta,
     select,
+    theorem2,
+    theorem6,
 )
-from optcomp.selection._profile import ProfileRoute
-from optcomp.selection._rdp_routes import theorem2, theorem6
 from tests._references.selection import (
     best_of_k_delta,
     gaussian_rdp,

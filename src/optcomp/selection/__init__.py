@@ -16,6 +16,10 @@ route whose hypotheses hold and names the one that certified the smallest ε (``
 :func:`threshold` is Liu–Talwar's known-threshold variant (stop at the first candidate above a threshold,
 or with probability γ after each one below it).
 
+The building blocks are public too: :class:`ProfileRoute` (the profile route on any certified profile grid),
+:func:`theorem2` / :func:`theorem6` (Papernot–Steinke on any RDP curve), :func:`order_delta` and
+:func:`law_lower_delta` (the exact best-of-K law of a pair, and the certified lower end of one mechanism).
+
 >>> from optcomp.selection import select, Poisson
 >>> from optcomp import Gaussian
 >>> b = select(Gaussian(sigma=4.0), Poisson(10.0)).epsilon(1e-6)   # doctest: +SKIP
@@ -24,6 +28,8 @@ or with probability γ after each one below it).
 from __future__ import annotations
 
 from optcomp.selection._exact import law_lower_delta, order_delta
+from optcomp.selection._profile import ProfileRoute
+from optcomp.selection._rdp_routes import theorem2, theorem6
 from optcomp.selection._repetitions import (
     Binomial,
     Geometric,
@@ -50,6 +56,7 @@ __all__ = [
     "Geometric",
     "Logarithmic",
     "Poisson",
+    "ProfileRoute",
     "Repetitions",
     "RouteAnswer",
     "Selection",
@@ -60,5 +67,7 @@ __all__ = [
     "order_delta",
     "pure_epsilon",
     "select",
+    "theorem2",
+    "theorem6",
     "threshold",
 ]
