@@ -31,6 +31,7 @@ BENCHMARKS = [
     ("bench_matrix.py", "RESULTS_matrix.md"),
     ("bench_sweep.py", "RESULTS_sweep.md"),
     ("bench_profile.py", "RESULTS_profile.md"),
+    ("bench_selection.py", "RESULTS_selection.md"),
     ("bench_rows.py", "RESULTS_rows.md"),
 ]
 

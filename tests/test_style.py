@@ -241,6 +241,7 @@ FLOORS: dict[str, int] = {
     "sweep": 5,
     "interop": 5,
     "reproduce": 5,
+    "selection": 5,
     # interfaces
     "cli": 6,
     "web": 6,
@@ -267,6 +268,7 @@ SIDEWAYS: dict[tuple[str, str], str] = {
     ("sweep", "dpsgd"): "a sweep evaluates DP-SGD runs",
     ("sweep", "calibrate"): "a sweep's σ-for-target and T-for-target rows are calibrations",
     ("interop", "dpsgd"): "an Opacus history is a DP-SGD run (the sampler table)",
+    ("interop", "selection"): "a RepeatAndSelectDpEvent is a selection (optcomp.selection) over its event's composition",
     ("reproduce", "dpsgd"): "the papers' DP-SGD tables",
     ("reproduce", "calibrate"): "the papers' calibration tables (KOV Thm V.3)",
     ("ledger", "planner"): "a plan-mode ledger takes its slots from a planner allocation",

@@ -64,3 +64,9 @@ SWEEP_RELATIVE_WIDTH = 1e-2
 #: Discrete Gaussian on its exact lattice (issue 35): largest relative width of an ε or δ bracket the lattice
 #: engine may return (the issue's "≤ 1e-6 wide where the lattice is exact"; it is typically ~1e-10).
 DGAUSS_LATTICE_RTOL = 1e-6
+#: Private selection: relative agreement of a law of K's closed forms (pgf, mean, tails) with the pmf series, and of
+#: the Papernot-Steinke routes with the formulas evaluated at 50 digits (ours rounded up by a few hundred ulps).
+SELECTION_LAW_RTOL = 1e-12
+SELECTION_ROUTE_RTOL = 1e-12
+#: Slack of a certified upper end of the selection's δ over an exact reference (float rounding of the reference).
+SELECTION_DELTA_ATOL = 1e-14

@@ -19,7 +19,9 @@ Modules by topic:
 * ``ledger``: adaptive RR trees and the ledger currencies' thresholds and counts;
 * ``exact``: exact comparisons of floats with high-precision truths (no rounding on the test's side);
 * ``published``: other accountants' numbers, pinned with the call that produced them;
-* ``dgauss``: the discrete Gaussian composed exactly on its lattice (integer bookkeeping), CKS's zCDP conversion.
+* ``dgauss``: the discrete Gaussian composed exactly on its lattice (integer bookkeeping), CKS's zCDP conversion;
+* ``selection``: laws of K by their pmf series, the exact best-of-K law and its worst order, Papernot–Steinke
+  Thm 2 / Thm 6 as written.
 
 Precision: most functions fix their own (``MPMATH_DPS`` unless their docstring says otherwise); those in
 ``optimal`` and ``ledger`` work at the ambient precision. ``mpmath.mp.dps`` is set to ``MPMATH_DPS`` here,

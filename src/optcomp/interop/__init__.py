@@ -5,6 +5,8 @@
 * :func:`from_opacus_history` — Opacus' ``[(noise_multiplier, sample_rate, num_steps), ...]`` or its
   ``state_dict()`` → the same; :class:`Accountant` implements Opacus' accountant interface and
   replaces Opacus' accountant on a ``DPOptimizer``;
+* :func:`from_repeat_and_select` — a ``RepeatAndSelectDpEvent`` (hyperparameter tuning) → an
+  :class:`optcomp.selection.Selection`, whose answers name the route that certified them;
 * :func:`to_dp_event_json` — an optcomp composition → the JSON schema, to archive and re-check;
 * :func:`dpsgd_statement` — a short, honest privacy statement of a DP-SGD run;
 * :class:`PeerWarning` / :class:`PeerUnderReportWarning` — where a peer's number for the same description
@@ -22,6 +24,7 @@ from optcomp.interop._opacus import Accountant, from_opacus_history, opacus_hist
 from optcomp.interop._relation import NEIGHBOURING, Neighbouring, check_neighbouring
 from optcomp.interop._safety import PeerUnderReportWarning, PeerWarning
 from optcomp.interop._sampler_events import NON_PRIVATE
+from optcomp.interop._select_event import from_repeat_and_select, repetitions_of
 from optcomp.interop._statement import dpsgd_statement
 
 __all__ = [
@@ -38,6 +41,8 @@ __all__ = [
     "dpsgd_statement",
     "from_dp_event",
     "from_opacus_history",
+    "from_repeat_and_select",
     "opacus_history_to_dp_event",
+    "repetitions_of",
     "to_dp_event_json",
 ]

@@ -113,7 +113,8 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
 UNSUPPORTED: dict[str, str] = {
     "UnsupportedDpEvent": "the event declares that it has no DP description",
     "SampledWithReplacementDpEvent": "no exact law of sampling with replacement is implemented",
-    "RepeatAndSelectDpEvent": "no exact law of repeat-and-select is implemented",
+    "RepeatAndSelectDpEvent": "a selection is read at the root of a tree by optcomp.interop.from_repeat_and_select "
+    "(optcomp select --dp-event FILE); inside a composition it is not supported",
     "ZCDpEvent": "a zCDP guarantee is not a privacy-loss law (only RDP-style bounds follow from it)",
 }
 
