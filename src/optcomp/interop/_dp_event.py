@@ -106,7 +106,7 @@ UNSUPPORTED: dict[str, str] = {
 }
 
 #: ``"none"`` (no mechanism) or the engine :meth:`optcomp.queries.Composition.engine` picks.
-Engine = Literal["none", "gdp", "optimal", "grid"]
+Engine = Literal["none", "gdp", "optimal", "grid", "adaptive"]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optcomp.mechanisms._spec import Mechanism
+from optcomp.mechanisms.bounded_range import BoundedRange, LaplaceNoisyMax, PermuteAndFlip
 from optcomp.mechanisms.discrete import DiscreteLaplace, EpsilonDelta, RandomizedResponse
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace
@@ -54,6 +55,13 @@ MECHANISM_NAMES: tuple[MechanismEntry, ...] = (
                    label="randomized response", keys="eps="),
     MechanismEntry(name="staircase", spec=Staircase, label="staircase",
                    keys="eps=, gamma= (default: optimal), sensitivity= (default 1)"),
+    MechanismEntry(name="exponential", aliases=("exponential_mechanism", "bounded_range", "gumbel_max"),
+                   spec=BoundedRange, label="exponential mechanism (ε-bounded range)",
+                   keys="eps= (or epsilon=); count=k for k steps or top-k by peeling"),
+    MechanismEntry(name="permute_and_flip", spec=PermuteAndFlip, label="permute-and-flip (ε-DP, not BR)",
+                   keys="eps="),
+    MechanismEntry(name="laplace_noisy_max", spec=LaplaceNoisyMax, label="Laplace report-noisy-max (ε-DP, not BR)",
+                   keys="eps="),
 )
 
 

@@ -9,7 +9,9 @@
     pld.epsilon(1e-5)   # Bound(lower, upper), upper certified
 
 :func:`epsilons_at_step` answers many δ of one PLD at one fixed grid step, sharing tilted ends (the
-sweep's passes, :mod:`optcomp.pld._joint`).
+sweep's passes, :mod:`optcomp.pld._joint`). :func:`lattice_kernels` gives a block of fixed laws as certified
+P-masses on the loss lattice {nΔ} (upper: the split; lower: the pooled lattice pair), for recursions that carry
+a hockey-stick curve through the block (the adaptive bounded-range engine, :mod:`optcomp.adaptive`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ from __future__ import annotations
 from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._curve import HockeyStickCurve
 from optcomp.pld._joint import epsilons as epsilons_at_step
+from optcomp.pld._lattice import LatticeKernel, lattice_kernels
 from optcomp.pld._pld import PrivacyLossDistribution
 
-__all__ = ["GridTooLargeError", "HockeyStickCurve", "PrivacyLossDistribution", "epsilons_at_step"]
+__all__ = [
+    "GridTooLargeError",
+    "HockeyStickCurve",
+    "LatticeKernel",
+    "PrivacyLossDistribution",
+    "epsilons_at_step",
+    "lattice_kernels",
+]
