@@ -154,3 +154,17 @@ def rr_renyi(epsilon: float, alpha: float) -> mpf:
     e, a = mpf(epsilon), mpf(alpha)
     p = mpmath.exp(e) / (1 + mpmath.exp(e))
     return mpmath.log(p**a * (1 - p) ** (1 - a) + (1 - p) ** a * p ** (1 - a)) / (a - 1)
+
+
+def family_renyi_max(epsilon: float, alpha: float, iterations: int = 200) -> mpf:
+    """sup_t D_α(P_t‖Q_t) by golden-section search over t ∈ [0, ε] (E_{Q_t}[(P_t/Q_t)^α] is unimodal in t:
+    u^{α−1}(a − b·u) in u = e^t)."""
+    lo, hi = mpf(0), mpf(epsilon)
+    g = (mpmath.sqrt(5) - 1) / 2
+    for _ in range(iterations):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        if br_renyi(epsilon, alpha, a) < br_renyi(epsilon, alpha, b):
+            lo = a
+        else:
+            hi = b
+    return br_renyi(epsilon, alpha, (lo + hi) / 2)

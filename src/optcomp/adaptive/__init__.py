@@ -20,6 +20,7 @@ This room computes; :func:`optcomp.compose` (the queries floor) routes compositi
 from __future__ import annotations
 
 from optcomp.adaptive._engine import AdaptiveRecursion
+from optcomp.adaptive._nonadaptive import nonadaptive_delta, nonadaptive_epsilon
 from optcomp.adaptive._plan import BRRun, FixedRun, Run
 
-__all__ = ["AdaptiveRecursion", "BRRun", "FixedRun", "Run"]
+__all__ = ["AdaptiveRecursion", "BRRun", "FixedRun", "Run", "nonadaptive_delta", "nonadaptive_epsilon"]

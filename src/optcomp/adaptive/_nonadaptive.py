@@ -75,7 +75,7 @@ def _row_lse(terms: FloatArray, up: bool) -> FloatArray:
     """Row-wise ln Σ e^{terms}, moved outwards by :func:`~optcomp._rounding.log_sum_exp_error`."""
     top = np.max(terms, axis=1)
     safe = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         v = safe + np.log(np.sum(np.exp(terms - safe[:, None]), axis=1))
     v = np.where(np.isfinite(top), v, top)
     err = (4.0 * terms.shape[1] + 16.0) * rounding_error(1, 1.0 + np.abs(np.nan_to_num(v, neginf=0.0, posinf=0.0)))
@@ -117,8 +117,8 @@ def _tails(k: int, e0: float, eps: float, log_q: FloatArray, log_1q: FloatArray,
         at = terms[:, edge]
         nxt = _terms(k, e0, eps, log_q, log_1q, t_e, i[:, edge] + step)
         live = np.isfinite(nxt)  # a live term beyond the edge (else the tail is empty)
-        r = nxt - at + err
         with np.errstate(invalid="ignore", divide="ignore"):
+            r = nxt - at + err
             tail = np.where(r < 0, at + r - np.log(-np.expm1(np.minimum(r, 0.0))), np.inf)
         out = np.logaddexp(out, np.where(live, tail, -np.inf))
     return out
