@@ -55,7 +55,7 @@ MECHANISM_NAMES: tuple[MechanismEntry, ...] = (
                    label="randomized response", keys="eps="),
     MechanismEntry(name="staircase", spec=Staircase, label="staircase",
                    keys="eps=, gamma= (default: optimal), sensitivity= (default 1)"),
-    MechanismEntry(name="exponential", aliases=("exponential_mechanism", "bounded_range", "gumbel_max"),
+    MechanismEntry(name="exponential", aliases=("bounded_range", "gumbel_max"),
                    spec=BoundedRange, label="exponential mechanism (ε-bounded range)",
                    keys="eps= (or epsilon=); count=k for k steps or top-k by peeling"),
     MechanismEntry(name="permute_and_flip", spec=PermuteAndFlip, label="permute-and-flip (ε-DP, not BR)",
