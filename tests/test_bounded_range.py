@@ -29,7 +29,8 @@ from optcomp.mechanisms import (
     tight_zcdp,
 )
 from optcomp.mechanisms.bounded_range import family_masses, family_rdp, kl_max
-from tests._references.bounded_range import br_pair, family_renyi_max, kl_max as kl_max_ref, laplace_renyi, rr_renyi
+from tests._references.bounded_range import br_pair, family_renyi_max, laplace_renyi, rr_renyi
+from tests._references.bounded_range import kl_max as kl_max_ref
 from tests.tolerances import BR_CLOSED_FORM_RTOL, BR_ZCDP_SLACK, EXACT_RTOL
 
 EPSILONS = [1e-3, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0]

@@ -49,7 +49,6 @@ from optcomp._numerics import (
     check_sampling_rate,
 )
 from optcomp._rounding import log_binomial, next_up
-from optcomp.mechanisms.bounded_range import family_rdp
 from optcomp.mechanisms import (
     BoundedRange,
     Gaussian,
@@ -60,6 +59,7 @@ from optcomp.mechanisms import (
     check_mechanism,
     privacy_loss_laws,
 )
+from optcomp.mechanisms.bounded_range import family_rdp
 
 #: dp_accounting's ``DEFAULT_RDP_ORDERS`` (rdp_privacy_accountant.py), the orders peers report with.
 DEFAULT_ORDERS: tuple[float, ...] = (

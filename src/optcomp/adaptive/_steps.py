@@ -55,7 +55,7 @@ from optcomp.pld import LatticeKernel
 #: all of them at once (where U is nearly linear in y, a_j and b_j are rounding noise).
 _NARROW_SPAN = 3
 #: Convolutions of at most this many products (or kernels at most this long) are direct, others by FFT.
-_DIRECT_PRODUCTS = 1 << 22
+_DIRECT_PRODUCTS = 1 << 28
 _DIRECT_KERNEL = 64
 #: Roundings charged to a_j and b_j (differences of the upper ends, products with c₀, c₁, 1/(e^h − 1), each
 #: of those constants within 8 ulps of its exact value): 32 units of the magnitudes that enter.
