@@ -231,3 +231,15 @@ def test_grid_step_override_and_bad_input() -> None:
         c.delta(-1.0)
     with pytest.raises(ValueError, match="epsilon"):
         BoundedRange(float("nan"))
+
+
+def test_mass_at_infinity_and_atoms_on_the_lattice() -> None:
+    c = oc.compose(BoundedRange(0.5), oc.EpsilonDelta(0.5, delta=1e-3))
+    assert c.epsilon(1e-4) == oc.Bound(math.inf, math.inf)  # δ(ε) ≥ P(L = +∞) = 1e-3 at every ε
+    finite = c.epsilon(2e-3)
+    assert finite.upper < math.inf and finite.relative_width_above(0.01) <= 1e-4
+    # permute-and-flip steps of the same ε sit on the lattice: the width is reached as for BR steps alone
+    mixed = oc.compose((BoundedRange(0.1), 20), (oc.PermuteAndFlip(0.1), 20)).epsilon(1e-6)
+    assert mixed.relative_width_above(0.01) <= 1e-4
+    alone = oc.compose((BoundedRange(0.1), 20)).epsilon(1e-6)
+    assert alone.upper < mixed.lower

@@ -27,10 +27,11 @@ import numpy as np
 
 from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_WIDTH_FLOOR, Accuracy, Bound, FloatArray, GridTooLargeError
-from optcomp._rounding import next_down, next_up
+from optcomp._rounding import next_down, next_up, widen_down
 from optcomp.adaptive._curve import Curve
 from optcomp.adaptive._plan import (
     BRRun,
+    FixedRun,
     Run,
     Transform,
     kernel_refinement,
@@ -199,6 +200,8 @@ class AdaptiveRecursion:
             return Bound(0.0, 0.0)
         if delta == 0.0:
             return self._epsilon_at_zero()
+        if self._certain_infinite_mass() > delta:
+            return Bound(math.inf, math.inf)  # δ(ε) ≥ P(some step's loss is +∞) > δ at every ε
         target = self.accuracy.relative_width
         eta = max(delta * target * _TRUNCATION_SHARE, _ETA_FLOOR)
         best = Bound(0.0, math.inf)
@@ -237,6 +240,18 @@ class AdaptiveRecursion:
                 f"{MAX_PASSES} passes (bracket [{best.lower!r}, {best.upper!r}]); ask for a larger "
                 "Accuracy.relative_width"
             )
+        return best
+
+    def _certain_infinite_mass(self) -> float:
+        """A lower end of P(some fixed step's loss is +∞) = 1 − Π(1 − p_inf)^k in the larger direction."""
+        best = 0.0
+        for d in range(self.directions):
+            log_fin = 0.0
+            for run in self.runs:
+                if isinstance(run, FixedRun):
+                    for law, k in run.direction(d == 1):
+                        log_fin += k * math.log1p(-law.p_inf) if law.p_inf < 1.0 else -math.inf
+            best = max(best, widen_down(-math.expm1(widen_down(log_fin, 8)), 8) if log_fin > -math.inf else 1.0)
         return best
 
     def _upper_root(self, p: Pass, delta: float) -> float | None:

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from optcomp._numerics import Accuracy, FloatArray
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.mechanisms import PrivacyLossLaw
-from optcomp.pld._cells import BYTES_PER_CELL, cells, window
+from optcomp.pld._cells import _ATOM_UNITS, BYTES_PER_CELL, cells, window
 from optcomp.pld._dominating import split
 from optcomp.pld._fft import BYTES_PER_POINT, compose
 from optcomp.pld._fft import window as fft_window
@@ -150,17 +151,49 @@ def pool(m: FloatArray, q: FloatArray, step: float) -> tuple[int, FloatArray, fl
     return first, vec, widen_down(p_only, 2 * m.size + 4)
 
 
+def _on_lattice(law: PrivacyLossLaw, step: float) -> tuple[PrivacyLossLaw, dict[int, float]]:
+    """The law without its atoms that sit exactly on lattice points (ℓ = nΔ as reals), and those atoms' P-masses
+    (lower envelopes: the law's atom masses are trusted to ``_ATOM_UNITS`` roundings) by lattice point: such an
+    atom is its own group at ratio e^{nΔ} exactly (the pair's dQ = e^{−ℓ}dP), which a ratio re-checked from
+    rounded sums could only place one point lower."""
+    exact: dict[int, float] = {}
+    keep = np.ones(law.atom_losses.size, dtype=bool)
+    unit = Fraction(step)
+    for i, (loss, p) in enumerate(zip(law.atom_losses.tolist(), law.atom_p.tolist(), strict=True)):
+        n = round(loss / step)
+        if p > 0.0 and Fraction(loss) == n * unit:
+            exact[n] = exact.get(n, 0.0) + widen_down(p, _ATOM_UNITS)
+            keep[i] = False
+    if keep.all():
+        return law, exact
+    rest = PrivacyLossLaw(atom_losses=law.atom_losses[keep], atom_p=law.atom_p[keep], atom_q=law.atom_q[keep],
+                          p_inf=law.p_inf, q_neg_inf=law.q_neg_inf, continuous=law.continuous)
+    return rest, exact
+
+
 def _law_vectors(law: PrivacyLossLaw, step: float, log_tail: float, max_cells: int) -> tuple[
     tuple[int, FloatArray, float], tuple[int, FloatArray, float]
 ]:
     """(upper, lower) of one law: (first lattice index, P-masses, P-mass at +∞) of its split and of its
-    pooled lattice pair."""
+    pooled lattice pair (atoms on lattice points placed there directly, :func:`_on_lattice`)."""
     c = cells(law, step, window(law, log_tail), max_cells)
     sp = split(c)
     up, _ = tilt(sp.log_masses, sp.first, step, 0.0, 1.0)
+    rest, exact = _on_lattice(law, step)
+    if rest is not law:
+        c = cells(rest, step, window(law, log_tail), max_cells)
     m_lo, _ = tilt(c.lm_lo, c.first, step, 0.0, -1.0)
     q_hi, _ = tilt(c.lq_hi, c.first, step, 0.0, 1.0)
     first, low, p_only = pool(np.maximum(m_lo, 0.0), q_hi, step)
+    if exact:
+        lo_n = min(first, min(exact)) if np.any(low > 0) else min(exact)
+        hi_n = max(first + low.size - 1, max(exact)) if np.any(low > 0) else max(exact)
+        merged = np.zeros(hi_n - lo_n + 1)
+        if np.any(low > 0):
+            merged[first - lo_n : first - lo_n + low.size] = low
+        for n, v in exact.items():
+            merged[n - lo_n] += v
+        first, low = lo_n, merged
     p_inf_lo = widen_down(c.p_inf_lo + p_only, 4)
     return (sp.first, up, sp.p_inf), (first, low, p_inf_lo)
 
