@@ -25,8 +25,9 @@ import math
 
 import numpy as np
 
-from optcomp._inverse import float_boundary
+from optcomp._inverse import solve
 from optcomp._numerics import (
+    EPSILON_XTOL,
     SPECIAL_FUNCTION_LOG_ERROR,
     Bound,
     FloatArray,
@@ -41,6 +42,8 @@ from optcomp.mechanisms.bounded_range import BR_EPSILON
 _NEIGHBOURS = 4
 #: Binomial standard deviations of terms summed around the mean of Bin(k, 1 − q) (beyond: certified tails).
 _SIGMAS = 14
+#: Evaluations of each end's search (the secant in (ln ε, ln δ) needs about ten).
+_BUDGET = 80
 #: Candidates evaluated together (rows of one array of terms).
 _CHUNK = 256
 #: The λ grid of the dismissal bound (its ends and size; any λ > 0 gives a valid bound).
@@ -179,7 +182,9 @@ def nonadaptive_delta(epsilon0: float, count: int, epsilon: float) -> Bound:
 
 def nonadaptive_epsilon(epsilon0: float, count: int, delta: float) -> Bound:
     """Certified bracket of the optimal ε(δ) of ``count`` ε₀-BR steps fixed in advance (the inverse of
-    :func:`nonadaptive_delta`: the float boundary of each end's verdict). **Non-adaptive** (module docstring).
+    :func:`nonadaptive_delta` by :func:`optcomp._inverse.solve` on each end, to relative ``EPSILON_XTOL``: the
+    upper end's certified δ is ≤ δ, the lower end's certified lower δ exceeds it). **Non-adaptive** (module
+    docstring).
 
     Args:
         epsilon0: ε₀ of each step, in (0, 500].
@@ -202,15 +207,16 @@ def nonadaptive_epsilon(epsilon0: float, count: int, delta: float) -> Bound:
         return cache[e]
 
     if at(0.0).upper <= d:
-        upper = 0.0
-    else:
-        found = float_boundary(lambda e: at(e).upper <= d, name="epsilon", passing_above=True, fail=0.0,
-                               passing=top)
-        upper = top if found.passing is None else found.passing
+        return Bound(0.0, 0.0)
+    guess = min(top / 2.0, e0 * math.sqrt(k * math.log(1.0 / d) / 2.0) + k * e0 * e0 / 8.0)
+    up = solve(at, d, name="epsilon", guess=guess, rtol=EPSILON_XTOL, side="upper", limit=top, lowest=0.0,
+               budget=_BUDGET)
+    upper = top if up.passing is None else up.passing
     if at(0.0).lower <= d:
         return Bound(0.0, upper)
-    below = float_boundary(lambda e: at(e).lower <= d, name="epsilon", passing_above=True, fail=0.0, passing=upper)
-    return Bound(0.0 if below.fail is None else below.fail, upper)
+    low = solve(at, d, name="epsilon", guess=upper, rtol=EPSILON_XTOL, side="lower", passing=upper, lowest=0.0,
+                budget=_BUDGET)
+    return Bound(0.0 if low.fail is None else low.fail, upper)
 
 
 __all__ = ["nonadaptive_delta", "nonadaptive_epsilon"]
