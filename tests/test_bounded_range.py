@@ -150,3 +150,17 @@ def test_cli_refuses_a_bad_exponential_epsilon(capsys: pytest.CaptureFixture[str
     _, err = capsys.readouterr()
     assert code == 2
     assert "epsilon" in err and "Traceback" not in err
+
+
+def test_cli_refuses_more_bounded_range_steps_than_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["account", "--mech", "exponential:eps=0.1,count=1000000", "--delta", "1e-6"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert "bounded-range steps" in err and "at most" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_table_says_adaptive(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["account", "--mech", "exponential:eps=0.5,count=3", "--mech", "rr:eps=0.5", "--delta", "1e-3"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "adaptive" in " ".join(out.split())
