@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -27,6 +26,7 @@ from tests._references.bounded_range import (
     nonadaptive_closed_form,
     nonadaptive_grid_optimum,
     nonadaptive_scan,
+    uniform_grids,
 )
 from tests.tolerances import BR_SCAN_RTOL, BR_TREE_RTOL
 
@@ -72,11 +72,11 @@ def test_lattice_adversary_is_the_exhaustive_adaptive_tree(epsilons: list[float]
     with t from the lattice's grid at every node — enumerated here strategy by strategy; the upper end is
     above every strategy, also on finer grids."""
     lower, upper, h = _lattice_pass(epsilons, x, cells)
-    grids = [[mpmath.mpf(e) * j / round(e / h) for j in range(round(e / h) + 1)] for e in epsilons]
+    grids = uniform_grids(epsilons, [round(e / h) for e in epsilons])
     tree = adaptive_tree_optimum(epsilons, x, grids)
     assert lower == pytest.approx(float(tree), rel=BR_TREE_RTOL)
     assert lower <= tree * (1 + BR_TREE_RTOL)
-    finer = [[mpmath.mpf(e) * j / 6 for j in range(7)] for e in epsilons] if len(epsilons) == 2 else grids
+    finer = uniform_grids(epsilons, [6] * len(epsilons)) if len(epsilons) == 2 else grids
     assert adaptive_tree_optimum(epsilons, x, finer) <= upper
     b = oc.compose(*[(BoundedRange(e), 1) for e in epsilons]).delta(x)
     assert b.lower <= b.upper and tree <= b.upper
@@ -86,7 +86,7 @@ def test_lattice_adversary_is_the_exhaustive_adaptive_tree(epsilons: list[float]
 def test_brute_force_over_t_vectors_stays_below_the_upper_end(epsilons: list[float], x: float) -> None:
     """Steps fixed in advance (every t-vector on a grid, k = 4, heterogeneous ε): never above the adaptive upper
     end, and the adaptive lower end is at least the best of them less the grid's own gap."""
-    grids = [[mpmath.mpf(e) * j / 5 for j in range(6)] for e in epsilons]
+    grids = uniform_grids(epsilons, [5] * len(epsilons))
     brute = nonadaptive_grid_optimum(epsilons, x, grids)
     b = oc.compose(*[(BoundedRange(e), 1) for e in epsilons]).delta(x)
     assert brute <= b.upper

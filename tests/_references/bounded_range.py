@@ -168,3 +168,29 @@ def family_renyi_max(epsilon: float, alpha: float, iterations: int = 200) -> mpf
         else:
             hi = b
     return br_renyi(epsilon, alpha, (lo + hi) / 2)
+
+
+def uniform_grids(epsilons: list[float], cells: list[int]) -> list[list[mpf]]:
+    """The t-grids {ε_j·i/cells_j : i = 0 … cells_j} of each step, exact in mpmath."""
+    return [[mpf(e) * i / c for i in range(c + 1)] for e, c in zip(epsilons, cells, strict=True)]
+
+
+def kl_scan(epsilon: float, points: int = 400) -> mpf:
+    """max over t on a grid (interior points) of KL(P_t‖Q_t)."""
+    best = mpf(0)
+    for j in range(1, points):
+        p, q = br_pair(epsilon, mpf(epsilon) * j / points)
+        best = max(best, p * mpmath.log(p / q) + (1 - p) * mpmath.log((1 - p) / (1 - q)))
+    return best
+
+
+def laplace_kl(epsilon: float) -> mpf:
+    """KL divergence of the Laplace mechanism, ε + e^{−ε} − 1."""
+    e = mpf(epsilon)
+    return e + mpmath.expm1(-e)
+
+
+def rr_kl(epsilon: float) -> mpf:
+    """KL divergence of randomized response, ε·tanh(ε/2)."""
+    e = mpf(epsilon)
+    return e * mpmath.tanh(e / 2)
