@@ -32,6 +32,9 @@ EXAMPLE_KEYS: dict[str, dict[str, Any]] = {
     "dgauss": {"sigma": 1.5},
     "zcdp": {"rho": 0.5},
     "renyi": {"orders": [2.0, 4.0], "epsilons": [0.5, 1.0]},
+    "exponential": {"eps": 0.1},
+    "permute_and_flip": {"eps": 0.5},
+    "laplace_noisy_max": {"eps": 0.5},
 }
 
 
@@ -56,7 +59,7 @@ def test_cli_kinds_are_the_table() -> None:
             mech, count = build_item({"kind": spelling, **EXAMPLE_KEYS[e.name], "count": 3})
             assert type(mech) is e.spec and count == 3
     with pytest.raises(ValueError, match="mechanism kind must be one of " + ", ".join(sorted(KINDS))):
-        build_item({"kind": "exponential"})
+        build_item({"kind": "exponentially"})
 
 
 def test_cli_help_lists_every_spelling() -> None:

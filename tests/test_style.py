@@ -21,7 +21,8 @@ NUMERICS_HOMES = ("_numerics.py", "_rounding.py")
 
 #: The engines: certified numerics whose slack must be named (the rest of the tree is checked by
 #: ``test_tiny_float_literals_live_in_numerics`` only).
-ENGINES = ("optimal/", "pld/", "fdp/", "mechanisms/", "bounds.py", "rdp/", "region.py", "calibrate.py", "dpsgd.py")
+ENGINES = ("optimal/", "pld/", "fdp/", "mechanisms/", "adaptive/", "bounds.py", "rdp/", "region.py", "calibrate.py",
+           "dpsgd.py")
 
 #: Engine files that still carry unnamed slack: to convert (owned by other work in flight when the
 #: vocabulary landed; each is listed with what remains so the next engineer finds it).
@@ -226,6 +227,7 @@ FLOORS: dict[str, int] = {
     "bounds": 3,
     "rdp": 3,
     "region": 3,
+    "adaptive": 3,
     # the queries floor
     "queries": 4,
     "engines": 4,
@@ -256,6 +258,8 @@ SIDEWAYS: dict[tuple[str, str], str] = {
     ("optcomp", "queries"): "the package root re-exports Composition",
     ("region", "optimal"): "the privacy region of black boxes is read off optimal's δ(ε)",
     ("region", "fdp"): "the privacy region of a trade-off function (fdp) is its δ(ε) curve",
+    ("adaptive", "pld"): "a block of fixed steps enters the bounded-range recursion as the grid's certified lattice "
+    "kernels (pld.lattice_kernels: split and pooled pairs, FFT-composed)",
     ("optimal", "bounds"): "KOV Cor V.1 (bounds.py, its one home) next to optimal.calibrate",
     ("rdp", "fdp"): "a zCDP conversion's lower end is never below the Gaussian with mu = sqrt(2 rho) (exactly "
     "rho-zCDP), whose certified delta is fdp.gdp_delta_bound",
@@ -426,6 +430,7 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "pld/_curve.py::place": "places a curve's points where it bends",
     "pld/_curve.py::run": "one realisation per curve point group",
     "pld/_pld.py::run": "grid refinement towards an accuracy",
+    "adaptive/_engine.py::epsilon": "lattice refinement towards an accuracy (its inverses are _inverse.float_boundary)",
     "pld/_realise.py::_argmin": "ternary search for the best tilt on an index grid (an optimisation)",
     "matrix/_sensitivity.py::tree_pattern_value": "walks the tree's levels (node length doubles)",
     "matrix/_strategy.py::column_norms_squared": "prefix sums of coefficients (lo/hi: band ends)",

@@ -70,3 +70,13 @@ SELECTION_LAW_RTOL = 1e-12
 SELECTION_ROUTE_RTOL = 1e-12
 #: Slack of a certified upper end of the selection's δ over an exact reference (float rounding of the reference).
 SELECTION_DELTA_ATOL = 1e-14
+#: Bounded range: a closed form (KL_max, zCDP, family RDP) rounded up vs 50-digit mpmath (a few ulps above).
+BR_CLOSED_FORM_RTOL = 1e-13
+#: Bounded range: how far above KL_max the order-wise D_α/α may read on the grid of orders (its own rounding).
+BR_ZCDP_SLACK = 1e-12
+#: Bounded range: the lattice adversary's value (the engine's lower end on the lattice) vs the exhaustive tree
+#: over the same t-grid, in mpmath (both exact: rounding only).
+BR_TREE_RTOL = 1e-10
+#: Bounded range: a brute-force t-scan of the chord interpolant may sit this far (relative) below the cell
+#: maxima the engine certifies (the scan's own grid misses the maximiser by a little).
+BR_SCAN_RTOL = 1e-9

@@ -18,6 +18,8 @@ it, and no code outside the router branches on which engine it is:
 * :class:`RenyiEngine` — items known only by their Rényi curve (``ZeroConcentrated``, ``Renyi``), with
   any mechanisms that have a Rényi curve: the summed curve converted by :class:`optcomp.rdp.RenyiConversion`
   (the closed form and the certified optimal conversion; each answer says which route gave it).
+* :class:`AdaptiveEngine` — compositions with bounded-range steps (the exponential mechanism and kin), in the
+  order given: the adaptive backward recursion (:mod:`optcomp.adaptive`, ``docs/selection.md``).
 
 Every method returns brackets whose ``upper`` is certified (each engine's docstring says how);
 ``epsilon_estimate`` is the one uncertified answer and says so in its name.
@@ -35,12 +37,13 @@ import numpy as np
 from optcomp import optimal
 from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_WIDTH_FLOOR, Accuracy, Bound, FloatArray
+from optcomp.adaptive import AdaptiveRecursion
 from optcomp.fdp import gdp_delta_bound, gdp_epsilon
 from optcomp.pld import GridTooLargeError, HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution
 from optcomp.rdp import RenyiConversion
 
 #: The names of the engines (what :meth:`optcomp.queries.Composition.engine` reports).
-EngineName = Literal["gdp", "optimal", "lattice", "grid", "renyi"]
+EngineName = Literal["gdp", "optimal", "lattice", "grid", "renyi", "adaptive"]
 
 #: Points of the default δ(ε) curve (0 … 20) of engines without a placement of their own.
 CURVE_POINTS = 201
@@ -324,8 +327,41 @@ class RenyiEngine:
         return self.epsilon(delta, strict=False).midpoint
 
 
+# -- the adaptive bounded-range recursion ------------------------------------------------------------------
+@dataclass
+class AdaptiveEngine:
+    """Compositions with bounded-range steps, in the order given, against an adaptive analyst: the backward
+    recursion of :class:`optcomp.adaptive.AdaptiveRecursion` (``docs/selection.md`` §2).
+
+    Certified at both ends: the upper end is the chord-in-e^x bound with each t-cell's closed-form maximum and
+    the fixed steps' split kernels, rounded up; the lower end an adversary restricted to a grid of t on the
+    fixed steps' pooled lattice pairs, exact on the lattice, rounded down (``docs/selection.md`` §2.2–2.3).
+    """
+
+    recursion: AdaptiveRecursion
+    name: EngineName = "adaptive"
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """:meth:`AdaptiveRecursion.epsilon` (strict: ``GridTooLargeError`` where the width is not reached)."""
+        return self.recursion.epsilon(delta, strict)
+
+    def delta(self, epsilon: float) -> Bound:
+        return self.recursion.delta(epsilon)
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.recursion.delta_curve(epsilons)
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """:meth:`delta_curve` on ``epsilons`` (default 0 … 20 in 201 steps), one refinement for all points."""
+        return _curve_of(self, epsilons)
+
+    def epsilon_estimate(self, delta: float) -> float:
+        return self.recursion.epsilon_estimate(delta)
+
+
 __all__ = [
     "CURVE_POINTS",
+    "AdaptiveEngine",
     "Engine",
     "EngineName",
     "GdpEngine",

@@ -16,6 +16,11 @@ accuracy), and each query — ``epsilon``, ``delta``, ``delta_curve``, ``hockey_
 * ``"lattice"`` — every item's loss on one exact lattice (:func:`~optcomp.mechanisms.lattice_law`:
   discrete Gaussians of one σ), automatic accuracy, and the composition's estimated window within half the
   memory cap: the exact convolution over the lattice index (:class:`~optcomp.engines.LatticeEngine`).
+* ``"adaptive"`` — any item a :class:`~optcomp.mechanisms.BoundedRange` step (the exponential mechanism,
+  Gumbel noisy max, top-k peeling): the adaptive backward recursion over the steps *in the order given*
+  (:class:`~optcomp.engines.AdaptiveEngine`; ``Accuracy.grid_step`` is its lattice step). Such compositions
+  keep their order (:func:`sequence`): under adaptivity a fixed step before a BR step is worth more to the
+  analyst than one after it, so equal items are merged only where they are adjacent.
 * ``"grid"`` — anything else, or an explicit ``Accuracy.grid_step`` (the expert override): the
   certified PLD grid (:class:`~optcomp.engines.GridEngine`), also available as :meth:`Composition.pld`.
 * ``"renyi"`` — first of all, any item known only by its Rényi curve (``ZeroConcentrated``, ``Renyi``):
@@ -62,7 +67,9 @@ from optcomp._numerics import (
     round_down,
     round_up,
 )
+from optcomp.adaptive import AdaptiveRecursion, BRRun, FixedRun, Run
 from optcomp.engines import (
+    AdaptiveEngine,
     Engine,
     EngineName,
     GdpEngine,
@@ -73,10 +80,13 @@ from optcomp.engines import (
 )
 from optcomp.fdp import gdp_compose
 from optcomp.mechanisms import (
+    BoundedRange,
     EpsilonDelta,
     Gaussian,
+    LaplaceNoisyMax,
     Mechanism,
     Neighbouring,
+    PermuteAndFlip,
     RandomizedResponse,
     check_group_size,
     combined_relation,
@@ -84,7 +94,7 @@ from optcomp.mechanisms import (
     group_mechanism,
     privacy_loss_laws,
 )
-from optcomp.mechanisms.truncated import dominated_items
+from optcomp.mechanisms.truncated import dominated_counterpart, dominated_items
 from optcomp.pld import HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution, fits
 
 #: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
@@ -139,9 +149,57 @@ def black_box(mechanism: Mechanism) -> tuple[float, float] | None:
     """(ε, δ) of a mechanism whose pair is the KOV canonical one (``EpsilonDelta``, ``RandomizedResponse``)."""
     if isinstance(mechanism, EpsilonDelta):
         return mechanism.epsilon, mechanism.delta
-    if isinstance(mechanism, RandomizedResponse):
-        return mechanism.epsilon, 0.0
+    if isinstance(mechanism, (RandomizedResponse, PermuteAndFlip, LaplaceNoisyMax)):
+        return mechanism.epsilon, 0.0  # the ε-DP pair (these selections are not bounded-range)
     return None
+
+
+def ordered(pairs: Iterable[tuple[Mechanism, int]]) -> bool:
+    """Whether a composition of these items keeps its order: it has a bounded-range step (module docstring)."""
+    return any(isinstance(m, BoundedRange) for m, _ in pairs)
+
+
+def sequence(pairs: Iterable[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...]:
+    """The items in order, equal *adjacent* items merged (the order-keeping counterpart of pooling)."""
+    out: list[tuple[Mechanism, int]] = []
+    for mechanism, k in pairs:
+        if out and out[-1][0] == mechanism:
+            out[-1] = (mechanism, out[-1][1] + k)
+        else:
+            out.append((mechanism, k))
+    return tuple(out)
+
+
+def arranged(pairs: Iterable[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...]:
+    """:func:`sequence` for compositions that keep their order (:func:`ordered`), else :func:`_pool`."""
+    items = tuple(pairs)
+    return sequence(items) if ordered(items) else _pool(items)
+
+
+def adaptive_runs(items: Sequence[tuple[Mechanism, int]]) -> tuple[Run, ...]:
+    """The runs of the adaptive engine: each BR item a :class:`~optcomp.adaptive.BRRun`, each maximal stretch of
+    other items one :class:`~optcomp.adaptive.FixedRun` (its Gaussians merged into their dominating Gaussian,
+    :func:`merge_gaussians`; fixed pairs commute)."""
+    runs: list[Run] = []
+    block: dict[Mechanism, int] = {}
+
+    def flush() -> None:
+        if block:
+            laws = []
+            for mechanism, k in merge_gaussians(dict(block)).items():
+                remove, add = privacy_loss_laws(mechanism)
+                laws.append((remove, None if add is remove else add, k))
+            runs.append(FixedRun(tuple(laws)))
+            block.clear()
+
+    for mechanism, k in items:
+        if isinstance(mechanism, BoundedRange):
+            flush()
+            runs.append(BRRun(mechanism.epsilon, k))
+        else:
+            block[mechanism] = block.get(mechanism, 0) + k
+    flush()
+    return tuple(runs)
 
 
 def _pool(pairs: Iterable[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...]:
@@ -203,6 +261,8 @@ class Composition:
             return None
         if "run" not in self._views:
             items = dominated_items(self.items)
+            if items is not None and ordered(self.items):  # keep the order (module docstring)
+                items = sequence((dominated_counterpart(m), k) for m, k in self.items)
             # no relation fixed: the one the counterparts fix (add/remove), as optcomp.compose(*items) takes it
             relation = None if items is None else next((m.neighbouring for m, _ in items if m.neighbouring), None)
             self._views["run"] = None if items is None else Composition(items, relation, self.accuracy)
@@ -233,7 +293,8 @@ class Composition:
     def route(self, accuracy: Accuracy | None = None) -> Engine:
         """The engine that answers this composition's queries at ``accuracy`` (cached per accuracy).
 
-        The one routing rule: an item known only by its Rényi curve selects the Rényi conversion; else an
+        The one routing rule: an item known only by its Rényi curve selects the Rényi conversion; else a
+        bounded-range step selects the adaptive recursion (in the order given); else an
         explicit ``accuracy.grid_step`` selects the grid; otherwise all-Gaussian
         items whose μᵢ and merged μ lie in [1e-8, 1e6] select the GDP closed form; all-black-box items with
         every εᵢ ≤ ``optimal.HUGE_EPS`` (whose − outcome does not underflow) and at most 2²² items unless
@@ -248,12 +309,14 @@ class Composition:
 
     def engine(self, accuracy: Accuracy | None = None) -> EngineName:
         """The name of the engine :meth:`route` picks at ``accuracy`` (``"gdp"``, ``"optimal"``, ``"lattice"``,
-        ``"grid"``, ``"renyi"``)."""
+        ``"grid"``, ``"renyi"``, ``"adaptive"``)."""
         return self.route(accuracy).name
 
     def _decide(self, acc: Accuracy) -> Engine:
         if rdp.holds_renyi_item(self.items):  # no law to grid: the summed Rényi curve, converted
             return RenyiEngine(rdp.RenyiConversion(rdp.stated_curve(self.items), accuracy=acc))
+        if ordered(self.items):
+            return AdaptiveEngine(AdaptiveRecursion(adaptive_runs(self.items), acc))
         grid = GridEngine(lambda: self.pld(acc))
         if acc.grid_step is not None:
             return grid
@@ -314,6 +377,11 @@ class Composition:
         cached = self._plds.get(acc)
         if cached is not None:
             return cached
+        if ordered(self.items):
+            raise ValueError(
+                "a composition with bounded-range steps has no single privacy-loss distribution (each step is a "
+                "family of pairs an adaptive analyst chooses from); its queries use the adaptive engine"
+            )
         plds = []
         for mechanism, k in merge_gaussians(dict(self.items)).items():
             remove, add = privacy_loss_laws(mechanism)
@@ -330,7 +398,11 @@ class Composition:
 
     @property
     def symmetric(self) -> bool:
-        """Whether every item's privacy-loss law is the same in both directions."""
+        """Whether every item's privacy-loss law is the same in both directions (a bounded-range step's family
+        is closed under the swap)."""
+        if ordered(self.items):
+            laws = (privacy_loss_laws(m) for m, _ in self.items if not isinstance(m, BoundedRange))
+            return all(remove is add for remove, add in laws)
         return self.pld().symmetric
 
     # -- composition ------------------------------------------------------------------------------
@@ -348,11 +420,14 @@ class Composition:
         if not isinstance(other, Composition):
             raise ValueError(f"other must be a Composition, got {other!r}")  # noqa: TRY004 (contract: ValueError)
         relation = combined_relation(self.neighbouring, other.neighbouring, what="the two compositions")
-        return Composition(_pool(self.items + other.items), relation, finer_accuracy(self.accuracy, other.accuracy))
+        return Composition(arranged(self.items + other.items), relation, finer_accuracy(self.accuracy, other.accuracy))
 
     def self_compose(self, k: int) -> Composition:
-        """The k-fold composition (every count multiplied by ``k`` ≥ 1)."""
+        """The k-fold composition (every count multiplied by ``k`` ≥ 1; a composition that keeps its order, one
+        with bounded-range steps, runs its sequence k times over)."""
         k = check_int("k", k, minimum=1)
+        if ordered(self.items):
+            return Composition(sequence(self.items * k), self.neighbouring, self.accuracy)
         return Composition(tuple((m, c * k) for m, c in self.items), self.neighbouring, self.accuracy)
 
     def group(self, g: int) -> Composition:
@@ -379,7 +454,7 @@ class Composition:
         if g == 1:
             return self
         items = tuple((group_mechanism(m, g), k) for m, k in self.items)
-        return Composition(_pool(items), self.neighbouring, self.accuracy)
+        return Composition(arranged(items), self.neighbouring, self.accuracy)
 
     # -- queries: each one call on the routed engine ----------------------------------------------
     def delta(self, epsilon: float, *, accuracy: Accuracy | None = None) -> Bound:

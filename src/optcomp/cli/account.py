@@ -405,6 +405,8 @@ def _emit_account(
         )
         return
     title = "Composition: " + "; ".join(_describe(e) for e in entries)
+    if any(KINDS.get(str(e.get("kind", "")).lower(), e.get("kind")) == "BoundedRange" for e in entries):
+        title += " (bounded-range steps: adaptive composition, in the order given)"
     emit_table(
         title,
         ["quantity", "at", "lower", "upper (certified)"],

@@ -125,7 +125,7 @@ Sampling = Literal["event", "fixed_size"]
 SAMPLINGS: tuple[Sampling, ...] = ("event", "fixed_size")
 
 #: ``"none"`` (no mechanism) or the engine :meth:`optcomp.queries.Composition.engine` picks.
-Engine = Literal["none", "gdp", "optimal", "lattice", "grid", "renyi"]
+Engine = Literal["none", "gdp", "optimal", "lattice", "grid", "renyi", "adaptive"]
 
 
 @dataclass(frozen=True)

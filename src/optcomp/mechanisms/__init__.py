@@ -38,6 +38,14 @@ Specifications, with the pair (P, Q) of the remove direction and the kind of law
 * ``ZeroConcentrated(rho)``, ``Renyi(orders, epsilons)``: black boxes known only by their Rényi curve
   (ρ-zCDP; D_α ≤ εᵢ at the stated orders), both directions; no law (compositions holding one are
   answered by the Rényi conversion, :mod:`optcomp.rdp`).
+* ``BoundedRange(epsilon)``: one ε-bounded-range step (the exponential mechanism, Gumbel noisy max, one
+  round of top-k peeling; ``ExponentialMechanism``, ``GumbelNoisyMax``, ``GumbelTopK``): a *family* of
+  worst-case pairs, composed by :mod:`optcomp.adaptive`; its law here is only its ε-DP pair.
+* ``PermuteAndFlip(epsilon)``, ``LaplaceNoisyMax(epsilon)``: ε-DP selections that are not bounded-range;
+  the ε-DP pair (randomized response).
+
+:func:`tight_zcdp` is the tight zCDP ρ of one run where it has a closed form (Gaussian, Laplace, ε-DP boxes,
+bounded range).
 
 :func:`group_mechanism` maps a specification to the one whose pair dominates a group of g records
 (``Gaussian``, ``Laplace``, ``DiscreteLaplace``, ``PoissonSubsampled(Gaussian)``; others raise
@@ -61,6 +69,15 @@ from optcomp.mechanisms._spec import (
     check_neighbouring,
     combined_relation,
 )
+from optcomp.mechanisms._zcdp import tight_zcdp
+from optcomp.mechanisms.bounded_range import (
+    BoundedRange,
+    ExponentialMechanism,
+    GumbelNoisyMax,
+    GumbelTopK,
+    LaplaceNoisyMax,
+    PermuteAndFlip,
+)
 from optcomp.mechanisms.discrete import (
     DiscreteLaplace,
     DiscretePair,
@@ -80,14 +97,19 @@ from optcomp.mechanisms.truncated import TruncatedPoissonGaussian
 __all__ = [
     "MECHANISM_NAMES",
     "NEIGHBOURING_RELATIONS",
+    "BoundedRange",
     "ContinuousLoss",
     "DiscreteGaussian",
     "DiscreteLaplace",
     "DiscretePair",
     "EpsilonDelta",
+    "ExponentialMechanism",
     "Gaussian",
+    "GumbelNoisyMax",
+    "GumbelTopK",
     "KaryRandomizedResponse",
     "Laplace",
+    "LaplaceNoisyMax",
     "LatticeFactor",
     "LatticeLaw",
     "LawPair",
@@ -97,6 +119,7 @@ __all__ = [
     "Neighbouring",
     "NoGroupLawError",
     "NoPrivacyLossLawError",
+    "PermuteAndFlip",
     "PoissonSubsampled",
     "PrivacyLossLaw",
     "RandomizedResponse",
@@ -122,5 +145,6 @@ __all__ = [
     "optimal_gamma",
     "planner_mechanisms",
     "privacy_loss_laws",
+    "tight_zcdp",
     "user_level_mixture",
 ]

@@ -14,6 +14,10 @@ sweep's passes, :mod:`optcomp.pld._joint`).
 :class:`LatticeDistribution` is the exact lattice engine: compositions whose loss lives on one lattice
 (discrete Gaussians of one σ, :mod:`optcomp.pld._lattice`), convolved over the integer index with no
 discretisation of the loss.
+
+:func:`lattice_kernels` (:mod:`optcomp.pld._lattice_kernels`) gives a block of fixed laws as certified
+P-masses on the loss lattice {nΔ} (upper: the split; lower: the pooled lattice pair), for recursions that carry
+a hockey-stick curve through the block (the adaptive bounded-range engine, :mod:`optcomp.adaptive`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._curve import HockeyStickCurve
 from optcomp.pld._joint import epsilons as epsilons_at_step
 from optcomp.pld._lattice import LATTICE_RELATIVE_WIDTH, LatticeDistribution, fits, lattice_points
+from optcomp.pld._lattice_kernels import LatticeKernel, lattice_kernels
 from optcomp.pld._pld import PrivacyLossDistribution
 
 __all__ = [
@@ -29,8 +34,10 @@ __all__ = [
     "GridTooLargeError",
     "HockeyStickCurve",
     "LatticeDistribution",
+    "LatticeKernel",
     "PrivacyLossDistribution",
     "epsilons_at_step",
     "fits",
+    "lattice_kernels",
     "lattice_points",
 ]
