@@ -1,6 +1,7 @@
 """Run every benchmark and gather the results into ``benchmarks/RESULTS.md``.
 
-Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py``, ``bench_rdp.py``, ``bench_samplers.py``,
+Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py``, ``bench_rdp.py``, ``bench_zcdp.py``, ``bench_samplers.py``,
+``bench_dgauss.py``,
 ``bench_fdp.py``, ``bench_ledger.py``, ``bench_matrix.py``, ``bench_sweep.py`` and ``bench_rows.py``, each in its own
 interpreter, then concatenates their ``RESULTS_*.md`` (those that exist) into ``RESULTS.md``.
 Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``), except ``--skip-optimal``, which
@@ -22,12 +23,15 @@ BENCHMARKS = [
     ("bench_pld.py", "RESULTS_pld.md"),
     ("bench_planner.py", "RESULTS_planner.md"),
     ("bench_rdp.py", "RESULTS_rdp.md"),
+    ("bench_zcdp.py", "RESULTS_zcdp.md"),
     ("bench_samplers.py", "RESULTS_samplers.md"),
+    ("bench_dgauss.py", "RESULTS_dgauss.md"),
     ("bench_fdp.py", "RESULTS_fdp.md"),
     ("bench_ledger.py", "RESULTS_ledger.md"),
     ("bench_matrix.py", "RESULTS_matrix.md"),
     ("bench_sweep.py", "RESULTS_sweep.md"),
     ("bench_profile.py", "RESULTS_profile.md"),
+    ("bench_selection.py", "RESULTS_selection.md"),
     ("bench_rows.py", "RESULTS_rows.md"),
 ]
 

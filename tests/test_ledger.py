@@ -56,7 +56,7 @@ def test_charge_admits_exactly_and_refuses_after(ledger_site: Site) -> None:
     led = basic(ledger_site)
     for i in range(40):
         led.charge(f"r{i}", PureDP("1/8"))
-    with pytest.raises(BudgetExceeded, match="epsilon"):
+    with pytest.raises(BudgetExceeded, match="in ε"):
         led.charge("r40", PureDP("1/8"))
     assert led.spent() == (Fraction(5), Fraction(0))
     assert led.verify().ok

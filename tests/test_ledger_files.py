@@ -352,7 +352,7 @@ def test_human_output_is_tables_not_python_reprs(tmp_path: Path, capsys: pytest.
     text = "\n".join(outs)
     for python_repr in ("{'", "['", "'}", "']", "Fraction("):
         assert python_repr not in text
-    assert "epsilon = 0.333333, delta = 1e-06" in text and "┃ component" in text and "remaining" in text
+    assert "ε = 1/3, δ = 1e-6" in text and "┃ component" in text and "remaining" in text
 
 
 def test_read_only_and_missing_ledgers_on_both_stores(ledger_site: Site, tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
 """optcomp.ledger against an in-memory Fraction model (hypothesis.stateful): charges, retries,
-conflicts, releases, voids and reopenings in any order keep the stored state equal to the model's."""
+conflicts, releases, voids and reopenings in any order keep the stored state equal to the model's.
+A charge under a voided or released id is refused (issue 32, item 1), and every refusal — over budget,
+conflicting, closed — is one more recorded refused attempt, the chain unchanged."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from optcomp.ledger import BudgetExceeded, Ledger, PureDP, ReleaseIdConflict
+from optcomp.ledger import BudgetExceeded, Ledger, PureDP, ReleaseIdClosed, ReleaseIdConflict
 
 BUDGET = Fraction(2)
 IDS = st.sampled_from(["a", "b", "c", "d", "e", "f", "g"])
@@ -27,6 +29,7 @@ class LedgerMachine(RuleBasedStateMachine):
         self.led = Ledger.create(self.path, dataset="d", relation="add_remove", epsilon=BUDGET, delta=0, currency="basic")
         self.charges: dict[str, Fraction] = {}
         self.status: dict[str, str] = {}
+        self.refused = 0
 
     def spent(self) -> Fraction:
         return sum((c for r, c in self.charges.items() if self.status[r] != "voided"), Fraction(0))
@@ -34,14 +37,16 @@ class LedgerMachine(RuleBasedStateMachine):
     @rule(rid=IDS, eps=EPS)
     def charge(self, rid: str, eps: Fraction) -> None:
         if rid in self.charges:
-            if self.charges[rid] == eps:
+            if self.charges[rid] == eps and self.status[rid] == "charged":
                 assert self.led.charge(rid, PureDP(eps)).replay
-            else:
-                try:
-                    self.led.charge(rid, PureDP(eps))
-                    raise AssertionError("a conflicting retry was accepted")
-                except ReleaseIdConflict:
-                    pass
+                return
+            closed = self.status[rid] != "charged"
+            try:
+                self.led.charge(rid, PureDP(eps))
+                raise AssertionError("a conflicting retry, or a charge under a closed id, was accepted")
+            except ReleaseIdConflict as exc:
+                assert isinstance(exc, ReleaseIdClosed) == closed
+                self.refused += 1
             return
         fits = self.spent() + eps <= BUDGET
         try:
@@ -50,6 +55,7 @@ class LedgerMachine(RuleBasedStateMachine):
             self.charges[rid], self.status[rid] = eps, "charged"
         except BudgetExceeded:
             assert not fits
+            self.refused += 1
 
     @rule(rid=IDS)
     def released(self, rid: str) -> None:
@@ -72,6 +78,7 @@ class LedgerMachine(RuleBasedStateMachine):
     def matches_model(self) -> None:
         assert self.led.spent()[0] == self.spent()
         assert {t.release_id: t.status for t in self.led.tickets()} == self.status
+        assert self.led.refusals(0)["count"] == self.refused
 
     def teardown(self) -> None:
         v = self.led.verify()

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import optcomp
 from optcomp.mechanisms import (
+    DiscreteGaussian,
     DiscreteLaplace,
     EpsilonDelta,
     Gaussian,
@@ -39,6 +40,7 @@ BASELINES: dict[type, dict[str, Any]] = {
     Laplace: {"scale": 1.0, "sensitivity": 1.0},
     TruncatedLaplace: {"scale": 1.0, "truncation": 2.0, "sensitivity": 1.0},
     DiscreteLaplace: {"scale": 1.0, "sensitivity": 1},
+    DiscreteGaussian: {"sigma": 1.0, "sensitivity": 1.0, "dimension": 1, "norm": "l2", "shift": None},
     ShiftedTruncatedLaplace: {"scale": 2.0, "mean": 10.0, "sensitivity": 1},
     EpsilonDelta: {"epsilon": 1.0, "delta": 1e-3},
     RandomizedResponse: {"epsilon": 1.0},

@@ -29,6 +29,12 @@ EXAMPLE_KEYS: dict[str, dict[str, Any]] = {
     "epsdelta": {"eps": 0.5, "delta": 1e-6},
     "rr": {"eps": 0.5},
     "staircase": {"eps": 0.5},
+    "dgauss": {"sigma": 1.5},
+    "zcdp": {"rho": 0.5},
+    "renyi": {"orders": [2.0, 4.0], "epsilons": [0.5, 1.0]},
+    "exponential": {"eps": 0.1},
+    "permute_and_flip": {"eps": 0.5},
+    "laplace_noisy_max": {"eps": 0.5},
 }
 
 
@@ -53,7 +59,7 @@ def test_cli_kinds_are_the_table() -> None:
             mech, count = build_item({"kind": spelling, **EXAMPLE_KEYS[e.name], "count": 3})
             assert type(mech) is e.spec and count == 3
     with pytest.raises(ValueError, match="mechanism kind must be one of " + ", ".join(sorted(KINDS))):
-        build_item({"kind": "exponential"})
+        build_item({"kind": "exponentially"})
 
 
 def test_cli_help_lists_every_spelling() -> None:

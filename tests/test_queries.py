@@ -21,8 +21,9 @@ from optcomp import (
     RandomizedResponse,
     compose,
 )
+from optcomp._items import merged_mu
+from optcomp.mechanisms import Renyi, ZeroConcentrated
 from optcomp.optimal import HUGE_EPS
-from optcomp.queries import merged_mu
 from tests._references import gdp_composed_mu, gdp_delta, gdp_epsilon, reciprocal
 from tests.tolerances import COARSE_GRID_STEP, PLD_TEST_STEP
 
@@ -44,6 +45,9 @@ def _true_mu(items: list[tuple[Gaussian, int]]) -> object:
         ([Gaussian(1.0), Laplace(1.0)], None, "grid"),
         ([Gaussian(1.0), EpsilonDelta(0.1, delta=1e-6)], None, "grid"),
         ([(PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 100)], None, "grid"),
+        ([ZeroConcentrated(0.5)], None, "renyi"),
+        ([ZeroConcentrated(0.5), Gaussian(1.0)], Accuracy(grid_step=COARSE_GRID_STEP), "renyi"),
+        ([Renyi([2.0, 4.0], [0.1, 0.2]), Laplace(1.0)], None, "renyi"),
     ],
 )
 def test_each_engine_is_chosen_for_its_inputs(items: list[object], accuracy: Accuracy | None, engine: str) -> None:
@@ -194,8 +198,8 @@ def test_gaussians_outside_the_gdp_range_stay_on_the_grid(sigma: float) -> None:
 def test_merged_gaussian_dominates_the_exact_merge() -> None:
     """The grid's merged Gaussian has μ = Δ/σ at least the exact √(Σ kᵢ μᵢ²) (50 digits), so upper ends
     computed on it stay upper ends of the true composition."""
+    from optcomp._items import merge_gaussians
     from optcomp.mechanisms import Gaussian, Laplace
-    from optcomp.queries import merge_gaussians
 
     for sigmas in ([4.0, 3.0], [0.7, 1.3, 2.9], [1e-3, 7.0]):
         counts = {Gaussian(s): k for k, s in enumerate(sigmas, start=3)}

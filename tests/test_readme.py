@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The documents checked (README.md and the docs whose snippets show values).
 #: docs/ledger.md is not listed: its snippet is a sketch (``noisy_count(data)``) and the ledger's docs are
 #: being rewritten (issue 27, items A, B, 8, 13).
-DOCS = ["README.md", "docs/fdp.md", "docs/interop.md", "docs/optimal.md", "docs/planner.md", "docs/pld.md"]
+DOCS = ["README.md", "docs/dgauss.md", "docs/fdp.md", "docs/interop.md", "docs/optimal.md", "docs/planner.md", "docs/pld.md",
+        "docs/private-selection.md", "docs/rdp.md",
+        "docs/selection.md"]
 
 #: Python snippets that need an optional package: skipped, with the reason, where it is missing.
 NEEDS = {"dp_accounting": "the interop extra (dp-accounting)", "opacus": "Opacus", "torch": "PyTorch"}

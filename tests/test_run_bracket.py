@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from optcomp import Accuracy, Bound, compose, dpsgd
+from optcomp._items import dominated_items
 from optcomp.fdp import group_profile
 from optcomp.mechanisms import (
     Gaussian,
@@ -25,7 +26,7 @@ from optcomp.mechanisms import (
     TruncatedPoissonGaussian,
 )
 from optcomp.mechanisms.truncated import truncated_poisson_lower_pair
-from optcomp.queries import RunBracket, dominated_items
+from optcomp.queries import RunBracket
 from tests.tolerances import COARSE_GRID_STEP
 
 COARSE = Accuracy(grid_step=COARSE_GRID_STEP)

@@ -40,6 +40,8 @@ STAIRCASE_GAMMA_ATOL = 1e-6
 #: RDP: closed forms vs mpmath quadrature of the Rényi integral (quadrature error), and vs dp_accounting.
 RDP_QUAD_RTOL = 1e-8
 RDP_PEER_RTOL = 1e-3
+#: Rényi conversion (issue 35): relative width demanded of the optimal route's ε bracket.
+RENYI_BRACKET_RTOL = 1e-4
 #: Interop (issue 12): dp_accounting's fine PLD grid, value_discretization_interval; its ε estimate may exceed the
 #: truth by up to one interval per discretised step (pessimistic rounding of each loss).
 DP_ACCOUNTING_FINE_STEP = 1e-5
@@ -59,3 +61,22 @@ GDP_DIRECTED_RTOL = 1e-11
 DOC_LAST_DIGIT_UNITS = 1
 #: optcomp.sweep tests: the relative width asked of the engine (certified at any width; coarse = fast).
 SWEEP_RELATIVE_WIDTH = 1e-2
+#: Discrete Gaussian on its exact lattice (issue 35): largest relative width of an ε or δ bracket the lattice
+#: engine may return (the issue's "≤ 1e-6 wide where the lattice is exact"; it is typically ~1e-10).
+DGAUSS_LATTICE_RTOL = 1e-6
+#: Private selection: relative agreement of a law of K's closed forms (pgf, mean, tails) with the pmf series, and of
+#: the Papernot-Steinke routes with the formulas evaluated at 50 digits (ours rounded up by a few hundred ulps).
+SELECTION_LAW_RTOL = 1e-12
+SELECTION_ROUTE_RTOL = 1e-12
+#: Slack of a certified upper end of the selection's δ over an exact reference (float rounding of the reference).
+SELECTION_DELTA_ATOL = 1e-14
+#: Bounded range: a closed form (KL_max, zCDP, family RDP) rounded up vs 50-digit mpmath (a few ulps above).
+BR_CLOSED_FORM_RTOL = 1e-13
+#: Bounded range: how far above KL_max the order-wise D_α/α may read on the grid of orders (its own rounding).
+BR_ZCDP_SLACK = 1e-12
+#: Bounded range: the lattice adversary's value (the engine's lower end on the lattice) vs the exhaustive tree
+#: over the same t-grid, in mpmath (both exact: rounding only).
+BR_TREE_RTOL = 1e-10
+#: Bounded range: a brute-force t-scan of the chord interpolant may sit this far (relative) below the cell
+#: maxima the engine certifies (the scan's own grid misses the maximiser by a little).
+BR_SCAN_RTOL = 1e-9

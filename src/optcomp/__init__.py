@@ -8,6 +8,8 @@ Four capabilities, one vocabulary (:class:`optcomp.Bound`):
   pessimistic/optimistic brackets, FFT composition, the standard mechanisms, subsampling.
 * :mod:`optcomp.fdp` — f-DP and Gaussian DP (Dong–Roth–Su).
 * :mod:`optcomp.calibrate`, :mod:`optcomp.dpsgd` — noise calibration and DP-SGD accounting.
+* :mod:`optcomp.rdp` — Rényi curves; budgets stated in zCDP or RDP (``ZeroConcentrated``, ``Renyi``) composed
+  and converted to (ε, δ) by the closed form and the certified optimal conversion.
 
 Everything here loads on first attribute access (PEP 562): ``import optcomp`` imports neither numpy nor
 scipy, so the command line starts fast; ``optcomp.Gaussian``, ``from optcomp import compose`` and every
@@ -26,19 +28,25 @@ if TYPE_CHECKING:  # what static checkers see; at run time each name is imported
     from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
     from optcomp.composition import compose, tensor_bracket
     from optcomp.mechanisms import (
+        BoundedRange,
         DiscreteLaplace,
         DiscretePair,
         EpsilonDelta,
+        ExponentialMechanism,
         Gaussian,
         KaryRandomizedResponse,
         Laplace,
+        LaplaceNoisyMax,
         Mechanism,
+        PermuteAndFlip,
         PoissonSubsampled,
         RandomizedResponse,
+        Renyi,
         ShiftedTruncatedLaplace,
         Staircase,
         SubsampledWithoutReplacement,
         TruncatedLaplace,
+        ZeroConcentrated,
         privacy_loss_laws,
     )
     from optcomp.pld import GridTooLargeError  # the engines' refusal of a too-fine grid, at the root
@@ -59,7 +67,8 @@ _EXPORTS: dict[str, str] = {
         (
             "DiscreteLaplace", "DiscretePair", "EpsilonDelta", "Gaussian", "KaryRandomizedResponse", "Laplace",
             "Mechanism", "PoissonSubsampled", "RandomizedResponse", "ShiftedTruncatedLaplace", "Staircase",
-            "SubsampledWithoutReplacement", "TruncatedLaplace", "privacy_loss_laws",
+            "SubsampledWithoutReplacement", "TruncatedLaplace", "privacy_loss_laws", "Renyi", "ZeroConcentrated",
+            "BoundedRange", "ExponentialMechanism", "PermuteAndFlip", "LaplaceNoisyMax",
         ),
         "optcomp.mechanisms",
     ),
@@ -94,21 +103,27 @@ __all__ = [
     "DEFAULT_ACCURACY",
     "Accuracy",
     "Bound",
+    "BoundedRange",
     "Composition",
     "DiscreteLaplace",
     "DiscretePair",
     "EpsilonDelta",
+    "ExponentialMechanism",
     "Gaussian",
     "GridTooLargeError",
     "KaryRandomizedResponse",
     "Laplace",
+    "LaplaceNoisyMax",
     "Mechanism",
+    "PermuteAndFlip",
     "PoissonSubsampled",
     "RandomizedResponse",
+    "Renyi",
     "ShiftedTruncatedLaplace",
     "Staircase",
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
+    "ZeroConcentrated",
     "__version__",
     "compose",
     "privacy_loss_laws",

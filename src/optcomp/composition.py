@@ -13,6 +13,7 @@ from collections.abc import Hashable
 import numpy as np
 import numpy.typing as npt
 
+from optcomp._items import arranged
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, check_int
 from optcomp.fdp import TradeOff, TradeOffBracket, from_pld, tensor_items
 from optcomp.mechanisms import Mechanism, Neighbouring, check_neighbouring, is_mechanism
@@ -77,7 +78,10 @@ def compose(
 
     Args:
         *items: mechanism specifications from :mod:`optcomp.mechanisms`, or ``(mechanism, count)``
-            pairs meaning ``count`` ≥ 1 runs of the same mechanism. Equal specifications are pooled.
+            pairs meaning ``count`` ≥ 1 runs of the same mechanism. Equal specifications are pooled —
+            except in a composition with a bounded-range step (``BoundedRange``, ``ExponentialMechanism``, …):
+            it keeps the order given, merging only adjacent equal items, because under adaptivity the
+            order of BR and other steps matters (the adaptive engine composes them in that order).
         neighbouring: the relation the composition is stated for, ``"add_remove"`` or
             ``"substitution"``; ``None`` (default) takes the relation the items fix, if any. Base
             mechanisms fix none (their sensitivities are stated for the caller's relation); the
@@ -103,11 +107,11 @@ def compose(
     if not isinstance(accuracy, Accuracy):
         raise ValueError(f"accuracy must be an optcomp.Accuracy, got {accuracy!r}")  # noqa: TRY004 (contract: ValueError)
     relation = check_neighbouring("neighbouring", neighbouring)
+    pairs = [_normalise(item, position) for position, item in enumerate(items)]
     counts: dict[Mechanism, int] = {}
-    for position, item in enumerate(items):
-        mechanism, k = _normalise(item, position)
+    for mechanism, k in pairs:
         counts[mechanism] = counts.get(mechanism, 0) + k
-    return Composition(tuple(counts.items()), _relation(counts, relation), accuracy)
+    return Composition(arranged(pairs), _relation(counts, relation), accuracy)
 
 
 def tensor_bracket(

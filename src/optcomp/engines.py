@@ -11,8 +11,15 @@ it, and no code outside the router branches on which engine it is:
 * :class:`OptimalEngine` — canonical (ε, δ) black boxes: :mod:`optcomp.optimal` (KOV Thm III.3,
   MV Thms 1.4–1.5), driven only through :class:`~optcomp.Accuracy` (``optimal``'s ``Goal.of`` is the one
   translation of an accuracy into its grid step).
+* :class:`LatticeEngine` — items whose losses live on one exact lattice (discrete Gaussians of one σ): the
+  exact convolution over the lattice index (:class:`optcomp.pld.LatticeDistribution`), built on first use;
 * :class:`GridEngine` — anything else: the certified PLD grid (:class:`optcomp.pld.PrivacyLossDistribution`),
   built on first use.
+* :class:`RenyiEngine` — items known only by their Rényi curve (``ZeroConcentrated``, ``Renyi``), with
+  any mechanisms that have a Rényi curve: the summed curve converted by :class:`optcomp.rdp.RenyiConversion`
+  (the closed form and the certified optimal conversion; each answer says which route gave it).
+* :class:`AdaptiveEngine` — compositions with bounded-range steps (the exponential mechanism and kin), in the
+  order given: the adaptive backward recursion (:mod:`optcomp.adaptive`, ``docs/selection.md``).
 
 Every method returns brackets whose ``upper`` is certified (each engine's docstring says how);
 ``epsilon_estimate`` is the one uncertified answer and says so in its name.
@@ -30,11 +37,13 @@ import numpy as np
 from optcomp import optimal
 from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_WIDTH_FLOOR, Accuracy, Bound, FloatArray
+from optcomp.adaptive import AdaptiveRecursion
 from optcomp.fdp import gdp_delta_bound, gdp_epsilon
-from optcomp.pld import GridTooLargeError, HockeyStickCurve, PrivacyLossDistribution
+from optcomp.pld import GridTooLargeError, HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution
+from optcomp.rdp import RenyiConversion
 
 #: The names of the engines (what :meth:`optcomp.queries.Composition.engine` reports).
-EngineName = Literal["gdp", "optimal", "grid"]
+EngineName = Literal["gdp", "optimal", "lattice", "grid", "renyi", "adaptive"]
 
 #: Points of the default δ(ε) curve (0 … 20) of engines without a placement of their own.
 CURVE_POINTS = 201
@@ -121,6 +130,36 @@ class GridEngine:
 
     def epsilon_estimate(self, delta: float) -> float:
         return _third_point(self.pld.epsilon(delta))
+
+
+# -- the exact lattice ------------------------------------------------------------------------------------
+@dataclass
+class LatticeEngine:
+    """The exact lattice composition (:class:`optcomp.pld.LatticeDistribution`); ``build`` makes it on first use.
+
+    Certified at both ends: the truncated mass, the masses' and tilts' rounding, the FFT error and window,
+    and the rounding of the loss positions are all charged (``optcomp.pld._lattice``); brackets are typically
+    ten digits narrow (relative), whatever the accuracy asks."""
+
+    build: Callable[[], LatticeDistribution]
+    name: EngineName = "lattice"
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """:meth:`LatticeDistribution.epsilon` (never wider than any width a caller can ask for)."""
+        return self.build().epsilon(delta)
+
+    def delta(self, epsilon: float) -> Bound:
+        return self.build().delta(epsilon)
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.build().delta_curve(epsilons)
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """:meth:`delta_curve` on ``epsilons`` (default 0 … 20 in 201 steps), each point certified."""
+        return _curve_of(self, epsilons)
+
+    def epsilon_estimate(self, delta: float) -> float:
+        return _third_point(self.build().epsilon(delta))
 
 
 # -- the optimal black-box engine -----------------------------------------------------------------------
@@ -248,13 +287,88 @@ class GdpEngine:
         return min(max(gdp_epsilon(self.mu, delta), b.lower), b.upper)
 
 
+# -- the Rényi conversion ------------------------------------------------------------------------------
+@dataclass
+class RenyiEngine:
+    """A composition known through its Rényi curve (an item is a ``ZeroConcentrated`` or ``Renyi`` black box):
+    :class:`optcomp.rdp.RenyiConversion` of the summed curve (:func:`optcomp.rdp.stated_curve`).
+
+    ``epsilon``/``delta`` return :class:`optcomp.rdp.ConversionBound` brackets (a ``Bound`` that names the
+    route — ``"optimal"``: the dual certificate, ``"closed_form"``: Canonne–Kamath–Steinke Prop. 12 — and
+    carries the verified witness law of its lower end); the upper end is the smaller certified one, and the
+    bracket holds for every mechanism with that curve. Answers are cached per query value (each is a
+    linear program). ``delta_curve``/``curve``: the closed form above, the witness laws found so far below.
+    """
+
+    conversion: RenyiConversion
+    name: EngineName = "renyi"
+    _eps: dict[float, Bound] = field(default_factory=dict, repr=False)
+    _deltas: dict[float, Bound] = field(default_factory=dict, repr=False)
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """The conversion's ε bracket (both routes; the tighter upper end)."""
+        if delta not in self._eps:
+            self._eps[delta] = self.conversion.epsilon(delta)
+        return self._eps[delta]
+
+    def delta(self, epsilon: float) -> Bound:
+        if epsilon not in self._deltas:
+            self._deltas[epsilon] = self.conversion.delta(epsilon)
+        return self._deltas[epsilon]
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.conversion.delta_curve(epsilons)
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """:meth:`delta_curve` on ``epsilons`` (default 0 … 20 in 201 steps)."""
+        return _curve_of(self, epsilons)
+
+    def epsilon_estimate(self, delta: float) -> float:
+        return self.epsilon(delta, strict=False).midpoint
+
+
+# -- the adaptive bounded-range recursion ------------------------------------------------------------------
+@dataclass
+class AdaptiveEngine:
+    """Compositions with bounded-range steps, in the order given, against an adaptive analyst: the backward
+    recursion of :class:`optcomp.adaptive.AdaptiveRecursion` (``docs/selection.md`` §2).
+
+    Certified at both ends: the upper end is the chord-in-e^x bound with each t-cell's closed-form maximum and
+    the fixed steps' split kernels, rounded up; the lower end an adversary restricted to a grid of t on the
+    fixed steps' pooled lattice pairs, exact on the lattice, rounded down (``docs/selection.md`` §2.2–2.3).
+    """
+
+    recursion: AdaptiveRecursion
+    name: EngineName = "adaptive"
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        """:meth:`AdaptiveRecursion.epsilon` (strict: ``GridTooLargeError`` where the width is not reached)."""
+        return self.recursion.epsilon(delta, strict)
+
+    def delta(self, epsilon: float) -> Bound:
+        return self.recursion.delta(epsilon)
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.recursion.delta_curve(epsilons)
+
+    def curve(self, epsilons: FloatArray | None) -> HockeyStickCurve:
+        """:meth:`delta_curve` on ``epsilons`` (default 0 … 20 in 201 steps), one refinement for all points."""
+        return _curve_of(self, epsilons)
+
+    def epsilon_estimate(self, delta: float) -> float:
+        return self.recursion.epsilon_estimate(delta)
+
+
 __all__ = [
     "CURVE_POINTS",
+    "AdaptiveEngine",
     "Engine",
     "EngineName",
     "GdpEngine",
     "GridEngine",
+    "LatticeEngine",
     "OptimalEngine",
+    "RenyiEngine",
     "gdp_lower",
     "gdp_upper",
 ]

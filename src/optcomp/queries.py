@@ -13,8 +13,19 @@ accuracy), and each query — ``epsilon``, ``delta``, ``delta_curve``, ``hockey_
   whose ε ≤ ``optimal.HUGE_EPS`` (automatic accuracy): the composition of the KOV canonical pairs *is*
   the optimal black-box composition (KOV Thm III.3): :class:`~optcomp.engines.OptimalEngine`, which
   hands the :class:`~optcomp.Accuracy` itself to :mod:`optcomp.optimal` (its one translation).
+* ``"lattice"`` — every item's loss on one exact lattice (:func:`~optcomp.mechanisms.lattice_law`:
+  discrete Gaussians of one σ), automatic accuracy, and the composition's estimated window within half the
+  memory cap: the exact convolution over the lattice index (:class:`~optcomp.engines.LatticeEngine`).
+* ``"adaptive"`` — any item a :class:`~optcomp.mechanisms.BoundedRange` step (the exponential mechanism,
+  Gumbel noisy max, top-k peeling): the adaptive backward recursion over the steps *in the order given*
+  (:class:`~optcomp.engines.AdaptiveEngine`; ``Accuracy.grid_step`` is its lattice step). Such compositions
+  keep their order (:func:`sequence`): under adaptivity a fixed step before a BR step is worth more to the
+  analyst than one after it, so equal items are merged only where they are adjacent.
 * ``"grid"`` — anything else, or an explicit ``Accuracy.grid_step`` (the expert override): the
   certified PLD grid (:class:`~optcomp.engines.GridEngine`), also available as :meth:`Composition.pld`.
+* ``"renyi"`` — first of all, any item known only by its Rényi curve (``ZeroConcentrated``, ``Renyi``):
+  no law exists for the grid, so the summed curve is converted (:class:`~optcomp.engines.RenyiEngine`,
+  :mod:`optcomp.rdp`; both routes, the tighter certified one answers and says so).
 
 **Lower ends are the run's.** A few mechanisms have no exact law, only a *dominating* one whose upper ends
 are certified for the run but whose lower ends are not: a truncated-Poisson step
@@ -43,11 +54,21 @@ from typing import Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from optcomp import optimal
+from optcomp import optimal, rdp
+from optcomp._items import (
+    MU_SLACK,
+    adaptive_runs,
+    arranged,
+    black_box,
+    dominated_items,
+    merge_gaussians,
+    merged_mu,
+    ordered,
+    sequence,
+)
 from optcomp._numerics import (
     DEFAULT_ACCURACY,
     PLD_DEEP_DELTA,
-    UNIT_ROUNDOFF,
     Accuracy,
     Bound,
     FloatArray,
@@ -60,31 +81,35 @@ from optcomp._numerics import (
     round_down,
     round_up,
 )
-from optcomp.engines import Engine, EngineName, GdpEngine, GridEngine, OptimalEngine
-from optcomp.fdp import GroupEpsilon, gdp_compose, group_profile
+from optcomp.adaptive import AdaptiveRecursion
+from optcomp.engines import (
+    AdaptiveEngine,
+    Engine,
+    EngineName,
+    GdpEngine,
+    GridEngine,
+    LatticeEngine,
+    OptimalEngine,
+    RenyiEngine,
+)
+from optcomp.fdp import GroupEpsilon, group_profile
 from optcomp.mechanisms import (
-    EpsilonDelta,
+    BoundedRange,
     Gaussian,
     Mechanism,
     Neighbouring,
     NoGroupLawError,
-    RandomizedResponse,
-    SubsampledWithoutReplacement,
     check_group_size,
     combined_relation,
+    common_lattice,
     group_mechanism,
     privacy_loss_laws,
 )
-from optcomp.mechanisms.truncated import dominated_counterpart
-from optcomp.pld import HockeyStickCurve, PrivacyLossDistribution
+from optcomp.pld import HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution, fits
 
 #: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
 #: many references is built; above it the grid engine answers).
 _BLACK_BOX_MAX_ITEMS = 1 << 22
-#: Relative error of :func:`merged_mu`: ≤ 3.5u from μᵢ = Δᵢ/σᵢ, its square, kᵢ·, ``fsum`` and ``sqrt``
-#: (each correctly rounded, all terms positive), ≤ 5.5u on ``gdp_compose``'s rescaled path (squares
-#: outside the normal range); widened outward by 8u, above both.
-_MU_SLACK = 8.0 * UNIT_ROUNDOFF
 #: μᵢ and merged μ kept on the GDP route: the range where ``gdp_delta_bound`` is informative at every ε
 #: (with the engine's tail cap; outside it, e.g. μ = 1e-12 or 1e8, its ends degrade to [0, 1] or overflow).
 _GDP_MU_RANGE = (1e-8, 1e6)
@@ -92,55 +117,6 @@ _GDP_MU_RANGE = (1e-8, 1e6)
 #: Whose lower ends a composition's queries report: the run's (``"run"``, the default; module docstring)
 #: or its law's own (``"law"``: :meth:`Composition.dominating`).
 LowerEnd = Literal["run", "law"]
-
-
-def merged_mu(gaussians: Iterable[tuple[Gaussian, int]]) -> float:
-    """μ of the composition of ``count`` runs of each Gaussian: √(Σ kᵢ μᵢ²), μᵢ = Δᵢ/σᵢ.
-
-    Gaussian mechanisms compose exactly, G_{μ₁} ⊗ G_{μ₂} = G_{√(μ₁² + μ₂²)} (Dong–Roth–Su Cor 3.3):
-    :func:`optcomp.fdp.gdp_compose`, the one home of the rule (relative error ≤ 4.5u from the computed
-    μᵢ, each of which adds u: ≤ 5.5u in all; :class:`Composition` widens it outward by ``_MU_SLACK``).
-    """
-    pairs = list(gaussians)
-    return gdp_compose([m.mu for m, _ in pairs], [k for _, k in pairs])
-
-
-def dominating_gaussian(gaussians: Iterable[tuple[Gaussian, int]]) -> Gaussian:
-    """One ``Gaussian(sigma=1/μ)`` at least as distinguishing as the exact merge of the runs (DRS Cor 3.3).
-
-    μ is :func:`merged_mu` widened up by its rounding (``_MU_SLACK``) and σ = 1/μ rounded down, so
-    every certified upper end computed from it (directly, or after subsampling, which is monotone in
-    the dominating pair) is an upper end for the exact composition; lower ends may sit that few-ulp
-    step above the exact merge's."""
-    return Gaussian(round_down(1.0 / round_up(merged_mu(gaussians), _MU_SLACK), 0.0))
-
-
-def merge_gaussians(counts: dict[Mechanism, int]) -> dict[Mechanism, int]:
-    """All Gaussian items replaced by their :func:`dominating_gaussian` (first, then the other items in
-    their order); unchanged when there is at most one Gaussian run once."""
-    gaussians = [(m, k) for m, k in counts.items() if isinstance(m, Gaussian)]
-    if len(gaussians) <= 1 and all(k == 1 for _, k in gaussians):
-        return counts
-    merged: dict[Mechanism, int] = {dominating_gaussian(gaussians): 1}
-    merged.update((m, k) for m, k in counts.items() if not isinstance(m, Gaussian))
-    return merged
-
-
-def black_box(mechanism: Mechanism) -> tuple[float, float] | None:
-    """(ε, δ) of a mechanism whose pair is the KOV canonical one (``EpsilonDelta``, ``RandomizedResponse``)."""
-    if isinstance(mechanism, EpsilonDelta):
-        return mechanism.epsilon, mechanism.delta
-    if isinstance(mechanism, RandomizedResponse):
-        return mechanism.epsilon, 0.0
-    return None
-
-
-def _pool(pairs: Iterable[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...]:
-    """Counts of equal mechanisms added (order of first appearance kept)."""
-    counts: dict[Mechanism, int] = {}
-    for mechanism, k in pairs:
-        counts[mechanism] = counts.get(mechanism, 0) + k
-    return tuple(counts.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,10 +203,13 @@ class Composition:
     def route(self, accuracy: Accuracy | None = None) -> Engine:
         """The engine that answers this composition's queries at ``accuracy`` (cached per accuracy).
 
-        The one routing rule: an explicit ``accuracy.grid_step`` selects the grid; otherwise all-Gaussian
+        The one routing rule: an item known only by its Rényi curve selects the Rényi conversion; else a
+        bounded-range step selects the adaptive recursion (in the order given); else an
+        explicit ``accuracy.grid_step`` selects the grid; otherwise all-Gaussian
         items whose μᵢ and merged μ lie in [1e-8, 1e6] select the GDP closed form; all-black-box items with
         every εᵢ ≤ ``optimal.HUGE_EPS`` (whose − outcome does not underflow) and at most 2²² items unless
-        they are all one pair select ``optimal``; anything else the grid.
+        they are all one pair select ``optimal``; items all on one exact lattice (discrete Gaussians of one σ)
+        whose composition fits half the memory cap select ``lattice``; anything else the grid.
         """
         acc = self._accuracy(accuracy)
         engine = self._engines.get(acc)
@@ -239,10 +218,15 @@ class Composition:
         return engine
 
     def engine(self, accuracy: Accuracy | None = None) -> EngineName:
-        """The name of the engine :meth:`route` picks at ``accuracy`` (``"gdp"``, ``"optimal"``, ``"grid"``)."""
+        """The name of the engine :meth:`route` picks at ``accuracy`` (``"gdp"``, ``"optimal"``, ``"lattice"``,
+        ``"grid"``, ``"renyi"``, ``"adaptive"``)."""
         return self.route(accuracy).name
 
     def _decide(self, acc: Accuracy) -> Engine:
+        if rdp.holds_renyi_item(self.items):  # no law to grid: the summed Rényi curve, converted
+            return RenyiEngine(rdp.RenyiConversion(rdp.stated_curve(self.items), accuracy=acc))
+        if ordered(self.items):
+            return AdaptiveEngine(AdaptiveRecursion(adaptive_runs(self.items), acc))
         grid = GridEngine(lambda: self.pld(acc))
         if acc.grid_step is not None:
             return grid
@@ -250,10 +234,13 @@ class Composition:
         if all(isinstance(m, Gaussian) and lo <= m.mu <= hi for m, _ in self.items):
             mu = merged_mu(self._gaussians())
             if lo <= mu <= hi:
-                return GdpEngine(round_down(mu, _MU_SLACK), round_up(mu, _MU_SLACK), mu, grid.build)
+                return GdpEngine(round_down(mu, MU_SLACK), round_up(mu, MU_SLACK), mu, grid.build)
         boxes = self._black_box_items()
         if boxes is not None:
             return OptimalEngine(boxes, acc)
+        laws = common_lattice(self.items)
+        if laws is not None and fits(laws, acc):
+            return LatticeEngine(functools.cache(lambda: LatticeDistribution(laws, acc)))
         return grid
 
     def _accuracy(self, accuracy: Accuracy | None) -> Accuracy:
@@ -300,6 +287,11 @@ class Composition:
         cached = self._plds.get(acc)
         if cached is not None:
             return cached
+        if ordered(self.items):
+            raise ValueError(
+                "a composition with bounded-range steps has no single privacy-loss distribution (each step is a "
+                "family of pairs an adaptive analyst chooses from); its queries use the adaptive engine"
+            )
         plds = []
         for mechanism, k in merge_gaussians(dict(self.items)).items():
             remove, add = privacy_loss_laws(mechanism)
@@ -316,7 +308,11 @@ class Composition:
 
     @property
     def symmetric(self) -> bool:
-        """Whether every item's privacy-loss law is the same in both directions."""
+        """Whether every item's privacy-loss law is the same in both directions (a bounded-range step's family
+        is closed under the swap)."""
+        if ordered(self.items):
+            laws = (privacy_loss_laws(m) for m, _ in self.items if not isinstance(m, BoundedRange))
+            return all(remove is add for remove, add in laws)
         return self.pld().symmetric
 
     # -- composition ------------------------------------------------------------------------------
@@ -334,11 +330,14 @@ class Composition:
         if not isinstance(other, Composition):
             raise ValueError(f"other must be a Composition, got {other!r}")  # noqa: TRY004 (contract: ValueError)
         relation = combined_relation(self.neighbouring, other.neighbouring, what="the two compositions")
-        return Composition(_pool(self.items + other.items), relation, finer_accuracy(self.accuracy, other.accuracy))
+        return Composition(arranged(self.items + other.items), relation, finer_accuracy(self.accuracy, other.accuracy))
 
     def self_compose(self, k: int) -> Composition:
-        """The k-fold composition (every count multiplied by ``k`` ≥ 1)."""
+        """The k-fold composition (every count multiplied by ``k`` ≥ 1; a composition that keeps its order, one
+        with bounded-range steps, runs its sequence k times over)."""
         k = check_int("k", k, minimum=1)
+        if ordered(self.items):
+            return Composition(sequence(self.items * k), self.neighbouring, self.accuracy)
         return Composition(tuple((m, c * k) for m, c in self.items), self.neighbouring, self.accuracy)
 
     def group(self, g: int) -> Composition:
@@ -365,7 +364,7 @@ class Composition:
         if g == 1:
             return self
         items = tuple((group_mechanism(m, g), k) for m, k in self.items)
-        return Composition(_pool(items), self.neighbouring, self.accuracy)
+        return Composition(arranged(items), self.neighbouring, self.accuracy)
 
     # -- queries: each one call on the routed engine ----------------------------------------------
     def delta(self, epsilon: float, *, accuracy: Accuracy | None = None) -> Bound:
@@ -465,24 +464,7 @@ class Composition:
         return f"Composition(items=({shown}), neighbouring={self.neighbouring!r}, accuracy={self.accuracy}{law})"
 
 
-# -- the run bracket: which pair bounds the run, and the one merge of its ends ---------------------------
-def dominated_items(items: Sequence[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, int], ...] | None:
-    """The items whose composition's lower ends bound the run's from below (each item's
-    :func:`~optcomp.mechanisms.truncated.dominated_counterpart`, equal ones pooled), or ``None`` where the
-    items' own composition's lower ends already do: every item's law is its run's own pair, or the run is
-    one fixed-size step alone (the symmetrized law of one step is attained). Compose the result with no
-    relation fixed (the one its items fix: add/remove, or none)."""
-
-    def own(m: Mechanism) -> bool:  # q = 1: no sampling, the step is its base (stated for substitution)
-        return (isinstance(m, SubsampledWithoutReplacement) and m.sampling_rate == 1.0) or dominated_counterpart(m) is m
-
-    if all(own(m) for m, _ in items):
-        return None
-    if len(items) == 1 and items[0][1] == 1 and isinstance(items[0][0], SubsampledWithoutReplacement):
-        return None
-    return _pool((dominated_counterpart(m), k) for m, k in items)
-
-
+# -- the run bracket: the one merge of a run's ends ------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class RunBracket:
     """A run's certified brackets from two compositions: upper ends from ``upper`` (its law dominates the

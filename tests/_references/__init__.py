@@ -14,10 +14,14 @@ Modules by topic:
 * ``mechanisms``: single mechanisms and their subsampled forms (Gaussian, Laplace, k-RR, pairs, pmfs);
 * ``staircase``: the staircase density, its δ, moments and k-fold δ (Geng–Viswanath);
 * ``fdp``: trade-off functions (group privacy, attack power);
-* ``rdp``: Rényi divergences by quadrature; ``numerics``: the log-space helpers at 50 digits;
+* ``rdp``: Rényi divergences by quadrature, the zCDP closed-form conversion, finite laws' Rényi moments and
+  dual certificates of the optimal conversion re-checked; ``numerics``: the log-space helpers at 50 digits;
 * ``ledger``: adaptive RR trees and the ledger currencies' thresholds and counts;
 * ``exact``: exact comparisons of floats with high-precision truths (no rounding on the test's side);
-* ``published``: other accountants' numbers, pinned with the call that produced them.
+* ``published``: other accountants' numbers, pinned with the call that produced them;
+* ``dgauss``: the discrete Gaussian composed exactly on its lattice (integer bookkeeping), CKS's zCDP conversion;
+* ``selection``: laws of K by their pmf series, the exact best-of-K law and its worst order, Papernot–Steinke
+  Thm 2 / Thm 6 as written.
 
 Precision: most functions fix their own (``MPMATH_DPS`` unless their docstring says otherwise); those in
 ``optimal`` and ``ledger`` work at the ambient precision. ``mpmath.mp.dps`` is set to ``MPMATH_DPS`` here,
@@ -40,6 +44,15 @@ from tests._references.composition import (
     kov_corollary_v1,
     no_failure_probability,
     total_variation_bound,
+)
+from tests._references.dgauss import (
+    delta_bracket as dgauss_delta_bracket,
+)
+from tests._references.dgauss import (
+    epsilon_reference as dgauss_epsilon_reference,
+)
+from tests._references.dgauss import (
+    zcdp_conversion_epsilon,
 )
 from tests._references.exact import (
     abs_error_at_most,
@@ -128,10 +141,17 @@ from tests._references.published import (
 )
 from tests._references.rdp import (
     Density,
+    dual_certificate_gap,
+    dual_certificate_value,
+    finite_law_delta,
     gaussian_mixture_pdf,
     laplace_pdf,
+    law_kls,
+    law_log_moments,
     normal_pdf,
     renyi_divergence,
+    zcdp_closed_form_delta,
+    zcdp_closed_form_epsilon,
 )
 from tests._references.staircase import (
     staircase_delta,
@@ -161,10 +181,15 @@ __all__ = [
     "decimal",
     "delta_floor",
     "delta_target",
+    "dgauss_delta_bracket",
+    "dgauss_epsilon_reference",
     "discrete_delta",
     "discrete_kfold_delta",
+    "dual_certificate_gap",
+    "dual_certificate_value",
     "epsilon_delta_composition_delta",
     "excess",
+    "finite_law_delta",
     "gaussian_attack_tpr",
     "gaussian_delta_by_quadrature",
     "gaussian_loss_log_sf",
@@ -187,7 +212,9 @@ __all__ = [
     "lattice_hockey_stick_float",
     "law_delta_at",
     "law_hockey_stick",
+    "law_kls",
     "law_least_epsilon",
+    "law_log_moments",
     "log1mexp_exact",
     "log_sum_exp_exact",
     "lower_within_ulps",
@@ -225,4 +252,7 @@ __all__ = [
     "vuvuzela_pmfs",
     "without_replacement_gaussian_epsilon",
     "without_replacement_laplace_log_q_sf",
+    "zcdp_closed_form_delta",
+    "zcdp_closed_form_epsilon",
+    "zcdp_conversion_epsilon",
 ]

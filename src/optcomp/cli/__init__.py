@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Export the boundary β(α) of the composed privacy region (type I error α, type II error β)."),
     "reproduce": ("optcomp.cli.reproduce",
                   "Regenerate a paper's figure and numbers (NAME), or all of them (--all)."),
+    "select": ("optcomp.cli.select",
+               "Certified ε(δ) or δ(ε) of releasing the best of K runs of a base (private selection, hyperparameter tuning)."),
     "serve": ("optcomp.cli.serve",
               ("Serve the budget planner page on http://HOST:PORT/ (127.0.0.1 only unless --allow-remote), and a "
                "ledger's releases, spent and remaining, read-only, on /ledger.")),

@@ -199,6 +199,7 @@ def account_interop(
     accuracy: Any,
     as_json: bool,
     reference: bool | None = None,
+    sampling: str = "event",
 ) -> None:
     """Run ``optcomp account`` on a DpEvent JSON file or an Opacus history JSON file (module docstring)."""
     if (dp_event is None) == (opacus_history is None):
@@ -210,7 +211,7 @@ def account_interop(
 
     with stages(3) as stage:  # on stderr, on a terminal or with --progress: "stage i/3: ..."
         stage.start(f"reading the {'--dp-event' if dp_event else '--opacus-history'} file")
-        composition, event_json, source = _read_source(dp_event, opacus_history, neighbouring)
+        composition, event_json, source = _read_source(dp_event, opacus_history, neighbouring, sampling)
         description = check_composition_cost([*composition.items, *composition.allocations])
         advance = stage.start(f"{description}, answering each query", total=len(deltas) + len(epsilons))
         bounds = []
@@ -242,6 +243,7 @@ def account_interop(
                 "event": event_json,
                 "reference": label,
                 "results": rows,
+                "warnings": [{"peer": w.peer, "path": w.path, "message": w.message} for w in composition.warnings],
             }
         )
         return
@@ -259,20 +261,38 @@ def _reference_or_interrupted(
         return "dp_accounting reference interrupted (Ctrl-C); the certified answer stands alone", None
 
 
-def _read_source(dp_event: Path | None, opacus_history: Path | None, neighbouring: str) -> tuple[Any, Any, str]:
-    """(the composition, its DpEvent JSON tree, ``"dp_event"`` or ``"opacus_history"``) of the one file given."""
+def _read_source(
+    dp_event: Path | None, opacus_history: Path | None, neighbouring: str, sampling: str = "event"
+) -> tuple[Any, Any, str]:
+    """(the composition, its DpEvent JSON tree, ``"dp_event"`` or ``"opacus_history"``) of the one file given.
+    The readers' Python warnings are not shown: their :class:`~optcomp.interop.PeerWarning` lines are printed
+    with the answer (:func:`_print_warnings`)."""
+    import warnings
+
     from optcomp import interop
 
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", interop.PeerUnderReportWarning)
+        return _read(interop, dp_event, opacus_history, neighbouring, sampling)
+
+
+def _read(
+    interop: Any, dp_event: Path | None, opacus_history: Path | None, neighbouring: str, sampling: Any
+) -> tuple[Any, Any, str]:
     if dp_event is not None:
         data = parse_json(read_text(dp_event, "--dp-event file"), dp_event, "--dp-event file")
-        return interop.from_dp_event(data, neighbouring=neighbouring), data, "dp_event"
+        return interop.from_dp_event(data, neighbouring=neighbouring, sampling=sampling), data, "dp_event"
     if opacus_history is not None:
         data = parse_json(
             read_text(opacus_history, "--opacus-history file"), opacus_history, "--opacus-history file"
         )
-        if neighbouring != "add_remove":
-            raise ValueError(f"--neighbouring must be add_remove for an Opacus history, got {neighbouring!r}")
-        composition = interop.from_opacus_history(data)
+        expected = "substitution" if sampling == "fixed_size" else "add_remove"
+        if neighbouring != expected:
+            raise ValueError(
+                f"--neighbouring must be {expected} for an Opacus history "
+                f"{'with --sampling fixed_size' if sampling == 'fixed_size' else '(Poisson batches)'}, got {neighbouring!r}"
+            )
+        composition = interop.from_opacus_history(data, sampling=sampling)
         return composition, interop.opacus_history_to_dp_event(data), "opacus_history"
     # unreachable: exactly one was given (checked by the caller)
     raise ValueError("give exactly one of --dp-event FILE and --opacus-history FILE")
@@ -312,6 +332,8 @@ def _print_table(
     )
     if not composition.private:  # a line of its own: never wrapped inside the table's title
         click.echo("NOT PRIVATE: " + ", ".join(composition.non_private))
+    for w in composition.warnings:  # one line each, unwrapped (docs/interop.md §8)
+        click.echo(f"WARNING: {w.message}")
 
 
 def _print_reference(label: str, queries: list[tuple[str, str, float]], rows: list[dict[str, Any]]) -> None:

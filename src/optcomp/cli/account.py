@@ -36,7 +36,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from optcomp.cli import _rdp_compare
+from optcomp.cli import _conversion, _rdp_compare
 from optcomp.cli._common import (
     TIME_LIMIT_S,
     _progress_setting,
@@ -72,7 +72,9 @@ ALIASES: dict[str, str] = {"eps": "epsilon"}
 RESERVED = ("kind", "count", "q")
 
 
-def _parse_value(text: str) -> int | float | str:
+def _parse_value(text: str) -> int | float | str | list[int | float | str]:
+    if ";" in text:  # a list (a Renyi curve's orders or epsilons): A;B;C
+        return [_parse_value(part.strip()) for part in text.split(";") if part.strip()]  # type: ignore[misc]
     for conv in (int, float):
         try:
             return conv(text)
@@ -125,6 +127,10 @@ def build_item(entry: dict[str, Any]) -> tuple[Any, int]:
         known = ", ".join(sorted(KINDS))
         raise ValueError(f"mechanism kind must be one of {known}, got {kind!r}")
     count = check_int("count", entry.get("count", 1), minimum=1)
+    if cls is mechanisms.Renyi:
+        from optcomp.cli._conversion import read_curve_file
+
+        entry = read_curve_file(entry)
     names = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
     subsample = "q" in entry and "q" not in names  # DiscretePair has a field 'q' of its own
     reserved = RESERVED if subsample else ("kind", "count")
@@ -271,6 +277,9 @@ Example:
 @click.option("--neighbouring", type=click.Choice(["add_remove", "substitution", "zero_out"]), default="add_remove",
               help="Relation a --dp-event tree is read under (dp_accounting: ADD_OR_REMOVE_ONE / REPLACE_ONE / "
               "REPLACE_SPECIAL).")
+@click.option("--sampling", "sampling", type=click.Choice(["event", "fixed_size"]), default="event",
+              help="With --dp-event/--opacus-history: how the run's batches were formed — as the sampling events say "
+              "(default), or fixed-size (each PoissonSampledDpEvent is a uniform batch, read under substitution).")
 @click.option("--reference/--no-reference", "reference", default=None,
               help="With --dp-event/--opacus-history: run dp_accounting's answer beside ours always / never. "
               "Default: only for trees it answers in seconds (at most 20 composed events, counts up to 1e6). "
@@ -286,6 +295,7 @@ def account(
     dp_event: Path | None = None,
     opacus_history: Path | None = None,
     neighbouring: str = "add_remove",
+    sampling: str = "event",
     reference: bool | None = None,
 ) -> None:
     """Certified ε(δ) or δ(ε) bracket of a composition of mechanisms."""
@@ -297,7 +307,7 @@ def account(
         acc = parse_accuracy(accuracy)
         account_interop(dp_event=dp_event, opacus_history=opacus_history, neighbouring=neighbouring,
                         deltas=deltas, epsilons=epsilons, accuracy=acc, as_json=as_json,
-                        reference=reference)
+                        reference=reference, sampling=sampling)
         return
     entries, deltas, epsilons, accuracy_table = _gather(mechs, config, deltas, epsilons)
     from optcomp._numerics import check_nonnegative, check_probability
@@ -316,7 +326,12 @@ def account(
         acc = parse_accuracy(accuracy, accuracy_table)
         rows = _query_rows(items, acc, deltas, epsilons, stage)
         stage.start("the RDP comparison table")
-        rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
+        from optcomp.mechanisms import is_renyi_item
+
+        if any(is_renyi_item(m) for m, _ in items):  # the answer is itself the Rényi conversion
+            rdp_payload = {"label": _rdp_compare.LABEL, "skipped": "the answer above is the Renyi conversion itself"}
+        else:
+            rdp_payload = _rdp_compare.comparison([(m, n) for m, n in items], deltas, epsilons)
     _emit_account(entries, rows, rdp_payload, as_json=as_json)
 
 
@@ -378,7 +393,8 @@ def _emit_account(
             {
                 "composition": entries,
                 "results": [
-                    {"query": r["query"], **r["at"], "lower": r["bound"].lower, "upper": r["bound"].upper}
+                    {"query": r["query"], **r["at"], "lower": r["bound"].lower, "upper": r["bound"].upper,
+                     **(_conversion.fields(r["bound"]) if _conversion.is_conversion(r["bound"]) else {})}
                     for r in rows
                 ],
                 "rdp_comparison": rdp_payload,
@@ -386,6 +402,8 @@ def _emit_account(
         )
         return
     title = "Composition: " + "; ".join(_describe(e) for e in entries)
+    if any(KINDS.get(str(e.get("kind", "")).lower(), e.get("kind")) == "BoundedRange" for e in entries):
+        title += " (bounded-range steps: adaptive composition, in the order given)"
     emit_table(
         title,
         ["quantity", "at", "lower", "upper (certified)"],
@@ -399,7 +417,9 @@ def _emit_account(
             for r in rows
         ],
     )
-    _rdp_compare.print_comparison(rdp_payload)
+    _conversion.echo_lines(rows)
+    if not any(_conversion.is_conversion(r["bound"]) for r in rows):
+        _rdp_compare.print_comparison(rdp_payload)
 
 
 #: Cost of user-level DP-SGD per example of a user (one core; the (k + 1)-component mixture's law is

@@ -15,16 +15,19 @@ A release is ``KIND:KEY=VALUE,...`` with ``KIND`` one of ``pure`` (epsilon), ``a
 ``gaussian`` (sigma, sensitivity), ``zcdp`` (rho); values are exact decimals (``0.01`` is 1/100); a key
 given twice is refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
 a SQLite file). ``report``, ``verify`` and ``export`` open the ledger read-only (an auditor needs no write
-permission). Output is a table, or ``--json``. Bad input, a file that is not a ledger or fails its checks,
-a refused charge (``refused: …``: the mechanism must not run) and a failed ``verify`` are one line on
-stderr and exit 2; no command changes a file it refuses.
+permission; they also run ``verify``'s checks and exit 2 when any fails). Output is a table in words
+("Gaussian, σ = 4, Δ = 1"; every number decimal), or ``--json`` (exact values, with the words in added
+``*_text`` fields). Bad input, a file that is not a ledger or fails its checks, a refused charge
+(``refused: …``, naming what remains and what still fits; or a release id that was voided or released:
+the mechanism must not run — a new attempt takes a new release id) and a failed ``verify`` are one line
+on stderr and exit 2. No command changes a file that is not a ledger or fails its checks; a refused
+charge changes nothing but the refused attempts' record, which is outside the hash chain.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +42,15 @@ from optcomp.ledger import (
     Release,
     StoreError,
     Ticket,
+    amounts,
     describe,
     from_json,
+    number,
     slots_from_planner,
 )
 
+#: Releases a report's table lists (the latest; ``export`` has them all).
+_RELEASES_SHOWN = 20
 _KEYS = {"pure": ("epsilon",), "approx": ("epsilon", "delta"), "gaussian": ("sigma", "sensitivity"), "zcdp": ("rho",)}
 _DEFAULTS = {"gaussian": {"sensitivity": "1"}}
 
@@ -96,75 +103,92 @@ def _opened(path: str, schema: str | None, *, read_only: bool = False) -> Iterat
 
 
 def _num(value: Any) -> str:
-    """An exact stored number (``p/q`` or ``float.hex``) or a float, to 10 significant digits."""
+    """An exact stored number (``p/q`` or ``float.hex``) or a float in decimals (the ledger's formatter)."""
     if value is None:
         return "-"
-    if isinstance(value, str):
-        try:
-            value = float.fromhex(value) if value.lstrip("-").startswith("0x") else float(Fraction(value))
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return str(value)
-    return f"{float(value):.10g}"
+    try:
+        return number(value if isinstance(value, (str, int, float)) else str(value), digits=10)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return str(value)
 
 
-def _release_text(spec: dict[str, Any]) -> str:
-    """``{"kind": "pure", "epsilon": "1/100"}`` → ``pure(epsilon=0.01)``."""
-    return describe(from_json(spec))
-
-
-def _ticket(t: Ticket) -> dict[str, Any]:
+def _ticket(t: Ticket, led: Ledger) -> dict[str, Any]:
+    """A ticket as JSON: exact fields, and its release and charge in words beside them."""
+    charge_text = amounts(led.currency.components, t.charge) if led.currency is not None else f"slot {t.slot}"
     return {"release_id": t.release_id, "seq": t.seq, "release": t.release.to_json(),
-            "charge": [str(c) for c in t.charge], "slot": t.slot, "status": t.status, "replay": t.replay}
+            "charge": [str(c) for c in t.charge], "slot": t.slot, "status": t.status, "replay": t.replay,
+            "release_text": describe(t.release), "charge_text": charge_text}
 
 
-def _show_ticket(t: Ticket, as_json: bool) -> None:
+def _show_ticket(t: Ticket, led: Ledger, as_json: bool) -> None:
+    data = _ticket(t, led)
     if as_json:
-        emit_json(_ticket(t))
+        emit_json(data)
         return
-    rows = [("release", _release_text(t.release.to_json())), ("status", t.status + (" (a retry: the same ticket)"
-                                                                                    if t.replay else "")),
-            ("sequence number", t.seq), ("charge", ", ".join(_num(str(c)) for c in t.charge) or "a plan slot")]
+    again = {"charged": " (a retry: the same ticket; run the mechanism once)", "released": " (already released)",
+             "voided": " (already voided)"}
+    rows = [("release", data["release_text"]), ("status", t.status + (again[t.status] if t.replay else "")),
+            ("sequence number", t.seq), ("charge", data["charge_text"])]
     if t.slot is not None:
         rows.append(("slot", t.slot))
     emit_table(f"release {t.release_id}", ["", "value"], rows)
 
 
-def _show_report(rep: dict[str, Any], title: str, as_json: bool) -> None:
-    """The report as two tables a person reads (--json: the exact report)."""
+def _summary_rows(rep: dict[str, Any]) -> list[tuple[str, Any]]:
+    n = rep["releases"]
+    rows: list[tuple[str, Any]] = [
+        ("dataset", rep["dataset"]), ("relation", rep["relation"]),
+        ("budget", f"{rep['budget_text']}, {rep['currency_text']}"),
+        ("spent", f"{rep['fraction_spent_text']} of the budget"), ("remaining", rep["remaining_text"]),
+        ("releases", f"{n['charged']} charged, {n['released']} released, {n['voided']} voided (not counted)"),
+        ("guarantee", rep["guarantee"])]
+    rows += [(f"what still fits: {f['what']}", f["text"]) for f in rep["what_fits"]] or [
+        ("what still fits", "nothing: the budget is spent")]
+    if "currency" not in rep:
+        rows.append(("certified plan ε", f"≤ {_num(rep['certificate']['upper'])} ({rep['certificate']['engine']})"))
+    if "fits" in rep:
+        rows.append((f"more {rep['fits']['release_text']} that fit", rep["fits"]["text"]))
+    if rep["refused"]["count"]:
+        rows.append(("refused attempts", f"{rep['refused']['count']} (below; outside the hash chain, unverified)"))
+    rows += [("PROBLEM", problem) for problem in rep["problems"]]
+    return rows
+
+
+def _show_report(rep: dict[str, Any], title: str, as_json: bool, history: list[dict[str, Any]] | None = None) -> None:
+    """The report as tables a person reads (--json: the exact report, with the words beside)."""
     if as_json:
         emit_json(rep)
         return
-    b, n = rep["budget"], rep["releases"]
-    rows: list[tuple[str, Any]] = [
-        ("dataset", rep["dataset"]), ("relation", rep["relation"]),
-        ("budget", f"epsilon = {b['epsilon']:g}, delta = {b['delta']:g}"),
-        ("mode", rep["mode"] + (f", {rep['currency']} currency" if "currency" in rep else "")),
-        ("releases", f"{n['charged']} charged, {n['released']} released, {n['voided']} voided (not counted)"),
-        ("guarantee", rep["guarantee"])]
+    emit_table(title, ["", "value"], _summary_rows(rep))
     if "currency" in rep:
-        rows += [("smallest sigma of one more Gaussian (sensitivity 1)", _num(rep["smallest_sigma"])),
-                 ("largest epsilon of one more pure-DP release", _num(rep["largest_pure_epsilon"]))]
-    else:
-        rows += [("slots", f"{rep['slots']} in the plan, next unused: {rep['next_slot']}"),
-                 ("certified plan epsilon", f"<= {_num(rep['certificate']['upper'])} ({rep['certificate']['engine']})")]
-    if "fits" in rep:
-        count = rep["fits"]["count"]
-        rows.append((f"more {_release_text(rep['fits']['release'])} that fit", "unlimited" if count < 0 else count))
-    for problem in rep["problems"]:
-        rows.append(("PROBLEM", problem))
-    emit_table(title, ["", "value"], rows)
-    if "currency" in rep:
-        emit_table(f"{rep['currency']} budget, exact (--json has every digit)",
+        emit_table(f"{rep['currency_text']}: each component (--json has every digit)",
                    ["component", "threshold", "spent", "remaining"],
-                   list(zip(rep["components"], map(_num, rep["threshold"]), map(_num, rep["spent"]),
-                            map(_num, rep["remaining"]), strict=True)))
+                   [(c["symbol"], c["threshold_text"], c["spent_text"], c["remaining_text"])
+                    for c in rep["components_text"]])
+    if history:
+        shown = history[-_RELEASES_SHOWN:]
+        caption = (f"the latest {len(shown)} of {len(history)} (all of them: optcomp ledger export)"
+                   if len(shown) < len(history) else None)
+        emit_table("releases, in charge order", ["#", "release id", "charged (UTC)", "status", "release", "charge"],
+                   [(h["seq"], h["release_id"], h["time_text"].removesuffix(" UTC"), h["status"], h["release_text"],
+                     h["charge_text"]) for h in shown], caption=caption)
+    if rep["refused"]["recent"]:
+        emit_table("refused attempts (the latest; outside the hash chain, not verified)",
+                   ["release id", "when (UTC)", "release", "reason"],
+                   [(r["release_id"], r["time_text"].removesuffix(" UTC"), r["release_text"], r["reason"])
+                    for r in rep["refused"]["recent"]])
 
 
-def _report_or_fail(rep: dict[str, Any], title: str, as_json: bool) -> None:
-    _show_report(rep, title, as_json)
-    if rep["problems"]:
-        raise click.ClickException(f"the ledger fails its checks: {rep['problems'][0]} (the figures above are "
-                                   "replayed from its hash chain; run `optcomp ledger verify`)")
+def _problems(led: Ledger, rep_problems: list[str]) -> list[str]:
+    """The report's problems, or else what a full :meth:`Ledger.verify` finds (recomputed charges, the
+    storage integrity check): report and export are audit commands and say so when the checks fail."""
+    return list(rep_problems) or list(led.verify().problems)
+
+
+def _fail_on(problems: list[str], what: str) -> None:
+    if problems:
+        raise click.ClickException(f"the ledger fails its checks: {problems[0]} ({what}; run `optcomp ledger "
+                                   "verify`)")
 
 
 _path = click.argument("path")
@@ -238,7 +262,7 @@ def charge_command(path: str, release_id: str, release: str, slot: int | None, s
     r = parse_release(release)
     with _opened(path, schema) as led:
         t = led.charge(release_id, r, slot=slot)
-    _show_ticket(t, as_json)
+        _show_ticket(t, led, as_json)
 
 
 @ledger_group.command("released")
@@ -251,7 +275,7 @@ def released_command(path: str, release_id: str, digest: str, schema: str | None
     """Mark a charged release as run and published."""
     with _opened(path, schema) as led:
         t = led.released(release_id, digest)
-    _show_ticket(t, as_json)
+        _show_ticket(t, led, as_json)
 
 
 @ledger_group.command("void")
@@ -264,7 +288,7 @@ def void_command(path: str, release_id: str, reason: str, schema: str | None, as
     """Curator's refund of a charged release that never ran (recorded with its reason)."""
     with _opened(path, schema) as led:
         t = led.void(release_id, reason)
-    _show_ticket(t, as_json)
+        _show_ticket(t, led, as_json)
 
 
 @ledger_group.command("report")
@@ -277,7 +301,10 @@ def report_command(path: str, fits: str | None, schema: str | None, as_json: boo
     r = parse_release(fits) if fits else None
     with _opened(path, schema, read_only=True) as led:
         rep = led.report(r)
-    _report_or_fail(rep, f"ledger {path}", as_json)
+        rep["problems"] = _problems(led, rep["problems"])
+        history = None if as_json else led.history()
+    _show_report(rep, f"ledger {path}", as_json, history)
+    _fail_on(rep["problems"], "the figures above are replayed from its hash chain")
 
 
 @ledger_group.command("verify")
@@ -311,11 +338,9 @@ def verify_command(path: str, schema: str | None, as_json: bool) -> None:
 def export_command(path: str, schema: str | None, as_json: bool) -> None:
     """The configuration and the whole event log, as JSON (read-only; always JSON, --json accepted)."""
     with _opened(path, schema, read_only=True) as led:
-        problems = led.check()
+        problems = _problems(led, led.check())
         emit_json(led.export())
-    if problems:
-        raise click.ClickException(f"the ledger fails its checks: {problems[0]} (exported as stored; "
-                                   "run `optcomp ledger verify`)")
+    _fail_on(problems, "exported as stored")
 
 
 @ledger_group.command("backup")
@@ -333,5 +358,5 @@ def backup_command(path: str, destination: str, as_json: bool) -> None:
     if as_json:
         emit_json({"destination": destination, "events": events, "head": head})
     else:
-        emit_table(f"backup of {path}", ["", "value"],
-                   [("written to", destination), ("events", events), ("chain head (note it elsewhere)", head)])
+        emit_table(f"backup of {path}", ["", "value"], [("written to", destination), ("events", events)])
+        click.echo(f"chain head (note it elsewhere): {head}")  # whole, on its own line: never cut at the width

@@ -303,7 +303,7 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
 def gdp_compose(mus: Sequence[float], counts: Sequence[int] | None = None) -> float:
     """μ of the composition of kᵢ runs of each μᵢ-GDP mechanism: √(Σ kᵢ μᵢ²) (DRS Cor. 3.3,
     G_{μ1} ⊗ G_{μ2} = G_{√(μ1²+μ2²)}); ``counts`` default to 1. The one home of this rule (the queries
-    floor's :func:`optcomp.queries.merged_mu` and :func:`optcomp.fdp.tensor` call it).
+    floor's :func:`optcomp._items.merged_mu` and :func:`optcomp.fdp.tensor` call it).
 
     Computed as ``sqrt(fsum(kᵢ·μᵢ²))`` while every μᵢ² and kᵢμᵢ² is a normal double: relative error ≤ 2.5u
     from the μᵢ given (μᵢ² and kᵢ· one rounding each, ``fsum`` correctly rounded over positive terms,

@@ -18,9 +18,11 @@ event                               add/remove one record                 substi
 ``DiscreteLaplaceDpEvent(a, C)``    ``DiscreteLaplace(1/a, C)``           ``DiscreteLaplace(1/a, 2C)``
 ``RandomizedResponseDpEvent(p,k)``  refused (as dp_accounting does)       k-ary RR, e^ε = 1 + k(1 − p)/p
 ``EpsilonDeltaDpEvent(ε, δ)``       ``EpsilonDelta(ε, δ)``                ``EpsilonDelta(ε, δ)``
-``PoissonSampledDpEvent(q, e)``     ``PoissonSubsampled(M(e), q)``        refused (no tight law implemented)
+``PoissonSampledDpEvent(q, e)``     ``PoissonSubsampled(M(e), q)``        refused; ``sampling="fixed_size"``:
+                                                                          ``SubsampledWithoutReplacement``
 ``SampledWithoutReplacement(n,m,e)``refused (dataset size changes)        ``SubsampledWithoutReplacement``
 ``MixtureOfGaussiansDpEvent``       ``MixtureOfGaussians``                 same (the event states the pair)
+``DiscreteGaussianDpEvent(σ, Δ, d)`` ``DiscreteGaussian`` (worst shift)    same (the event states f's Δ)
 ``TruncatedSubsampledGaussian...``  ``TruncatedPoissonGaussian``           refused (law is for add/remove)
 ``RandomAllocationDpEvent(e, k, t)`` ``RandomAllocation`` (two ends)       refused (law is for add/remove)
 ``SingleEpochTreeAggregation(z, m)`` zero-out only: ``Gaussian(z, √depth)``  refused (as dp_accounting)
@@ -33,9 +35,11 @@ event                               add/remove one record                 substi
 (ε, δ)-DP black box, composed optimally. Under sampling, the sampled sub-tree must reduce to one
 mechanism: a single event, or a composition of Gaussians (exactly one Gaussian with μ² = Σ kᵢμᵢ²,
 Dong–Roth–Su Cor 3.3, since the pair's likelihood ratio depends on one linear statistic). Anything else
-there, and every event without an exact law here (sampling with replacement, discrete Gaussian, zCDP,
-...), is a ``ValueError`` naming the event and its path in the tree — never a silent
-approximation.
+there, and every event without an exact law here (sampling with replacement, zCDP, a discrete Gaussian
+whose worst integer shift the sensitivity does not determine, ...), is a ``ValueError`` naming the event
+and its path in the tree — never a silent approximation. Where a peer's number for the tree is no
+guarantee for the run described, the result carries a :class:`~optcomp.interop.PeerWarning` (and a
+``PeerUnderReportWarning`` is issued): :mod:`optcomp.interop._safety`.
 
 ``RandomAllocationDpEvent(event=GaussianDpEvent(σ), num_selected=k, num_steps=t)`` (dp_accounting after
 google/differential-privacy PR #414; fields and their order as in that repository's
@@ -56,12 +60,22 @@ import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
+from optcomp._items import dominating_gaussian
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
+from optcomp.interop._fields import _integer, _node, _real, _short
 from optcomp.interop._relation import Neighbouring, check_neighbouring, compose_items
-from optcomp.interop._sampler_events import NON_PRIVATE, SAMPLER_EVENTS
+from optcomp.interop._safety import (
+    PeerWarning,
+    emit,
+    fixed_size_replace_one,
+    poisson_read_as_fixed_size,
+    sampled_discrete_gaussian,
+)
+from optcomp.interop._sampler_events import FIELD_DEFAULTS, NON_PRIVATE, SAMPLER_EVENTS
 from optcomp.mechanisms import (
+    DiscreteGaussian,
     DiscreteLaplace,
     EpsilonDelta,
     Gaussian,
@@ -74,7 +88,7 @@ from optcomp.mechanisms import (
 )
 from optcomp.mechanisms.allocation import RandomAllocation
 from optcomp.mechanisms.truncated import dominated_counterpart
-from optcomp.queries import Composition, RunBracket, dominating_gaussian
+from optcomp.queries import Composition, RunBracket
 
 #: Supported event classes and their fields, in dp_accounting's order (the JSON schema).
 SUPPORTED: dict[str, tuple[str, ...]] = {
@@ -100,13 +114,19 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
 UNSUPPORTED: dict[str, str] = {
     "UnsupportedDpEvent": "the event declares that it has no DP description",
     "SampledWithReplacementDpEvent": "no exact law of sampling with replacement is implemented",
-    "RepeatAndSelectDpEvent": "no exact law of repeat-and-select is implemented",
+    "RepeatAndSelectDpEvent": "a selection is read at the root of a tree by optcomp.interop.from_repeat_and_select "
+    "(optcomp select --dp-event FILE); inside a composition it is not supported",
     "ZCDpEvent": "a zCDP guarantee is not a privacy-loss law (only RDP-style bounds follow from it)",
-    "DiscreteGaussianDpEvent": "no exact law of the discrete Gaussian mechanism is implemented",
 }
 
+#: How the batches of a run were formed, as the user states it: as the sampling events say (``"event"``), or
+#: fixed-size batches (``"fixed_size"``: each ``PoissonSampledDpEvent(q, e)`` is a uniform batch of rate q,
+#: accounted under substitution as ``optcomp.dpsgd``'s ``"fixed_size"``).
+Sampling = Literal["event", "fixed_size"]
+SAMPLINGS: tuple[Sampling, ...] = ("event", "fixed_size")
+
 #: ``"none"`` (no mechanism) or the engine :meth:`optcomp.queries.Composition.engine` picks.
-Engine = Literal["none", "gdp", "optimal", "grid"]
+Engine = Literal["none", "gdp", "optimal", "lattice", "grid", "renyi", "adaptive"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +142,8 @@ class EventComposition:
         allocations: ``(RandomAllocation, count)`` pairs read from ``RandomAllocationDpEvent``s
             (no exact law: the upper end composes ``items`` with each one's dominating epochs,
             ``RandomAllocation.upper_items``, the lower end ``items`` with each one's dominated pair).
+        warnings: where a peer's number for this tree is no guarantee for the run described
+            (:class:`~optcomp.interop.PeerWarning`, ``docs/interop.md`` §8); optcomp's bracket is unaffected.
 
     Which engine answers (``engine``):
 
@@ -139,6 +161,7 @@ class EventComposition:
     neighbouring: Neighbouring
     non_private: tuple[str, ...] = field(default=())
     allocations: tuple[tuple[RandomAllocation, int], ...] = field(default=())
+    warnings: tuple[PeerWarning, ...] = field(default=())
 
     @property
     def empty(self) -> bool:
@@ -250,38 +273,6 @@ def _pooled(items: Sequence[tuple[Mechanism, int]]) -> tuple[tuple[Mechanism, in
     return tuple(pooled.items())
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading one node, whatever its spelling.
-# ---------------------------------------------------------------------------------------------
-
-
-def _node(node: object, path: str) -> tuple[str, dict[str, Any]]:
-    """``(class_name, fields)`` of one node: a JSON object, a named tuple or a DpEvent object."""
-    if isinstance(node, Mapping):
-        name = node.get("class_name")
-        if not isinstance(name, str):
-            raise ValueError(  # noqa: TRY004 (contract: ValueError)
-                f"{path} must be a DpEvent object with a string 'class_name' (e.g. "
-                f'{{"class_name": "GaussianDpEvent", "noise_multiplier": 1.0}}), got {_short(node)}'
-            )
-        return name, {str(k): v for k, v in node.items() if k not in ("class_name", "module_name")}
-    fields = getattr(node, "_fields", None)
-    if isinstance(fields, tuple) and isinstance(getattr(node, "class_name", None), str):
-        skip = ("class_name", "module_name")
-        return str(cast(Any, node).class_name), {f: getattr(node, f) for f in fields if f not in skip}
-    attrs = getattr(type(node), "__attrs_attrs__", None)
-    if attrs is not None and type(node).__name__.endswith("DpEvent"):
-        return type(node).__name__, {a.name: getattr(node, a.name) for a in attrs}
-    raise ValueError(
-        f"{path} must be a DpEvent (object, named tuple or JSON object with 'class_name'), got {_short(node)}"
-    )
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _check_fields(name: str, fields: dict[str, Any], path: str) -> None:
     if name in UNSUPPORTED:
         raise ValueError(f"{name} at {path} is not supported by optcomp: {UNSUPPORTED[name]}")
@@ -297,27 +288,6 @@ def _check_fields(name: str, fields: dict[str, Any], path: str) -> None:
         raise ValueError(f"{path}: {name} has unknown field(s) {extra}; its fields are {list(expected)}")
 
 
-def _real(path: str, value: object, *, low: float, low_open: bool = False, high: float = math.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(float(value)):
-        raise ValueError(f"{path} must be a real number, got {_short(value)}")
-    x = float(value)
-    ok = (x > low if low_open else x >= low) and x <= high and not math.isinf(x)
-    if not ok:
-        rng = f"{'(' if low_open else '['}{low:g}, {high:g}{']' if math.isfinite(high) else ')'}"
-        raise ValueError(f"{path} must be in {rng}, got {x!r}")
-    return x
-
-
-def _integer(path: str, value: object, *, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{path} must be an integer >= {low}, got {_short(value)}")  # noqa: TRY004
-    k = int(value)
-    if k < low or (high is not None and k > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{path} must be an integer {rng}, got {k}")
-    return k
-
-
 # ---------------------------------------------------------------------------------------------
 # The walk: a tree → (mechanism, count) items.
 # ---------------------------------------------------------------------------------------------
@@ -326,9 +296,11 @@ def _integer(path: str, value: object, *, low: int, high: int | None = None) -> 
 @dataclass
 class _Walk:
     neighbouring: Neighbouring
+    sampling: Sampling = "event"
     items: dict[Mechanism, int] = field(default_factory=dict)
     non_private: list[str] = field(default_factory=list)
     allocations: dict[RandomAllocation, int] = field(default_factory=dict)
+    warnings: list[PeerWarning] = field(default_factory=list)
 
     def add(self, mechanism: Mechanism | None, count: int) -> None:
         if mechanism is not None and count > 0:
@@ -337,6 +309,7 @@ class _Walk:
     def visit(self, node: object, path: str, count: int) -> None:
         """Add the items of ``node`` run ``count`` times."""
         name, fields = _node(node, path)
+        fields = {**FIELD_DEFAULTS.get(name, {}), **fields}
         _check_fields(name, fields, path)
         if name == "ComposedDpEvent":
             events = fields["events"]
@@ -418,16 +391,7 @@ class _Walk:
             dlt = _real(f"{path}.delta", fields["delta"], low=0.0, high=1.0)
             return EpsilonDelta(eps, delta=dlt)
         if name == "PoissonSampledDpEvent":
-            if substitution:
-                raise ValueError(
-                    f"PoissonSampledDpEvent at {path} is not supported under substitution: optcomp has no "
-                    "tight law for Poisson sampling when a record is replaced; use neighbouring='add_remove'"
-                )
-            q = _real(f"{path}.sampling_probability", fields["sampling_probability"], low=0.0, high=1.0)
-            inner = self.single(fields["event"], f"{path}.event")
-            if q == 0.0 or inner is None:
-                return None
-            return inner if q == 1.0 else PoissonSubsampled(inner, sampling_rate=q)
+            return self.poisson(fields, path)
         # SampledWithoutReplacementDpEvent
         if not substitution:
             raise ValueError(
@@ -440,7 +404,41 @@ class _Walk:
         inner = self.single(fields["event"], f"{path}.event")
         if m == 0 or inner is None:
             return None
+        self.sampled(inner, path, fixed_size=True)
         return inner if m == n else SubsampledWithoutReplacement(inner, sampling_rate=m / n)
+
+    def poisson(self, fields: dict[str, Any], path: str) -> Mechanism | None:
+        """``PoissonSampledDpEvent(q, e)``: Poisson sampling under add/remove, or — with ``sampling="fixed_size"``
+        — uniform batches of rate q under substitution (as ``SampledWithoutReplacementDpEvent``)."""
+        fixed = self.sampling == "fixed_size"
+        if fixed != (self.neighbouring == "substitution"):
+            if fixed:
+                raise ValueError(
+                    f"PoissonSampledDpEvent at {path}: fixed-size batches (sampling='fixed_size') are accounted "
+                    "under substitution (REPLACE_ONE, as optcomp.dpsgd's 'fixed_size'); use neighbouring='substitution'"
+                )
+            raise ValueError(
+                f"PoissonSampledDpEvent at {path} is not supported under substitution: optcomp has no tight law "
+                "for Poisson sampling when a record is replaced (dp_accounting's PLDAccountant answers it as "
+                "Poisson sampling, which does not hold for fixed-size batches); for fixed-size batches pass "
+                "sampling='fixed_size' (optcomp account --sampling fixed_size), else use neighbouring='add_remove'"
+            )
+        q = _real(f"{path}.sampling_probability", fields["sampling_probability"], low=0.0, high=1.0)
+        inner = self.single(fields["event"], f"{path}.event")
+        if q == 0.0 or inner is None:
+            return None
+        self.sampled(inner, path, fixed_size=fixed)
+        if q == 1.0:
+            return inner
+        return SubsampledWithoutReplacement(inner, sampling_rate=q) if fixed else PoissonSubsampled(inner, sampling_rate=q)
+
+    def sampled(self, inner: Mechanism, path: str, *, fixed_size: bool) -> None:
+        """The peers' under-reports for a sampled ``inner`` (``optcomp.interop._safety``)."""
+        if isinstance(inner, DiscreteGaussian):
+            self.warnings.append(sampled_discrete_gaussian(f"{path}.event"))
+        elif isinstance(inner, Gaussian) and fixed_size:
+            poisson = self.sampling == "fixed_size"
+            self.warnings.append(poisson_read_as_fixed_size(path) if poisson else fixed_size_replace_one(path))
 
     def tree_aggregation(self, fields: dict[str, Any], path: str) -> Mechanism | None:
         """``SingleEpochTreeAggregationDpEvent(z, m)``: every record at most once across the trees of m steps
@@ -491,9 +489,10 @@ class _Walk:
 
     def single(self, node: object, path: str) -> Mechanism | None:
         """The one mechanism a sampled sub-tree stands for (module docstring), or ``None`` for a no-op."""
-        sub = _Walk(self.neighbouring)
+        sub = _Walk(self.neighbouring, self.sampling)
         sub.visit(node, path, 1)
         self.non_private.extend(sub.non_private)
+        self.warnings.extend(sub.warnings)
         if sub.allocations:
             raise ValueError(
                 f"{path}: a RandomAllocationDpEvent cannot be sampled or allocated again (no law of the "
@@ -515,7 +514,9 @@ class _Walk:
         )
 
 
-def from_dp_event(event: object, *, neighbouring: object = "add_remove") -> EventComposition:
+def from_dp_event(
+    event: object, *, neighbouring: object = "add_remove", sampling: Sampling = "event"
+) -> EventComposition:
     """The composition a dp_accounting ``DpEvent`` tree describes (module docstring for the mapping).
 
     Args:
@@ -523,6 +524,13 @@ def from_dp_event(event: object, *, neighbouring: object = "add_remove") -> Even
             ``docs/interop.md`` (a dict ``{"class_name": ..., field: value, ...}``, nested).
         neighbouring: ``"add_remove"`` (dp_accounting's default ``ADD_OR_REMOVE_ONE``) or
             ``"substitution"`` (``REPLACE_ONE``); dp_accounting's enum members are accepted.
+        sampling: how the run's batches were formed: ``"event"`` (as the sampling events say, the default)
+            or ``"fixed_size"`` (each ``PoissonSampledDpEvent(q, e)`` is a uniform batch of rate q, under
+            substitution).
+
+    Warns:
+        PeerUnderReportWarning: once per :attr:`EventComposition.warnings` entry, where a peer's number for
+            this tree is no guarantee for the run described (``docs/interop.md`` §8).
 
     Returns:
         An :class:`EventComposition`; its ``epsilon(δ)``/``delta(ε)`` are certified brackets.
@@ -532,8 +540,12 @@ def from_dp_event(event: object, *, neighbouring: object = "add_remove") -> Even
             the event and its path in the tree (``root.events[2].event``).
     """
     rel = check_neighbouring(neighbouring)
-    walk = _Walk(rel)
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    walk = _Walk(rel, sampling)
     walk.visit(event, "root", 1)
+    found = tuple(dict.fromkeys(walk.warnings))  # one per event path
+    emit(found)
     return EventComposition(
-        tuple(walk.items.items()), rel, tuple(walk.non_private), tuple(walk.allocations.items())
+        tuple(walk.items.items()), rel, tuple(walk.non_private), tuple(walk.allocations.items()), found
     )

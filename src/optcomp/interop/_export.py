@@ -8,6 +8,8 @@ mechanism (stated for the relation given)       event
 ``Gaussian(σ, Δ)``                              ``GaussianDpEvent(noise_multiplier = σ/c)``
 ``Laplace(b, Δ)``                               ``LaplaceDpEvent(noise_multiplier = b/c)``
 ``DiscreteLaplace(b, Δ)``                       ``DiscreteLaplaceDpEvent(1/b, Δ/r)``
+``DiscreteGaussian(σ, shift v)``                ``DiscreteGaussianDpEvent(σ, |v_t|, dimension=1)`` per non-zero
+                                                coordinate (``ComposedDpEvent`` of them: the same product law)
 ``RandomizedResponse(ε)`` / ``Kary…(ε, k)``     ``RandomizedResponseDpEvent(p = k/(e^ε + k − 1), k)``
 ``EpsilonDelta(ε, δ)``                          ``EpsilonDeltaDpEvent(ε, δ)`` (``NonPrivateDpEvent`` for
                                                 the fully distinguishing ``EpsilonDelta(0, δ=1)``)
@@ -32,6 +34,7 @@ from typing import Any
 from optcomp._numerics import check_int
 from optcomp.interop._relation import check_neighbouring
 from optcomp.mechanisms import (
+    DiscreteGaussian,
     DiscreteLaplace,
     EpsilonDelta,
     Gaussian,
@@ -98,6 +101,18 @@ def _discrete_laplace_event(mechanism: DiscreteLaplace, substitution: bool) -> d
         "noise_parameter": 1.0 / mechanism.scale,
         "sensitivity": c,
     }
+
+
+@_event.register
+def _discrete_gaussian_event(mechanism: DiscreteGaussian, substitution: bool) -> dict[str, Any]:
+    """One 1-dimensional event per non-zero coordinate of the worst shift (the event states f's own
+    sensitivity, under either relation): several coordinates are their composition, exactly."""
+    del substitution
+    events = [
+        {"class_name": "DiscreteGaussianDpEvent", "sigma": mechanism.sigma, "sensitivity": float(v), "dimension": 1}
+        for v in mechanism.worst
+    ]
+    return events[0] if len(events) == 1 else {"class_name": "ComposedDpEvent", "events": events}
 
 
 @_event.register(RandomizedResponse)

@@ -15,12 +15,16 @@ fixed-size batches are a different mechanism and no amplification is claimed for
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optcomp._numerics import DEFAULT_ACCURACY, Accuracy, Bound
-from optcomp.interop._dp_event import EventComposition, _integer, _real, _short, from_dp_event
+from optcomp.interop._dp_event import EventComposition, Sampling, from_dp_event
+from optcomp.interop._fields import _integer, _real, _short
+from optcomp.interop._safety import PeerUnderReportWarning, emit, opacus_fixed_size
 
 #: ``(noise_multiplier, sample_rate, num_steps)``, as Opacus stores it.
 HistoryEntry = tuple[float, float, int]
@@ -71,7 +75,7 @@ def opacus_history_to_dp_event(history: object) -> dict[str, Any]:
     return {"class_name": "ComposedDpEvent", "events": events}
 
 
-def from_opacus_history(history: object) -> EventComposition:
+def from_opacus_history(history: object, *, sampling: Sampling = "event") -> EventComposition:
     """The DP-SGD composition an Opacus accountant history describes (add/remove, Poisson sampling).
 
     Args:
@@ -85,8 +89,20 @@ def from_opacus_history(history: object) -> EventComposition:
 
     Raises:
         ValueError: a malformed entry (the message names it, e.g. ``history[1].sample_rate``).
+
+    With ``sampling="fixed_size"`` the batches are read as fixed-size (uniform batches of rate q, Opacus'
+    ``poisson_sampling=False``), accounted under substitution as ``optcomp.dpsgd``'s ``"fixed_size"``; the
+    result then carries a :class:`~optcomp.interop.PeerWarning`: Opacus' own accountants assume Poisson
+    batches, so their number is no guarantee for that run (``docs/interop.md`` §8).
     """
-    return from_dp_event(opacus_history_to_dp_event(history), neighbouring="add_remove")
+    if sampling == "fixed_size":
+        with warnings.catch_warnings():  # the Opacus warning below replaces dp_accounting's
+            warnings.simplefilter("ignore", PeerUnderReportWarning)
+            read = from_dp_event(opacus_history_to_dp_event(history), neighbouring="substitution", sampling=sampling)
+        found = (opacus_fixed_size(),)
+        emit(found)
+        return dataclasses.replace(read, warnings=found)
+    return from_dp_event(opacus_history_to_dp_event(history), neighbouring="add_remove", sampling=sampling)
 
 
 class Accountant:

@@ -10,6 +10,13 @@
   event; dp_accounting's number for the same event lies above it, see ``docs/samplers.md``).
   A zero rate, cap or dataset is a no-op; σ = 0 is non-private.
 
+* ``DiscreteGaussianDpEvent(sigma, sensitivity=1, dimension=None)`` (dp_accounting after 0.6; not in its 0.6
+  release): an integer query of ℓ₂ sensitivity Δ with N_ℤ(0, σ²) noise in each of ``dimension`` coordinates
+  (``None``: unknown) → :class:`~optcomp.mechanisms.DiscreteGaussian` with the worst integer shift, refused by
+  name where that shift is not determined (``docs/dgauss.md``). The event states the query's own
+  sensitivity, so it is read as stated under either relation. σ = 0 is non-private; Δ < 1 admits no
+  non-zero integer shift (a no-op).
+
 Each reader takes the event's fields and its path in the tree and returns a mechanism, ``None`` (a
 no-op) or :data:`NON_PRIVATE`; ``ValueError`` names the field and the path.
 """
@@ -21,7 +28,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from optcomp.interop._relation import Neighbouring
-from optcomp.mechanisms import EpsilonDelta, Mechanism, MixtureOfGaussians, TruncatedPoissonGaussian
+from optcomp.mechanisms import (
+    DiscreteGaussian,
+    EpsilonDelta,
+    Mechanism,
+    MixtureOfGaussians,
+    TruncatedPoissonGaussian,
+)
 
 #: The fully distinguishing pair (loss +∞ under P, −∞ under Q): what a ``NonPrivateDpEvent`` releases.
 #: Its hockey-stick divergence is 1 at every ε, in composition with anything and so ε(δ) = ∞ for δ < 1.
@@ -93,6 +106,27 @@ def truncated_subsampled_gaussian(
     return TruncatedPoissonGaussian(sigma, dataset_size=n, sampling_rate=q, max_batch_size=b)
 
 
+def discrete_gaussian(fields: dict[str, Any], path: str, neighbouring: Neighbouring) -> Mechanism | None:
+    """``DiscreteGaussianDpEvent`` → ``DiscreteGaussian`` (module docstring)."""
+    del neighbouring  # the event states the query's sensitivity itself
+    sigma = _number(f"{path}.sigma", fields["sigma"])
+    sensitivity = _number(f"{path}.sensitivity", fields["sensitivity"])
+    dimension = fields["dimension"]
+    if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
+        raise ValueError(f"{path}.dimension must be an integer >= 1 or null (unknown), got {dimension!r}")
+    if sensitivity < 1.0:  # no non-zero integer shift moves by less than 1
+        return None
+    if sigma == 0.0:
+        return NON_PRIVATE
+    try:
+        return DiscreteGaussian(sigma, sensitivity=sensitivity, dimension=dimension, norm="l2")
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from err
+
+
+#: Defaults of event fields dp_accounting declares with one (the JSON may leave them out).
+FIELD_DEFAULTS: dict[str, dict[str, Any]] = {"DiscreteGaussianDpEvent": {"sensitivity": 1.0, "dimension": None}}
+
 #: event class name → (its fields in dp_accounting's order, its reader).
 SAMPLER_EVENTS: dict[str, tuple[tuple[str, ...], Reader]] = {
     "MixtureOfGaussiansDpEvent": (
@@ -103,4 +137,6 @@ SAMPLER_EVENTS: dict[str, tuple[tuple[str, ...], Reader]] = {
         ("dataset_size", "sampling_probability", "truncated_batch_size", "noise_multiplier"),
         truncated_subsampled_gaussian,
     ),
+    # dp_accounting after 0.6 (python/dp_accounting/dp_accounting/dp_event.py): sigma, sensitivity, dimension
+    "DiscreteGaussianDpEvent": (("sigma", "sensitivity", "dimension"), discrete_gaussian),
 }

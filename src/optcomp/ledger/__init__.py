@@ -14,7 +14,9 @@ One ledger = one dataset + one neighbouring relation + one budget + one mode, fi
 Accounting is exact (parameters stored exactly, charges and thresholds as rationals, admission an exact
 comparison); storage is SQLite (default) or PostgreSQL (:mod:`._store`), append-only with a hash chain that
 admission replays (:mod:`._chain`); ``Ledger.open(path, read_only=True)`` for auditors, ``backup`` for
-a consistent copy.
+a consistent copy. A voided or released release id is closed (:class:`ReleaseIdClosed`); refused attempts
+are recorded outside the chain (``Ledger.refusals``). Every text meant for a person comes from one
+formatter (:mod:`._words`: :func:`describe`, :func:`number`, the registry :data:`RELEASE_WORDS`).
 
     >>> from optcomp.ledger import Ledger, PureDP
     >>> led = Ledger.create("census.ledger", dataset="census-2020", relation="add_remove",
@@ -32,10 +34,10 @@ from optcomp.ledger._currency import (
     make_currency,
 )
 from optcomp.ledger._exact import decode, encode, exact
-from optcomp.ledger._ledger import (
-    RELATIONS,
+from optcomp.ledger._ledger import RELATIONS, Ledger
+from optcomp.ledger._outcomes import (
     BudgetExceeded,
-    Ledger,
+    ReleaseIdClosed,
     ReleaseIdConflict,
     ReleaseRun,
     Ticket,
@@ -49,15 +51,16 @@ from optcomp.ledger._release import (
     PureDP,
     Release,
     ZCDPRelease,
-    describe,
     from_json,
     from_mechanism,
 )
 from optcomp.ledger._store import StoreError
+from optcomp.ledger._words import RELEASE_WORDS, ReleaseWords, amounts, describe, describe_spec, number
 
 __all__ = [
     "CURRENCIES",
     "RELATIONS",
+    "RELEASE_WORDS",
     "ApproxDP",
     "BatchRelease",
     "BudgetExceeded",
@@ -67,20 +70,25 @@ __all__ = [
     "Ledger",
     "PureDP",
     "Release",
+    "ReleaseIdClosed",
     "ReleaseIdConflict",
     "ReleaseRun",
+    "ReleaseWords",
     "StoreError",
     "Ticket",
     "Verification",
     "ZCDPRelease",
+    "amounts",
     "best_order",
     "bulk_admitted",
     "decode",
     "describe",
+    "describe_spec",
     "encode",
     "exact",
     "from_json",
     "from_mechanism",
     "make_currency",
+    "number",
     "slots_from_planner",
 ]

@@ -52,6 +52,28 @@ def unvec(s: str) -> Vector:
 
 #: ``check(seq, spent_before, charge, body)`` → a problem sentence or None, applied to each charge event.
 ChargeCheck = Callable[[int, Vector, Vector, dict[str, object]], str | None]
+#: One row of the release index: (release_id, spec, charge, slot, status, charge_seq).
+IndexRow = tuple[str, str, str, int | None, str, int]
+
+
+@dataclass
+class Record:
+    """One release as the hash chain tells it: the charge event and, once there is one, the event that
+    closed it (``released`` with its digest, or ``void`` with its reason)."""
+
+    release_id: str
+    seq: int
+    spec: str
+    charge: Vector
+    slot: int | None
+    status: str
+    charged_at: str
+    closed_at: str | None = None
+    note: str = ""
+
+    def index_row(self) -> IndexRow:
+        """The row the release index must hold for this release."""
+        return self.release_id, self.spec, vec(self.charge), self.slot, self.status, self.seq
 
 
 @dataclass
@@ -61,7 +83,8 @@ class Replay:
     Attributes:
         seq: the next sequence number expected; head: the last row hash (the genesis hash at first);
         spent: the exact spent vector (charges minus voids); next_slot: plan mode's next unused slot;
-        status, charges: each release id's status and charge; problems: every broken link found.
+        status, charges: each release id's status and charge; records: each release id's
+        :class:`Record` (in charge order); problems: every broken link found.
     """
 
     seq: int
@@ -70,6 +93,7 @@ class Replay:
     next_slot: int = 0
     status: dict[str, str] = field(default_factory=dict)
     charges: dict[str, Vector] = field(default_factory=dict)
+    records: dict[str, Record] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     @classmethod
@@ -92,11 +116,12 @@ class Replay:
                 self.problems.append(f"hash chain broken at seq {seq}")
             self.head, self.seq = h, seq + 1
             try:
-                self._apply(seq, kind, rid, json.loads(body), check)
+                self._apply(seq, kind, rid, json.loads(body), check, created)
             except (ValueError, KeyError, TypeError) as exc:
                 self.problems.append(f"seq {seq}: unreadable event body ({exc})")
 
-    def _apply(self, seq: int, kind: str, rid: str, b: dict[str, object], check: ChargeCheck | None) -> None:
+    def _apply(self, seq: int, kind: str, rid: str, b: dict[str, object], check: ChargeCheck | None,
+               created: str) -> None:
         if kind == "charge":
             components = b["charge"]
             if not isinstance(components, list):
@@ -112,14 +137,18 @@ class Replay:
             self.status[rid], self.charges[rid] = "charged", ch
             self.spent = tuple(s + c for s, c in zip(self.spent, ch, strict=True))
             slot = b["slot"]
+            if slot is not None and not isinstance(slot, int):
+                raise TypeError(f"slot must be an integer, got {slot!r}")
             if slot is not None:
-                if not isinstance(slot, int):
-                    raise TypeError(f"slot must be an integer, got {slot!r}")
                 self.next_slot = slot + 1
+            self.records[rid] = Record(rid, seq, canonical(b["release"]), ch, slot, "charged", created)
         elif self.status.get(rid) != "charged":
             self.problems.append(f"seq {seq}: {kind} of a release that is not charged")
         else:
             self.status[rid] = "released" if kind == "released" else "voided"
+            record = self.records[rid]
+            record.status, record.closed_at = self.status[rid], created
+            record.note = str(b.get("digest" if kind == "released" else "reason", ""))
             if kind == "void":
                 self.spent = tuple(s - c for s, c in zip(self.spent, self.charges[rid], strict=True))
 
@@ -130,3 +159,28 @@ class Replay:
             out.append(f"the cached state (spent {cached[0]}, next seq {cached[1]}) differs from the hash "
                        f"chain's (spent {vec(self.spent)}, next seq {self.seq})")
         return out
+
+    def index_problems(self, rows: Sequence[IndexRow]) -> list[str]:
+        """Where the release index (``rows``) differs from the chain's records: a row edited, added or
+        missing (the index is a lookup aid; the chain is what the ledger trusts)."""
+        index = {r[0]: r for r in rows}
+        out: list[str] = []
+        for rid in sorted(set(index) | set(self.records)):
+            row, record = index.get(rid), self.records.get(rid)
+            expected = None if record is None else record.index_row()
+            if row != expected:
+                out.append(index_difference(rid, row, expected))
+        return out
+
+
+def index_difference(release_id: str, row: IndexRow | None, expected: IndexRow | None) -> str:
+    """One sentence naming how the index row of ``release_id`` differs from the chain's."""
+    if row is None:
+        return f"release index differs from the hash chain: release_id {release_id!r} is missing from the index"
+    if expected is None:
+        return (f"release index differs from the hash chain: release_id {release_id!r} is in the index but was "
+                "never charged in the chain")
+    if row[4] != expected[4]:
+        return (f"release index differs from the hash chain: release_id {release_id!r} is {row[4]} in the index "
+                f"but {expected[4]} in the chain")
+    return f"release index differs from the hash chain: the row of release_id {release_id!r} was edited"

@@ -42,6 +42,7 @@ import mpmath
 
 from optcomp.ledger._exact import DIGITS, decode, down, encode, exact, mpf, up
 from optcomp.ledger._release import ApproxDP, BatchRelease, PureDP, Release, from_json
+from optcomp.ledger._words import number
 from optcomp.rdp import DEFAULT_ORDERS, check_orders
 
 Vector = tuple[Fraction, ...]
@@ -114,16 +115,16 @@ class Currency:
 
     def guarantee(self) -> str:
         """The transcript guarantee every run admitted by this filter has."""
-        e, d = float(self.epsilon), float(self.delta)
+        e, d = number(self.epsilon), number(self.delta)
         return {
-            "basic": f"({e:g}, {d:g})-DP by basic composition under full adaptivity (RRUV 2016)",
-            "approx-zcdp": f"({e:g}, {d:g})-DP: δ″-approximate ρ*-zCDP filter (Whitehouse et al. 2023)",
-            "zcdp": f"ρ_T-zCDP, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021; CKS 2020 Prop 12)",
-            "rdp": (f"(α, B(α))-RDP for every α in the grid, hence ({e:g}, {d:g})-DP (Feldman–Zrnic 2021)"
+            "basic": f"({e}, {d})-DP by basic composition under full adaptivity (RRUV 2016)",
+            "approx-zcdp": f"({e}, {d})-DP: δ″-approximate ρ*-zCDP filter (Whitehouse et al. 2023)",
+            "zcdp": f"ρ_T-zCDP, hence ({e}, {d})-DP (Feldman–Zrnic 2021; CKS 2020 Prop 12)",
+            "rdp": (f"(α, B(α))-RDP for every α in the grid, hence ({e}, {d})-DP (Feldman–Zrnic 2021)"
                     if not self.branches else
-                    f"({e:g}, {d:g})-DP: the union of the (α, B(α))-RDP filter at (ε, δ) (Feldman–Zrnic 2021) "
+                    f"({e}, {d})-DP: the union of the (α, B(α))-RDP filter at (ε, δ) (Feldman–Zrnic 2021) "
                     f"and the pure basic filter at (ε, 0) (RRUV 2016), δ split δ + 0 (docs/ledger.md §2.5)"),
-            "gdp": f"μ_T-GDP, hence ({e:g}, {d:g})-DP (Smith–Thakurta 2022; Dong–Roth–Su §2.4)",
+            "gdp": f"μ_T-GDP, hence ({e}, {d})-DP (Smith–Thakurta 2022; Dong–Roth–Su §2.4)",
         }[self.name]
 
     def to_config(self) -> dict[str, Any]:

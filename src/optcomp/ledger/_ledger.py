@@ -6,10 +6,13 @@ transaction — under the ledger's write lock, replay the events appended since 
 replay, append a ``charge`` event to the hash chain, index the release id, update the cache, COMMIT
 (and, on SQLite, copy the commit into the main file before returning). The caller runs the mechanism
 only after ``charge`` returns, then calls :meth:`Ledger.released`. A retry with the same release id and
-the same release returns the same ticket; a different release under that id is an error. A crash
-anywhere leaves the charge counted (no automatic refund); :meth:`Ledger.void` is the curator's explicit,
-reasoned refund of a release that provably never ran. :meth:`Ledger.verify` re-walks the chain and
-recomputes the cache.
+the same release, while it is charged, returns the same ticket; a different release under that id is an
+error, and so is any charge under an id that was voided or released (:class:`ReleaseIdClosed`: the
+mechanism would run uncharged; a new attempt takes a new id). A crash anywhere leaves the charge counted
+(no automatic refund); :meth:`Ledger.void` is the curator's explicit, reasoned refund of a release that
+provably never ran. Whether an id was charged, and its status, are read from the chain; the release index
+must agree. A refusal is recorded outside the chain (:meth:`Ledger.refusals`). :meth:`Ledger.verify`
+re-walks the chain and recomputes the cache and the index.
 """
 
 from __future__ import annotations
@@ -19,66 +22,41 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any, Literal, Self
 
-from optcomp._inverse import float_boundary
-from optcomp.ledger import _plan
-from optcomp.ledger._chain import Event, Replay, State, canonical, row_hash, unvec, vec
+from optcomp.ledger import _plan, _report
+from optcomp.ledger._chain import Event, Record, Replay, State, canonical, index_difference, row_hash, vec
 from optcomp.ledger._currency import Currency, Vector, from_config, make_currency
 from optcomp.ledger._exact import decode, encode
-from optcomp.ledger._release import GaussianRelease, PureDP, Release, describe, from_json
+from optcomp.ledger._outcomes import (
+    BudgetExceeded,
+    Refused,
+    ReleaseIdClosed,
+    ReleaseIdConflict,
+    ReleaseRun,
+    Step,
+    Ticket,
+    Verification,
+    same_release,
+)
+from optcomp.ledger._release import GaussianRelease, PureDP, Release, from_json
 from optcomp.ledger._store import Store, StoreError, Tx, is_postgres, open_store
+from optcomp.ledger._words import CURRENCY_WORDS, amounts, component_symbol, describe
 
 Mode = Literal["filter", "plan"]
 #: Bumped when the stored format changes; a ledger of another format is refused, never reinterpreted.
 FORMAT = 1
-#: The largest σ :meth:`Ledger.smallest_sigma` tries (beyond it: no Gaussian fits, None).
-_LARGEST_SIGMA = 1e300
 #: The neighbouring relations a ledger may name (``docs/ledger.md`` §1; the planner's spelling).
 RELATIONS: tuple[str, ...] = ("add_remove", "substitution")
 
-__all__ = ["RELATIONS", "BudgetExceeded", "Ledger", "ReleaseIdConflict", "ReleaseRun", "Ticket", "Verification",
-           "canonical", "row_hash"]
-
-
-class BudgetExceeded(RuntimeError):
-    """The release does not fit: nothing was recorded, the mechanism must not run."""
-
-
-class ReleaseIdConflict(ValueError):
-    """A release id was reused with different parameters."""
+__all__ = ["RELATIONS", "BudgetExceeded", "Ledger", "ReleaseIdClosed", "ReleaseIdConflict", "ReleaseRun", "Ticket",
+           "Verification", "canonical", "row_hash"]
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-@dataclass(frozen=True)
-class Ticket:
-    """The outcome of a charge: its release id, sequence number, exact charge and status.
-
-    ``replay`` is true when this call found the release already charged (an idempotent retry).
-    """
-
-    release_id: str
-    seq: int
-    release: Release
-    charge: Vector
-    slot: int | None
-    status: str
-    replay: bool = False
-
-
-@dataclass(frozen=True)
-class Verification:
-    """What :meth:`Ledger.verify` found: ``ok`` iff ``problems`` is empty."""
-
-    ok: bool
-    events: int
-    problems: tuple[str, ...] = field(default=())
 
 
 class Ledger:
@@ -230,9 +208,10 @@ class Ledger:
         return replay
 
     def check(self) -> list[str]:
-        """The problems a replay of the hash chain finds — broken links, a cached state that differs —
-        without :meth:`verify`'s recomputation of every charge (cheap: incremental after the first call)."""
-        return self._current()[1]
+        """The problems a replay of the hash chain finds — broken links, a cached state or a release index
+        that differs from the chain — without :meth:`verify`'s recomputation of every charge (the chain
+        walk is incremental after the first call; the index is read whole)."""
+        return self._checked_view()[1]
 
     def _current(self) -> tuple[Replay, list[str]]:
         with self._store.read() as tx:
@@ -251,10 +230,13 @@ class Ledger:
         if self.currency is not None:
             if slot is not None:
                 raise ValueError("slot is only for plan ledgers")
-            new = tuple(s + c for s, c in zip(spent, self.currency.charge(release), strict=True))
-            if not self.currency.within(new):
-                raise BudgetExceeded(f"refused: the charge would exceed the {self.currency.name} budget "
-                                     f"({self.currency.exceeded(new)})")
+            c = self.currency
+            charge = c.charge(release)
+            new = tuple(s + x for s, x in zip(spent, charge, strict=True))
+            if not c.within(new):
+                over = [component_symbol(n) for n, x, t in zip(c.components, new, c.thresholds, strict=True) if x > t]
+                raise BudgetExceeded(f"refused: {describe(release)} costs {amounts(c.components, charge)}, more than "
+                                     f"the {CURRENCY_WORDS.get(c.name, c.name)} has left in {', '.join(over)}")
             return new, None
         start = next_slot if slot is None else slot
         if isinstance(start, bool) or not isinstance(start, int) or start < 0:
@@ -264,17 +246,21 @@ class Ledger:
         if start >= len(self.slots):
             raise BudgetExceeded(f"refused: the plan has {len(self.slots)} slots, all used")
         if not _plan.dominated(release, self.slots[start]):
-            raise BudgetExceeded(f"refused: release {describe(release)} is not dominated by slot {start}, "
-                                 f"{describe(self.slots[start])}")
+            raise BudgetExceeded(f"refused: {describe(release)} is not dominated by slot {start} "
+                                 f"({describe(self.slots[start])})")
         return spent, start
 
     def charge(self, release_id: str, release: Release, *, slot: int | None = None) -> Ticket:
         """Charge ``release`` under ``release_id`` (one transaction; see the module docstring).
 
         Raises:
-            BudgetExceeded: it does not fit (nothing recorded).
+            BudgetExceeded: it does not fit (nothing charged; the attempt is recorded among the refusals,
+                and the message names what remains and what would still fit).
+            ReleaseIdClosed: ``release_id`` was voided or released: it is never charged again (a new
+                attempt needs a new release id).
             ReleaseIdConflict: ``release_id`` was charged with a different release.
-            StoreError: the ledger fails its checks (its cached state or chain), or is read-only.
+            StoreError: the ledger fails its checks (its cached state, chain or release index), or is
+                read-only.
             ValueError: bad ``release_id`` or a release this ledger's currency cannot charge.
         """
         return self.charge_many([(release_id, release, slot)])[0]
@@ -285,11 +271,13 @@ class Ledger:
         fsync — for the lot, so a client with many releases declared up front pays the disk once.
 
         Admission rests on this object's own replay of the hash chain (:mod:`._chain`), checked equal to
-        the cached state inside the write transaction; any difference refuses the whole batch.
+        the cached state inside the write transaction; any difference refuses the whole batch. Whether an
+        id was charged, and its status, are read from the chain (the release index must agree with it).
+        A refused batch records its first refused item among the refusals (outside the chain).
 
         Raises:
-            BudgetExceeded: some item does not fit (nothing of the batch is recorded).
-            ReleaseIdConflict, StoreError, ValueError: as :meth:`charge`.
+            BudgetExceeded: some item does not fit (nothing of the batch is charged).
+            ReleaseIdClosed, ReleaseIdConflict, StoreError, ValueError: as :meth:`charge`.
         """
         prepared: list[tuple[str, Release, int | None, str]] = []
         for item in items:
@@ -300,65 +288,127 @@ class Ledger:
             if self.currency is not None:
                 self.currency.charge(release)  # a charge this currency cannot make fails before any lock
             prepared.append((rid, release, slot, canonical(release.to_json())))
+        refused: Refused | None = None
         with self._store.write() as tx:
             replay = self._checked(tx)
-            tickets = self._append_charges(tx, replay, prepared)
+            try:
+                steps = self._decide(tx, replay, prepared)
+            except Refused as exc:
+                refused = exc
+                tx.add_refusal(exc.release_id, exc.spec, " ".join(str(exc.error).split()), _now(), replay.seq)
+            else:
+                tickets = self._append_charges(tx, replay, steps)
+        if refused is not None:
+            if isinstance(refused.error, BudgetExceeded):
+                raise BudgetExceeded(f"{refused.error}; {self._advice(refused.spent, refused.next_slot)}") from None
+            raise refused.error from None
         return tickets
 
-    def _append_charges(self, tx: Tx, replay: Replay, prepared: list[tuple[str, Release, int | None, str]]
-                        ) -> list[Ticket]:
+    def _index_agrees(self, tx: Tx, release_id: str, record: Record | None) -> None:
+        """Refuse (:class:`StoreError`) when the index row of ``release_id`` differs from the chain's."""
+        found = tx.release(release_id)
+        row = None if found is None else (release_id, *found)
+        expected = None if record is None else record.index_row()
+        if row != expected:
+            raise StoreError(f"ledger refused: {index_difference(release_id, row, expected)}; nothing was recorded "
+                             "(run `optcomp ledger verify`)")
+
+    def _decide(self, tx: Tx, replay: Replay, prepared: list[tuple[str, Release, int | None, str]]) -> list[Step]:
+        """Admission of a batch against the chain, before anything is written: the steps, or
+        :class:`Refused` carrying the first refusal and the state it was refused against."""
+        spent, next_slot = replay.spent, replay.next_slot
+        steps: list[Step] = []
+        fresh: dict[str, str] = {}
+        for rid, release, slot, spec in prepared:
+            record = replay.records.get(rid)
+            self._index_agrees(tx, rid, record)
+            try:
+                if record is not None:
+                    steps.append(Step(rid, release, spec, replay=self._retry(record, spec)))
+                    continue
+                if rid in fresh:
+                    same_release(rid, fresh[rid], spec)
+                    steps.append(Step(rid, release, spec, again=True))
+                    continue
+                new, used = self._admit(spent, next_slot, release, slot)
+            except (BudgetExceeded, ReleaseIdConflict) as exc:
+                raise Refused(exc, rid, spec, spent, next_slot) from None
+            steps.append(Step(rid, release, spec, tuple(n - s for n, s in zip(new, spent, strict=True)), used))
+            fresh[rid] = spec
+            spent, next_slot = new, next_slot if used is None else used + 1
+        return steps
+
+    def _append_charges(self, tx: Tx, replay: Replay, steps: list[Step]) -> list[Ticket]:
         spent, seq, head, next_slot = replay.spent, replay.seq, replay.head, replay.next_slot
         tickets: list[Ticket] = []
-        batch: dict[str, Ticket] = {}
-        for rid, release, slot, spec in prepared:
-            found = tx.release(rid)
-            if found is None and rid in batch:
-                b = batch[rid]
-                found = (canonical(b.release.to_json()), vec(b.charge), b.slot, "charged", b.seq)
-            if found is not None:
-                tickets.append(self._replayed_ticket(rid, spec, found))
+        made: dict[str, Ticket] = {}
+        for st in steps:
+            if st.replay is not None or st.again:
+                tickets.append(st.replay or Ticket(st.release_id, made[st.release_id].seq, st.release,
+                                                   made[st.release_id].charge, made[st.release_id].slot, "charged",
+                                                   replay=True))
                 continue
-            new, used = self._admit(spent, next_slot, release, slot)
-            ch = tuple(n - s for n, s in zip(new, spent, strict=True))
-            body = canonical({"release": json.loads(spec), "charge": [encode(x) for x in ch], "slot": used})
+            body = canonical({"release": json.loads(st.spec), "charge": [encode(x) for x in st.charge],
+                              "slot": st.slot})
             created = _now()
-            h = row_hash(head, seq, "charge", rid, body, created)
-            tx.append(seq, "charge", rid, body, created, head, h)
-            tx.insert_release(rid, seq, spec, vec(ch), used)
-            batch[rid] = Ticket(rid, seq, release, ch, used, "charged")
-            tickets.append(batch[rid])
-            spent, seq, head = new, seq + 1, h
-            next_slot = next_slot if used is None else used + 1
+            h = row_hash(head, seq, "charge", st.release_id, body, created)
+            tx.append(seq, "charge", st.release_id, body, created, head, h)
+            tx.insert_release(st.release_id, seq, st.spec, vec(st.charge), st.slot)
+            made[st.release_id] = Ticket(st.release_id, seq, st.release, st.charge, st.slot, "charged")
+            tickets.append(made[st.release_id])
+            spent = tuple(s + x for s, x in zip(spent, st.charge, strict=True))
+            seq, head = seq + 1, h
+            next_slot = next_slot if st.slot is None else st.slot + 1
         tx.save_state(vec(spent), seq, head, next_slot)
         return tickets
 
-    def _replayed_ticket(self, release_id: str, spec: str, found: tuple[str, str, int | None, str, int]) -> Ticket:
-        old_spec, charge, slot, status, seq = found
-        if old_spec != spec:
-            raise ReleaseIdConflict(f"release_id {release_id!r} was charged with {old_spec}, not {spec}")
-        return Ticket(release_id, seq, from_json(json.loads(old_spec)), unvec(charge), slot, status, replay=True)
+    @staticmethod
+    def _retry(record: Record, spec: str) -> Ticket:
+        """The ticket of a retry of a charged release id; a closed or conflicting one is refused."""
+        rid = record.release_id
+        if record.status == "voided":
+            raise ReleaseIdClosed(f"release_id {rid!r} was voided (reason: {record.note}): a voided id is closed and "
+                                  "never charged again; charge the new attempt under a new release id")
+        if record.status == "released":
+            raise ReleaseIdClosed(f"release_id {rid!r} was already released under its charge (seq {record.seq}): "
+                                  "running it again is a new release; charge it under a new release id")
+        same_release(rid, record.spec, spec)
+        return Ticket(rid, record.seq, from_json(json.loads(record.spec)), record.charge, record.slot, "charged",
+                      replay=True)
+
+    def _advice(self, spent: Vector, next_slot: int) -> str:
+        """What remains and what would still fit from ``spent`` (a refusal's second half)."""
+        if self.currency is None:
+            left = self.slots[next_slot:]
+            if not left:
+                return f"nothing more fits: all {len(self.slots)} slots of the plan are used"
+            return (f"slots left: {len(left)} of {len(self.slots)}; what still fits: a release dominated by slot "
+                    f"{next_slot} ({describe(left[0])}) or by a later one")
+        return _report.advice(self.currency, spent, self._pure_epsilon_at(spent), self._sigma_at(spent))
 
     def _transition(self, release_id: str, kind: str, status: str, body: dict[str, Any]) -> Ticket:
         with self._store.write() as tx:
-            found = tx.release(release_id)
-            if found is None:
-                raise ValueError(f"release_id {release_id!r} was never charged")
-            spec, charge, slot, old, cseq = found
-            if old == status:
-                return Ticket(release_id, cseq, from_json(json.loads(spec)), unvec(charge), slot, old, replay=True)
-            if old != "charged":
-                raise ValueError(f"release_id {release_id!r} is {old}; only a charged release can become {status}")
             replay = self._checked(tx)
+            record = replay.records.get(release_id)
+            self._index_agrees(tx, release_id, record)
+            if record is None:
+                raise ValueError(f"release_id {release_id!r} was never charged")
+            release = from_json(json.loads(record.spec))
+            if record.status == status:
+                return Ticket(release_id, record.seq, release, record.charge, record.slot, status, replay=True)
+            if record.status != "charged":
+                raise ValueError(f"release_id {release_id!r} is {record.status}; only a charged release can become "
+                                 f"{status}")
             spent = replay.spent
             if status == "voided":
-                spent = tuple(s - c for s, c in zip(spent, replay.charges[release_id], strict=True))
+                spent = tuple(s - c for s, c in zip(spent, record.charge, strict=True))
             text = canonical(body)
             created = _now()
             h = row_hash(replay.head, replay.seq, kind, release_id, text, created)
             tx.append(replay.seq, kind, release_id, text, created, replay.head, h)
             tx.set_status(release_id, status)
             tx.save_state(vec(spent), replay.seq + 1, h, replay.next_slot)
-        return Ticket(release_id, cseq, from_json(json.loads(spec)), unvec(charge), slot, status)
+        return Ticket(release_id, record.seq, release, record.charge, record.slot, status)
 
     def released(self, release_id: str, output_digest: str = "") -> Ticket:
         """Mark a charged release as run and published (idempotent); ``output_digest`` is recorded."""
@@ -378,10 +428,14 @@ class Ledger:
     def release(self, release_id: str, release: Release, *, slot: int | None = None) -> Iterator[ReleaseRun]:
         """Charge, run, mark released: ``with ledger.release(id, r) as run: run.output = mech(data)``.
 
-        The body runs only after the charge committed; on normal exit the release is marked released
-        with the sha256 of ``repr(run.output)``; on an exception it stays charged (no refund).
+        The body runs only after the charge committed; a refused charge — over budget, or a release id
+        that was voided or already released (:class:`ReleaseIdClosed`) — raises before the body runs.
+        On normal exit the release is marked released with the sha256 of ``repr(run.output)``; on an
+        exception it stays charged (no refund).
         """
         ticket = self.charge(release_id, release, slot=slot)
+        if ticket.status != "charged":  # charge() refuses closed ids; never run a body without a live charge
+            raise ReleaseIdClosed(f"release_id {release_id!r} is {ticket.status}; nothing may run under it")
         run = ReleaseRun(ticket)
         yield run
         digest = hashlib.sha256(repr(run.output).encode()).hexdigest() if run.output is not None else ""
@@ -398,11 +452,25 @@ class Ledger:
         return self._current()[0].next_slot
 
     def tickets(self) -> list[Ticket]:
-        """Every release id ever charged, in charge order, with its current status."""
+        """Every release id ever charged, in charge order, with its current status (read from the hash
+        chain, not from the release index)."""
+        records = list(self._current()[0].records.values())
+        return [Ticket(r.release_id, r.seq, from_json(json.loads(r.spec)), r.charge, r.slot, r.status)
+                for r in records]
+
+    def history(self) -> list[dict[str, Any]]:
+        """Every release in charge order, as the hash chain tells it, with its time, status, words and the
+        cumulative spend once it and every earlier release are counted (:func:`._report.history`; the
+        ``/ledger`` page's table and chart)."""
+        records = list(self._current()[0].records.values())
+        return _report.history(self.currency, len(self.slots), records)
+
+    def refusals(self, last: int | None = None) -> dict[str, Any]:
+        """The refused attempts (release id, release, reason, time), ``last`` of them or all: recorded
+        outside the hash chain and not verified (``docs/ledger.md`` §4, Refused attempts)."""
         with self._store.read() as tx:
-            rows = tx.releases()
-        return [Ticket(rid, seq, from_json(json.loads(spec)), unvec(ch), slot, status)
-                for rid, spec, ch, slot, status, seq in rows]
+            count, rows = tx.refusals(last)
+        return _report.refusals(count, rows)
 
     def fits(self, release: Release) -> int:
         """How many more copies of ``release`` fit now (exact; −1: unlimited; plan mode: dominating
@@ -421,91 +489,75 @@ class Ledger:
 
     def smallest_sigma(self, sensitivity: float = 1.0) -> float | None:
         """Smallest float σ (rounded up) such that one more Δ-sensitive Gaussian fits, or None."""
+        return self._sigma_at(self.spent(), sensitivity)
+
+    def _sigma_at(self, spent: Vector, sensitivity: float = 1.0) -> float | None:
         if self.currency is None or "gaussian" not in _charges_of(self.currency):
             return None
-        spent = self.spent()
-
-        def ok(s: float) -> bool:
-            return self._admissible(GaussianRelease(s, sensitivity), spent)
-
-        # σ = 1, 2, 4, ... until one fits (none up to 1e300: None), then bisection to adjacent floats
-        return float_boundary(ok, name="sigma", passing_above=True, fail=0.0, start=1.0, first_gap=1.0,
-                              highest=_LARGEST_SIGMA).passing
+        return _report.smallest_sigma(lambda s: self._admissible(GaussianRelease(s, sensitivity), spent))
 
     def largest_pure_epsilon(self) -> float | None:
         """Largest float ε (rounded down) such that one more ε-DP query fits, or None."""
+        return self._pure_epsilon_at(self.spent())
+
+    def _pure_epsilon_at(self, spent: Vector) -> float | None:
         if self.currency is None:
             return None
-        spent = self.spent()
-
-        def ok(e: float) -> bool:
-            return self._admissible(PureDP(e), spent)
-
-        if not ok(0.0):
-            return None
-        hi = float(self.currency.epsilon) + 1.0
-        if ok(hi):
-            return hi
-        return float_boundary(ok, name="epsilon", passing_above=False, fail=hi, passing=0.0).passing
+        return _report.largest_pure_epsilon(lambda e: self._admissible(PureDP(e), spent), float(self.currency.epsilon))
 
     def report(self, release: Release | None = None) -> dict[str, Any]:
-        """Spent, remaining, the guarantee with its certificate, and remaining in the user's units.
+        """Spent, remaining, the guarantee with its certificate, and remaining in the user's units; the
+        same in words (``*_text`` fields, ``what_fits``, ``fraction_spent``) and the refused attempts.
 
-        In filter mode "spent" is in the currency's units, not an (ε, δ) claim: translating a running
-        total into (ε, δ) would be an odometer, which needs its own theorem (RRUV 2016).
+        ``problems`` lists what a replay of the chain finds wrong — a broken link, a cached state or a
+        release index that differs from the chain (:meth:`check`). In filter mode "spent" is in the
+        currency's units, not an (ε, δ) claim: translating a running total into (ε, δ) would be an
+        odometer, which needs its own theorem (RRUV 2016).
         """
-        out: dict[str, Any] = {"dataset": self.config["dataset"], "relation": self.config["relation"],
-                               "mode": self.mode, "budget": {"epsilon": float(self.budget[0]),
-                                                             "delta": float(self.budget[1])}}
-        replay, problems = self._current()
-        out["problems"] = problems
-        out["releases"] = {s: sum(1 for v in replay.status.values() if v == s)
-                           for s in ("charged", "released", "voided")}
+        replay, problems = self._checked_view()
+        out = _report.header(self.config, self.mode, problems, replay.status)
         if self.currency is not None:
-            c = self.currency
             spent = replay.spent
-            out["currency"] = c.name
-            out["components"] = list(c.components)
-            out["threshold"] = [encode(t) for t in c.thresholds]
-            out["spent"] = [encode(s) for s in spent]
-            out["remaining"] = [encode(t - s) for t, s in zip(c.thresholds, spent, strict=True)]
-            out["spent_float"] = [float(s) for s in spent]
-            out["remaining_float"] = [float(t - s) for t, s in zip(c.thresholds, spent, strict=True)]
-            out["guarantee"] = c.guarantee()
-            out["certificate"] = c.certificate
-            out["smallest_sigma"] = self.smallest_sigma()
-            out["largest_pure_epsilon"] = self.largest_pure_epsilon()
+            out |= _report.filter_fields(self.currency, spent, self._pure_epsilon_at(spent), self._sigma_at(spent))
         else:
-            nxt = replay.next_slot
-            out["slots"] = len(self.slots)
-            out["next_slot"] = nxt
-            out["remaining_slots"] = [s.to_json() for s in self.slots[nxt:]]
-            out["guarantee"] = (f"({out['budget']['epsilon']:g}, {out['budget']['delta']:g})-DP: the whole "
-                                "plan's certified optimal composition")
-            out["certificate"] = self.config["certificate"]
+            out |= _report.plan_fields(self.slots, replay.next_slot, self.budget, self.config["certificate"])
         if release is not None:
-            out["fits"] = {"release": release.to_json(), "count": self.fits(release)}
+            count = self.fits(release)
+            out["fits"] = {"release": release.to_json(), "count": count, "release_text": describe(release),
+                           "text": "unlimited" if count < 0 else f"{count} more"}
+        out["refused"] = self.refusals(_report.REFUSALS_SHOWN)
         return out
 
+    def _checked_view(self) -> tuple[Replay, list[str]]:
+        """The replay and every problem a reader should see: the chain's, the cached state's and the
+        release index's (the whole index compared with the chain)."""
+        with self._store.read() as tx:
+            replay, problems = self._synced(tx)
+            rows = tx.releases()
+        return replay, problems + replay.index_problems(rows)
+
     def export(self) -> dict[str, Any]:
-        """The configuration and the whole event log (JSON-able; enough to re-verify elsewhere)."""
+        """The configuration and the whole event log (JSON-able; enough to re-verify elsewhere), each
+        event with its release and charge in words beside the exact body (``release_text``,
+        ``charge_text``), and the refused attempts (``refusals``: outside the chain, unverified)."""
         with self._store.read() as tx:
             events = tx.events()
+            count, rows = tx.refusals()
         return {"config": self.config, "genesis": self.genesis, "created_at": self.created_at,
-                "events": [{"seq": e[0], "kind": e[1], "release_id": e[2], "body": json.loads(e[3]),
-                            "created_at": e[4], "prev_hash": e[5], "row_hash": e[6]} for e in events]}
+                "events": _report.events(events, self.currency), "refusals": _report.refusals(count, rows)}
 
     def verify(self) -> Verification:
         """Re-walk the hash chain from the genesis hash, recompute every charge from its stored release
         and replay the admission rule on it, recompute the cached state and the release index, and run
         the store's integrity check. Reads only (works on a ledger opened read-only); a store that
-        cannot be read is reported as a problem, not raised."""
+        cannot be read is reported as a problem, not raised. The refused attempts are outside the chain
+        and are not verified."""
         try:
             with self._store.read() as tx:
                 config, genesis, created = tx.meta()
                 events: list[Event] = tx.events()
                 state: State = tx.state()
-                index = {r[0]: r[4] for r in tx.releases()}
+                index = tx.releases()
         except StoreError as exc:
             return Verification(False, 0, (str(exc),))
         problems: list[str] = []
@@ -514,8 +566,7 @@ class Ledger:
         replay = Replay.start(genesis, len(self.currency.thresholds) if self.currency is not None else 0)
         replay.feed(events, self._charge_check())
         problems += replay.against(state)
-        if index != replay.status:
-            problems.append("release index differs from the event log")
+        problems += replay.index_problems(index)
         check = self._store.integrity()
         if check != "ok":
             problems.append(f"storage integrity check: {check}")
@@ -538,14 +589,6 @@ class Ledger:
             return None
 
         return check
-
-
-class ReleaseRun:
-    """Handle of :meth:`Ledger.release`: the committed ticket; set ``output`` to record its digest."""
-
-    def __init__(self, ticket: Ticket) -> None:
-        self.ticket = ticket
-        self.output: object = None
 
 
 def _charges_of(c: Currency) -> set[str]:

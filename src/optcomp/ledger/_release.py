@@ -136,15 +136,6 @@ class BatchRelease(Release):
         return {"kind": self.kind, "items": [i.to_json() for i in self.items], "delta": encode(self.delta)}
 
 
-def describe(release: Release) -> str:
-    """A release as a person reads it: ``pure(epsilon=0.01)``, ``gaussian(sigma=20, sensitivity=1)``
-    (parameters to 10 significant digits; :meth:`Release.to_json` is the exact form)."""
-    d = release.to_json()
-    if isinstance(release, BatchRelease):
-        return f"batch({len(release.items)} releases, delta={float(release.delta):.10g})"
-    return f"{d['kind']}(" + ", ".join(f"{k}={float(exact(k, v)):.10g}" for k, v in d.items() if k != "kind") + ")"
-
-
 def _batch_from_json(d: dict[str, Any]) -> BatchRelease:
     items = [from_json(i) for i in d["items"]]
     return BatchRelease([i for i in items if isinstance(i, (PureDP, ApproxDP))], d["delta"])

@@ -9,7 +9,11 @@ Both hold the same four tables; the ledger's protocol (:mod:`._ledger`) sees onl
   the status, and only along charged → released and charged → voided (enforced by a trigger);
 * ``state``: the cached sums and the chain head, updated in the same transaction as the event;
   admission checks it against a replay of ``events`` and :meth:`optcomp.ledger.Ledger.verify`
-  recomputes it (it has no trigger: it is a cache, never trusted).
+  recomputes it (it has no trigger: it is a cache, never trusted);
+* ``refusals``: refused attempts (release id, release, reason, time, the chain position it was refused
+  at), append-only by trigger but **outside the hash chain** and never verified: a record for the data
+  owner, which nothing in the accounting reads (``docs/ledger.md`` §4, Refused attempts). Created with a
+  new ledger, and in an older one by the first refusal written to it.
 
 Every SQLite or psycopg error is raised as one :class:`StoreError` sentence; a file that is not a
 ledger is refused before anything is written to it.
@@ -53,6 +57,18 @@ CREATE TABLE releases (release_id TEXT PRIMARY KEY, charge_seq BIGINT NOT NULL R
 CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), spent TEXT NOT NULL, next_seq BIGINT NOT NULL,
                     head TEXT NOT NULL, next_slot BIGINT NOT NULL);
 """
+
+_REFUSALS = """
+CREATE TABLE IF NOT EXISTS refusals (id BIGINT PRIMARY KEY, release_id TEXT NOT NULL, spec TEXT NOT NULL,
+                                     reason TEXT NOT NULL, created_at TEXT NOT NULL, chain_seq BIGINT NOT NULL)
+"""
+_SQLITE_REFUSAL_TRIGGERS = tuple(
+    f"CREATE TRIGGER IF NOT EXISTS refusals_no_{op.lower()} BEFORE {op} ON refusals "
+    "BEGIN SELECT RAISE(ABORT, 'append-only: refusals'); END" for op in ("UPDATE", "DELETE"))
+_PG_REFUSAL_TRIGGER = ("CREATE TRIGGER refusals_frozen BEFORE UPDATE OR DELETE ON refusals FOR EACH ROW "
+                       "EXECUTE FUNCTION forbid()")
+#: A refusal row: (release_id, spec, reason, created_at, chain_seq).
+Refusal = tuple[str, str, str, str, int]
 
 _SQLITE_TRIGGERS = """
 CREATE TRIGGER meta_no_update BEFORE UPDATE ON meta BEGIN SELECT RAISE(ABORT, 'append-only: meta is immutable'); END;
@@ -147,6 +163,42 @@ class Tx:
     def save_state(self, spent: str, next_seq: int, head: str, next_slot: int) -> None:
         self._x("UPDATE state SET spent = ?, next_seq = ?, head = ?, next_slot = ? WHERE id = 1",
                 (spent, next_seq, head, next_slot))
+
+    # --- refused attempts: outside the hash chain (module docstring) ---------------------------------
+
+    @property
+    def _postgres(self) -> bool:
+        return self._ph == "%s"
+
+    def has_refusals(self) -> bool:
+        """Whether this ledger has the ``refusals`` table (a ledger made before it has none until its
+        first refusal)."""
+        if self._postgres:
+            return self._x("SELECT to_regclass('refusals') IS NOT NULL").fetchone()[0] is True
+        return self._x("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'refusals'").fetchone() is not None
+
+    def ensure_refusals(self) -> None:
+        """Create the ``refusals`` table and its append-only triggers if missing (inside a write)."""
+        if self.has_refusals():
+            return
+        self._x(_REFUSALS)
+        for trigger in (_PG_REFUSAL_TRIGGER,) if self._postgres else _SQLITE_REFUSAL_TRIGGERS:
+            self._x(trigger)
+
+    def add_refusal(self, release_id: str, spec: str, reason: str, created_at: str, chain_seq: int) -> None:
+        self.ensure_refusals()
+        self._x("INSERT INTO refusals (id, release_id, spec, reason, created_at, chain_seq) "
+                "VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM refusals), ?, ?, ?, ?, ?)",
+                (release_id, spec, reason, created_at, chain_seq))
+
+    def refusals(self, last: int | None = None) -> tuple[int, list[Refusal]]:
+        """(how many refusals are recorded, the ``last`` of them — all when None — oldest first)."""
+        if not self.has_refusals():
+            return 0, []
+        count = int(self._x("SELECT COUNT(*) FROM refusals").fetchone()[0])
+        sql = "SELECT release_id, spec, reason, created_at, chain_seq FROM refusals ORDER BY id DESC"
+        rows = self._x(sql + ("" if last is None else f" LIMIT {int(last)}")).fetchall()
+        return count, [(str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4])) for r in reversed(rows)]
 
     def init(self, config: str, genesis: str, created_at: str, spent: str) -> None:
         self._x("INSERT INTO meta (id, config, genesis, created_at) VALUES (1, ?, ?, ?)",
@@ -293,7 +345,9 @@ class SQLiteStore(Store):
             for stmt in re.split(r";\s*\n(?=CREATE)", _TABLES + _SQLITE_TRIGGERS):
                 if stmt.strip():
                     c.execute(stmt)
-            Tx(c, "?").init(config, genesis, created_at, spent)
+            tx = Tx(c, "?")
+            tx.init(config, genesis, created_at, spent)
+            tx.ensure_refusals()
             c.execute("COMMIT")
         except BaseException:
             c.execute("ROLLBACK")
@@ -410,7 +464,9 @@ class PostgresStore(Store):
                 if stmt.strip():
                     c.execute(stmt)
             c.execute(_PG_TRIGGERS)
-            Tx(c.cursor(), "%s").init(config, genesis, created_at, spent)
+            tx = Tx(c.cursor(), "%s")
+            tx.init(config, genesis, created_at, spent)
+            tx.ensure_refusals()
             c.commit()
         except Exception as e:
             c.rollback()

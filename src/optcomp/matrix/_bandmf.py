@@ -192,9 +192,9 @@ class BandMF:
     def compositions(self, side: Literal["upper", "lower"], accuracy: Accuracy) -> list[Composition]:
         """One composition per non-dominated group (items pooled by sensitivity), the laws' own
         (``Composition.dominating``); the ``"lower"`` side's items are the run bracket's dominated ones
-        (:func:`optcomp.queries.dominated_items`: a truncated-Poisson block's explicit pair)."""
+        (:func:`optcomp._items.dominated_items`: a truncated-Poisson block's explicit pair)."""
         from optcomp import compose
-        from optcomp.queries import dominated_items
+        from optcomp._items import dominated_items
 
         out = []
         for ratios in self.group_ratios():

@@ -30,8 +30,22 @@ Specifications, with the pair (P, Q) of the remove direction and the kind of law
 * ``TruncatedPoissonGaussian(sigma, *, dataset_size, sampling_rate, max_batch_size)``: Poisson
   sampling capped at B; (1 − t)·Poisson(q, Δ=1) ⊕ t·Poisson(q̄, Δ=2), the event {t} shown; add/remove;
   dominating (not claimed tight).
+* ``DiscreteGaussian(sigma, *, sensitivity=1, dimension=1, norm="l2")`` or ``(sigma, *, shift=(...))``:
+  v + X, X with X_t ~ N_ℤ(0, σ²) (Canonne–Kamath–Steinke); atoms on the exact lattice c·(‖v‖² + 2ℤ),
+  c = 1/(2σ²) (also a :class:`LatticeLaw`: :func:`lattice_law`).
 * ``Staircase(epsilon, *, gamma=None, sensitivity=1.0)``: Δ + staircase noise, staircase noise
   (Geng–Viswanath); atoms ±ε, 0.
+* ``ZeroConcentrated(rho)``, ``Renyi(orders, epsilons)``: black boxes known only by their Rényi curve
+  (ρ-zCDP; D_α ≤ εᵢ at the stated orders), both directions; no law (compositions holding one are
+  answered by the Rényi conversion, :mod:`optcomp.rdp`).
+* ``BoundedRange(epsilon)``: one ε-bounded-range step (the exponential mechanism, Gumbel noisy max, one
+  round of top-k peeling; ``ExponentialMechanism``, ``GumbelNoisyMax``, ``GumbelTopK``): a *family* of
+  worst-case pairs, composed by :mod:`optcomp.adaptive`; its law here is only its ε-DP pair.
+* ``PermuteAndFlip(epsilon)``, ``LaplaceNoisyMax(epsilon)``: ε-DP selections that are not bounded-range;
+  the ε-DP pair (randomized response).
+
+:func:`tight_zcdp` is the tight zCDP ρ of one run where it has a closed form (Gaussian, Laplace, ε-DP boxes,
+bounded range).
 
 :func:`group_mechanism` maps a specification to the one whose pair dominates a group of g records
 (``Gaussian``, ``Laplace``, ``DiscreteLaplace``, ``PoissonSubsampled(Gaussian)``; others raise
@@ -43,8 +57,10 @@ a plan's ``mechanism``, the planner page's menu).
 
 from __future__ import annotations
 
+from optcomp.mechanisms import _dgauss_law  # noqa: F401  (registers the DiscreteGaussian law pair)
 from optcomp.mechanisms._dispatch import LawPair, check_mechanism, is_mechanism, privacy_loss_laws
 from optcomp.mechanisms._group import NoGroupLawError, check_group_size, group_mechanism
+from optcomp.mechanisms._lattice import LatticeFactor, LatticeLaw, common_lattice, lattice_law
 from optcomp.mechanisms._law import ContinuousLoss, PrivacyLossLaw, log_tails
 from optcomp.mechanisms._names import MECHANISM_NAMES, MechanismEntry, mechanism_spellings, planner_mechanisms
 from optcomp.mechanisms._spec import (
@@ -56,6 +72,15 @@ from optcomp.mechanisms._spec import (
     check_neighbouring,
     combined_relation,
 )
+from optcomp.mechanisms._zcdp import tight_zcdp
+from optcomp.mechanisms.bounded_range import (
+    BoundedRange,
+    ExponentialMechanism,
+    GumbelNoisyMax,
+    GumbelTopK,
+    LaplaceNoisyMax,
+    PermuteAndFlip,
+)
 from optcomp.mechanisms.discrete import (
     DiscreteLaplace,
     DiscretePair,
@@ -63,9 +88,11 @@ from optcomp.mechanisms.discrete import (
     KaryRandomizedResponse,
     RandomizedResponse,
 )
+from optcomp.mechanisms.discrete_gaussian import DiscreteGaussian
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace, ShiftedTruncatedLaplace, TruncatedLaplace
 from optcomp.mechanisms.mixture import MixtureOfGaussians, check_user_level_mean, user_level_mixture
+from optcomp.mechanisms.renyi import NoPrivacyLossLawError, Renyi, ZeroConcentrated, is_renyi_item
 from optcomp.mechanisms.staircase import Staircase, optimal_gamma
 from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 from optcomp.mechanisms.truncated import TruncatedPoissonGaussian
@@ -74,39 +101,55 @@ __all__ = [
     "MECHANISM_NAMES",
     "NEIGHBOURING_RELATIONS",
     "RELATIONS",
+    "BoundedRange",
     "ContinuousLoss",
+    "DiscreteGaussian",
     "DiscreteLaplace",
     "DiscretePair",
     "EpsilonDelta",
+    "ExponentialMechanism",
     "Gaussian",
+    "GumbelNoisyMax",
+    "GumbelTopK",
     "KaryRandomizedResponse",
     "Laplace",
+    "LaplaceNoisyMax",
+    "LatticeFactor",
+    "LatticeLaw",
     "LawPair",
     "Mechanism",
     "MechanismEntry",
     "MixtureOfGaussians",
     "Neighbouring",
     "NoGroupLawError",
+    "NoPrivacyLossLawError",
+    "PermuteAndFlip",
     "PoissonSubsampled",
     "PrivacyLossLaw",
     "RandomizedResponse",
     "Relation",
+    "Renyi",
     "ShiftedTruncatedLaplace",
     "Staircase",
     "SubsampledWithoutReplacement",
     "TruncatedLaplace",
     "TruncatedPoissonGaussian",
+    "ZeroConcentrated",
     "check_group_size",
     "check_mechanism",
     "check_neighbouring",
     "check_user_level_mean",
     "combined_relation",
+    "common_lattice",
     "group_mechanism",
     "is_mechanism",
+    "is_renyi_item",
+    "lattice_law",
     "log_tails",
     "mechanism_spellings",
     "optimal_gamma",
     "planner_mechanisms",
     "privacy_loss_laws",
+    "tight_zcdp",
     "user_level_mixture",
 ]

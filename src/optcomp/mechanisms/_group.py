@@ -85,5 +85,5 @@ def group_mechanism(mechanism: Mechanism, g: int) -> Mechanism:
     """
     raise NoGroupLawError(
         f"{type(mechanism).__name__} has no exact group-privacy law (only Gaussian, Laplace, "
-        "DiscreteLaplace and PoissonSubsampled(Gaussian) have one)"
+        "DiscreteLaplace, PoissonSubsampled(Gaussian) and ZeroConcentrated have one)"
     )

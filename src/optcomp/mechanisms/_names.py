@@ -13,9 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optcomp.mechanisms._spec import Mechanism
+from optcomp.mechanisms.bounded_range import BoundedRange, LaplaceNoisyMax, PermuteAndFlip
 from optcomp.mechanisms.discrete import DiscreteLaplace, EpsilonDelta, RandomizedResponse
+from optcomp.mechanisms.discrete_gaussian import DiscreteGaussian
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.laplace import Laplace
+from optcomp.mechanisms.renyi import Renyi, ZeroConcentrated
 from optcomp.mechanisms.staircase import Staircase
 
 
@@ -54,6 +57,19 @@ MECHANISM_NAMES: tuple[MechanismEntry, ...] = (
                    label="randomized response", keys="eps="),
     MechanismEntry(name="staircase", spec=Staircase, label="staircase",
                    keys="eps=, gamma= (default: optimal), sensitivity= (default 1)"),
+    MechanismEntry(name="dgauss", aliases=("discrete_gaussian",), spec=DiscreteGaussian, label="discrete Gaussian",
+                   keys="sigma=, sensitivity= (default 1), dimension= (default 1), norm= (l2, l1 or linf)"),
+    MechanismEntry(name="zcdp", aliases=("zero_concentrated",), spec=ZeroConcentrated, label="ρ-zCDP black box",
+                   keys="rho="),
+    MechanismEntry(name="renyi", aliases=("rdp",), spec=Renyi, label="Rényi-curve black box",
+                   keys="orders=A1;A2;..., epsilons=E1;E2;... (or file=curve.json)"),
+    MechanismEntry(name="exponential", aliases=("bounded_range", "gumbel_max"),
+                   spec=BoundedRange, label="exponential mechanism (ε-bounded range)",
+                   keys="eps= (or epsilon=); count=k for k steps or top-k by peeling"),
+    MechanismEntry(name="permute_and_flip", spec=PermuteAndFlip, label="permute-and-flip (ε-DP, not BR)",
+                   keys="eps="),
+    MechanismEntry(name="laplace_noisy_max", spec=LaplaceNoisyMax, label="Laplace report-noisy-max (ε-DP, not BR)",
+                   keys="eps="),
 )
 
 

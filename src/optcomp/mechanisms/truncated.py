@@ -121,7 +121,7 @@ def dominated_counterpart(mechanism: Mechanism) -> Mechanism:
     one-direction pairs, ``PoissonSubsampled`` of its base (all other records equal to the replaced one;
     the symmetrized step law dominates each step, but its composition is not shown attained; compose
     these with no relation fixed); any other mechanism itself (its law is the run's own pair). Read by the
-    run bracket's rule (:func:`optcomp.queries.dominated_items`), wherever items are composed and a lower
+    run bracket's rule (:func:`optcomp._items.dominated_items`), wherever items are composed and a lower
     end reported."""
     if isinstance(mechanism, TruncatedPoissonGaussian):
         return truncated_poisson_lower_pair(mechanism)

@@ -13,7 +13,7 @@ Every mode returns a certified upper ε of releasing the statistics with the giv
   routing sends them to :mod:`optcomp.optimal` (:func:`_black_box`).
 * ``mechanism_aware``: the composition of the actual mechanisms, asked of the queries floor
   (``optcomp.compose(...).epsilon(δ)``): all Gaussian, it answers by the GDP closed form (μ merged by
-  :func:`optcomp.queries.merged_mu`, Dong–Roth–Su Cor 3.3); otherwise on the PLD grid, at a fixed grid
+  :func:`optcomp._items.merged_mu`, Dong–Roth–Su Cor 3.3); otherwise on the PLD grid, at a fixed grid
   step (:func:`pld_accuracy`). The black-box bound is certified for the same mechanisms:
   :func:`certified_epsilon` reports the smaller of the two.
 

@@ -10,6 +10,14 @@
 
 :func:`epsilons_at_step` answers many δ of one PLD at one fixed grid step, sharing tilted ends (the
 sweep's passes, :mod:`optcomp.pld._joint`).
+
+:class:`LatticeDistribution` is the exact lattice engine: compositions whose loss lives on one lattice
+(discrete Gaussians of one σ, :mod:`optcomp.pld._lattice`), convolved over the integer index with no
+discretisation of the loss.
+
+:func:`lattice_kernels` (:mod:`optcomp.pld._lattice_kernels`) gives a block of fixed laws as certified
+P-masses on the loss lattice {nΔ} (upper: the split; lower: the pooled lattice pair), for recursions that carry
+a hockey-stick curve through the block (the adaptive bounded-range engine, :mod:`optcomp.adaptive`).
 """
 
 from __future__ import annotations
@@ -17,6 +25,19 @@ from __future__ import annotations
 from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._curve import HockeyStickCurve
 from optcomp.pld._joint import epsilons as epsilons_at_step
+from optcomp.pld._lattice import LATTICE_RELATIVE_WIDTH, LatticeDistribution, fits, lattice_points
+from optcomp.pld._lattice_kernels import LatticeKernel, lattice_kernels
 from optcomp.pld._pld import PrivacyLossDistribution
 
-__all__ = ["GridTooLargeError", "HockeyStickCurve", "PrivacyLossDistribution", "epsilons_at_step"]
+__all__ = [
+    "LATTICE_RELATIVE_WIDTH",
+    "GridTooLargeError",
+    "HockeyStickCurve",
+    "LatticeDistribution",
+    "LatticeKernel",
+    "PrivacyLossDistribution",
+    "epsilons_at_step",
+    "fits",
+    "lattice_kernels",
+    "lattice_points",
+]

@@ -31,8 +31,9 @@ import math
 from dataclasses import dataclass
 
 from optcomp import Accuracy, compose
+from optcomp._items import merged_mu
 from optcomp.mechanisms import Gaussian, Laplace, ShiftedTruncatedLaplace
-from optcomp.queries import Composition, merged_mu
+from optcomp.queries import Composition
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 The ledger shown is fixed when the app is made — ``create_app(ledger=PATH)``, or the environment
 variable ``OPTCOMP_LEDGER`` (a SQLite path, or a ``postgresql://`` conninfo with
 ``OPTCOMP_LEDGER_SCHEMA``) — never taken from a request, so a visitor cannot make the server open other
-files. Nothing here writes: the page lists the releases, the spent and the remaining budget.
+files. Nothing here writes. The page shows the budget as a bar and a chart of the cumulative spend over
+the releases, what still fits, every release in words (time, status, charge) and the refused attempts;
+every number comes from ``Ledger.report`` and ``Ledger.history`` (exact values and their words beside).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 _STATIC = resources.files("optcomp.web") / "static"
+#: What the page says when no ledger was given: the command a person types.
+NO_LEDGER = ("no ledger to show: start the page with `optcomp serve --ledger FILE` (or set OPTCOMP_LEDGER=FILE "
+             "before `optcomp serve`)")
 
 
 def ledger_routes(ledger: str | None = None) -> list[BaseRoute]:
@@ -29,21 +34,18 @@ def ledger_routes(ledger: str | None = None) -> list[BaseRoute]:
 
     def api(request: Request) -> Response:  # sync: starlette runs it in a worker thread
         if not location:
-            return JSONResponse({"ok": False, "error": "no ledger configured (create_app(ledger=…) or "
-                                 "OPTCOMP_LEDGER)"}, status_code=404)
+            return JSONResponse({"ok": False, "error": NO_LEDGER}, status_code=404)
         from optcomp.ledger import Ledger, StoreError
 
         try:
             led = Ledger.open(location, schema=schema, read_only=True)
+            try:
+                report: dict[str, Any] = led.report()
+                releases = led.history()
+            finally:
+                led.close()
         except (ValueError, StoreError) as exc:
             return JSONResponse({"ok": False, "error": str(exc)}, status_code=404)
-        try:
-            report: dict[str, Any] = led.report()
-            releases = [{"release_id": t.release_id, "seq": t.seq, "status": t.status, "slot": t.slot,
-                         "release": t.release.to_json(), "charge": [float(c) for c in t.charge]}
-                        for t in led.tickets()]
-        finally:
-            led.close()
         return JSONResponse({"ok": True, "report": report, "releases": releases})
 
     return [Route("/ledger", page), Route("/api/ledger", api)]

@@ -10,7 +10,8 @@ D_α(P‖Q) = (1/(α−1))·log E_Q[(dP/dQ)^α] (Mironov 2017, "Rényi different
   get a certified upper bound**, not the infinite series peers use: α ↦ log A_α = (α−1)ρ(α) is convex
   (A_α = E_Q[(P/Q)^α] is log-convex in α by Hölder's inequality), so for n < α < n + 1 the chord
   log A_α ≤ (n+1−α)·log A_n + (α−n)·log A_{n+1} (log A_1 = 0) bounds it from above.
-* :func:`of_mechanism`: the above by mechanism specification, plus any mechanism of
+* :func:`of_mechanism`: the above by mechanism specification, the exact curve of a bounded-range step
+  (:func:`optcomp.mechanisms.bounded_range.family_rdp`), plus any mechanism of
   :mod:`optcomp.mechanisms` whose privacy-loss law is finite and discrete (staircase, k-ary RR,
   geometric, (ε, 0) black boxes): D_α = log E_P[e^{(α−1)L}]/(α−1), maximised over both directions.
 * :func:`compose`: RDP composes by adding ρ(α) order by order (Mironov 2017, Prop. 1).
@@ -49,6 +50,7 @@ from optcomp._numerics import (
 )
 from optcomp._rounding import log_binomial, next_up
 from optcomp.mechanisms import (
+    BoundedRange,
     Gaussian,
     Laplace,
     Mechanism,
@@ -57,6 +59,7 @@ from optcomp.mechanisms import (
     check_mechanism,
     privacy_loss_laws,
 )
+from optcomp.mechanisms.bounded_range import family_rdp
 
 #: dp_accounting's ``DEFAULT_RDP_ORDERS`` (rdp_privacy_accountant.py), the orders peers report with.
 DEFAULT_ORDERS: tuple[float, ...] = (
@@ -244,6 +247,12 @@ def _(mechanism: RandomizedResponse, orders: npt.ArrayLike = DEFAULT_ORDERS) -> 
 
 
 @of_mechanism.register
+def _(mechanism: BoundedRange, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
+    """The exact RDP curve of one ε-BR step, sup_t D_α(P_t‖Q_t), rounded up (its family's closed form)."""
+    return family_rdp(mechanism.epsilon, check_orders(orders))
+
+
+@of_mechanism.register
 def _(mechanism: PoissonSubsampled, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
     base = mechanism.mechanism
     if isinstance(base, Gaussian):
@@ -389,8 +398,9 @@ def compare(items: Sequence[Item], *, delta: float | None = None, epsilon: float
         "method": "RDP accountant (upper bound, not tight; Mironov 2017 / Canonne-Kamath-Steinke 2020)",
         "orders": "dp_accounting default orders (integer orders exact; fractional orders by a certified chord bound)",
     }
-    for conv in ("standard", "improved"):
-        res = curve.epsilon(delta, conversion=conv) if delta is not None else curve.delta(float(epsilon), conversion=conv)  # type: ignore[arg-type]
+    conversions: tuple[Conversion, ...] = ("standard", "improved")
+    for conv in conversions:
+        res = curve.epsilon(delta, conversion=conv) if delta is not None else curve.delta(float(epsilon or 0.0), conversion=conv)
         out[conv] = {quantity: res.value, "order": res.order}
     return out
 

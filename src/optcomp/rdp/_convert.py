@@ -1,0 +1,257 @@
+"""Converting a Rényi curve to (ε, δ): the closed form and the certified optimal conversion, both labelled.
+
+:class:`RenyiConversion` answers δ(ε) and ε(δ) for a :class:`~optcomp.rdp.StatedCurve` by two routes:
+
+* ``"closed_form"`` — Canonne–Kamath–Steinke Prop. 12 = Balle et al. Thm 21 (:mod:`._closed`), an upper
+  end only;
+* ``"optimal"`` — the largest δ(ε) over *all* privacy-loss laws whose Rényi divergences (both directions)
+  stay under the curve: a linear program over laws on a grid of loss values (:mod:`._lp`), certified
+  above by a dual certificate checked at every real loss value (:mod:`._dual`) and below by a finite
+  witness law re-verified in interval arithmetic (:mod:`._witness`).
+
+Each answer is a :class:`ConversionBound` (a :class:`~optcomp.Bound`) whose ``lower`` is the witness's
+(for zCDP curves never below the Gaussian with μ = √(2ρ), which is exactly ρ-zCDP), whose ``upper`` is
+the smaller certified upper end of the two routes, and whose ``route`` names the route that gave it; it
+holds for **any** mechanism with that curve (``statement``). zCDP curves state infinitely many orders: the
+LP uses finitely many (found by exchange), which only loosens the dual (a relaxation: still an upper
+bound), while the witness is checked at every α > 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from optcomp._inverse import SearchBudgetExceeded, float_boundary, solve
+from optcomp._numerics import (
+    DEFAULT_ACCURACY,
+    Accuracy,
+    Bound,
+    FloatArray,
+    check_nonnegative,
+    check_probability,
+    round_down,
+)
+from optcomp._rounding import next_up, widen_up
+from optcomp.fdp import gdp_delta_bound
+from optcomp.rdp import _lp
+from optcomp.rdp._closed import closed_form_delta, closed_form_epsilon
+from optcomp.rdp._dual import DualCertificate, certify
+from optcomp.rdp._stated import StatedCurve
+from optcomp.rdp._witness import WitnessLaw, witness_from
+
+#: The witness LP tightens the caps by η = this × ``Accuracy.relative_width`` (zCDP curves: the witness
+#: needs slack between the LP's orders; finite curves only against rounding).
+_ETA_ZCDP = 0.1
+_ETA_FINITE = 0.01
+#: zCDP curves: the LP's first orders, α − 1 geometric from this to 4× the closed form's order.
+_FIRST_ORDER_GAP = 1e-3
+_FIRST_ORDERS = 40
+#: ε(δ): rounds of "solve at ε, read the witness's ε at δ" that improve the lower end.
+_LOWER_ROUNDS = 3
+#: Below this closed-form δ the LP is not attempted (its scale leaves the float range).
+_TINY_DELTA = 1e-290
+#: First outward step of a witness's ε search, relative to its start.
+_FIRST_STEP = 1e-3
+#: Evaluations of the optimal upper end's ε search.
+_UPPER_BUDGET = 12
+
+#: What every answer says about its scope.
+STATEMENT = ("holds for any mechanism whose Renyi curve (both directions: neighbouring datasets under a "
+             "symmetric relation) is at most the stated one")
+
+
+@dataclass(frozen=True, slots=True)
+class ConversionBound(Bound):
+    """A certified bracket of a Rényi curve's conversion, and how it was obtained.
+
+    Attributes:
+        route: ``"optimal"`` (the dual certificate gave the upper end) or ``"closed_form"`` (CKS/Balle did).
+        closed_form: the closed form's upper end (and ``order``, the α it was read at).
+        optimal: the optimal route's own bracket (``None`` where the LP was not run or failed).
+        witness: the verified witness law whose δ gives ``lower`` (``None``: a Gaussian or 0 gave it).
+        statement: the scope (:data:`STATEMENT`) and what the curve states.
+        certificate: the dual certificate of the optimal route's upper end (δ queries; for ε queries the
+            one at the returned ε), ``None`` where the closed form answered alone.
+    """
+
+    route: str = "closed_form"
+    closed_form: float = math.inf
+    order: float = math.nan
+    optimal: Bound | None = None
+    witness: WitnessLaw | None = None
+    statement: str = STATEMENT
+    certificate: DualCertificate | None = None
+
+
+class RenyiConversion:
+    """δ(ε) and ε(δ) of every law with a given Rényi curve, by both routes (module docstring)."""
+
+    def __init__(self, curve: StatedCurve, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> None:
+        self.curve = curve
+        self.accuracy = accuracy
+        self.eta = (_ETA_ZCDP if curve.every_order else _ETA_FINITE) * accuracy.relative_width
+        self._witnesses: list[WitnessLaw] = []
+        self._optimal: dict[float, tuple[Bound, WitnessLaw | None, DualCertificate | None] | None] = {}
+
+    # -- the LP at one ε -------------------------------------------------------------------------------
+    def _problem(self, order_hint: float) -> _lp.Problem:
+        c = self.curve
+        if c.rho is not None:
+            top = max(4.0 * (order_hint if math.isfinite(order_hint) else 2.0), 8.0)
+            orders = 1.0 + np.geomspace(_FIRST_ORDER_GAP, top - 1.0, _FIRST_ORDERS)
+            return _lp.Problem(orders, _lp.zcdp_caps(c.rho, orders), c.rho, c.rho)
+        assert c.orders is not None and c.values is not None
+        caps = np.asarray(next_up(widen_up((c.orders - 1.0) * c.values, 4)), dtype=np.float64)
+        return _lp.Problem(c.orders, caps, None, None)
+
+    def optimal_delta(self, epsilon: float) -> tuple[Bound, WitnessLaw | None, DualCertificate | None] | None:
+        """The optimal route's bracket of δ(ε), its witness and its dual certificate, or ``None`` (not run:
+        δ negligible, or the LP failed). The cached answer at ``epsilon`` if there is one."""
+        if epsilon in self._optimal:
+            return self._optimal[epsilon]
+        found = self._solve_optimal(epsilon)
+        self._optimal[epsilon] = found
+        return found
+
+    def _solve_optimal(self, epsilon: float) -> tuple[Bound, WitnessLaw | None, DualCertificate | None] | None:
+        up_cf, order = closed_form_delta(self.curve, epsilon)
+        if up_cf <= _TINY_DELTA or (self.curve.rho is not None and self.curve.rho == 0.0):
+            return None
+        problem = self._problem(order)
+        try:
+            sol, problem, grid = _lp.exchange(problem, epsilon, eta=self.eta, scale=up_cf)
+            witness = witness_from(sol.losses, sol.masses)
+            if witness is not None and not witness.meets(self.curve):
+                witness = None
+            lower = witness.delta_bounds(epsilon)[0] if witness is not None else 0.0
+            dual_problem = _lp.Problem(problem.orders, problem.caps, problem.kl, None)
+            dual, _, grid = _lp.exchange(dual_problem, epsilon, eta=0.0, scale=up_cf, losses=grid)
+            window = (float(grid[0]), float(grid[-1]))
+            polished = _lp.solve(dual_problem, grid, epsilon, eta=0.0, scale=up_cf, polish=True)
+            found = [c for c in (certify(d, epsilon, problem.caps, problem.kl, window) for d in (dual, polished))
+                     if c is not None]
+            cert = min(found, key=lambda c: c.bound) if found else None
+        except ArithmeticError:
+            return None
+        if witness is not None:
+            self._witnesses.append(witness)
+        upper = math.inf if cert is None else cert.bound
+        return Bound(min(lower, upper), upper), witness, cert
+
+    # -- δ(ε) ---------------------------------------------------------------------------------------------
+    def _gaussian_lower(self, epsilon: float) -> float:
+        """zCDP curves: δ(ε) of the Gaussian with μ = √(2ρ) (exactly ρ-zCDP), certified from below."""
+        rho = self.curve.rho
+        if rho is None or rho == 0.0:
+            return 0.0
+        return gdp_delta_bound(round_down(math.sqrt(2.0 * rho)), epsilon)[0]  # μ rounded down: δ grows with μ
+
+    def delta(self, epsilon: float) -> ConversionBound:
+        """Certified bracket of the largest δ(ε) over every law with the curve (module docstring)."""
+        eps = check_nonnegative("epsilon", epsilon)
+        up_cf, order = closed_form_delta(self.curve, eps)
+        found = self.optimal_delta(eps)
+        opt, witness, cert = found if found is not None else (None, None, None)
+        lower = max(self._gaussian_lower(eps), opt.lower if opt is not None else 0.0)
+        upper = min(up_cf, opt.upper if opt is not None else math.inf)
+        route = "optimal" if opt is not None and opt.upper < up_cf else "closed_form"
+        return ConversionBound(min(lower, upper), upper, route, up_cf, order, opt,
+                               witness if opt is not None and lower == opt.lower else None, self._statement(),
+                               cert if route == "optimal" else None)
+
+    def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """(lower, upper) of δ at each ε: the closed form above; below, the best of the witness laws found
+        so far (one LP is solved first if there is none) and, for zCDP, the Gaussian."""
+        if not self._witnesses and epsilons.size:
+            self.optimal_delta(float(np.median(epsilons)))
+        lower = np.array([max([self._gaussian_lower(float(e))] + [w.delta_bounds(float(e))[0] for w in self._witnesses])
+                          for e in epsilons], dtype=np.float64)
+        upper = np.array([closed_form_delta(self.curve, float(e))[0] for e in epsilons], dtype=np.float64)
+        return np.minimum(lower, upper), upper
+
+    # -- ε(δ) ---------------------------------------------------------------------------------------------
+    def epsilon(self, delta: float) -> ConversionBound:
+        """Certified bracket of the smallest ε with δ(ε) ≤ ``delta`` over every law with the curve.
+
+        ``upper``: the smaller of the closed form's ε and the least float ε whose dual certificate gives
+        δ ≤ ``delta`` (:func:`optcomp._inverse.solve` on certified values); ``lower``: the largest float ε
+        where a verified witness law (or, for zCDP, the Gaussian) still has δ > ``delta``
+        (:func:`optcomp._inverse.float_boundary` on the law's interval-enclosed δ).
+        """
+        d = check_probability("delta", delta)
+        if d >= 1.0:
+            return ConversionBound(0.0, 0.0, "closed_form", 0.0, math.nan, None, None, self._statement())
+        zero = self.curve.rho == 0.0 if self.curve.rho is not None else bool(np.all(self.curve.values == 0.0))
+        if zero:
+            return ConversionBound(0.0, 0.0, "closed_form", 0.0, math.nan, None, None, self._statement())
+        if d == 0.0:
+            return ConversionBound(math.inf, math.inf, "closed_form", math.inf, math.nan, None, None, self._statement())
+        up_cf, order = closed_form_epsilon(self.curve, d)
+        witness, lower = self._epsilon_lower(d, up_cf)
+        gauss = self._epsilon_gaussian(d, up_cf)
+        if gauss > lower:
+            witness, lower = None, gauss
+        opt_upper = self._epsilon_upper(d, lower, up_cf)
+        upper = min(up_cf, opt_upper)
+        route = "optimal" if opt_upper < up_cf else "closed_form"
+        opt = Bound(min(lower, opt_upper), opt_upper) if math.isfinite(opt_upper) else None
+        at = self._optimal.get(opt_upper) if route == "optimal" else None
+        return ConversionBound(min(lower, upper), upper, route, up_cf, order, opt, witness, self._statement(),
+                               at[2] if at is not None else None)
+
+    def _epsilon_lower(self, delta: float, start: float) -> tuple[WitnessLaw | None, float]:
+        """The best (witness, ε) with the witness's certified δ(ε) > ``delta``: LP at ε, read the witness
+        at ``delta``, repeat from there (each round's ε is a certified lower end; the best is kept)."""
+        best: tuple[WitnessLaw | None, float] = (None, 0.0)
+        at = start
+        for _ in range(_LOWER_ROUNDS):
+            found = self.optimal_delta(at)
+            if found is None or found[1] is None:
+                break
+            law = found[1]
+            eps = _law_epsilon(law, delta, at)
+            if eps <= best[1]:
+                break
+            best, at = (law, eps), eps
+        return best
+
+    def _epsilon_gaussian(self, delta: float, start: float) -> float:
+        """zCDP: the largest float ε where the Gaussian's certified lower δ exceeds ``delta`` (else 0)."""
+        if self.curve.rho is None or self._gaussian_lower(0.0) <= delta:
+            return 0.0
+        found = float_boundary(lambda e: self._gaussian_lower(e) <= delta, name="epsilon", passing_above=True,
+                               passing=start if self._gaussian_lower(start) <= delta else None, start=start)
+        return 0.0 if found.fail is None else found.fail
+
+    def _epsilon_upper(self, delta: float, lower: float, closed: float) -> float:
+        """The optimal route's ε upper end: the least ε found whose dual certificate gives δ ≤ ``delta``
+        (:func:`optcomp._inverse.solve` between ``lower``, where a witness already exceeds ``delta``, and
+        the closed form's ε, which passes), or ``inf`` where no certificate beat the closed form."""
+        if not math.isfinite(closed) or closed <= lower or lower <= 0.0:
+            return math.inf
+
+        def upper_delta(e: float) -> float:
+            found = self.optimal_delta(e)
+            return math.inf if found is None else found[0].upper
+
+        rtol = min(self.accuracy.relative_width / 4.0, 0.5 * (closed - lower) / closed)
+        try:
+            found = solve(upper_delta, delta, name="epsilon", guess=0.5 * (lower + closed), rtol=rtol,
+                          fail=lower, passing=closed, budget=_UPPER_BUDGET)
+        except SearchBudgetExceeded as exc:
+            found = exc.bracket
+        passing = found.passing
+        return math.inf if passing is None or passing >= closed else passing
+
+    def _statement(self) -> str:
+        return f"{STATEMENT}: {self.curve.describe()}"
+
+
+def _law_epsilon(law: WitnessLaw, delta: float, start: float) -> float:
+    """The largest float ε where ``law``'s certified lower δ(ε) exceeds ``delta`` (0 if none)."""
+    found = float_boundary(lambda e: law.delta_bounds(e)[0] <= delta, name="epsilon", passing_above=True,
+                           start=max(start, 0.0), first_gap=max(start, 1.0) * _FIRST_STEP)
+    return 0.0 if found.fail is None else found.fail
