@@ -96,7 +96,7 @@ def test_duplicated_key_in_any_spec_string_is_refused(args: list[str], needle: s
 
 def test_the_one_spec_parser() -> None:
     from optcomp import matrix
-    from optcomp._numerics import parse_key_values
+    from optcomp._keyvalues import parse_key_values
 
     assert parse_key_values("tree:n=2000, completion = 1,", "strategy") == ("tree", {"n": "2000", "completion": "1"})
     assert parse_key_values("grid_step=1e-3", "--accuracy", kind=False) == ("", {"grid_step": "1e-3"})

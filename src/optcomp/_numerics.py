@@ -413,36 +413,6 @@ def check_epsilon_delta_pairs(name: str, pairs: object) -> list[tuple[float, flo
     return out
 
 
-def parse_key_values(text: str, what: str, *, kind: bool = True) -> tuple[str, dict[str, str]]:
-    """The one parser of the ``KIND:KEY=VALUE,...`` strings users type (``--mech``, ``--strategy``,
-    ``--pattern``, ``--accuracy``): ``(kind, {key: value})``, keys and values stripped, values left as text
-    for the caller to convert. Empty parts (a trailing comma) are skipped.
-
-    Args:
-        text: the string as typed.
-        what: how the string is named in messages (``"--mech"``, ``"strategy"``).
-        kind: whether the string starts with ``KIND:`` (without it, the whole string is the pairs and
-            the kind returned is ``""``).
-
-    Raises:
-        ValueError: a part that is not ``KEY=VALUE``, or a key given twice (never the last one silently:
-            ``tree:n=2000,n=3`` is ambiguous).
-    """
-    name, _, rest = text.partition(":") if kind else ("", "", text)
-    fields: dict[str, str] = {}
-    for part in rest.split(","):
-        if not part.strip():
-            continue
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or not key:
-            raise ValueError(f"{what} parameters must be KEY=VALUE, got {part!r} in {text!r}")
-        if key in fields:
-            raise ValueError(f"{what} parameter {key!r} is given twice in {text!r}; give it once")
-        fields[key] = value.strip()
-    return name.strip(), fields
-
-
 #: Σp of a probability vector of n entries may differ from 1 by n·PROBABILITY_SUM_SLACK_PER_TERM: the
 #: rounding of n stored probabilities and of their sum (each within a few units in the last place),
 #: with room for vectors built as products or differences of exact probabilities (f-DP tensor products).
@@ -624,7 +594,6 @@ __all__ = [
     "check_sampling_rate",
     "finer_accuracy",
     "integers",
-    "parse_key_values",
     "round_down",
     "round_up",
 ]

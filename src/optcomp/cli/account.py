@@ -86,7 +86,7 @@ def _parse_value(text: str) -> int | float | str:
 
 def parse_mech(spec: str) -> dict[str, Any]:
     """``"gaussian:sigma=1.1,count=10"`` → ``{"kind": "gaussian", "sigma": 1.1, "count": 10}``."""
-    from optcomp._numerics import parse_key_values
+    from optcomp._keyvalues import parse_key_values
 
     kind, fields = parse_key_values(spec, "--mech")  # refuses a key given twice (the spec is ambiguous)
     if not kind:
@@ -156,7 +156,7 @@ def parse_accuracy(text: str | None, table: dict[str, Any] | None = None) -> Any
     fields = sorted(f.name for f in dataclasses.fields(DEFAULT_ACCURACY))
     changes: dict[str, Any] = {}
     if text is not None:
-        from optcomp._numerics import parse_key_values
+        from optcomp._keyvalues import parse_key_values
 
         _, given = parse_key_values(text, "--accuracy", kind=False)  # refuses a key given twice
         for key, value in given.items():

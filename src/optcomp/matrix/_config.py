@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from optcomp._numerics import check_int, parse_key_values
+from optcomp._keyvalues import parse_key_values
+from optcomp._numerics import check_int
 from optcomp.matrix._bandmf import BandMF
 from optcomp.matrix._pattern import Pattern, fixed_epoch, from_min_separation, min_sep, single
 from optcomp.matrix._strategy import Strategy, blt, bsr, dense, toeplitz, tree
