@@ -1,11 +1,13 @@
 # The two set-up commands: `make demo` and `make test`. Each creates .venv on a fresh machine.
-# `make test` = `make lint` (ruff, mypy --strict; versions pinned in the test extra) + the whole suite.
+# `make test` = `make lint` (ruff, mypy --strict; versions pinned in the test extra), the system packages of the
+# browser and PostgreSQL tests (.ci/system-deps: Debian's chromium and postgresql, installed as root, named
+# otherwise), then the fast suite: every test not marked `slow` (`make test-slow` runs those; .ci/run runs both).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: demo test test-slow bench lint clean
+.PHONY: demo test test-slow bench lint clean system-deps
 
 $(VENV)/.base:
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +32,12 @@ demo: $(VENV)/.demo
 	$(VENV)/bin/optcomp plan examples/census_plan.toml
 	@echo "The planner as a local web page: $(VENV)/bin/optcomp serve  (http://127.0.0.1:8000)"
 
-test: lint
+test: lint system-deps
 	$(PY) -m pytest -n 2 -m "not slow" tests
+
+# chromium and postgresql for the browser and PostgreSQL tests (the same script .ci/run uses, through `make test`).
+system-deps:
+	@.ci/system-deps
 
 # Long hypothesis hunts and sweeps (marked `slow`); .ci/run runs them after `make test`.
 test-slow: $(VENV)/.test

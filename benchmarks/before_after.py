@@ -2,8 +2,9 @@
 
 Run ``python benchmarks/before_after.py --before OLD/src [--after src]``: every workload runs in a fresh
 interpreter per tree (``PYTHONPATH`` = that tree), alternating before/after; the time is wall-clock seconds
-of the accounting call only (imports and a warm-up excluded), the minimum over up to three runs (runs under
-10 s are repeated). It writes ``benchmarks/BEFORE_AFTER.md``: per workload the two answers, whether the
+of the accounting call only, cold (``benchmarks/_cold.py``: the interpreter imports optcomp and computes nothing
+before the call; import time excluded), the minimum over up to three cold runs (runs under 3 s are repeated,
+each in a fresh interpreter). It writes ``benchmarks/BEFORE_AFTER.md``: per workload the two answers, whether the
 after answer is the same, tighter (its bracket inside the before one) or different, and the time ratio.
 
 Workloads are those of ``bench_pld.py`` (optcomp's own rows: default accuracy and dp_accounting's grid step),
@@ -412,12 +413,10 @@ def measure_batch(tree: Path, group: str, cases: dict[str, str]) -> dict[str, An
 def child(name: str) -> None:
     """Run one workload in this interpreter and print JSON {values, seconds}."""
     run = RUNNERS[name.split(":")[0]](name)
-    import optcomp
+    import _cold
 
-    optcomp.compose((optcomp.Gaussian(1.0), 2)).epsilon(1e-5)  # warm-up: imports and caches
-    t0, c0 = time.perf_counter(), time.process_time()
-    values = run()
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    _cold.import_libraries()  # imports only: the call below is cold
+    values, wall, cpu = _cold.timed(run)
     print(json.dumps({"values": values, "seconds": cpu if os.environ.get("BEFORE_AFTER_CLOCK") == "cpu" else wall}))
 
 

@@ -13,7 +13,9 @@ Rows (each on a fresh ledger, budget (ε, δ) = (1, 1e-6), every release PureDP(
 
 Counts 10³ and 10⁴, so that the per-charge cost shows whether the cost is linear in the count (the
 cached state makes each charge O(1)). ``--postgres CONNINFO`` adds the same rows on PostgreSQL (each run
-in a fresh schema, dropped afterwards). Writes ``benchmarks/RESULTS_ledger.md``.
+in a fresh schema, dropped afterwards). Every row is cold (``benchmarks/_cold.py``): it runs in a fresh interpreter
+that imported optcomp and computed nothing else (the currency's caches empty). Writes
+``benchmarks/RESULTS_ledger.md``.
 Run: ``PYTHONPATH=src python benchmarks/bench_ledger.py [--postgres CONNINFO]``.
 """
 
@@ -23,6 +25,7 @@ import argparse
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -31,6 +34,9 @@ from pathlib import Path
 from optcomp.ledger import Ledger, PureDP
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _cold  # the cold-timing policy and tools (benchmarks/_cold.py)
+
 RELEASE = PureDP("0.0001")
 COUNTS = (1_000, 10_000)
 BATCH = 1000
@@ -88,20 +94,29 @@ def run(site: Callable[[int], tuple[Callable[[], Ledger], Callable[[], None]]], 
     return charge_s, verify_s
 
 
+def _row(store: str, conninfo: str | None, n: int, batched: bool, checkpoint: bool) -> list[float]:
+    """One row in this (fresh) interpreter: (charge seconds, verify seconds)."""
+    site = (lambda k: _sqlite_site()) if store == "SQLite" else (lambda k: _postgres_site(str(conninfo), k))
+    return list(run(site, n, batched, checkpoint))
+
+
+CELLS = {"row": _row}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--postgres", default=None, help="conninfo of a PostgreSQL server to include")
     args = ap.parse_args()
-    sites: list[tuple[str, Callable[[int], tuple[Callable[[], Ledger], Callable[[], None]]]]] = [
-        ("SQLite", lambda n: _sqlite_site())]
-    if args.postgres:
-        sites.append(("PostgreSQL", lambda n: _postgres_site(args.postgres, n)))
+    sites = ["SQLite", *(["PostgreSQL"] if args.postgres else [])]
     rows = []
-    plan = [(name, site, batched, True) for name, site in sites for batched in (False, True)]
-    plan.insert(1, ("SQLite", sites[0][1], False, False))
-    for name, site, batched, checkpoint in plan:
+    plan = [(name, batched, True) for name in sites for batched in (False, True)]
+    plan.insert(1, ("SQLite", False, False))
+    for name, batched, checkpoint in plan:
         for n in COUNTS:
-            charge_s, verify_s = run(site, n, batched, checkpoint)
+            out = _cold.cold(__file__, "row", name, args.postgres, n, batched, checkpoint, timeout=3600.0)
+            if "error" in out:
+                raise RuntimeError(f"{name} {n}: {out['error']}")
+            charge_s, verify_s = out["value"]
             mode = f"charge_many({BATCH})" if batched else "charge" if checkpoint else "charge, no checkpoint"
             rows.append(f"| {name} | {mode} | {n} | {charge_s:.2f} | {1e3 * charge_s / n:.3f} | {verify_s:.2f} |")
             print(rows[-1], flush=True)
@@ -109,7 +124,8 @@ def main() -> None:
         "# Privacy ledger: charges through one zCDP filter",
         "",
         (f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores (shared). "
-        "Produced by `benchmarks/bench_ledger.py`. Every charge is durable: SQLite in WAL mode with "
+        "Produced by `benchmarks/bench_ledger.py`; every row is cold (a fresh interpreter that computed nothing "
+        "before it). Every charge is durable: SQLite in WAL mode with "
         "`synchronous=FULL` (an fsync of the log per COMMIT) and a `wal_checkpoint(TRUNCATE)` after it "
         "(the charge copied into the main file, so that a copy of the file holds it: docs/ledger.md §4), "
         "PostgreSQL with its default `fsync=on`, `synchronous_commit=on`. Admission replays the hash "
@@ -130,5 +146,5 @@ def main() -> None:
     (HERE / "RESULTS_ledger.md").write_text("\n".join(text) + "\n", encoding="utf-8")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and not _cold.cold_cells(CELLS, sys.argv[1:], peers=("optcomp.ledger",)):
     main()

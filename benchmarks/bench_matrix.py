@@ -1,6 +1,7 @@
 """Benchmark of :mod:`optcomp.matrix` (issue 24) beside dp_accounting, on the design note's workloads.
 
-Rows (one run each, wall-clock seconds):
+Rows (one run each, wall-clock seconds; every timed call is cold, ``benchmarks/_cold.py``: a fresh interpreter
+that imported the libraries and computed nothing else):
 
 * Gboard es-ES DP-FTRL tree: σ = 7, n = 2000, min_sep 314 (the notebook's ``min_separation`` 313), ≤ 6
   participations, δ = 1e-10: optcomp's exact Δ² (tree DP), certified ε and RDP comparator vs dp_accounting's
@@ -23,8 +24,7 @@ from __future__ import annotations
 import importlib.metadata
 import math
 import platform
-import time
-from collections.abc import Callable
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +37,10 @@ from optcomp import interop, matrix
 
 HERE = Path(__file__).resolve().parent
 NR = dp_accounting.NeighboringRelation
+sys.path.insert(0, str(HERE))
+import _cold  # the cold-timing policy and tools (benchmarks/_cold.py)
 
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
+Q_BANDMF = 500 / 781
 
 
 def pld_peer(event: Any, delta: float) -> float:
@@ -57,21 +55,74 @@ def rdp_peer(event: Any, delta: float, relation: Any = NR.ADD_OR_REMOVE_ONE) -> 
     return float(acc.get_epsilon(delta))
 
 
-def _b(bound: Any, digits: int = 7) -> str:
-    return f"[{bound.lower:.{digits}g}, {bound.upper:.{digits}g}]"
+def _pair(bound: Any) -> list[float]:
+    return [float(bound.lower), float(bound.upper)]
+
+
+def _b(pair: list[float], digits: int = 7) -> str:
+    return f"[{pair[0]:.{digits}g}, {pair[1]:.{digits}g}]"
+
+
+def _sensitivity(bound: Any, *, exact: bool) -> list[Any]:
+    """Δ²'s lower end (the exact rational as text, or its float) and the method."""
+    return [str(bound.squared_lower) if exact else float(bound.squared_lower), bound.method]
+
+
+def _bandmf(kind: str) -> Any:
+    s = matrix.bsr(2000, 64)
+    if kind == "plain":
+        return matrix.bandmf(s, cycle_length=64, sampling_rate=Q_BANDMF, noise_multiplier=6.0, per_column=False)
+    return matrix.bandmf(s, cycle_length=64, sampling_rate=Q_BANDMF, noise_multiplier=6.0, partition_public=True)
+
+
+def _bandmf_event(z: float) -> Any:
+    return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(Q_BANDMF, dp_event.GaussianDpEvent(z)), 32)
+
+
+_BSR_PATTERNS = {"single": matrix.single(), "min_sep": matrix.min_sep(64, 32), "fixed_epoch": matrix.fixed_epoch(20)}
+
+#: The timed cells, each run cold in its own interpreter (``_cold.cold``); a pair builds its inputs untimed.
+CELLS: dict[str, _cold.Cell] = {
+    "tree_sensitivity": (lambda: (matrix.tree(2000), matrix.from_min_separation(313, 6)),
+                         lambda sp: _sensitivity(matrix.sensitivity(*sp), exact=True)),
+    "tree_epsilon": (lambda: matrix.release(matrix.tree(2000), matrix.from_min_separation(313, 6),
+                                            noise_multiplier=7.0),
+                     lambda rel: _pair(rel.epsilon(1e-10))),
+    "tree_pld_peer": lambda: pld_peer(dp_event.GaussianDpEvent(7.0 / math.sqrt(79)), 1e-10),
+    "tree_rdp_peer": lambda: rdp_peer(dp_event.GaussianDpEvent(7.0 / math.sqrt(79)), 1e-10),
+    "tree_event": lambda: _pair(interop.from_dp_event(dp_event.SingleEpochTreeAggregationDpEvent(7.0, 2000),
+                                                      neighbouring=NR.REPLACE_SPECIAL).epsilon(1e-10)),
+    "tree_event_rdp": lambda: rdp_peer(dp_event.SingleEpochTreeAggregationDpEvent(7.0, 2000), 1e-10,
+                                       NR.REPLACE_SPECIAL),
+    "bsr_sensitivity": (lambda name: (matrix.bsr(2000, 64), _BSR_PATTERNS[name]),
+                        lambda sp: _sensitivity(matrix.sensitivity(*sp), exact=False)),
+    "bandmf_epsilon": (_bandmf, lambda run: _pair(run.epsilon(1e-5))),
+    "bandmf_sigma": (_bandmf, lambda run: matrix.noise_multiplier(run, 2.0, 1e-5)),
+    "bandmf_pld_peer": lambda: pld_peer(_bandmf_event(6.0), 1e-5),
+    "bandmf_rdp_peer": lambda: rdp_peer(_bandmf_event(6.0), 1e-5),
+    "bandmf_sigma_peer": lambda: float(dp_accounting.calibrate_dp_mechanism(
+        pld_privacy_accountant.PLDAccountant, _bandmf_event, 2.0, 1e-5)),
+}
+
+
+def timed(name: str, *args: Any) -> tuple[Any, float]:
+    """(answer, wall seconds) of one cold cell."""
+    out = _cold.cold(__file__, name, *args, timeout=1800.0)
+    if "error" in out:
+        raise RuntimeError(f"{name} {args}: {out['error']}")
+    return out["value"], float(out["wall"])
 
 
 def tree_rows() -> list[str]:
     tree, pattern = matrix.tree(2000), matrix.from_min_separation(313, 6)
-    sens, t_sens = timed(lambda: matrix.sensitivity(tree, pattern))
+    (squared, method), t_sens = timed("tree_sensitivity")
     rel = matrix.release(tree, pattern, noise_multiplier=7.0)
-    eps, t_eps = timed(lambda: rel.epsilon(1e-10))
-    event = dp_event.GaussianDpEvent(7.0 / math.sqrt(79))
-    peer, t_peer = timed(lambda: pld_peer(event, 1e-10))
-    rdp, t_rdp = timed(lambda: rdp_peer(event, 1e-10))
+    eps, t_eps = timed("tree_epsilon")
+    peer, t_peer = timed("tree_pld_peer")
+    rdp, t_rdp = timed("tree_rdp_peer")
     seven = matrix.sensitivity(tree, matrix.min_sep(314, 7)).squared_lower
     return [
-        (f"| Gboard tree Δ² (n = 2000, min_sep 314, k = 6; k = 7 gives {seven}) | {sens.squared_lower} ({sens.method}) "
+        (f"| Gboard tree Δ² (n = 2000, min_sep 314, k = 6; k = 7 gives {seven}) | {squared} ({method}) "
         f"| {t_sens:.2f} | notebook DP: 348 s (reported) | — |"),
         (f"| Gboard tree ε, σ = 7, δ = 1e-10 | {_b(eps, 9)}; RDP comparator {rel.rdp_epsilon(1e-10):.6f} | {t_eps:.3f} "
         f"| {peer:.7f} (PLD); {rdp:.6f} (RDP) | {t_peer:.2f}; {t_rdp:.2f} |"),
@@ -79,43 +130,32 @@ def tree_rows() -> list[str]:
 
 
 def tree_event_row() -> str:
-    event = dp_event.SingleEpochTreeAggregationDpEvent(7.0, 2000)
-    eps, t = timed(lambda: interop.from_dp_event(event, neighbouring=NR.REPLACE_SPECIAL).epsilon(1e-10))
-    rdp, t_rdp = timed(lambda: rdp_peer(event, 1e-10, NR.REPLACE_SPECIAL))
+    eps, t = timed("tree_event")
+    rdp, t_rdp = timed("tree_event_rdp")
     return (f"| SingleEpochTreeAggregationDpEvent(7.0, 2000), zero-out, δ = 1e-10 | {_b(eps, 9)} | {t:.3f} "
             f"| {rdp:.6f} (RDP; its PLD accountant refuses the event) | {t_rdp:.2f} |")
 
 
 def bsr_rows() -> list[str]:
-    s = matrix.bsr(2000, 64)
     rows = []
-    for label, pattern in (("ζ² (single)", matrix.single()), ("b-min-sep k = 32", matrix.min_sep(64, 32)),
-                           ("(20, 100)-epoch", matrix.fixed_epoch(20))):
-        b, t = timed(lambda p=pattern: matrix.sensitivity(s, p))
-        rows.append(f"| BSR n = 2000, b = 64: {label} Δ² | {float(b.squared_lower)!r} (exact rational, {b.method}) "
+    for label, name in (("ζ² (single)", "single"), ("b-min-sep k = 32", "min_sep"), ("(20, 100)-epoch", "fixed_epoch")):
+        (value, method), t = timed("bsr_sensitivity", name)
+        rows.append(f"| BSR n = 2000, b = 64: {label} Δ² | {value!r} (exact rational, {method}) "
                     f"| {t:.3f} | — | — |")
     return rows
 
 
 def bandmf_rows() -> list[str]:
-    s, q = matrix.bsr(2000, 64), 500 / 781
-    plain_run = matrix.bandmf(s, cycle_length=64, sampling_rate=q, noise_multiplier=6.0, per_column=False)
-    refined_run = matrix.bandmf(s, cycle_length=64, sampling_rate=q, noise_multiplier=6.0, partition_public=True)
-    plain, t_plain = timed(lambda: plain_run.epsilon(1e-5))
-    refined, t_refined = timed(lambda: refined_run.epsilon(1e-5))
-    event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(6.0)), 32)
-    peer, t_peer = timed(lambda: pld_peer(event, 1e-5))
-    rdp, t_rdp = timed(lambda: rdp_peer(event, 1e-5))
-    sigma, t_sigma = timed(lambda: matrix.noise_multiplier(plain_run, 2.0, 1e-5))
-    sigma_pc, t_sigma_pc = timed(lambda: matrix.noise_multiplier(refined_run, 2.0, 1e-5))
-
-    def make(z: float) -> Any:
-        return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(z)), 32)
-
-    peer_sigma, t_peer_sigma = timed(lambda: dp_accounting.calibrate_dp_mechanism(
-        pld_privacy_accountant.PLDAccountant, make, 2.0, 1e-5))
-    row6 = matrix.bandmf(s, cycle_length=64, sampling_rate=0.6402, noise_multiplier=6.0, per_column=False)
-    deltas = "; ".join(f"δ({e:g}) ∈ {_b(row6.delta(e), 5)}" for e in (1.0, 1.5, 2.0))
+    plain, t_plain = timed("bandmf_epsilon", "plain")
+    refined, t_refined = timed("bandmf_epsilon", "refined")
+    peer, t_peer = timed("bandmf_pld_peer")
+    rdp, t_rdp = timed("bandmf_rdp_peer")
+    sigma, t_sigma = timed("bandmf_sigma", "plain")
+    sigma_pc, t_sigma_pc = timed("bandmf_sigma", "refined")
+    peer_sigma, t_peer_sigma = timed("bandmf_sigma_peer")
+    row6 = matrix.bandmf(matrix.bsr(2000, 64), cycle_length=64, sampling_rate=0.6402, noise_multiplier=6.0,
+                         per_column=False)
+    deltas = "; ".join(f"δ({e:g}) ∈ {_b(_pair(row6.delta(e)), 5)}" for e in (1.0, 1.5, 2.0))
     return [
         (f"| amplified BandMF, standard reduction (every column at 1) | {_b(plain)} | {t_plain:.2f} "
         f"| {peer:.6f} (PLD); {rdp:.4f} (RDP) | {t_peer:.2f}; {t_rdp:.2f} |"),
@@ -137,7 +177,8 @@ def main() -> None:
         "",
         (f"Machine: {platform.machine()}, Python {platform.python_version()}, dp_accounting {ver}. ε brackets "
         "[lower, upper] (optcomp's upper ends certified; docs/matrix.md says what each lower end bounds). Times in "
-        "seconds, one run each (wall clock, shared 2-core machine). jax_privacy is not run (it needs jax)."),
+        "seconds, one cold run each (a fresh interpreter that computed nothing before the call; wall clock, shared "
+        "2-core machine). jax_privacy is not run (it needs jax)."),
         "",
         "| case | optcomp | s | peer | s |",
         "|---|---|---|---|---|",
@@ -148,5 +189,7 @@ def main() -> None:
     print(text)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and not _cold.cold_cells(
+        CELLS, sys.argv[1:], peers=("optcomp.matrix", "optcomp.interop", "dp_accounting.rdp",
+                                    "dp_accounting.pld.pld_privacy_accountant")):
     main()

@@ -11,8 +11,9 @@ DifferentialPrivacyParameters(ε_i, 0), value_discretization_interval=1e-4)``, c
 ``self_compose``; its pessimistic point estimate is checked against optcomp's certified optimal δ), and
 ``method="mv"`` (MV Thm 1.7, η = 0.01) where its own cost estimate is under the budget.
 
-Every cell runs in a fresh interpreter (``--case``) so that its peak RSS is its own; time is wall-clock of
-one call after a warm-up call on a tiny input. Writes ``benchmarks/RESULTS_optimal.md``.
+Every cell is cold (``benchmarks/_cold.py``): a fresh interpreter (``--case``) that imported the libraries and
+computed nothing else, so that its time is a cold-process number and its peak RSS its own; time is wall-clock
+of that one call. Writes ``benchmarks/RESULTS_optimal.md``.
 Run: ``python benchmarks/bench_optimal.py`` (``--quick``: smaller budget, fewer peer cells).
 """
 
@@ -22,7 +23,6 @@ import json
 import os
 import platform
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +34,8 @@ HOM_EPS = 0.01
 DP_INTERVAL = 1e-4
 SEED = 20261121
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _cold  # the cold-timing policy and tools (benchmarks/_cold.py)
 
 
 def _het(k: int) -> list[tuple[float, float]]:
@@ -48,7 +50,7 @@ def run_case(name: str) -> dict[str, object]:
     """One cell, in this (fresh) interpreter."""
     from optcomp import optimal
 
-    optimal.epsilon([(0.01, 0.0), (0.02, 0.0)] * 10, DELTA_G)  # warm-up (imports, caches)
+    _cold.import_libraries(*(("dp_accounting.pld.privacy_loss_distribution",) if ":dp:" in name else ()))
     kind, engine, size, *rest = name.split(":")
     k = int(float(size))
     tol = float(rest[0]) if rest else optimal.DEFAULT_TOLERANCE
@@ -59,6 +61,7 @@ def run_case(name: str) -> dict[str, object]:
     else:
         mechs = optimal.homogeneous(HOM_EPS, 0.0, k)
     base = _rss_mb()
+    _cold.clear_caches()  # cold: nothing the call computes comes from before it
     t0 = time.perf_counter()
     if engine == "optcomp":
         b = optimal.epsilon(mechs, DELTA_G, tolerance=tol)  # type: ignore[arg-type]
@@ -106,15 +109,10 @@ def mv_estimate(name: str) -> float:
 def child(name: str, timeout: float) -> dict[str, object]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(HERE.parent / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    try:
-        res = subprocess.run(
-            [sys.executable, __file__, "--case", name], capture_output=True, text=True, timeout=timeout, env=env, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return {"skipped": f"> {timeout:.0f} s (killed)"}
-    if res.returncode != 0:
-        return {"skipped": "error: " + (res.stderr.strip().splitlines() or ["?"])[-1]}
-    result: dict[str, object] = json.loads(res.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = _cold.run_child([__file__, "--case", name], timeout=timeout, env=env)
+    if "error" in result:
+        error = str(result["error"])
+        return {"skipped": f"> {timeout:.0f} s (killed)" if error.startswith("timeout") else f"error: {error}"}
     return result
 
 
@@ -164,8 +162,8 @@ def main(argv: list[str]) -> None:
         "# Optimal composition of (ε, δ)-DP black boxes (issue 8)",
         "",
         f"Target δ_g = {DELTA_G:g}, all δ_i = 0. Distinct ε_i: `numpy.random.default_rng({SEED}).uniform(0.001, 0.1, k)`.",
-        f"One run{' (--quick)' if quick else ''}: wall-clock seconds of one call in a fresh interpreter after a warm-up;",
-        f"memory = peak RSS of that interpreter in MB (base = after imports and warm-up). {platform.machine()}, Python",
+        f"One cold run{' (--quick)' if quick else ''}: wall-clock seconds of one call in a fresh interpreter that computed",
+        f"nothing before it; memory = peak RSS of that interpreter in MB (base = after imports). {platform.machine()}, Python",
         f"{platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, load average {load:.1f} at start.",
         "optcomp returns a certified bracket of OptComp; dp_accounting a pessimistic point estimate, checked",
         "against optcomp's certified optimal δ at that ε.",

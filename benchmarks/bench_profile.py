@@ -1,8 +1,8 @@
 """Benchmark: a deep-tail privacy profile and an ε(δ) sweep on one PLD (issue 27 item 7).
 
 Run ``python benchmarks/bench_profile.py [--before SRC]``. It writes ``benchmarks/RESULTS_profile.md``.
-Each row runs in a fresh interpreter (``python bench_profile.py --child ROW``, imports excluded from the
-timing) with ``PYTHONPATH`` set to this checkout's ``src`` — and, with ``--before SRC``, once more with
+Each row is cold (``benchmarks/_cold.py``): it runs in a fresh interpreter (``python bench_profile.py --child ROW``,
+imports excluded from the timing) that computes nothing before it with ``PYTHONPATH`` set to this checkout's ``src`` — and, with ``--before SRC``, once more with
 another tree's ``src`` (e.g. ``git archive <commit> src | tar -x -C /tmp/before``), so that the two
 columns come from one run on one machine. Times are ``time.process_time`` (CPU, all threads) and
 ``time.perf_counter`` (wall) around the accounting calls only; each row's brackets are printed so
@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,16 +45,21 @@ def _dpsgd(sigma: float, q: float, steps: int) -> Any:
 
 
 def child(row: str) -> dict[str, Any]:
-    """One row, timed (the PLD object is built outside the timing; it is lazy)."""
+    """One row, timed cold (the PLD object is built outside the timing; it is lazy)."""
+    import _cold
     import numpy as np
+
+    _cold.import_libraries()  # imports only; the caches are emptied again right before each timed call
 
     if row in SWEEPS:
         pld = _dpsgd(*SWEEPS[row])
+        _cold.clear_caches()
         c0, w0 = time.process_time(), time.perf_counter()
         out = [(b.lower, b.upper) for b in (pld.epsilon(d) for d in DELTAS)]
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         return {"cpu": cpu, "wall": wall, "brackets": out}
     pld = _dpsgd(1.0, 0.01, 1000)
+    _cold.clear_caches()
     if row == "delta10":
         c0, w0 = time.process_time(), time.perf_counter()
         b = pld.delta(10.0)
@@ -70,9 +74,12 @@ def child(row: str) -> dict[str, Any]:
 
 
 def run(row: str, src: Path) -> dict[str, Any]:
+    import _cold
+
     env = dict(os.environ, PYTHONPATH=str(src))
-    proc = subprocess.run([sys.executable, __file__, "--child", row], env=env, capture_output=True, text=True, check=True)
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = _cold.run_child([__file__, "--child", row], timeout=3600.0, env=env)  # an empty disk cache too
+    if "error" in result:
+        raise RuntimeError(f"{row} ({src}): {result['error']}")
     return result
 
 

@@ -8,14 +8,14 @@ Cases: DP-SGD (Poisson-subsampled Gaussian, add/remove) at (σ, q, steps) ∈ {(
   an infinite series; optcomp's ε is ≥ dp_accounting's, by the amount shown).
 
 Also reports, for reference, optcomp's certified PLD bracket (``optcomp.dpsgd.epsilon``, default accuracy).
-Writes ``benchmarks/RESULTS_rdp.md``. Run: ``PYTHONPATH=src python benchmarks/bench_rdp.py``.
+Every time is cold (``benchmarks/_cold.py``): one call in a fresh interpreter that imported both libraries and
+computed nothing else. Writes ``benchmarks/RESULTS_rdp.md``. Run: ``PYTHONPATH=src python benchmarks/bench_rdp.py``.
 """
 
 from __future__ import annotations
 
 import platform
-import time
-from collections.abc import Callable
+import sys
 from pathlib import Path
 
 from dp_accounting import dp_event
@@ -24,15 +24,20 @@ from dp_accounting.rdp import RdpAccountant
 from optcomp import dpsgd, rdp
 from optcomp.mechanisms import Gaussian, PoissonSubsampled
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _cold  # the cold-timing policy and tools (benchmarks/_cold.py)
+
 DELTA = 1e-5
 CASES = [(1.1, 256 / 60000, 3516), (0.8, 0.01, 1000), (2.0, 0.1, 100), (1.0, 0.001, 100000)]
 HERE = Path(__file__).resolve().parent
 
 
-def timed(fn: Callable[[], float]) -> tuple[float, float]:
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
+def timed(name: str, *args: object) -> tuple[float, float]:
+    """(ε, wall seconds) of one cold cell (``CELLS``)."""
+    out = _cold.cold(__file__, name, *args, timeout=1800.0)
+    if "error" in out:
+        raise RuntimeError(f"{name} {args}: {out['error']}")
+    return float(out["value"]), float(out["wall"])
 
 
 def peer(sigma: float, q: float, steps: int, orders: list[float] | None) -> float:
@@ -46,13 +51,17 @@ def ours(sigma: float, q: float, steps: int, orders: list[float] | None) -> floa
     return rdp.compose((PoissonSubsampled(Gaussian(sigma), sampling_rate=q), steps), **kw).epsilon(DELTA).value  # type: ignore[arg-type]
 
 
+CELLS = {"ours": ours, "peer": peer}
+
+
 def main() -> None:
     ints = [a for a in rdp.DEFAULT_ORDERS if a == int(a)]
     lines = [
         "# RDP comparator vs dp_accounting RdpAccountant",
         "",
         (f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}. "
-        f"δ = {DELTA:g}, improved conversion. Times in seconds (one run each). "
+        f"δ = {DELTA:g}, improved conversion. Times in seconds, one cold run each (a fresh interpreter that "
+        "computed nothing before the call). "
         "'integer': the integer subset of dp_accounting's default orders (both exact: they must agree to "
         "rounding); 'default': all its default orders, where optcomp bounds the fractional orders by a "
         "certified chord between integer orders and dp_accounting evaluates them by a series, so ours may "
@@ -64,9 +73,8 @@ def main() -> None:
     for sigma, q, steps in CASES:
         pld = dpsgd.epsilon(sigma, q, steps, DELTA)
         for name, orders in (("integer", ints), ("default", None)):
-            case = (sigma, q, steps, orders)
-            mine, t_mine = timed(lambda c=case: ours(*c))  # type: ignore[misc]
-            theirs, t_theirs = timed(lambda c=case: peer(*c))  # type: ignore[misc]
+            mine, t_mine = timed("ours", sigma, q, steps, orders)
+            theirs, t_theirs = timed("peer", sigma, q, steps, orders)
             rel = (mine - theirs) / theirs
             lines.append(
                 f"| {sigma} | {q:.5g} | {steps} | {name} | {mine:.6f} | {theirs:.6f} | {rel:+.2e} | "
@@ -76,5 +84,5 @@ def main() -> None:
     (HERE / "RESULTS_rdp.md").write_text("\n".join(lines) + "\n")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and not _cold.cold_cells(CELLS, sys.argv[1:], peers=("dp_accounting.rdp",)):
     main()

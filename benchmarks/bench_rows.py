@@ -10,11 +10,12 @@ Issue 26 item 5. Rows: the 18-row DP-SGD grid σ ∈ {0.8, 1, 2} × q ∈ {0.01,
   interval 1e-4, pessimistic estimate, both directions) composed with
   ``PoissonSampledDpEvent(q, GaussianDpEvent(σ))`` T times, then ``get_epsilon(δ)``: the pessimistic PLD alone.
 
-Every measurement runs in a fresh interpreter with single-threaded BLAS/OpenMP (``OPENBLAS_NUM_THREADS`` etc.
-set before numpy is imported, and ``threadpoolctl.threadpool_limits(1)`` around the call); the interpreter
-imports both libraries and warms each up on an unrelated row first, so the times are the accounting call
-only. Cells are interleaved (optcomp, dp_accounting, optcomp, …) and repeated; the table keeps the minimum
-CPU time (``time.process_time``) and the minimum wall time of the repeats. Usage::
+Every measurement is cold (``benchmarks/_cold.py``): a fresh interpreter with single-threaded BLAS/OpenMP
+(``OPENBLAS_NUM_THREADS`` etc. set before numpy is imported, and ``threadpoolctl.threadpool_limits(1)`` around
+the call) that imports both libraries (import time excluded) and computes nothing before the timed call, every
+optcomp cache empty and an empty disk-cache directory. Cells are interleaved (optcomp, dp_accounting, optcomp,
+…) and repeated, each repeat cold; the table keeps the minimum CPU time (``time.process_time``) and the minimum
+wall time of the repeats. Usage::
 
     python benchmarks/bench_rows.py [--repeats 3] [--only 0,5,17] [--output benchmarks/RESULTS_rows.md]
 """
@@ -26,21 +27,16 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SINGLE_THREAD_ENV = {
-    "OPENBLAS_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "BLIS_NUM_THREADS": "1",
-    "VECLIB_MAXIMUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-}
+sys.path.insert(0, str(HERE))
+import _cold
+
+SINGLE_THREAD_ENV = _cold.SINGLE_THREAD_ENV
 #: A child is killed after this many seconds.
 CHILD_TIMEOUT_S = 300.0
 
@@ -83,8 +79,8 @@ def _dpa(row: Row) -> dict[str, Any]:
 
 
 LIBS = {"optcomp": _optcomp, "dp_accounting": _dpa}
-#: Warm-up row (not in the grid): every code path imported and run once before the timed call.
-WARMUP: Row = (1.3, 0.05, 50, 1e-6)
+#: The peer's modules, imported before the timed call (as optcomp's are: ``_cold.import_libraries``).
+PEERS = {"optcomp": (), "dp_accounting": ("dp_accounting", "dp_accounting.pld.pld_privacy_accountant")}
 
 
 def child(lib: str, row: Row) -> None:
@@ -94,24 +90,17 @@ def child(lib: str, row: Row) -> None:
 
     logging.disable(logging.WARNING)
     fn = LIBS[lib]
+    _cold.import_libraries(*PEERS[lib])  # cold: nothing computed before the timed call
     with threadpool_limits(limits=1):
-        fn(WARMUP)
-        c0, w0 = time.process_time(), time.perf_counter()
-        out = fn(row)
-        out["cpu"], out["wall"] = time.process_time() - c0, time.perf_counter() - w0
+        out, wall, cpu = _cold.timed(lambda: fn(row))
+        out["cpu"], out["wall"] = cpu, wall
     print(json.dumps(out))
 
 
 def measure(lib: str, row: Row) -> dict[str, Any]:
     env = {**os.environ, **SINGLE_THREAD_ENV}
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", lib, "--row", json.dumps(row)]
-    try:
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout {CHILD_TIMEOUT_S:g} s"}
-    if r.returncode != 0:
-        return {"error": (r.stderr.strip().splitlines() or ["exit " + str(r.returncode)])[-1]}
-    return dict(json.loads(r.stdout.strip().splitlines()[-1]))
+    cmd = [str(Path(__file__).resolve()), "--child", lib, "--row", json.dumps(row)]
+    return _cold.run_child(cmd, timeout=CHILD_TIMEOUT_S, env=env)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -144,8 +133,9 @@ def render(rows: list[tuple[str, Row]], res: list[dict[str, dict[str, Any]]], me
         "directions of add/remove; dp_accounting: `PLDAccountant()` defaults, `NeighborRel.ADD_OR_REMOVE_ONE`, "
         "value discretisation interval 1e-4, pessimistic PLD only, its `get_epsilon`). optcomp: "
         "`compose(...).epsilon(δ)` at `DEFAULT_ACCURACY` (relative width 1e-4), a certified bracket. Each cell "
-        "is a fresh interpreter with single-threaded BLAS/OpenMP (environment variables and "
-        "`threadpoolctl.threadpool_limits(1)`), both libraries warmed up on an unrelated row; cells interleaved, "
+        "is cold: a fresh interpreter with single-threaded BLAS/OpenMP (environment variables and "
+        "`threadpoolctl.threadpool_limits(1)`) that imports both libraries and computes nothing before the timed "
+        "call (no warm-up; every optcomp cache empty: `benchmarks/_cold.py`); cells interleaved, "
         "minimum over the repeats of CPU time (`process_time`) and of wall time. *ratio* = optcomp CPU time / "
         "dp_accounting CPU time (≤ 1: optcomp at least as fast). Script: `benchmarks/bench_rows.py`."
         ),

@@ -5,6 +5,8 @@ geomspace [1e2, 1e5] (rounded) × δ ∈ {1e-4, 1e-5, 1e-6, 1e-7, 1e-8}; ε at �
 
 1. The plain loop: `dpsgd.epsilon` on a random sample of the points (seeded), one process,
    single-threaded BLAS; its mean time per point × 10,000 is the loop's extrapolated time (stated as such).
+   Each point starts cold within that process (`benchmarks/_cold.py`: libraries imported first, every optcomp
+   cache emptied before each point), so the loop gets no help from an earlier point that a sweep would not.
 2. The sweep on `--workers` local processes (default 2), into a SQLite file; every row checked to be a
    finite bracket lower ≤ upper without error, and each sampled point's sweep bracket checked to
    intersect the plain bracket (two certified brackets of one ε).
@@ -37,6 +39,8 @@ from optcomp.pld import GridTooLargeError
 from optcomp.sweep._executors import DaskCluster, ProcessPool
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _cold  # the cold-timing policy and tools (benchmarks/_cold.py)
 
 
 def grid(quick: bool) -> dict[str, Any]:
@@ -63,11 +67,13 @@ def plain(points: list[sweep.Point], n: int, seed: int) -> tuple[list[tuple[swee
     """`dpsgd.epsilon` on a seeded sample: (point, bracket or None, CPU s) each, wall and CPU in all."""
     sample = random.Random(seed).sample(points, min(n, len(points)))
     out = []
+    _cold.import_libraries()
     start = time.perf_counter()
     cpu = time.process_time()
     with threadpool_limits(limits=1):
         for p in sample:
             g = p.get
+            _cold.clear_caches()
             t0 = time.process_time()
             try:
                 b = dpsgd.epsilon(g("noise_multiplier"), g("sampling_rate"), g("steps"), g("delta"))

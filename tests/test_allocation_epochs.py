@@ -180,8 +180,11 @@ def test_known_ends_stay_ordered(sigma: float, t: int, epochs: int) -> None:
     assert bound.lower <= bound.upper <= gaussian * (1 + WIDTH)
 
 
-#: The design note's stated effect of the float envelopes on the bracket (§3.6: "the float envelopes add
-#: ≤ 10⁻⁹ relative").
+#: The design note's stated effect of the float envelopes on the ε bracket (§3.6: "the float envelopes add
+#: ≤ 10⁻⁹ relative"; measured: 2·10⁻¹² and 2.5·10⁻¹¹ on the two cases below). It is a statement about ε: a
+#: δ(ε) curve moved by η relative in ε moves δ by η·ε·|d ln δ/dε| relative (≈ 20η at δ = 1e-6 here), and
+#: the engine's certified δ upper ends of the two laws differ by its own slack too (2.7e-10 to 1.7e-9
+#: relative across CPUs and BLAS kernels for σ = 1, t = 100), so δ is checked through ε, not against η.
 ENVELOPE_EFFECT = 1e-9
 
 
@@ -190,8 +193,9 @@ def test_weight_envelopes_move_epsilon_less_than_stated(
     sigma: float, t: int, epochs: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Design note test 6: the library splits with w_hi and (1 − w)_hi (rounded up); the same law built
-    with the weights rounded *down* (40-digit values, tests/_references) moves ε(1e-6) and δ(ε) of the
-    E-epoch composition by less than ENVELOPE_EFFECT, relative."""
+    with the weights rounded *down* (40-digit values, tests/_references) moves ε(1e-6) of the E-epoch
+    composition by less than ENVELOPE_EFFECT, relative, and its δ(ε) curve by less than ENVELOPE_EFFECT
+    relative in ε: δ at ε lies between the library's δ at ε·(1 ± ENVELOPE_EFFECT)."""
     h = 2.0**-9
     w = weights(h)
     w_lo, om_lo, expm1_hi = lower_weights(h, w.groups, w.far)
@@ -205,8 +209,9 @@ def test_weight_envelopes_move_epsilon_less_than_stated(
             for law in (library, perturbed)]
     eps = [p.epsilon(1e-6).upper for p in plds]
     assert math.isfinite(eps[0]) and abs(eps[0] - eps[1]) < ENVELOPE_EFFECT * eps[0], eps
-    deltas = [p.delta(eps[0]).upper for p in plds]
-    assert abs(deltas[0] - deltas[1]) < ENVELOPE_EFFECT * deltas[0], deltas
+    moved = plds[1].delta(eps[0]).upper
+    ends = [plds[0].delta(eps[0] * (1 + s * ENVELOPE_EFFECT)).upper for s in (1, -1)]
+    assert ends[0] < moved < ends[1], (ends, moved)
 
 
 @pytest.mark.parametrize(("sigma", "t", "epochs"), [(1.0, 1, 10), (3.0, 10, 10)])

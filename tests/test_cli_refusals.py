@@ -67,6 +67,64 @@ def test_duplicated_key_in_a_dp_event_is_refused(tmp_path: Path, capsys: pytest.
     _refused(*_run(["account", "--dp-event", str(path), "--delta", "1e-5"], capsys), "'noise_multiplier' twice")
 
 
+# Issue 32, item 9: every KEY=VALUE spec string goes through the one parser (optcomp._numerics.parse_key_values),
+# so a key given twice is refused wherever it is typed, never the last one taken silently.
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["matrix", "sensitivity", "--strategy", "tree:n=2000,n=3", "--pattern", "single"],
+         "strategy parameter 'n' is given twice"),
+        (["matrix", "sensitivity", "--strategy", "bsr:n=100,bands=4,bands=8", "--pattern", "single"],
+         "strategy parameter 'bands' is given twice"),
+        (["matrix", "sensitivity", "--strategy", "tree:n=2000", "--pattern", "min_separation:s=313,k=6,s=3"],
+         "pattern parameter 's' is given twice"),
+        (["matrix", "epsilon", "--strategy", "tree:n=2000", "--pattern", "min_sep:b=314,b=3", "--sigma", "7",
+          "--delta", "1e-9"], "pattern parameter 'b' is given twice"),
+        (["matrix", "bandmf", "--strategy", "bsr:n=2000,n=20,bands=64", "--cycle-length", "64", "--sampling-rate",
+          "0.5", "--sigma", "6", "--delta", "1e-5"], "strategy parameter 'n' is given twice"),
+        (["tradeoff", "--mech", "gaussian:sigma=1,sigma=2"], "'sigma' is given twice"),
+        (["account", "--mech", "gaussian:sigma=1", "--delta", "1e-5", "--accuracy",
+          "relative_width=1e-3,relative_width=1e-2"], "--accuracy parameter 'relative_width' is given twice"),
+    ],
+)
+def test_duplicated_key_in_any_spec_string_is_refused(args: list[str], needle: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(*_run(args, capsys), needle)
+
+
+def test_the_one_spec_parser() -> None:
+    from optcomp import matrix
+    from optcomp._keyvalues import parse_key_values
+
+    assert parse_key_values("tree:n=2000, completion = 1,", "strategy") == ("tree", {"n": "2000", "completion": "1"})
+    assert parse_key_values("grid_step=1e-3", "--accuracy", kind=False) == ("", {"grid_step": "1e-3"})
+    for text in ("tree:n=2000,n=3", "tree:n=2000, n =3"):
+        with pytest.raises(ValueError, match="'n' is given twice"):
+            parse_key_values(text, "strategy")
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_key_values("tree:n", "strategy")
+    with pytest.raises(ValueError, match="'n' is given twice"):
+        matrix.strategy_from_text("tree:n=2000,n=3")
+    with pytest.raises(ValueError, match="'k' is given twice"):
+        matrix.pattern_from_text("fixed_epoch:k=2,k=4")
+
+
+def test_group_cost_advice_names_group(capsys: pytest.CaptureFixture[str]) -> None:
+    """``tradeoff --group 1000000`` on a DP-SGD run: the exact group pair is one unit of g·k examples; the advice
+    names --group (what the user typed), not --examples-per-user (which they did not)."""
+    rc, out, err = _run(["tradeoff", "--sigma", "1", "--q", "0.01", "--steps", "100", "--group", "1000000"], capsys)
+    _refused(rc, out, err, "--group 1000000", "use --group <=")
+    assert "use --examples-per-user" not in err
+    rc, out, err = _run(["tradeoff", "--sigma", "1", "--q", "0.01", "--steps", "100", "--group", "1000",
+                         "--examples-per-user", "1000"], capsys)
+    _refused(rc, out, err, "use --group <=", "at --examples-per-user 1000")
+    rc, out, err = _run(["tradeoff", "--sigma", "1", "--q", "0.01", "--steps", "100",
+                         "--examples-per-user", "1000000"], capsys)
+    _refused(rc, out, err, "use --examples-per-user <=")
+
+
 # --- item 11: sizes refused before anything is allocated -------------------------------------------
 
 

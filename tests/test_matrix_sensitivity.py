@@ -206,3 +206,139 @@ def test_blt_brackets_contain_the_exact_brute_force(theta: list[float], omega: l
     truth = brute_force_signed(blt_matrix(theta, omega, n), patterns(n, "min_sep", 3, sep))
     bound = matrix.sensitivity(s, pattern)
     assert bound.squared_lower <= truth <= bound.squared_upper
+
+
+# --- issue 32, item 7: Toeplitz (BSR) sensitivities in O(bands), a cost guard before the rest ----------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=6), st.integers(1, 14), st.integers(1, 8),
+       st.integers(1, 6))
+def test_progression_value_is_the_column_sum(coefs: list[int], n: int, step: int, count: int) -> None:
+    """The O(bands) value of π = {0, step, …} equals ‖Σ_{i∈π} c_i‖² summed column by column (exact)."""
+    from optcomp.matrix._sensitivity import _progression_value
+
+    coefs[0] = coefs[0] or 1
+    n = max(n, len(coefs))
+    s = matrix.toeplitz([Fraction(c, 3) for c in coefs], n)
+    count = min(count, -(-n // step))
+    c = toeplitz_matrix(list(s.coefs), n)
+    pi = range(0, count * step, step)
+    truth = sum((sum((c[r][i] for i in pi), Fraction(0)) ** 2 for r in range(n)), Fraction(0))
+    assert _progression_value(s, step, count) == truth
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=6), st.integers(1, 14), st.integers(1, 8),
+       st.integers(1, 6))
+def test_front_progression_is_vecsens(coefs: list[int], n: int, sep: int, k: int) -> None:
+    """A Toeplitz strategy's column norms are non-increasing, so VecSens (the max-plus program) is attained by
+    {0, b, 2b, …}: the O(bands) route gives the program's value on every drawn strategy."""
+    from optcomp.matrix._exact import vecsens_int
+    from optcomp.matrix._sensitivity import _front_norms
+
+    coefs[0] = coefs[0] or 1
+    n = max(n, len(coefs))
+    s = matrix.toeplitz([Fraction(c, 2) for c in coefs], n)
+    sep = min(sep, n)
+    k = min(k, -(-n // sep))
+    _, norms = s.scaled_column_norms_squared()
+    value, witness = _front_norms(s, sep, k)
+    assert value == vecsens_int(norms, sep, k)[0] == sum(norms[i] for i in witness)
+    assert witness == tuple(range(0, k * sep, sep))
+
+
+def test_issue_bsr_min_sep_answers_exactly() -> None:
+    """The issue's input, through the CLI as a user types it (a process, so that a hang fails the test rather
+    than the run: the old max-plus program took k·n = 10¹⁰ steps here). Δ² = 1000·‖c‖²: every one of the
+    1000 participations 0, 10⁴, … has all 10⁴ bands inside n = 10⁷ (checked against binom(2t, t)/4ᵗ)."""
+    import json
+    import math
+    import subprocess
+    import sys
+
+    bands, k = 10_000, 1000
+    cli = "import sys; from optcomp.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run([sys.executable, "-c", cli, "matrix", "sensitivity", "--strategy",
+                           f"bsr:n=10000000,bands={bands}", "--pattern", "min_sep:b=10000", "--json"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    d = 4 ** (bands - 1)
+    norm = Fraction(sum((math.comb(2 * t, t) * 4 ** (bands - 1 - t)) ** 2 for t in range(bands)), d * d)
+    assert out["exact"] and out["method"] == "banded-vecsens"
+    assert out["squared_rational"][0] == out["squared_rational"][1]
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # 12,000-digit integers: our own exact values, not untrusted text
+    try:
+        assert Fraction(out["squared_rational"][0]) == k * norm
+    finally:
+        sys.set_int_max_str_digits(limit)
+    assert out["witness"] == list(range(0, k * 10_000, 10_000))
+
+
+def test_exact_routes_need_only_the_bands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bsr n = 10⁷ with 64 bands under every exact route never builds an n-long vector (the column norms of
+    every step, or a row sum per step): each route reads O(bands) integers."""
+    from optcomp.matrix._strategy import Toeplitz
+
+    def refuse(self: Toeplitz) -> None:
+        raise AssertionError("an n-long vector was built")
+
+    monkeypatch.setattr(Toeplitz, "scaled_column_norms_squared", refuse)
+    monkeypatch.setattr(Toeplitz, "column_norms_squared", refuse)
+    s = matrix.bsr(10**7, 64)
+    small = matrix.bsr(2000, 64)
+    for pattern in (matrix.single(), matrix.min_sep(64, 32), matrix.min_sep(10), matrix.fixed_epoch(10**4)):
+        big = matrix.sensitivity(s, pattern)
+        assert big.exact and big.squared_lower > 0
+    monkeypatch.undo()
+    assert matrix.sensitivity(small, matrix.min_sep(64, 32)).squared_lower == Fraction(
+        matrix.sensitivity(small, matrix.min_sep(64, 32)).squared_upper)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--strategy", "bsr:n=10000000,bands=20000", "--pattern", "single"], "bands must be at most 11585"),
+        (["--strategy", "toeplitz:n=100000,coefs=1/-0.5/0.25", "--pattern", "min_sep:b=1"], "n: the sensitivity"),
+        (["--strategy", "toeplitz:n=100000,coefs=1/-0.5/0.25", "--pattern", "fixed_epoch:k=50000"], "float Gram matrix"),
+        (["--strategy", "blt:n=10000000,buf_decay=0.9,output_scale=0.5", "--pattern", "min_sep:b=100"],
+         "at most 244032 steps"),
+        (["--strategy", "tree:n=10000000", "--pattern", "fixed_epoch:k=10"], "fixed-epoch sensitivity of a tree"),
+    ],
+)
+def test_costly_sensitivities_are_refused_up_front(args: list[str], needle: str, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """One stderr line naming the size and what to do, exit 2, before the work starts (the work itself is
+    replaced by a failure here)."""
+    from optcomp.cli import main
+    from optcomp.matrix import _dense, _sensitivity
+    from optcomp.matrix import _strategy as strategies
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("the work started before the refusal")
+
+    monkeypatch.setattr(_dense, "gram_bracket", refuse)
+    monkeypatch.setattr(strategies.Blt, "enclosure", refuse)
+    monkeypatch.setattr(_sensitivity, "tree_pattern_value", refuse)
+    monkeypatch.setattr(strategies, "bsr_coefficients", refuse)
+    rc = main(["matrix", "sensitivity", *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("optcomp: error: ") and err.count("\n") == 1, err
+    assert needle in err, err
+
+
+def test_exact_arithmetic_too_large_is_refused_by_bands() -> None:
+    coefs = [Fraction(1, 2**t) for t in range(17_000)]  # 17,000 integers of 17,000 bits: 2.9e8 bits > 2**28
+    with pytest.raises(ValueError, match="^bands: the exact sensitivity"):
+        matrix.sensitivity(matrix.toeplitz(coefs), matrix.single())
+
+
+def test_long_dense_work_reports_progress() -> None:
+    """The dense route's passes call ``progress(done, total)`` up to (k, k): the CLI draws it as a bar."""
+    calls: list[tuple[int, int]] = []
+    s = matrix.toeplitz([1.0, -0.5, 0.25], 12)
+    bound = matrix.sensitivity(s, matrix.min_sep(1, 5), progress=lambda done, total: calls.append((done, total)))
+    assert bound.method.endswith("alg4-bound")
+    assert calls and calls[-1] == (5, 5) and [d for d, _ in calls] == sorted(d for d, _ in calls)

@@ -94,7 +94,7 @@ def test_the_ledger_keeps_its_tables_and_still_verifies(tmp_path: Path) -> None:
                                                                   "steps": 10, "delta": 1e-5}}), path)
     db = sqlite3.connect(path)
     assert {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {
-        "meta", "events", "releases", "state"}
+        "meta", "events", "releases", "state", "refusals"}
     db.close()
     with Ledger.open(str(path)) as led:
         assert led.verify().ok

@@ -66,7 +66,7 @@ def _run_curve(sigma: float | None, q: float | None, steps: int | None, sampling
     label = f"DP-SGD sigma={sigma:g}, q={q:g}, steps={steps}, {sampling}" + (
         f", {examples_per_user} examples per user" if examples_per_user > 1 else "")
     if group > 1:  # a group of g units of k examples is one unit of g·k examples (exact group pair)
-        check_user_level_cost(examples_per_user * group)
+        check_user_level_cost(examples_per_user, group)
         label += f", group of {group} ({EXACT_GROUP}: {examples_per_user * group} examples per unit)"
     curve = dpsgd.tradeoff(sigma, q, steps, sampling=cast("dpsgd.Sampling", sampling),  # a click.Choice of the table's
                            examples_per_user=examples_per_user * group, accuracy=accuracy)

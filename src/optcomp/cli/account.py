@@ -85,19 +85,14 @@ def _parse_value(text: str) -> int | float | str | list[int | float | str]:
 
 def parse_mech(spec: str) -> dict[str, Any]:
     """``"gaussian:sigma=1.1,count=10"`` → ``{"kind": "gaussian", "sigma": 1.1, "count": 10}``."""
-    kind, sep, rest = spec.partition(":")
-    if not kind.strip():
+    from optcomp._keyvalues import parse_key_values
+
+    kind, fields = parse_key_values(spec, "--mech")  # refuses a key given twice (the spec is ambiguous)
+    if not kind:
         raise ValueError(f"--mech must look like KIND:KEY=VALUE,..., got {spec!r}")
-    entry: dict[str, Any] = {"kind": kind.strip()}
-    if sep and rest.strip():
-        for part in rest.split(","):
-            key, eq, value = part.partition("=")
-            if not eq or not key.strip():
-                raise ValueError(f"--mech parameters must be KEY=VALUE, got {part!r} in {spec!r}")
-            if key.strip() in entry:  # never the last one silently: the spec is ambiguous
-                raise ValueError(f"--mech parameter {key.strip()!r} is given twice in {spec!r}; give it once")
-            entry[key.strip()] = _parse_value(value.strip())
-    return entry
+    if "kind" in fields:
+        raise ValueError(f"--mech parameter 'kind' is given twice in {spec!r}; give it once")
+    return {"kind": kind, **{key: _parse_value(value) for key, value in fields.items()}}
 
 
 def load_config(path: Path) -> dict[str, Any]:
@@ -164,14 +159,13 @@ def parse_accuracy(text: str | None, table: dict[str, Any] | None = None) -> Any
     fields = sorted(f.name for f in dataclasses.fields(DEFAULT_ACCURACY))
     changes: dict[str, Any] = {}
     if text is not None:
-        for part in text.split(","):
-            key, eq, value = part.partition("=")
-            key = key.strip()
-            if not eq or key not in fields:
-                raise ValueError(f"--accuracy must be KEY=VALUE with KEY among {fields}, got {part!r}")
-            if key in changes:
-                raise ValueError(f"--accuracy parameter {key!r} is given twice in {text!r}; give it once")
-            changes[key] = _parse_value(value.strip())
+        from optcomp._keyvalues import parse_key_values
+
+        _, given = parse_key_values(text, "--accuracy", kind=False)  # refuses a key given twice
+        for key, value in given.items():
+            if key not in fields:
+                raise ValueError(f"--accuracy must be KEY=VALUE with KEY among {fields}, got {key}={value}")
+            changes[key] = _parse_value(value)
     elif table is not None:
         if not isinstance(table, dict) or not set(table) <= set(fields):
             raise ValueError(f"config 'accuracy' must be a table with keys among {fields}, got {table!r}")
@@ -429,18 +423,25 @@ _USER_S_PER_EXAMPLE = 1.0e-3
 _USER_BYTES_PER_EXAMPLE = 300.0
 
 
-def check_user_level_cost(examples_per_user: int) -> None:
-    """Refuse ``--examples-per-user`` whose estimated cost exceeds the limits, before anything is built."""
-    if examples_per_user <= 1:
+def check_user_level_cost(examples_per_user: int, group: int = 1) -> None:
+    """Refuse a user-level run of ``examples_per_user`` × ``group`` examples per unit whose estimated cost
+    exceeds the limits, before anything is built; the advice names the option the user gave (``--group``
+    for a group of users: its exact pair is one unit of g·k examples)."""
+    examples = examples_per_user * group
+    if examples <= 1:
         return
     by_time = int(TIME_LIMIT_S / _USER_S_PER_EXAMPLE)
     by_memory = int(memory_limit_bytes() / _USER_BYTES_PER_EXAMPLE) if math.isfinite(memory_limit_bytes()) else by_time
-    check_feasible(
-        f"user-level DP-SGD with --examples-per-user {examples_per_user}",
-        _USER_S_PER_EXAMPLE * size(examples_per_user),
-        _USER_BYTES_PER_EXAMPLE * size(examples_per_user),
-        f"use --examples-per-user <= {min(by_time, by_memory)}",
-    )
+    fits = min(by_time, by_memory)
+    if group > 1:
+        what = (f"the exact group pair of --group {group} (a unit of {examples} examples: --group × "
+                f"--examples-per-user)")
+        hint = f"use --group <= {max(1, fits // examples_per_user)}"
+        if examples_per_user > 1:
+            hint += f" at --examples-per-user {examples_per_user} (--group × --examples-per-user <= {fits})"
+    else:
+        what, hint = f"user-level DP-SGD with --examples-per-user {examples_per_user}", f"use --examples-per-user <= {fits}"
+    check_feasible(what, _USER_S_PER_EXAMPLE * size(examples), _USER_BYTES_PER_EXAMPLE * size(examples), hint)
 
 
 _DPSGD_EPILOG = """\b

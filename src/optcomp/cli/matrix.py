@@ -14,19 +14,32 @@ Each command parses its options (the spellings of :func:`optcomp.matrix.strategy
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import click
 
 from optcomp import matrix
-from optcomp.cli._common import cli, emit_json, emit_table, load_structured
+from optcomp.cli._common import cli, emit_json, emit_table, load_structured, progress_bar
 
 
 @cli.group("matrix")
 def matrix_group() -> None:
     """Matrix-factorization mechanisms: sensitivity, un-amplified ε, amplified BandMF (docs/matrix.md)."""
+
+
+def _rational(x: Fraction) -> str:
+    """An exact rational as ``"p/q"`` in decimal, however many digits (BSR with 10⁴ bands: ~12,000): the
+    interpreter's limit on int → str conversions guards parsing untrusted text, not our own exact values."""
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return str(x)
+    finally:
+        sys.set_int_max_str_digits(limit)
 
 
 def _sensitivity_payload(s: matrix.SensitivityBound) -> dict[str, Any]:
@@ -36,7 +49,7 @@ def _sensitivity_payload(s: matrix.SensitivityBound) -> dict[str, Any]:
         "exact": s.exact,
         "method": s.method,
         "witness": list(s.witness),
-        "squared_rational": [str(s.squared_lower), str(s.squared_upper)],
+        "squared_rational": [_rational(s.squared_lower), _rational(s.squared_upper)],
     }
 
 
@@ -48,7 +61,9 @@ def _sensitivity_payload(s: matrix.SensitivityBound) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def sensitivity_command(strategy_text: str, pattern_text: str, as_json: bool) -> None:
     """Certified bracket on the sensitivity Δ (and Δ²) of a strategy under a participation pattern."""
-    s = matrix.sensitivity(matrix.strategy_from_text(strategy_text), matrix.pattern_from_text(pattern_text))
+    strategy, pattern = matrix.strategy_from_text(strategy_text), matrix.pattern_from_text(pattern_text)
+    with progress_bar(f"sensitivity of {strategy_text} under {pattern_text}", total=1) as advance:
+        s = matrix.sensitivity(strategy, pattern, progress=advance)
     if as_json:
         emit_json(_sensitivity_payload(s))
         return

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from optcomp._keyvalues import parse_key_values
 from optcomp._numerics import check_int
 from optcomp.matrix._bandmf import BandMF
 from optcomp.matrix._pattern import Pattern, fixed_epoch, from_min_separation, min_sep, single
@@ -90,14 +91,8 @@ def from_jax_privacy_config(config: object, *, per_column: bool = True) -> BandM
 
 
 def _key_values(text: str, what: str) -> tuple[str, dict[str, str]]:
-    kind, _, rest = text.partition(":")
-    fields: dict[str, str] = {}
-    for part in filter(None, rest.split(",")):
-        key, eq, value = part.partition("=")
-        if not eq:
-            raise ValueError(f"{what} {text!r}: expected key=value, got {part!r}")
-        fields[key.strip()] = value.strip()
-    return kind.strip(), fields
+    """``KIND:KEY=VALUE,...`` through the one spec parser (a key given twice is refused)."""
+    return parse_key_values(text, what)
 
 
 def _int(fields: dict[str, str], key: str, what: str) -> int:

@@ -22,6 +22,7 @@ Methods (``docs/matrix.md`` P2):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -31,6 +32,30 @@ from optcomp._rounding import dot_error_bound, next_down, next_up, widen_up
 from optcomp.matrix._exact import pattern_lower_value, vecsens
 
 FloatArray = npt.NDArray[np.float64]
+
+#: Most bytes of the Gram bracket's float64 working arrays (C, and about eight n × n arrays live at once).
+MAX_DENSE_BYTES = 2**31
+#: Most elementary float operations: the two Gram products (n_out·n² each) and the VecSens passes
+#: (k of them over the n × n bound, a few operations per entry): about 2⁻²⁸ s each on one core, so ~4 min.
+MAX_DENSE_WORK = 2**36
+
+
+def check_cost(n_out: int, n: int, k: int, what: str) -> None:
+    """Refuse (``ValueError`` naming n) the Gram bracket of an n_out × n strategy with k participations
+    when its arrays or its work exceed :data:`MAX_DENSE_BYTES` or :data:`MAX_DENSE_WORK`, before any array
+    is built."""
+    memory = 8 * (n_out * n + 8 * n * n)
+    work = n * n * (2 * n_out + 4 * k)
+    if memory > MAX_DENSE_BYTES or work > MAX_DENSE_WORK:
+        # the largest square strategy with the same participations per step that fits both limits
+        fits = int(min(math.sqrt(MAX_DENSE_BYTES / 72), (MAX_DENSE_WORK / (2 + 4 * k / n)) ** (1 / 3)))
+        raise ValueError(
+            f"n: the sensitivity of {what} under this pattern goes through its float Gram matrix: about "
+            f"{memory / 2**30:.3g} GiB of arrays and {work:.3g} operations for n={n} steps and {k} participations "
+            f"(limits {MAX_DENSE_BYTES / 2**30:g} GiB, {MAX_DENSE_WORK:.3g}); use at most about {fits} steps "
+            "(as many participations per step), fewer participations, or an exact route (Toeplitz: bands <= min_sep, or non-negative "
+            "non-increasing coefficients)"
+        )
 
 
 def gram_bracket(c: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -45,13 +70,17 @@ def gram_bracket(c: FloatArray) -> tuple[FloatArray, FloatArray]:
     return next_down(x - err), next_up(x + err)
 
 
-def _vecsens_up(values: FloatArray, min_sep: int, k: int) -> FloatArray:
+def _vecsens_up(
+    values: FloatArray, min_sep: int, k: int, progress: Callable[[int, int], None] | None = None
+) -> FloatArray:
     """Row-wise VecSens of a (rows × n) non-negative float array, every addition rounded up."""
     rows, n = values.shape
     f = np.zeros((rows, n + min_sep))
-    for _ in range(k):
+    for done in range(1, k + 1):
         f[:, :n] = next_up(values + f[:, min_sep : min_sep + n])
         f = np.maximum.accumulate(f[:, ::-1], axis=1)[:, ::-1]
+        if progress is not None:
+            progress(done, k)
     out: FloatArray = f[:, 0]
     return out
 
@@ -93,7 +122,9 @@ def single(c: FloatArray) -> tuple[Fraction, Fraction, str, tuple[int, ...]]:
     return lower, max(lower, Fraction(float(diag.max()))), "single-participation", (i,)
 
 
-def min_sep(c: FloatArray, sep: int, k: int) -> tuple[Fraction, Fraction, str, tuple[int, ...]]:
+def min_sep(
+    c: FloatArray, sep: int, k: int, progress: Callable[[int, int], None] | None = None
+) -> tuple[Fraction, Fraction, str, tuple[int, ...]]:
     """Δ² bracket under b-min-sep participation with ≤ k participations (module docstring)."""
     n = c.shape[1]
     x_lo, x_hi = gram_bracket(c)
@@ -105,7 +136,7 @@ def min_sep(c: FloatArray, sep: int, k: int) -> tuple[Fraction, Fraction, str, t
         return lower, max(lower, diag_value), "banded-vecsens", witness
     nonnegative = bool(np.all(x_lo >= 0.0))
     bound = np.maximum(np.abs(x_lo), np.abs(x_hi))
-    row_max = _vecsens_up(bound, sep, k)
+    row_max = _vecsens_up(bound, sep, k, progress)
     upper_float = float(_vecsens_up(row_max[None, :], sep, k)[0])
     _, row_witness = vecsens([Fraction(float(v)) for v in row_max], sep, k)
     lower, witness = _lower(c, [diag_witness, row_witness, progression])

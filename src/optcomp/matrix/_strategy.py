@@ -33,6 +33,12 @@ from optcomp._numerics import check_int
 
 #: Largest number of steps a strategy may have (exact integer arithmetic beyond is pointless here).
 MAX_STEPS = 10**7
+#: Most bits of exact integer work an exact sensitivity may take: bands × the bits of the coefficients over
+#: their common denominator (``optcomp.matrix._sensitivity.check_exact_cost``); BSR with b bands takes ≈ 2b².
+MAX_EXACT_BITS = 2**28
+#: Most bands of a BSR strategy: its coefficients binom(2t, t)/4ᵗ have denominators of 2t bits, so
+#: 2·bands² ≤ MAX_EXACT_BITS (11,585 bands; its exact sensitivities take a few seconds).
+MAX_BSR_BANDS = math.isqrt(MAX_EXACT_BITS // 2)
 
 
 def _as_fraction(name: str, value: object) -> Fraction:
@@ -101,7 +107,7 @@ class Toeplitz:
     def _scaled(self) -> tuple[int, tuple[int, ...]]:
         """(D, (D·c_t)_t): the coefficients over one common denominator D, as integers."""
         d = math.lcm(*(c.denominator for c in self.coefs))
-        return d, tuple(int(c * d) for c in self.coefs)
+        return d, tuple(c.numerator * (d // c.denominator) for c in self.coefs)
 
     @cached_property
     def _norm_prefix(self) -> tuple[int, ...]:
@@ -123,6 +129,10 @@ class Toeplitz:
         d, _ = self._scaled
         prefix, b = self._norm_prefix, self.bands
         return d * d, [prefix[min(b, self.n - i)] for i in range(self.n)]
+
+    def scaled_column_norm_squared(self, i: int) -> int:
+        """D²‖c_i‖² for one column i (exact integer; D as in :meth:`scaled_column_norms_squared`)."""
+        return self._norm_prefix[min(self.bands, self.n - i)]
 
     def column(self, i: int) -> dict[int, Fraction]:
         """Column i as {row: entry} (non-zero entries only)."""
@@ -169,6 +179,11 @@ def bsr(n: int, bands: int) -> Toeplitz:
     """Kalinin–Lampert's banded square root (BSR) with ``bands`` ≤ n bands, exact (arXiv 2405.13763)."""
     steps = check_int("n", n, minimum=1, maximum=MAX_STEPS)
     b = check_int("bands", bands, minimum=1, maximum=steps)
+    if b > MAX_BSR_BANDS:  # before the coefficients: their exact denominators grow like 4^bands
+        raise ValueError(
+            f"bands must be at most {MAX_BSR_BANDS} for a BSR strategy (its exact coefficients binom(2t, t)/4^t "
+            f"have denominators of 2t bits; every sensitivity works on them exactly), got {b}"
+        )
     return Toeplitz(bsr_coefficients(b), steps, "bsr")
 
 
