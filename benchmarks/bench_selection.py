@@ -75,7 +75,7 @@ LAWS: list[tuple[str, Callable[[], Any], tuple[float, float] | None]] = [
 
 
 def ours(base: int, law: int, delta: float) -> dict[str, Any]:
-    return select(BASES[base][1](), LAWS[law][1]()).epsilon(delta).to_dict()  # type: ignore[no-any-return]
+    return select(BASES[base][1](), LAWS[law][1]()).epsilon(delta).to_dict()
 
 
 def theirs(base: int, mean: float, shape: float, delta: float) -> float:
