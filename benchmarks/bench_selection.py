@@ -12,8 +12,10 @@ Each row is ε at δ of releasing the best of K runs of a base (K independent of
   bases: one row each for a Laplace base, beside optcomp's ``threshold``. autodp 0.2.3.1 (PyPI) has no
   private selection (its ``transformer_zoo`` lists it as a TODO): not run.
 
-Every cell runs in a fresh interpreter (imports, then the call; single-threaded BLAS), timed by CPU time
-(``time.process_time``) of the call; the table keeps the minimum over ``--repeats``. Usage::
+Every time is cold (``benchmarks/_cold.py``): each cell runs in a fresh interpreter (single-threaded BLAS) that
+imported optcomp, dp_accounting and OpenDP and computed nothing else, every optcomp cache empty; a cell taking
+under a second is repeated (each run a fresh interpreter, up to ``--repeats``) and the table keeps the minimum
+CPU time (``time.process_time``) of the call. Usage::
 
     python benchmarks/bench_selection.py [--repeats 2] [--output benchmarks/RESULTS_selection.md]
 """
@@ -21,96 +23,96 @@ Every cell runs in a fresh interpreter (imports, then the call; single-threaded 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ENV = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")}
-DELTA = 1e-6
-
-#: (label, base as optcomp.compose items in Python source, its DpEvent as Python source)
-BASES = [
-    ("Gaussian σ=4", "[(Gaussian(sigma=4.0), 1)]", "E.GaussianDpEvent(4.0)"),
-    ("Laplace b=2 (ε₀=0.5)", "[(Laplace(scale=2.0), 1)]", "E.LaplaceDpEvent(2.0)"),
-    ("DP-SGD σ=1.1 q=256/60000 T=3516",
-     "[(PoissonSubsampled(Gaussian(sigma=1.1), sampling_rate=256/60000), 3516)]",
-     "E.SelfComposedDpEvent(E.PoissonSampledDpEvent(256/60000, E.GaussianDpEvent(1.1)), 3516)"),
-    ("DP-SGD σ=1 q=0.01 T=1000",
-     "[(PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.01), 1000)]",
-     "E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(1.0)), 1000)"),
-]
-#: (label, optcomp law in Python source, dp_accounting (mean, shape) or None)
-LAWS = [
-    ("geometric, E[K]=10", "Geometric(mean=10.0)", (10.0, 1.0)),
-    ("logarithmic, E[K]=10", "Logarithmic(mean=10.0)", (10.0, 0.0)),
-    ("TNB η=0.5, E[K]=10", "TruncatedNegativeBinomial.from_mean(0.5, 10.0)", (10.0, 0.5)),
-    ("Poisson, μ=10", "Poisson(10.0)", (10.0, float("inf"))),
-    ("fixed K=10", "Binomial(10)", None),
-]
-
-_OURS = """
-import json, time
-from optcomp.mechanisms import Gaussian, Laplace, PoissonSubsampled
-from optcomp.selection import Binomial, Geometric, Logarithmic, Poisson, TruncatedNegativeBinomial, select
-t = time.process_time()
-answer = select({base}, {law}).epsilon({delta!r})
-cpu = time.process_time() - t
-print(json.dumps({{"cpu": cpu, "answer": answer.to_dict()}}))
-"""
-_THEIRS = """
-import json, time
+import opendp.prelude as dp
 from dp_accounting import dp_event as E
 from dp_accounting.rdp import rdp_privacy_accountant as R
-t = time.process_time()
-acc = R.RdpAccountant()
-acc.compose(E.RepeatAndSelectDpEvent({event}, {mean!r}, float({shape!r})))
-eps = float(acc.get_epsilon({delta!r}))
-cpu = time.process_time() - t
-print(json.dumps({{"cpu": cpu, "epsilon": eps}}))
-"""
-_OPENDP = """
-import json, time
-import opendp.prelude as dp
-dp.enable_features("contrib", "honest-but-curious")
-t = time.process_time()
-space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
-m = dp.m.make_user_measurement(*space, dp.max_divergence(), lambda x: (x, x), lambda d: d / {scale!r},
-                               TO="(f64, ExtrinsicObject)")
-eps = float(dp.c.make_select_private_candidate(m, stop_probability={gamma!r}, threshold=0.0).map(1.0))
-cpu = time.process_time() - t
-print(json.dumps({{"cpu": cpu, "epsilon": eps}}))
-"""
-_OURS_THRESHOLD = """
-import json, time
-from optcomp.mechanisms import Laplace
-from optcomp.selection import threshold
-t = time.process_time()
-answer = threshold(Laplace(scale={scale!r}), {gamma!r}).epsilon({delta!r})
-cpu = time.process_time() - t
-print(json.dumps({{"cpu": cpu, "answer": answer.to_dict()}}))
-"""
+
+from optcomp.mechanisms import Gaussian, Laplace, PoissonSubsampled
+from optcomp.selection import (
+    Binomial,
+    Geometric,
+    Logarithmic,
+    Poisson,
+    TruncatedNegativeBinomial,
+    select,
+    threshold,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _cold  # the cold-timing policy and tools (benchmarks/_cold.py)
+
+HERE = Path(__file__).resolve().parent
+PEERS = ("dp_accounting.rdp", "opendp.prelude", "optcomp.selection")
+DELTA = 1e-6
+
+#: (label, the base as optcomp.compose items, its DpEvent)
+BASES: list[tuple[str, Callable[[], list[Any]], Callable[[], Any]]] = [
+    ("Gaussian σ=4", lambda: [(Gaussian(sigma=4.0), 1)], lambda: E.GaussianDpEvent(4.0)),
+    ("Laplace b=2 (ε₀=0.5)", lambda: [(Laplace(scale=2.0), 1)], lambda: E.LaplaceDpEvent(2.0)),
+    ("DP-SGD σ=1.1 q=256/60000 T=3516",
+     lambda: [(PoissonSubsampled(Gaussian(sigma=1.1), sampling_rate=256 / 60000), 3516)],
+     lambda: E.SelfComposedDpEvent(E.PoissonSampledDpEvent(256 / 60000, E.GaussianDpEvent(1.1)), 3516)),
+    ("DP-SGD σ=1 q=0.01 T=1000",
+     lambda: [(PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.01), 1000)],
+     lambda: E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.01, E.GaussianDpEvent(1.0)), 1000)),
+]
+#: (label, optcomp law, dp_accounting (mean, shape) or None)
+LAWS: list[tuple[str, Callable[[], Any], tuple[float, float] | None]] = [
+    ("geometric, E[K]=10", lambda: Geometric(mean=10.0), (10.0, 1.0)),
+    ("logarithmic, E[K]=10", lambda: Logarithmic(mean=10.0), (10.0, 0.0)),
+    ("TNB η=0.5, E[K]=10", lambda: TruncatedNegativeBinomial.from_mean(0.5, 10.0), (10.0, 0.5)),
+    ("Poisson, μ=10", lambda: Poisson(10.0), (10.0, float("inf"))),
+    ("fixed K=10", lambda: Binomial(10), None),
+]
 
 
-def child(source: str) -> dict[str, Any] | None:
-    env = {**os.environ, **ENV, "PYTHONPATH": str(HERE.parent / "src")}
-    try:
-        out = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, env=env, timeout=600,
-                             check=True)
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        print(f"  failed: {getattr(exc, 'stderr', '')[-300:]}", file=sys.stderr)
+def ours(base: int, law: int, delta: float) -> dict[str, Any]:
+    return select(BASES[base][1](), LAWS[law][1]()).epsilon(delta).to_dict()
+
+
+def theirs(base: int, mean: float, shape: float, delta: float) -> float:
+    acc = R.RdpAccountant()
+    acc.compose(E.RepeatAndSelectDpEvent(BASES[base][2](), mean, shape))
+    return float(acc.get_epsilon(delta))
+
+
+def ours_threshold(scale: float, gamma: float, delta: float) -> float:
+    return float(threshold(Laplace(scale=scale), gamma).epsilon(delta).to_dict()["upper"])
+
+
+def _opendp_features(scale: float, gamma: float) -> tuple[float, float]:
+    dp.enable_features("contrib", "honest-but-curious")  # switches, not accounting: untimed
+    return scale, gamma
+
+
+def opendp_threshold(args: tuple[float, float]) -> float:
+    scale, gamma = args
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    m = dp.m.make_user_measurement(*space, dp.max_divergence(), lambda x: (x, x), lambda d: d / scale,
+                                   TO="(f64, ExtrinsicObject)")
+    return float(dp.c.make_select_private_candidate(m, stop_probability=gamma, threshold=0.0).map(1.0))
+
+
+#: The timed cells, each run cold in its own interpreter (``_cold.cold``).
+CELLS: dict[str, _cold.Cell] = {"ours": ours, "theirs": theirs, "threshold": ours_threshold,
+                                "opendp": (_opendp_features, opendp_threshold)}
+
+
+def best(name: str, repeats: int, *args: Any) -> dict[str, Any] | None:
+    out = _cold.cold(__file__, name, *args, timeout=600.0, env={**os.environ, **_cold.SINGLE_THREAD_ENV},
+                     repeats=repeats)
+    if "error" in out:
+        print(f"  {name} {args} failed: {out['error']}", file=sys.stderr)
         return None
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
-def best(source: str, repeats: int) -> dict[str, Any] | None:
-    runs = [r for r in (child(source) for _ in range(repeats)) if r is not None]
-    return min(runs, key=lambda r: r["cpu"]) if runs else None
+    return out
 
 
 def _cpu(run: dict[str, Any] | None, digits: int) -> str:
@@ -123,22 +125,21 @@ def fmt(x: float | None, digits: int = 4) -> str:
 
 def selection_rows(repeats: int) -> list[str]:
     lines = []
-    for base_label, base, event in BASES:
-        for law_label, law, pair in LAWS:
-            ours = best(_OURS.format(base=base, law=law, delta=DELTA), repeats)
-            theirs = None if pair is None else best(
-                _THEIRS.format(event=event, mean=pair[0], shape=str(pair[1]), delta=DELTA), repeats)
-            if ours is None:
+    for i, (base_label, _, _) in enumerate(BASES):
+        for j, (law_label, _, pair) in enumerate(LAWS):
+            mine = best("ours", repeats, i, j, DELTA)
+            peer_run = None if pair is None else best("theirs", repeats, i, pair[0], pair[1], DELTA)
+            if mine is None:
                 continue
-            a = ours["answer"]
+            a = mine["value"]
             routes = {r["route"]: r["upper"] for r in a["routes"]}
-            peer = None if theirs is None else theirs["epsilon"]
+            peer = None if peer_run is None else peer_run["value"]
             ratio = "-" if peer is None else f"{a['upper'] / peer:.3f}"
             lines.append(
                 f"| {base_label} | {law_label} | [{fmt(a['lower'])}, {fmt(a['upper'])}] | {a['route']} | "
                 f"{fmt(routes.get('pure'))} | {fmt(routes.get('rdp-thm2') or routes.get('rdp-thm6'))} | "
                 f"{fmt(routes.get('profile'))} | {fmt(routes.get('composition'))} | {fmt(peer)} | {ratio} | "
-                f"{ours['cpu']:.2f} | {_cpu(theirs, 2)} |"
+                f"{mine['cpu']:.2f} | {_cpu(peer_run, 2)} |"
             )
             print(lines[-1], flush=True)
     return lines
@@ -147,13 +148,13 @@ def selection_rows(repeats: int) -> list[str]:
 def threshold_rows(repeats: int) -> list[str]:
     lines = []
     for scale, gamma in ((2.0, 0.1), (2.0, 0.9), (0.5, 0.05)):
-        ours = best(_OURS_THRESHOLD.format(scale=scale, gamma=gamma, delta=DELTA), repeats)
-        theirs = best(_OPENDP.format(scale=scale, gamma=gamma), repeats)
-        if ours is None:
+        mine = best("threshold", repeats, scale, gamma, DELTA)
+        peer = best("opendp", repeats, scale, gamma)
+        if mine is None:
             continue
-        lines.append(f"| Laplace b={scale:g} (ε₀={1 / scale:g}) | {gamma:g} | {fmt(ours['answer']['upper'])} | "
-                     f"{fmt(None if theirs is None else theirs['epsilon'])} | {ours['cpu']:.3f} | "
-                     f"{_cpu(theirs, 3)} |")
+        lines.append(f"| Laplace b={scale:g} (ε₀={1 / scale:g}) | {gamma:g} | {fmt(mine['value'])} | "
+                     f"{fmt(None if peer is None else peer['value'])} | {mine['cpu']:.3f} | "
+                     f"{_cpu(peer, 3)} |")
         print(lines[-1], flush=True)
     return lines
 
@@ -167,9 +168,13 @@ def main(argv: list[str] | None = None) -> None:
     lines = [
         "# Private selection: optcomp.selection vs dp_accounting's RepeatAndSelectDpEvent",
         "",
-        (f"Date {time.strftime('%Y-%m-%d')}. Machine: {platform.processor() or platform.machine()}, Python "
-        f"{platform.python_version()}, load average {load:.1f} at the start (times are CPU seconds of the call in a "
-        f"cold interpreter, minimum of {args.repeats}; shared machines make wall time noisy). δ = {DELTA:g}."),
+        (f"Date {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC. Machine: "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores shared with other jobs, Python "
+        f"{platform.python_version()}, 1-min load average {load:.1f} at the start. Every time is cold "
+        "(`benchmarks/_cold.py`): CPU seconds of the call in a fresh single-threaded interpreter that imported "
+        "optcomp, dp_accounting and OpenDP and computed nothing else (every optcomp cache empty); a cell taking "
+        f"under 1 s is repeated, each run a fresh interpreter, up to {args.repeats} runs, and the minimum kept "
+        f"(shared machines make wall time noisy). δ = {DELTA:g}."),
         "",
         ("ε of releasing the best of K runs. optcomp: the certified bracket [lower, upper] (lower 0 where no lower end is "
         "known: a composed base), the route whose upper end it is, and each route's certified upper end "
@@ -192,9 +197,11 @@ def main(argv: list[str] | None = None) -> None:
         "| base | stop probability γ | optcomp ε | OpenDP ε | optcomp s | OpenDP s |",
         "|---|---|---|---|---|---|",
         *threshold_rows(args.repeats),
+        "",
+        f"1-min load average at the end: {os.getloadavg()[0]:.1f}.",
     ]
     args.output.write_text("\n".join(lines) + "\n")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and not _cold.cold_cells(CELLS, sys.argv[1:], peers=PEERS):
     main()
