@@ -19,7 +19,16 @@ import shutil
 import sys
 from fractions import Fraction
 
-from optcomp.ledger import ApproxDP, BudgetExceeded, BatchRelease, GaussianRelease, Ledger, PureDP, ZCDPRelease, from_mechanism
+from optcomp.ledger import (
+    ApproxDP,
+    BatchRelease,
+    BudgetExceeded,
+    GaussianRelease,
+    Ledger,
+    PureDP,
+    ZCDPRelease,
+    from_mechanism,
+)
 from optcomp.mechanisms import Gaussian, Laplace
 
 
@@ -98,10 +107,10 @@ def main(out: str) -> None:
     with open(os.path.join(out, "ledgers.json"), "w", encoding="utf-8") as f:
         json.dump({"made_by": "optcomp main bdcfc60", "ledgers": made}, f, indent=1, ensure_ascii=False, sort_keys=True)
         f.write("\n")
-    with open(os.path.join(tmp, "zcdp.ledger"), "rb") as src, open(os.path.join(out, "ledger_zcdp.sqlite.gz"),
-                                                                   "wb") as raw:
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as dst:
-            shutil.copyfileobj(src, dst)
+    with (open(os.path.join(tmp, "zcdp.ledger"), "rb") as src,
+          open(os.path.join(out, "ledger_zcdp.sqlite.gz"), "wb") as raw,
+          gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as dst):
+        shutil.copyfileobj(src, dst)
     shutil.rmtree(tmp)
 
 
