@@ -1,5 +1,9 @@
 """How ``ledgers.json`` was made: run once at main bdcfc60 (before the release kinds laplace, renyi and
-discrete_gaussian and the zCDP δ share), ``python -m tests._references.old_ledgers.make DIR``.
+discrete_gaussian and the zCDP δ share), as a script with that version first on the path, at mpmath's
+default precision: ``PYTHONPATH=<bdcfc60>/src python tests/_references/old_ledgers/make.py DIR`` (not
+``python -m tests._references…``: ``tests/_references/__init__.py`` sets ``mpmath.mp.dps = 50``, which at
+bdcfc60 changed the ledger's rounding margin; ``ledgers_mp50.json`` is the same script run that way, kept
+for the test of that drift).
 
 Each ledger is written by that version's own ``Ledger`` into a SQLite file, then exported
 (``Ledger.export()``: the configuration, the genesis hash and every event with its stored body, time and
