@@ -514,3 +514,17 @@ def test_cli_bad_specs_exit_2_with_one_line(tmp_path: Path, capsys: pytest.Captu
     led = Ledger.open(p, read_only=True)
     assert led.verify().events == 0
     led.close()
+
+
+def test_from_mechanism_maps_the_new_kinds() -> None:
+    """The library's specifications map to the new kinds exactly (a Rényi item's infinite orders dropped:
+    nothing is stated there); a discrete Gaussian given by its shift is refused by name."""
+    assert from_mechanism(ZeroConcentrated(0.5)) == ZCDPRelease(0.5)
+    assert from_mechanism(Laplace(2.0, sensitivity=3.0)) == LaplaceRelease(2.0, 3.0)
+    assert from_mechanism(Renyi((2.0, 8.0, 64.0), (0.1, 0.4, math.inf))) == RenyiRelease((2.0, 8.0), (0.1, 0.4))
+    got = from_mechanism(DiscreteGaussian(3.0, sensitivity=2.0, dimension=3, norm="linf"))
+    assert got == DiscreteGaussianRelease(3.0, 2.0, 3, "linf") and got.rho == Fraction(12, 18)
+    with pytest.raises(ValueError, match="shift"):
+        from_mechanism(DiscreteGaussian(3.0, shift=(1, 2)))
+    for r in (got, RenyiRelease((2, 8), ("0.1", "0.4"), "1e-8"), ZCDPRelease("0.2", "1e-9"), LaplaceRelease("0.5")):
+        assert from_json(json.loads(json.dumps(r.to_json()))) == r
