@@ -14,7 +14,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -52,14 +51,18 @@ from optcomp.mechanisms import (
     ZeroConcentrated,
 )
 from optcomp.mechanisms.discrete_gaussian import largest_squared_norm
+from tests._references.ledger_kinds import (
+    as_mpf,
+    cks_epsilon,
+    laplace_kl,
+    laplace_renyi,
+    laplace_renyi_orders,
+    orders_grid,
+)
 
 OLD = Path(__file__).resolve().parent / "_references" / "old_ledgers"
 FROZEN: dict[str, Any] = json.loads((OLD / "ledgers.json").read_text(encoding="utf-8"))["ledgers"]
 DELTA = Fraction(1, 10**6)
-
-
-def _mp(x: Fraction) -> mpmath.mpf:
-    return mpmath.mpf(x.numerator) / x.denominator
 
 
 # --- old ledgers still verify ---------------------------------------------------------------------------
@@ -191,24 +194,15 @@ def test_old_sqlite_file_verifies_and_takes_the_new_kinds(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("epsilon", ["1e-8", "0.001", "0.1", "1", "3", "10", "1000"])
 def test_laplace_zcdp_is_the_supremum_of_its_renyi_curve(epsilon: str) -> None:
-    """ρ = ε + e^{−ε} − 1 (rounded up) is sup_α D_α/α of the Laplace pair (mpmath at 50 digits, orders from
+    """ρ = ε + e^{−ε} − 1 (rounded up) is sup_α D_α/α of the Laplace pair (mpmath at 150 digits, orders from
     1 + 10⁻¹² to 10⁴), reached as α → 1; at most ε²/2 (any ε-DP mechanism); and ≥ the library's curve /α."""
     e = Fraction(epsilon)
     rho = laplace_zcdp(e)
-    with mpmath.workdps(150):
-        em = _mp(e)
-
-        def d(a: mpmath.mpf) -> mpmath.mpf:  # Mironov 2017 Prop 6, at 50 digits
-            return mpmath.log(a / (2 * a - 1) * mpmath.exp((a - 1) * em)
-                              + (a - 1) / (2 * a - 1) * mpmath.exp(-a * em)) / (a - 1)
-
-        alphas = [1 + mpmath.mpf(10) ** -k for k in range(1, 13)] + [mpmath.mpf(x) / 8 for x in range(9, 400)]
-        alphas += [mpmath.mpf(10) ** k for k in range(2, 5)]
-        ratios = [d(a) / a for a in alphas]
-        assert max(ratios) <= _mp(rho)
-        assert ratios[11] >= _mp(rho) * (1 - mpmath.mpf(10) ** -9)  # α = 1 + 1e-12: the supremum, nearly
-        kl = em + mpmath.expm1(-em)
-        assert _mp(rho) - kl <= kl * mpmath.mpf(10) ** -39 + mpmath.mpf(2) ** -190  # the outward margin only
+    ratios = [laplace_renyi(e, a) / a for a in laplace_renyi_orders()]
+    assert max(ratios) <= as_mpf(rho)
+    assert ratios[11] >= as_mpf(rho) * (1 - 1e-9)  # α = 1 + 1e-12: the supremum, nearly
+    kl = laplace_kl(e)
+    assert as_mpf(rho) - kl <= kl * 1e-39 + 2.0**-190  # the outward margin only
     assert rho <= e * e / 2
     if e >= Fraction(1, 1000):  # the library's float curve is loose below (an upper bound all the same)
         lib = rdp.of_mechanism(Laplace(scale=1.0 / float(e)), rdp.DEFAULT_ORDERS) / np.asarray(rdp.DEFAULT_ORDERS)
@@ -274,11 +268,8 @@ def test_zcdp_share_converts_as_the_library_does(rho: str, delta: str) -> None:
     closed = rdp.closed_form_epsilon(rdp.StatedCurve(rho=float(rho)), float(delta))[0]
     assert math.isclose(float(eps), closed, rel_tol=1e-9)
     assert optcomp.compose(ZeroConcentrated(float(rho))).epsilon(float(delta)).lower <= float(eps)
-    # the 60-digit value at the order searched: no order gives less by more than the search's tolerance
-    with mpmath.workdps(40):
-        best = min(_mp(Fraction(rho)) * a + mpmath.log(1 - 1 / a) - (mpmath.log(_mp(Fraction(delta))) + mpmath.log(a))
-                   / (a - 1) for a in (1 + mpmath.mpf(x) / 100 for x in range(1, 20000)))
-        assert _mp(eps) <= best + mpmath.mpf(10) ** -12
+    # the 60-digit value at the order searched: no order of a fine grid gives less by more than 1e-12
+    assert as_mpf(eps, 40) <= cks_epsilon(Fraction(rho), Fraction(delta), orders_grid()) + 1e-12
 
 
 @pytest.mark.parametrize(("orders", "epsilons"), [

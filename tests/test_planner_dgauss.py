@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import mpmath
 import pytest
 
 from optcomp import compose
@@ -13,6 +12,7 @@ from optcomp.mechanisms import DiscreteGaussian
 from optcomp.planner import MODES, PlanError, certified_epsilon, half_width, plan_all, plan_from_dict
 from optcomp.planner._dgauss import _zcdp_epsilon, dgauss_sigma
 from optcomp.planner._prepare import prepare
+from tests._references.ledger_kinds import discrete_gaussian_half_width
 
 
 def _doc(**overrides: Any) -> dict[str, Any]:
@@ -75,23 +75,10 @@ def test_dgauss_sigma_is_certified_and_nearly_least(sensitivity: int, copies: in
     assert smaller.lower > epsilon * (1 - 2e-3)  # nearly the least σ
 
 
-def _tail_half_width(sigma: float, beta: float) -> int:
-    """The least m ≥ 0 with P(|X| ≥ m + 1) ≤ β, X ~ N_ℤ(0, σ²), summed in mpmath at 40 digits."""
-    with mpmath.workdps(40):
-        s2 = 2 * mpmath.mpf(sigma) ** 2
-        top = int(60 * sigma) + 20
-        w = [mpmath.exp(-mpmath.mpf(x * x) / s2) for x in range(top + 1)]
-        z = w[0] + 2 * mpmath.fsum(w[1:])
-        m = 0
-        while 2 * mpmath.fsum(w[m + 1:]) / z > beta:
-            m += 1
-        return m
-
-
 @pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 3.0, 12.897769919194594, 40.0])
 @pytest.mark.parametrize("beta", [0.05, 1e-3])
 def test_dgauss_half_width_against_mpmath(sigma: float, beta: float) -> None:
-    assert half_width("dgauss", sigma, beta) == _tail_half_width(sigma, beta)
+    assert half_width("dgauss", sigma, beta) == discrete_gaussian_half_width(sigma, beta)
 
 
 @pytest.mark.parametrize(("overrides", "needle"), [
