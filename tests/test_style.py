@@ -420,6 +420,8 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "ledger/_currency.py::_bisect": "60-digit mpmath thresholds (the ledger's exact arithmetic; _inverse is float64)",
     "ledger/_currency.py::_gdp": "60-digit mpmath threshold μ_T (the ledger's exact arithmetic), through _bisect",
     "ledger/_currency.py::_zcdp_order": "golden-section maximisation of ρ(α) (an optimisation: any α is valid)",
+    "ledger/_costs.py::zcdp_epsilon": "golden-section minimisation of the CKS ε over α at 30 digits (an "
+    "optimisation: any α is valid; the value at the order found is recomputed at 60 digits)",
     "optimal/_freq.py::_tail": "the frequency engine's tail window (where a tilted mass falls below its bound)",
     "optimal/_mv.py::_search": "MV Thm 1.7's algorithm as published (method='mv')",
     "optimal/_route.py::epsilon_rest": "grid-step refinement towards an accuracy (not an inverse)",

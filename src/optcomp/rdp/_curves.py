@@ -51,6 +51,7 @@ from optcomp._numerics import (
 from optcomp._rounding import log_binomial, next_up
 from optcomp.mechanisms import (
     BoundedRange,
+    DiscreteGaussian,
     Gaussian,
     Laplace,
     Mechanism,
@@ -239,6 +240,16 @@ def _(mechanism: Gaussian, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray
 @of_mechanism.register
 def _(mechanism: Laplace, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
     return laplace(mechanism.scale, sensitivity=mechanism.sensitivity, orders=orders)
+
+
+@of_mechanism.register
+def _(mechanism: DiscreteGaussian, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
+    """αρ, ρ = ‖v‖²/(2σ²) of the accounted shift v (Canonne–Kamath–Steinke 2020, Prop 5, summed over the
+    coordinates): D_α = αρ + log(θ((1−α)v)/Z)/(α−1) per coordinate with θ(c) = Σ_x e^{−(x−c)²/(2σ²)} ≤ Z, so αρ
+    bounds it at every order and equals it wherever (α−1)v is an integer. Not the generic sum over the
+    law's atoms: its range is cut where the mass falls below e^{−800}, and at large orders the cut tail
+    carries most of E_P[e^{(α−1)L}] (σ = 1, α = 64: 27.03 from the atoms, 32 exactly)."""
+    return _up(check_orders(orders) * mechanism.rho)
 
 
 @of_mechanism.register
