@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._inverse import solve
+from optcomp._inverse import float_boundary, solve
 from optcomp._numerics import (
     EPSILON_XTOL,
     SPECIAL_FUNCTION_LOG_ERROR,
@@ -65,9 +65,9 @@ _DISMISS_MARGIN = 1e-6
 #: Largest k whose table of ln C(k, i) is kept between calls (8 bytes per entry).
 _TABLE_LIMIT = 1 << 20
 #: The uncertified start of ε(δ)'s search: candidates on a coarse grid of ℓ, refined around the best one;
-#: bisection steps in ln ε.
+#: the relative width of its bisection in ε.
 _GUESS_GRID = 256
-_GUESS_STEPS = 64
+_GUESS_XTOL = EPSILON_XTOL / 100.0
 #: Relative offset of the first certified evaluations from the estimated root (the estimate is good to
 #: ~10⁻¹⁰ where the distribution functions are; this many times over it, one side is pinned at once).
 _START_OFFSET = 1e-9
@@ -222,30 +222,30 @@ def _log_bracket(k: int, e0: float, eps: float) -> tuple[float, float]:
     bound of every candidate, a first lower end from the best of them and its neighbours, then level by level
     (``_LEVELS``) new bounds for the candidates whose upper end is still above the best lower end."""
     sigma = math.sqrt(k * 0.25)
-    high = _chernoff(k, e0, eps)
+    ceiling = _chernoff(k, e0, eps)
     cert = np.full(k + 1, np.inf)  # the evaluated (certified) upper ends
-    centre = int(np.argmax(high))
+    centre = int(np.argmax(ceiling))
     first = np.arange(max(0, centre - _NEIGHBOURS), min(k, centre + _NEIGHBOURS) + 1)
-    lo, hi = _candidates(k, e0, eps, first, math.ceil(_LEVELS[-1] * sigma) + _WINDOW_PAD)
-    best = float(np.max(lo))
-    cert[first] = np.minimum(cert[first], hi)
-    high[first] = np.minimum(high[first], hi)
+    below, above = _candidates(k, e0, eps, first, math.ceil(_LEVELS[-1] * sigma) + _WINDOW_PAD)
+    best = float(np.max(below))
+    cert[first] = np.minimum(cert[first], above)
+    ceiling[first] = np.minimum(ceiling[first], above)
     for level, width in enumerate(_LEVELS):
         half: int | None = math.ceil(width * sigma) + _WINDOW_PAD
-        todo = np.flatnonzero(high > best)
+        todo = np.flatnonzero(ceiling > best)
         for attempt in range(2):
             if not todo.size:
                 break
-            lo, hi = _candidates(k, e0, eps, todo, half)
-            best = max(best, float(np.max(lo)))
-            cert[todo] = np.minimum(cert[todo], hi)
-            high[todo] = np.minimum(high[todo], hi)
+            below, above = _candidates(k, e0, eps, todo, half)
+            best = max(best, float(np.max(below)))
+            cert[todo] = np.minimum(cert[todo], above)
+            ceiling[todo] = np.minimum(ceiling[todo], above)
             if level < len(_LEVELS) - 1 or attempt:
                 break
-            todo, half = todo[~np.isfinite(hi)], None  # the last level's windows that missed the largest term
+            todo, half = todo[~np.isfinite(above)], None  # the last level's windows that missed the largest term
     # A candidate still above the best lower end answers with its evaluated upper end (the Chernoff bound only
     # dismisses: it never sets the upper end itself).
-    return best, float(np.max(np.where(high > best, cert, high)))
+    return best, float(np.max(np.where(ceiling > best, cert, ceiling)))
 
 
 def nonadaptive_delta(epsilon0: float, count: int, epsilon: float) -> Bound:
@@ -263,9 +263,9 @@ def nonadaptive_delta(epsilon0: float, count: int, epsilon: float) -> Bound:
     if eps >= k * e0:
         return Bound(0.0, 0.0)
     low, high = _log_bracket(k, e0, eps)
-    with np.errstate(over="ignore"):
-        upper = min(math.exp(high), 1.0)
-    return Bound(min(math.exp(low), upper), upper)
+    # δ below the smallest float (a finite logarithm whose exponential underflows) answers that float above.
+    upper = 1.0 if high >= 0.0 else math.exp(high) or (math.ulp(0.0) if high > -math.inf else 0.0)
+    return Bound(min(math.exp(min(low, 0.0)), upper), upper)
 
 
 def _estimate_delta(k: int, e0: float, eps: float) -> float:
@@ -289,15 +289,11 @@ def _estimate_delta(k: int, e0: float, eps: float) -> float:
 
 
 def _estimate_epsilon(k: int, e0: float, delta: float) -> float:
-    """The ε at which :func:`_estimate_delta` crosses δ (bisection in ε over [0, kε₀]; uncertified: a start)."""
-    lo, hi = 0.0, k * e0
-    for _ in range(_GUESS_STEPS):
-        mid = 0.5 * (lo + hi)
-        if _estimate_delta(k, e0, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    """The ε at which :func:`_estimate_delta` crosses δ (bisection in ε over [0, kε₀] by
+    :func:`~optcomp._inverse.float_boundary`, to relative ``_GUESS_XTOL``; uncertified: a start only)."""
+    found = float_boundary(lambda e: _estimate_delta(k, e0, e) <= delta, name="epsilon", passing_above=True,
+                           fail=0.0, passing=k * e0, xtol=_GUESS_XTOL)
+    return 0.5 * ((found.fail or 0.0) + (found.passing or k * e0))
 
 
 def nonadaptive_epsilon(epsilon0: float, count: int, delta: float) -> Bound:
