@@ -12,8 +12,10 @@
     optcomp ledger backup census.ledger census-2026-11-27.ledger
 
 A release is ``KIND:KEY=VALUE,...`` with ``KIND`` one of ``pure`` (epsilon), ``approx`` (epsilon, delta),
-``gaussian`` (sigma, sensitivity), ``zcdp`` (rho); values are exact decimals (``0.01`` is 1/100); a key
-given twice is refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
+``gaussian`` (sigma, sensitivity), ``zcdp`` (rho), ``br`` (epsilon: one exponential-mechanism / bounded-range
+step, charged its tight zCDP ρ in the zCDP currencies), ``select`` (epsilon of a pure base, law =
+geometric / logarithmic / negative-binomial with eta / poisson with mean: the best of K runs); values are
+exact decimals (``0.01`` is 1/100); a key given twice is refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
 a SQLite file). ``report``, ``verify`` and ``export`` open the ledger read-only (an auditor needs no write
 permission; they also run ``verify``'s checks and exit 2 when any fails). Output is a table in words
 ("Gaussian, σ = 4, Δ = 1"; every number decimal), or ``--json`` (exact values, with the words in added
@@ -51,7 +53,8 @@ from optcomp.ledger import (
 
 #: Releases a report's table lists (the latest; ``export`` has them all).
 _RELEASES_SHOWN = 20
-_KEYS = {"pure": ("epsilon",), "approx": ("epsilon", "delta"), "gaussian": ("sigma", "sensitivity"), "zcdp": ("rho",)}
+_KEYS = {"pure": ("epsilon",), "approx": ("epsilon", "delta"), "gaussian": ("sigma", "sensitivity"), "zcdp": ("rho",),
+         "br": ("epsilon",), "select": ("epsilon", "law", "eta", "mean")}
 _DEFAULTS = {"gaussian": {"sensitivity": "1"}}
 
 
