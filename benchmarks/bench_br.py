@@ -62,6 +62,8 @@ CELLS: list[tuple[str, str, str]] = [
      "import optcomp as oc\nfrom optcomp.mechanisms import PoissonSubsampled, Gaussian\n#T\nb = oc.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.01), 1000), (oc.BoundedRange(0.1), 50)).epsilon(1e-6)\n#E\nout = {'lower': b.lower, 'upper': b.upper}"),
     ("non-adaptive δ(ε=2), 10⁴ × ε₀=0.01", "optcomp non-adaptive",
      "from optcomp.adaptive import nonadaptive_delta\n#T\nb = nonadaptive_delta(0.01, 10_000, 2.0)\n#E\nout = {'lower': b.lower, 'upper': b.upper}"),
+    ("non-adaptive ε(δ=1e-6), 10⁴ × ε₀=0.01", "optcomp non-adaptive",
+     "from optcomp.adaptive import nonadaptive_epsilon\n#T\nb = nonadaptive_epsilon(0.01, 10_000, 1e-6)\n#E\nout = {'lower': b.lower, 'upper': b.upper}"),
     ("non-adaptive, 100 × ε₀=0.1, δ=1e-6", "optcomp non-adaptive",
      "from optcomp.adaptive import nonadaptive_epsilon\n#T\nb = nonadaptive_epsilon(0.1, 100, 1e-6)\n#E\nout = {'lower': b.lower, 'upper': b.upper}"),
     ("pure-ε optimum, 100 × ε₀=0.1, δ=1e-6", "optcomp.optimal",
