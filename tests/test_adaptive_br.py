@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import optcomp as oc
@@ -64,6 +64,7 @@ def test_nonadaptive_delta_near_the_ends_brackets_the_closed_form(e0: float, k: 
 
 @settings(max_examples=25, deadline=None)
 @given(st.floats(1e-3, 3.0), st.integers(1, 40), st.floats(0.0, 1.0))
+@example(1.8722096170797256, 3, 1.0)  # ε = float(kε₀) just below the exact kε₀: δ > 0 there
 def test_nonadaptive_delta_brackets_the_closed_form_anywhere(e0: float, k: int, share: float) -> None:
     eps = share * k * e0
     truth = nonadaptive_closed_form(e0, k, eps)
@@ -84,6 +85,9 @@ def test_nonadaptive_epsilon_inverts_the_delta() -> None:
     assert nonadaptive_delta(0.1, 100, b.upper).upper <= 1e-6 < nonadaptive_delta(0.1, 100, b.lower).lower
     assert b.relative_width < 1e-9
     assert nonadaptive_epsilon(0.1, 100, 0.0).upper == pytest.approx(10.0)
+    top = nonadaptive_epsilon(1.8722096170797256, 3, 0.0).upper  # at least the exact kε₀, not its float below
+    assert Fraction(top) >= 3 * Fraction(1.8722096170797256)
+    assert nonadaptive_delta(1.8722096170797256, 3, top).upper == 0.0
     with pytest.raises(ValueError, match="count"):
         nonadaptive_delta(0.1, 0, 1.0)
 

@@ -26,6 +26,7 @@ against 25 s for the search from a closed-form guess).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -41,7 +42,7 @@ from optcomp._numerics import (
     check_nonnegative,
     check_probability,
 )
-from optcomp._rounding import log_binomial, rounding_error
+from optcomp._rounding import log_binomial, next_up, rounding_error
 from optcomp.mechanisms.bounded_range import BR_EPSILON
 
 #: Candidates evaluated exactly around the Chernoff bound's best one (a first certified lower value).
@@ -53,6 +54,8 @@ _NEIGHBOURS = 4
 #: term gets all i ≤ m.
 _LEVELS = (0.5, 2.0, 7.0)
 _WINDOW_PAD = 8
+#: Roundings charged to the hinge's gap kt − iε₀ − ε (two products, two differences, with margin).
+_GAP_ROUNDINGS = 8
 #: Terms per array (candidates × window) evaluated at once.
 _CELLS = 1 << 20
 #: Evaluations of each end's search (a secant in (ln ε, ln δ) from a close start needs three or four).
@@ -103,9 +106,12 @@ def _log_factors(e0: float, t_q: FloatArray, t_1q: FloatArray) -> tuple[FloatArr
 
 
 def _terms(k: int, e0: float, eps: float, log_q: FloatArray, log_1q: FloatArray, t_e: FloatArray,
-           i: FloatArray) -> FloatArray:
-    """ln of the terms at indices ``i`` (rows: candidates; −inf where the hinge is off or i is outside [0, k])."""
-    gap = k * t_e - i * e0 - eps  # e^{kt−iε₀} − e^ε = e^ε·expm1(gap)
+           i: FloatArray, up: bool) -> FloatArray:
+    """ln of the terms at indices ``i`` (rows: candidates; −inf where the hinge is off or i is outside [0, k]);
+    the gap kt − iε₀ − ε is moved by its own rounding (``_GAP_ROUNDINGS`` of its magnitude) up or down, so a
+    hinge that is on by less than an ulp is on in the upper end."""
+    slack = rounding_error(_GAP_ROUNDINGS, k * t_e + np.abs(i) * e0 + eps)
+    gap = k * t_e - i * e0 - eps + (slack if up else -slack)  # e^{kt−iε₀} − e^ε = e^ε·expm1(gap)
     ok = (gap > 0) & (i >= 0) & (i <= k)
     ii = np.clip(i, 0, k)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -158,11 +164,11 @@ def _log_sums(k: int, e0: float, eps: float, t: FloatArray, half: int | None) ->
     t_q, t_1q = np.maximum(t - tau, 0.0), np.minimum(t + tau, e0)
     log_q, log_1q = _log_factors(e0, t, t)
     i = _window(k, e0, eps, t, t, half)
-    terms = _terms(k, e0, eps, log_q[:, None], log_1q[:, None], t[:, None], i)
+    terms = _terms(k, e0, eps, log_q[:, None], log_1q[:, None], t[:, None], i, up=False)
     low = _row_lse(terms, up=False) - _term_error(k, e0, eps, terms)
     log_q, log_1q = _log_factors(e0, t_q, t_1q)
     i = _window(k, e0, eps, t_1q, t, half)
-    terms = _terms(k, e0, eps, log_q[:, None], log_1q[:, None], t_1q[:, None], i)
+    terms = _terms(k, e0, eps, log_q[:, None], log_1q[:, None], t_1q[:, None], i, up=True)
     err = _term_error(k, e0, eps, terms)
     high = _row_lse(terms, up=True) + err
     if half is not None:
@@ -177,7 +183,7 @@ def _tails(k: int, e0: float, eps: float, log_q: FloatArray, log_1q: FloatArray,
     out = np.full(terms.shape[0], -np.inf)
     for edge, step in ((0, -1.0), (-1, 1.0)):
         at = terms[:, edge]
-        nxt = _terms(k, e0, eps, log_q, log_1q, t_e, i[:, edge] + step)
+        nxt = _terms(k, e0, eps, log_q, log_1q, t_e, i[:, edge] + step, up=True)
         live = np.isfinite(nxt)  # a live term beyond the edge (else the tail is empty)
         with np.errstate(invalid="ignore", divide="ignore"):
             r = nxt - at + err
@@ -248,6 +254,12 @@ def _log_bracket(k: int, e0: float, eps: float) -> tuple[float, float]:
     return best, float(np.max(np.where(ceiling > best, cert, ceiling)))
 
 
+def _top(k: int, e0: float) -> float:
+    """kε₀ rounded up to a float (δ(ε) = 0 exactly for ε ≥ kε₀)."""
+    top = k * e0
+    return top if Fraction(top) >= k * Fraction(e0) else next_up(top)
+
+
 def nonadaptive_delta(epsilon0: float, count: int, epsilon: float) -> Bound:
     """Certified bracket of the optimal δ(ε) of ``count`` ε₀-BR steps whose pairs are fixed in advance
     (Dong–Durfee–Rogers 2020, Thm 3; module docstring). **Non-adaptive**: a lower bound on the adaptive δ.
@@ -260,7 +272,7 @@ def nonadaptive_delta(epsilon0: float, count: int, epsilon: float) -> Bound:
     e0 = BR_EPSILON.validate("epsilon0", epsilon0)
     k = check_int("count", count, minimum=1)
     eps = check_nonnegative("epsilon", epsilon)
-    if eps >= k * e0:
+    if Fraction(eps) >= k * Fraction(e0):  # exactly: the float k·ε₀ may round below it (δ > 0 there)
         return Bound(0.0, 0.0)
     low, high = _log_bracket(k, e0, eps)
     # δ below the smallest float (a finite logarithm whose exponential underflows) answers that float above.
@@ -314,7 +326,7 @@ def nonadaptive_epsilon(epsilon0: float, count: int, delta: float) -> Bound:
     e0 = BR_EPSILON.validate("epsilon0", epsilon0)
     k = check_int("count", count, minimum=1)
     d = check_probability("delta", delta)
-    top = k * e0
+    top = _top(k, e0)
     if d >= 1.0:
         return Bound(0.0, 0.0)
     if d == 0.0:
