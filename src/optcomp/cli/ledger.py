@@ -15,8 +15,10 @@ A release is ``KIND:KEY=VALUE,...`` with ``KIND`` one of ``pure`` (epsilon), ``a
 ``gaussian`` (sigma, sensitivity), ``laplace`` (scale, sensitivity), ``zcdp`` (rho, and an optional δ share
 ``delta`` for the (ε, δ) currencies), ``renyi`` (``orders=2;8;32,epsilons=0.1;0.5;2``, optional delta),
 ``dgauss`` or ``discrete_gaussian`` (sigma, sensitivity, dimension — an integer or ``any`` —, norm ``l2``,
-``l1`` or ``linf``, optional delta); values are exact decimals (``0.01`` is 1/100); a key given twice is
-refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
+``l1`` or ``linf``, optional delta), ``br`` (epsilon: one exponential-mechanism / bounded-range step, charged its
+tight zCDP ρ in the zCDP currencies), ``select`` (epsilon of a pure base, law = geometric / logarithmic /
+negative-binomial with eta / poisson with mean: the best of K runs); values are exact decimals (``0.01`` is
+1/100); a key given twice is refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
 a SQLite file). ``report``, ``verify`` and ``export`` open the ledger read-only (an auditor needs no write
 permission; they also run ``verify``'s checks and exit 2 when any fails). Output is a table in words
 ("Gaussian, σ = 4, Δ = 1"; every number decimal), or ``--json`` (exact values, with the words in added
@@ -56,7 +58,8 @@ from optcomp.ledger import (
 _RELEASES_SHOWN = 20
 _KEYS = {"pure": ("epsilon",), "approx": ("epsilon", "delta"), "gaussian": ("sigma", "sensitivity"),
          "zcdp": ("rho", "delta"), "laplace": ("scale", "sensitivity"), "renyi": ("orders", "epsilons", "delta"),
-         "dgauss": ("sigma", "sensitivity", "dimension", "norm", "delta")}
+         "dgauss": ("sigma", "sensitivity", "dimension", "norm", "delta"),
+         "br": ("epsilon",), "select": ("epsilon", "law", "eta", "mean")}
 _DEFAULTS = {"gaussian": {"sensitivity": "1"}}
 #: Other spellings of a kind (the stored kind of ``dgauss`` is ``discrete_gaussian``).
 _KIND_ALIASES = {"discrete_gaussian": "dgauss", "rdp": "renyi"}

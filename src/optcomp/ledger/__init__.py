@@ -25,6 +25,7 @@ formatter (:mod:`._words`: :func:`describe`, :func:`number`, the registry :data:
     ...     run.output = noisy_count(data)
 """
 
+from optcomp.ledger._choices import LAWS, BoundedRangeRelease, SelectionRelease, br_rho
 from optcomp.ledger._currency import (
     CURRENCIES,
     ChargeError,
@@ -62,10 +63,12 @@ from optcomp.ledger._words import RELEASE_WORDS, ReleaseWords, amounts, describe
 
 __all__ = [
     "CURRENCIES",
+    "LAWS",
     "RELATIONS",
     "RELEASE_WORDS",
     "ApproxDP",
     "BatchRelease",
+    "BoundedRangeRelease",
     "BudgetExceeded",
     "ChargeError",
     "Currency",
@@ -80,12 +83,14 @@ __all__ = [
     "ReleaseRun",
     "ReleaseWords",
     "RenyiRelease",
+    "SelectionRelease",
     "StoreError",
     "Ticket",
     "Verification",
     "ZCDPRelease",
     "amounts",
     "best_order",
+    "br_rho",
     "bulk_admitted",
     "decode",
     "describe",
