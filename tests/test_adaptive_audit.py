@@ -226,3 +226,13 @@ def test_subsampled_gaussian_before_or_after(position: int) -> None:
     items.insert(position, PoissonSubsampled(Gaussian(1.0), sampling_rate=0.2))
     lo, up = _mixed_reference([0.4], position, laws, 0.5, cells=100)
     _assert_inside(oc.compose(*items).delta(0.5), lo, up)
+
+
+def test_rdp_standard_conversion_at_subnormal_delta() -> None:
+    """Mironov's conversion used log(1/δ): inf at δ = 5e-324 (the account table showed 'inf (alpha=1.1)')."""
+    from optcomp import rdp
+
+    curve = rdp.compose((BoundedRange(0.1), 10))
+    std = curve.epsilon(5e-324, conversion="standard")
+    assert math.isfinite(std.value)
+    assert std.value >= curve.epsilon(1e-300, conversion="standard").value
