@@ -236,3 +236,15 @@ def test_rdp_standard_conversion_at_subnormal_delta() -> None:
     std = curve.epsilon(5e-324, conversion="standard")
     assert math.isfinite(std.value)
     assert std.value >= curve.epsilon(1e-300, conversion="standard").value
+
+
+def test_heterogeneous_epsilons_on_a_common_unit_reach_the_width() -> None:
+    """50 steps of 0.1 and 50 of 0.15 at δ = 1e-6: the lattice unit 0.05 makes both near multiples (before, the
+    unit 0.1 left 0.15 half a cell off, the upper end converged at first order and the query ran out of memory
+    after 17 s CPU); the bracket holds the non-adaptive value of 100 steps of 0.1 as a floor."""
+    b = oc.compose((BoundedRange(0.1), 50), (BoundedRange(0.15), 50)).epsilon(1e-6)
+    assert b.relative_width_above(0.01) <= 1e-4
+    assert oc.compose((BoundedRange(0.1), 100)).epsilon(1e-6).upper < b.lower
+    assert b.upper < oc.compose((BoundedRange(0.15), 100)).epsilon(1e-6).lower
+    small = oc.compose(BoundedRange(0.5), BoundedRange(0.2), BoundedRange(0.9)).epsilon(1e-9)
+    assert small.relative_width_above(0.01) <= 1e-4
