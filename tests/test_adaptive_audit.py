@@ -70,6 +70,8 @@ def _assert_inside(b: oc.Bound, lower_truth: float, upper_truth: float) -> None:
     ([3.0, 3.0], 2.0),
     ([0.7, 0.07], 0.0),
     ([0.2, 2.0], 1.9),
+    ([0.1, 0.15, 0.25], 0.2),  # the lattice unit 0.05 (near multiples)
+    ([1 / 3, 0.5], 0.4),  # the lattice unit 1/6
 ])
 def test_br_steps_inside_the_references(epsilons: list[float], x: float) -> None:
     lo, up = _br_reference(epsilons, x, cells=100, tree_cells=60)
