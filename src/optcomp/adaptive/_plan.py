@@ -44,7 +44,8 @@ _MAX_REFINEMENT = 8
 _ETA_FLOOR = 1e-300
 #: Largest denominator q of a common lattice unit u/q of the BR ε's, and the relative distance from a multiple
 #: of it that counts as near (:func:`unit`; tightness only).
-_MAX_DENOMINATOR, _NEAR_MULTIPLE_RTOL = 12, 1e-9
+_MAX_DENOMINATOR = 12
+_NEAR_MULTIPLE_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
