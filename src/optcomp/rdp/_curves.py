@@ -330,7 +330,7 @@ class RdpCurve:
         d = check_open_probability("delta", delta)
         a, r = self.orders, self.rdp
         if conversion == "standard":
-            eps = r + math.log(1.0 / d) / (a - 1.0)
+            eps = r - math.log(d) / (a - 1.0)  # not log(1/δ): 1/δ overflows for subnormal δ
         elif conversion == "improved":
             eps = r + np.log1p(-1.0 / a) - (math.log(d) + np.log(a)) / (a - 1.0)
         else:
