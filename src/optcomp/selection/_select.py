@@ -246,6 +246,9 @@ class Selection:
                 return "Papernot-Steinke Thm 2 is applied for eta >= 0 only here"
             return theorem2(curve, law)
         if isinstance(law, Poisson):
+            if law.mean < 1.0:
+                return (f"Papernot-Steinke Thm 6 needs mean >= 1 (log(mean) < 0 below it: the formula falls "
+                        f"below the selection's true RDP), got mean={law.mean:g}")
             return theorem6(curve, law, self._delta_hat(curve.orders))
         return f"no RDP theorem for {law.describe()}"
 
