@@ -14,10 +14,12 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+import optcomp
 from optcomp import selection
+from optcomp._numerics import GridTooLargeError
 from optcomp.mechanisms import DiscretePair, Gaussian, Laplace, RandomizedResponse
 from optcomp.selection import (
     Binomial,
@@ -68,9 +70,19 @@ def pairs(draw: st.DrawFn, min_size: int = 2, max_size: int = 5) -> tuple[list[f
     return [x / math.fsum(p) for x in p], [x / math.fsum(q) for x in q]
 
 
+def _mp(v: list[float]) -> list[mpmath.mpf]:
+    return [mpmath.mpf(x) for x in v]
+
+
 def _normalised(v: list[float]) -> tuple[float, ...]:
     """The pair's vector as DiscretePair stores it (the check accepts sums within rounding of 1)."""
     return tuple(v)
+
+
+#: The PLD engine's ε(δ) fails on pairs with infinite-loss mass, at δ where the answer is 0 or ∞
+#: (``test_pld_epsilon_of_pairs_with_infinite_losses``: OverflowError, GridTooLargeError), outside
+#: optcomp.selection; the composition route of a binomial law reaches it. Such cases are left to that test.
+ENGINE_FAILURES = (OverflowError, GridTooLargeError)
 
 
 def _check_all_routes(p: list[float], q: list[float], law: selection.Repetitions, epsilons: list[float],
@@ -95,7 +107,11 @@ def _check_all_routes(p: list[float], q: list[float], law: selection.Repetitions
                     worst_margin = min(worst_margin, (r.upper - t) / t)
         assert answer.lower <= t * (1 + REL) + ABS, (answer.lower, t, eps)
     for d in deltas:
-        answer = s.epsilon(d)
+        try:
+            answer = s.epsilon(d)
+        except ENGINE_FAILURES:
+            assume(not (isinstance(law, Binomial) and math.isinf(max_log_ratio(_mp(p), _mp(q)))))
+            raise
         for r in answer.routes:
             if r.upper is not None:
                 assert truth(r.upper) <= d * (1 + REL) + ABS, (r, d)
@@ -462,3 +478,16 @@ def test_pure_epsilon_is_above_the_exact_loss(pair: tuple[list[float], list[floa
 @given(pair=near_pairs())
 def test_pure_epsilon_hunt(pair: tuple[list[float], list[float]]) -> None:
     _check_pure_epsilon(*pair)
+
+
+@pytest.mark.xfail(raises=ENGINE_FAILURES, strict=True,
+                   reason="PLD engine: ε(δ) of a pair with infinite-loss mass at δ ≥ δ(0) fails (not selection)")
+@pytest.mark.parametrize(("p", "q"), [
+    ((6.8145182213128665e-06, 0.49999659274088937, 0.0, 0.49999659274088937),
+     (1.3628943567941451e-05, 0.0, 0.0, 0.9999863710564321)),  # OverflowError (a cell index)
+    ((1.0, 0.0), (0.5, 0.5)),  # GridTooLargeError
+])
+def test_pld_epsilon_of_pairs_with_infinite_losses(p: tuple[float, ...], q: tuple[float, ...]) -> None:
+    """Found by the selection hunt through the composition route (K ~ Binomial): not a selection bug. Each
+    pair's δ(0) is at most 0.5 (its P-mass where Q is 0, and back), so ε(0.5) = 0; the engine raises."""
+    assert optcomp.compose(DiscretePair(p, q)).epsilon(0.5).upper == 0.0
