@@ -173,3 +173,22 @@ def lower_weights(h: float, groups: tuple[tuple[int, int, int], ...], far: int) 
                 w_lo[d], om_lo[d] = max(down(exact), 0.0), max(down(1 - exact), 0.0)
         expm1_hi = up(mpmath.expm1(hm))
     return w_lo, om_lo, expm1_hi
+
+
+def factor_cell_integrals(mu: float, t: int, h: float, j: int) -> tuple[float, float, float, float]:
+    """(q, r, up, down) of the factor cell λ ∈ [jh, (j+1)h), λ = ℓ − ln t ~ N(−μ²/2 − ln t, μ²) under Q, in 30
+    digits: the Q-mass, E_Q[e^{λ−jh}; cell], and the split's masses to x_{j+1} and x_j,
+    ∫ (e^{λ−jh} − 1)/(e^h − 1) φ and ∫ (e^h − e^{λ−jh})/(e^h − 1) φ (``_allocation_cells``)."""
+    with mpmath.workdps(30):
+        m, s = -mpmath.mpf(mu) ** 2 / 2 - mpmath.log(t), mpmath.mpf(mu)
+        a, hm = j * mpmath.mpf(h), mpmath.mpf(h)
+        e1 = mpmath.expm1(hm)
+
+        def dens(v: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.npdf(a + v, m, s)
+
+        q = mpmath.quad(dens, [0, hm])
+        r = mpmath.quad(lambda v: mpmath.exp(v) * dens(v), [0, hm])
+        up = mpmath.quad(lambda v: mpmath.expm1(v) / e1 * dens(v), [0, hm])
+        down = mpmath.quad(lambda v: (mpmath.exp(hm) - mpmath.exp(v)) / e1 * dens(v), [0, hm])
+        return float(q), float(r), float(up), float(down)

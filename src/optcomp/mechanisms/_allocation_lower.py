@@ -5,26 +5,29 @@ sums by the cell, on the stage's output grid, of x_i + x_j of its two labels (of
 :mod:`._allocation_grid`, the same stage grids :func:`~._allocation_grid.stage_step`); the label J is a
 function of the output, so the pair of its laws is a post-processing of (P_t, Q_t) and its
 hockey-stick curve is a lower bound (``docs/samplers.md`` Lemma D), on any grids. Each label carries
-Q(J = k) and E_Q[S; J = k]/x_k; the P-mass of label k is E_Q[S; J = k]/t. A sum of two labels i ≤ j
-with d = j − i (input grid h_in) lands at k = r·j + f(d) on the output grid h_out = h_in/r, and
+Q(J = k) and its P-mass in the epoch's pair, E_Q[S; J = k]/t (S the partial sum: the other factors'
+part enters when the sums meet). A sum of two labels i ≤ j with d = j − i (input grid h_in) lands at
+k = r·j + f(d) on the output grid h_out = h_in/r, and
 
-    Q_k += Q_i·Q_j,     E[S; k]/x_k += e^{−f·h_out}·(R_i·e^{−d·h_in}·Q_j + Q_i·R_j)      (R = E[S; ·]/x).
+    Q_k += Q_i·Q_j,     P_k += P_i·Q_j + Q_i·P_j        (E[S_a + S_b; i, j] = E[S_a; i]Q(j) + Q(i)E[S_b; j]),
 
-**Rounding: one relative bound per law.** Every term is a product of non-negative inputs and weights
-(1, e^{−d·h_in}, e^{−f·h_out}, each within 6u of its value), so if every entry of the inputs is within
-a relative ρ_a (ρ_b) of its exact value, every exact output entry is within (1 ± ρ_a)(1 ± ρ_b)(1 ± 6u)²
-of the exact sum of the computed terms, and the float sum is within γ_M of that (Higham Lemma 3.1):
-ρ_out = (1 + ρ_a)(1 + ρ_b)(1 + 6u)²(1 + γ_M) − 1 covers both sides. The factor cells carry their own
+sums of products with unit weights: one kernel of ones per group serves both.
+
+**Rounding: one relative bound per law.** Every term is a product of non-negative inputs, so if every
+entry of the inputs is within a relative ρ_a (ρ_b) of its exact value, every exact output entry is within
+(1 ± ρ_a)(1 ± ρ_b) of the exact sum of the computed terms, and the float sum is within γ_M of that
+(Higham Lemma 3.1): ρ_out = e^{ρ_a + ρ_b + γ_M} − 1 covers both sides. The factor cells carry their own
 relative bounds (:mod:`._allocation_cells`, the largest is taken). Entries below _FLOOR are dropped
 (label ⊥), so an underflowed product (absolute error ≤ 2⁻¹⁰⁷⁴ per rounding) is a relative error of
 at most M·2⁻¹⁰⁷⁴/_FLOOR, charged too. Only at the end are the envelopes formed: a lower end of each
-P-mass and an upper end of each Q-mass (the add law: the other two). Dropped tails and the factor's
-part below ℓ_min are an outcome ⊥ never in any test set; the left tail of a partial sum is merged
-into its first kept label (a coarser label is still a function of the output).
+P-mass and an upper end of each Q-mass (the add law: the other two). Dropped tails, the pairs of two
+partial sums outside their cores (:func:`~._allocation_grid.core`) and a factor's part below ℓ_min
+whose envelope underflows are an outcome ⊥ never in any test set; the left tail of a partial sum is
+merged into its first kept label (a coarser label is still a function of the output).
 
-This replaces four convolutions per group (the lower and upper envelope of Q and of E[S]/x, the
-earlier code, kept in ``tests/_references/allocation_legacy_lower.py`` as the reference it is
-checked against) by two, and runs the stages on the coarser early grids.
+The earlier code (``tests/_references/allocation_legacy_lower.py``, the reference it is checked against)
+carried lower and upper envelopes of Q and of E[S]/x_k: four convolutions per group, weighted by
+e^{−d·h}, and one grid for every stage; this law runs two, unweighted, on the stage grids.
 """
 
 from __future__ import annotations
@@ -47,7 +50,6 @@ from optcomp.mechanisms._allocation_grid import (
     count_work,
     group_range,
     power,
-    prefix,
     reachable,
     refine,
     roundings,
@@ -58,54 +60,70 @@ from optcomp.mechanisms._law import PrivacyLossLaw
 
 #: Entries of a partial sum below this are dropped (label ⊥): the relative bound then covers underflow.
 _FLOOR = 1e-270
-#: Relative error of a tabulated weight e^{−d·h_in} or e^{−f·h_out} (exp within 2u, widened by 4u).
-_WEIGHT_ROUNDINGS = 6
 
 
 @dataclass(frozen=True)
 class Lower:
-    """Values of Q(J = k) (``q``) and of E_Q[S; J = k]/x_k (``r``) for the labels k = first + i of a
-    partial sum of m factors on the grid step h, every entry within the relative ``rel`` of its exact value."""
+    """Values of Q(J = k) (``q``) and of E_Q[S; J = k]/t (``p``) for the labels k = first + i of a partial sum
+    of m factors on the grid step h, every entry within the relative ``rel`` of its exact value."""
 
     first: int
     q: FloatArray
-    r: FloatArray
+    p: FloatArray
     rel: float
     m: int
     h: float
 
 
+def compound(*rels: float) -> float:
+    """A relative bound ρ with Π(1 + ρᵢ) ≤ 1 + ρ and Π(1 − ρᵢ) ≥ 1 − ρ: e^{Σρᵢ} − 1, rounded up (never
+    1 + ρ − 1 in float, which would lose the small ρ to the rounding of 1 + ρ)."""
+    return widen_up(math.expm1(widen_up(math.fsum(rels), 8)), 8)
+
+
 def factor_lower(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Lower:
-    """The factor law labelled by its cells (Lemma D); the part below ℓ_min joins the first cell (its value
-    the midpoint of its envelopes, their half-width over the lower end its relative error), or is dropped
-    (⊥) where its lower envelope underflows."""
+    """The factor law labelled by its cells (Lemma D), P-masses E_Q[X; cell]/t = r_j·e^{jh} (one product and
+    one exp: 4u more); the part below ℓ_min joins the first cell (its value the midpoint of its envelopes,
+    their half-width over the lower end its relative error), or is dropped (⊥) where that end underflows."""
     j_lo, j_hi = window(mu, t, h, tail)
     cells = factor_cells(mu, t, h, j_lo, j_hi)
-    q, r, rel = cells.q.copy(), cells.r.copy(), float(np.max(cells.rel))
+    q = cells.q.copy()
+    with np.errstate(under="ignore"):
+        p = cells.r * np.exp(np.arange(j_lo, j_hi) * h)
+    rel = compound(float(np.max(cells.rel)), rounding_error(4))
     q_hi, r_hi, r_lo, q_lo = cells.below
     if q_lo > 0 and r_lo > 0:
+        scale = math.exp(j_lo * h)  # x_min/t: the below part's E[X]/x_min times it, 4u more
         q[0] += (q_lo + q_hi) / 2
-        r[0] += (r_lo + r_hi) / 2
+        p[0] += (r_lo + r_hi) / 2 * scale
         rel = max(rel, widen_up((q_hi - q_lo) / (2 * q_lo), 8), widen_up((r_hi - r_lo) / (2 * r_lo), 8))
-        rel = compound(rel, rounding_error(4))  # the two sums
-    return Lower(j_lo, q, r, rel, 1, h)
+        rel = compound(rel, rounding_error(12))  # the two sums, the product with the scale
+    return Lower(j_lo, q, p, rel, 1, h)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ones(n: int) -> FloatArray:
+    """A read-only vector of n ones (the merge's unit weights, one per group length)."""
+    out = np.ones(n)
+    out.setflags(write=False)
+    return out
 
 
 def _part(s: Lower, lo: int, hi: int) -> Lower:
-    return Lower(s.first + lo, s.q[lo:hi], s.r[lo:hi], s.rel, s.m, s.h)
+    return Lower(s.first + lo, s.q[lo:hi], s.p[lo:hi], s.rel, s.m, s.h)
 
 
 def _on_step(s: Lower, h: float) -> Lower:
-    first, (q, r) = refine(s.first, [s.q, s.r], round(s.h / h))
-    return Lower(first, q, r, s.rel, s.m, h)
+    first, (q, p) = refine(s.first, [s.q, s.p], round(s.h / h))
+    return Lower(first, q, p, s.rel, s.m, h)
 
 
 def _band(
     outs: list[FloatArray], base: int, x: Lower, y: Lower, w: Weights, d_start: int, d_stop: float, budget: float
 ) -> None:
-    """Adds the pairs (i of x, j of y, d = j − i in [d_start, d_stop)) to ``outs`` = [q, r] at the output
+    """Adds the pairs (i of x, j of y, d = j − i in [d_start, d_stop)) to ``outs`` = [q, p] at the output
     grid's label r·j + f(d) (``outs`` indexed from ``base`` on the output grid; work against ``budget``)."""
-    q_out, r_out = outs
+    q_out, p_out = outs
     ratio = w.ratio
     for f, d0, d1 in reachable(w, x, y, d_start):
         lo, hi = max(d0, d_start), int(min(d1, d_stop))
@@ -114,25 +132,27 @@ def _band(
         j0, j1, i0, i1 = group_range(x.first, x.q.size, y.first, y.q.size, lo, hi)
         if j0 >= j1:
             continue
-        count_work((i1 - i0 + 4) * (hi - lo) + 8 * (j1 - j0), budget)
-        c0 = np.convolve(x.q[i0 - x.first : i1 - x.first], np.ones(hi - lo))  # entry k: anchor j = i0 + lo + k
-        ce = np.convolve(x.r[i0 - x.first : i1 - x.first], w.e_hi[lo:hi])
+        count_work((i1 - i0 + 4) * (hi - lo) + 6 * (j1 - j0), budget)
+        ones = _ones(hi - lo)
+        s = slice(j0 - i0 - lo, j1 - i0 - lo)  # convolution entry k: anchor j = i0 + lo + k
+        cq = np.convolve(x.q[i0 - x.first : i1 - x.first], ones)[s]
+        cp = np.convolve(x.p[i0 - x.first : i1 - x.first], ones)[s]
         ys = slice(j0 - y.first, j1 - y.first)
-        s = slice(j0 - i0 - lo, j1 - i0 - lo)
         at = ratio * j0 + f - base
         o = slice(at, at + ratio * (j1 - j0), ratio)
         yq = y.q[ys]
-        q_out[o] += yq * c0[s]
-        r_out[o] += w.ef_hi[f] * (yq * ce[s] + y.r[ys] * c0[s])
-    if d_stop > w.far:
+        q_out[o] += yq * cq
+        p_out[o] += yq * cp + y.p[ys] * cq
+    if d_stop > w.far:  # f = 0: the sum of everything at distance ≥ far lands on the anchor's point
         start = max(w.far, d_start)
-        c, _, j0, j1 = prefix(x.q, x.first, w.h_in, y.first, y.q.size, start)
-        _, u, _, _ = prefix(x.r, x.first, w.h_in, y.first, y.q.size, start)
+        j0, j1 = max(y.first, x.first + start), y.first + y.q.size
         if j0 < j1:
+            idx = np.minimum(np.arange(j0, j1) - start - x.first, x.q.size - 1)
+            cq, cp = np.cumsum(x.q)[idx], np.cumsum(x.p)[idx]
             ys = slice(j0 - y.first, j1 - y.first)
             far_out = slice(ratio * j0 - base, ratio * j1 - base, ratio)
-            q_out[far_out] += y.q[ys] * c
-            r_out[far_out] += y.q[ys] * u + y.r[ys] * c
+            q_out[far_out] += y.q[ys] * cq
+            p_out[far_out] += y.q[ys] * cp + y.p[ys] * cq
 
 
 def combine_lower(
@@ -166,51 +186,38 @@ def combine_lower(
             _band(outs, base, inner, _part(y, 0, y0), w, start, math.inf, budget)
             _band(outs, base, inner, _part(y, y1, y.q.size), w, start, math.inf, budget)
     m = roundings(w, max(a.q.size, b.q.size)) + 4
-    q, r = outs
-    dead = (q < _FLOOR) | (r < _FLOOR)
-    q[dead], r[dead] = 0.0, 0.0
-    underflow = m * SMALLEST_SUBNORMAL / _FLOOR
-    rel = compound(a.rel, b.rel, 2 * rounding_error(_WEIGHT_ROUNDINGS), gamma(m), underflow)
-    return trim_lower(Lower(base, q, r, rel, a.m + b.m, h_out), t, tail)
-
-
-def compound(*rels: float) -> float:
-    """A relative bound ρ with Π(1 + ρᵢ) ≤ 1 + ρ and Π(1 − ρᵢ) ≥ 1 − ρ: e^{Σρᵢ} − 1, rounded up (never
-    1 + ρ − 1 in float, which would lose the small ρ to the rounding of 1 + ρ)."""
-    return widen_up(math.expm1(widen_up(math.fsum(rels), 8)), 8)
+    q, p = outs
+    dead = (q < _FLOOR) | (p < _FLOOR)
+    q[dead], p[dead] = 0.0, 0.0
+    rel = compound(a.rel, b.rel, gamma(m), m * SMALLEST_SUBNORMAL / _FLOOR)
+    return trim_lower(Lower(base, q, p, rel, a.m + b.m, h_out), t, tail)
 
 
 def trim_lower(s: Lower, t: int, tail: float = ALLOCATION_TAIL) -> Lower:
     """Drop the right tail (P- plus Q-mass, in the epoch, up to ``tail``) as ⊥; merge the left tail (Q-mass
     up to ``tail``) into the first kept label (a coarser label is still a function of the output)."""
-    n = s.q.size
-    k = np.arange(n)
-    with np.errstate(under="ignore", over="ignore"):
-        pm = s.r * np.exp((s.first + k) * s.h) + s.q * ((t - s.m) / t + 1.0)  # P-mass E[S_total; k]/t, plus Q
+    pm = s.p + s.q * ((t - s.m) / t + 1.0)  # P-mass E[S_total; k]/t, plus the Q-mass
     right = np.cumsum(pm[::-1])[::-1]
     hi = max(int(np.searchsorted(-right, -tail, side="left")), 1)
     lo = min(int(np.searchsorted(np.cumsum(s.q), tail, side="right")), hi - 1)
-    q, r = s.q[lo:hi].copy(), s.r[lo:hi].copy()
+    q, p = s.q[lo:hi].copy(), s.p[lo:hi].copy()
     rel = s.rel
     if lo > 0:
-        with np.errstate(under="ignore"):
-            scale = np.exp((k[:lo] - lo) * s.h)
         q[0] += math.fsum(s.q[:lo].tolist())
-        r[0] += math.fsum((s.r[:lo] * scale).tolist())
-        rel = compound(rel, rounding_error(_WEIGHT_ROUNDINGS + 4))
-    return Lower(s.first + lo, q, r, rel, s.m, s.h)
+        p[0] += math.fsum(s.p[:lo].tolist())
+        rel = compound(rel, rounding_error(4))
+    return Lower(s.first + lo, q, p, rel, s.m, s.h)
 
 
 @functools.lru_cache(maxsize=16)
 def lower_laws(
     sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, taken: int | None = None
 ) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
-    """(remove, add) laws of the labelled pair (Lemma D): per label k, a loss label ln(E[S; k]/(t·Q_k))
-    (any label is sound), a lower end of its P-mass and an upper end of its Q-mass (the add law: the
-    same with the two roles exchanged), tails up to ``tail`` dropped, the stages on
-    :func:`~._allocation_grid.stage_step`'s grids. ``taken`` = T' < t: the first T' steps of an epoch
-    (the constant t − T' labelled by its grid point below, E[·]/x_k = (t − T')/x_k). Cached per
-    (σ, t, h, tail, taken)."""
+    """(remove, add) laws of the labelled pair (Lemma D): per label k, a loss label ln(P_k/Q_k) (any label is
+    sound), a lower end of its P-mass and an upper end of its Q-mass (the add law: the same with the two
+    roles exchanged), tails up to ``tail`` dropped, the stages on :func:`~._allocation_grid.stage_step`'s
+    grids. ``taken`` = T' < t: the first T' steps of an epoch (the constant t − T' labelled by its grid point
+    below, its P-mass (t − T')/t). Cached per (σ, t, h, tail, taken)."""
     mu = 1.0 / sigma
     taken = t if taken is None else taken
     budget = WORK[0] + MAX_WORK
@@ -218,19 +225,16 @@ def lower_laws(
               lambda x, y, m: combine_lower(x, y, t, stage_step(h, t, m), tail, budget))
     s = _on_step(s, h)
     if taken < t:
-        k_c, _, _, ratio = constant_split(t - taken, t, h)
-        const = Lower(k_c, np.ones(1), np.array([ratio]), rounding_error(2), t - taken, h)
+        const = Lower(constant_split(t - taken, t, h)[0], np.ones(1), np.array([(t - taken) / t]), rounding_error(2),
+                      t - taken, h)
         s = combine_lower(s, const, t, h, tail, budget)
-    keep = (s.q > 0) & (s.r > 0)
-    k = (s.first + np.flatnonzero(keep)).astype(np.float64)
-    q, r = s.q[keep], s.r[keep]
+    keep = (s.q > 0) & (s.p > 0)
+    q, p = s.q[keep], s.p[keep]
     down, up = 1.0 - s.rel, 1.0 + s.rel
-    with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
-        ek = np.exp(k * h)
-        p_lo = widen_down(r * ek * down, 8)  # E[S; k]/t, lower
-        p_hi = widen_up(r * ek * up, 8)
+    with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+        p_lo, p_hi = widen_down(p * down, 4), widen_up(p * up, 4)
         q_lo, q_hi = widen_down(q * down, 4), widen_up(q * up, 4)
-        label = k * h + np.log(r / q)
+        label = np.log(p / q)
     ok = (q_lo >= SMALLEST_NORMAL) & (p_lo >= SMALLEST_NORMAL) & np.isfinite(label)
     remove = PrivacyLossLaw(atom_losses=label[ok], atom_p=p_lo[ok], atom_q=q_hi[ok])
     add = PrivacyLossLaw(atom_losses=-label[ok], atom_p=q_lo[ok], atom_q=p_hi[ok])

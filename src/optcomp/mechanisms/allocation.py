@@ -85,11 +85,15 @@ def allocation_lower_pair(sigma: float, steps_per_epoch: int, *, selected: int =
 ALLOCATION_ITEM_STEP = 2.0**-10
 #: Coarsest first grid step of the balls-in-bins refinement.
 ALLOCATION_FIRST_STEP = 2.0**-7
-#: The refinement's first step is about ALLOCATION_START_FACTOR times coarser than the step s·√w its model
-#: predicts for the requested width w from the epoch's loss scale s (a cheap pass that calibrates it).
-ALLOCATION_START_FACTOR = 3.5
+#: The refinement's first step: the largest at most ALLOCATION_START_FACTOR·s·√w, s the epoch's loss scale
+#: and w the requested width (measured on the benchmark rows: the width met needs h ≈ 1.7–1.9·s·√w where
+#: the bulk of S/t decides ε, the lower the heavier its tail: σ = 0.8, t = 10 needs 0.8·s·√w).
+ALLOCATION_START_FACTOR = 1.7
 #: Each later step is the model's prediction times this (a margin for the model's error).
 ALLOCATION_STEP_MARGIN = 0.85
+#: The first step is placed as if the requested width were at least this (a cheap pass that measures the
+#: work; a finer width is then reached, or refused by the work prediction, without a first huge pass).
+ALLOCATION_START_WIDTH = 1e-4
 
 
 #: The most each tail of an epoch law may carry at a query's δ (Lemma E: ALLOCATION_TAIL_SHARE·δ over the tails).
@@ -267,7 +271,8 @@ def allocation_bracket(
 
     The width is (upper − lower)/max(upper, ``floor``). The steps are 2^-n or 1.5·2^-n (:func:`grid_step_below`);
     the first is the largest at most ALLOCATION_START_FACTOR·s·√w (s = ``scale``, :func:`allocation_scale`; w
-    the requested width; at most ALLOCATION_FIRST_STEP): the width is of second order in h (observed,
+    the requested width, at least ALLOCATION_START_WIDTH; at most ALLOCATION_FIRST_STEP): the width is of
+    second order in h (observed,
     ``docs/samplers.md`` §5), so each next h is the largest step at most the current one times
     ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25). Every pass
     is certified. A pass whose laws would exceed the work limit (predicted from the last pass's counted
@@ -287,7 +292,8 @@ def allocation_bracket(
     if accuracy.grid_step is not None:
         h = grid_step_below(min(1.0, accuracy.grid_step))
     else:
-        h = grid_step_below(min(ALLOCATION_FIRST_STEP, ALLOCATION_START_FACTOR * scale * math.sqrt(target)))
+        start = ALLOCATION_START_FACTOR * scale * math.sqrt(max(target, ALLOCATION_START_WIDTH))
+        h = grid_step_below(min(ALLOCATION_FIRST_STEP, start))
     best: AllocationBracket | None = None
     width = work = math.inf
     while True:
@@ -306,8 +312,8 @@ def allocation_bracket(
                 return best
             refusal = GridTooLargeError(
                 f"the requested relative width {target:g} is not reached by the balls-in-bins grid: at grid step "
-                f"{best.grid_step:g} the width is {width:.3g}, and the next step {h:g} is refused: {err}; ask "
-                "for a larger Accuracy.relative_width"
+                f"{best.grid_step:g} the width is {width:.3g}, and the next step {h:g} is refused: "
+                f"{str(err).split('; ask for')[0]}; ask for a larger Accuracy.relative_width"
             )
             refusal.bracket = best.run  # the narrowest certified bracket reached
             raise refusal from err
