@@ -314,10 +314,14 @@ def _band_upper(
 
 
 def roundings(w: Weights, n: int) -> int:
-    """Roundings charged to one output entry of a stage (module docstring): the longest convolution,
-    four accumulations per group and ordering, the prefix sums, the zero atom and the products."""
+    """Roundings charged to one output entry of a stage (module docstring): a group's value reaches an entry
+    through a convolution of at most ``longest`` terms and one product; an entry sums at most two values of
+    each tabulated group (the groups reach only the laws' span) per band call (six at most: the core and
+    the two tails of each ordering), the far field's prefix sums (n terms, where the tables reach it), the
+    doubling of a square and the zero atom."""
     longest = max(d1 - d0 for _, d0, d1 in w.groups)
-    return longest + 4 * (len(w.groups) + 2) + 8 * (n + 16) + _TERM_ROUNDINGS
+    far = 8 * (n + 16) if w.groups[-1][2] >= w.far else 0
+    return longest + 12 * (len(w.groups) + 2) + far + _TERM_ROUNDINGS
 
 
 def combine_upper(
@@ -466,10 +470,10 @@ def upper_law(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, tak
     taken = t if taken is None else taken
     budget = WORK[0] + MAX_WORK
     s = power(taken, lambda m: factor_upper(mu, t, stage_step(h, t, m), tail),
-              lambda x, y, m: combine_upper(x, y, t, stage_step(h, t, m), tail, budget))
+              lambda x, y, m: combine_upper(x, y, t, stage_step(h, t, m), tail * (x.m + y.m) / t, budget))
     s = _on_step(s, h)  # t = 1: the factor's own grid is h already
     if taken < t:
-        s = combine_upper(s, constant_upper(t - taken, t, h), t, h, tail, budget)
+        s = combine_upper(s, constant_upper(t - taken, t, h), t, h, tail, budget)  # one copy: the whole budget
     # each factor copy reveals the part above its own grid's λ_max; the finest grid's is the smallest
     # (a dyadic ceiling), so F = {some factor above it} contains every revealed part (union bound)
     pf, qf = flag_masses(mu, t, window(mu, t, h, tail)[1], h)

@@ -222,7 +222,7 @@ def lower_laws(
     taken = t if taken is None else taken
     budget = WORK[0] + MAX_WORK
     s = power(taken, lambda m: factor_lower(mu, t, stage_step(h, t, m), tail),
-              lambda x, y, m: combine_lower(x, y, t, stage_step(h, t, m), tail, budget))
+              lambda x, y, m: combine_lower(x, y, t, stage_step(h, t, m), tail * (x.m + y.m) / t, budget))
     s = _on_step(s, h)
     if taken < t:
         const = Lower(constant_split(t - taken, t, h)[0], np.ones(1), np.array([(t - taken) / t]), rounding_error(2),
