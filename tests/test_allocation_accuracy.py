@@ -156,3 +156,18 @@ def test_laws_on_one_grid_against_the_earlier_code(
     low_new, low_old = eps(*lower_laws.__wrapped__(sigma, t, h)).lower, eps(*legacy_lower_laws(sigma, t, h)).lower  # type: ignore[attr-defined]
     assert abs(low_new - low_old) <= 1e-5 * low_old
     assert max(low_new, low_old) <= min(up_new, up_old)
+
+
+def test_a_sweep_row_keeps_the_bracket_a_refusal_carries() -> None:
+    """The sweep stores the narrowest certified bracket of a refused balls-in-bins point (its width goes with
+    the row), as it does for the shared grid's passes; a refusal without one stays an error."""
+    from optcomp._numerics import Bound
+    from optcomp.sweep._evaluate import _plain
+
+    def refuse(bracket: Bound | None) -> Bound:
+        exc = GridTooLargeError("the requested relative width 1e-09 is not reached")
+        exc.bracket = bracket
+        raise exc
+
+    assert _plain(lambda _: refuse(Bound(0.5, 0.6)), 1e-6, None) == Bound(0.5, 0.6)
+    assert isinstance(_plain(lambda _: refuse(None), 1e-6, None), str)
