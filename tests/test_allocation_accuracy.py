@@ -105,6 +105,7 @@ def test_the_cli_refuses_in_one_line(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err
     assert "relative width 1e-09 is not reached" in err and "--accuracy relative_width=" in err
+    assert "memory_cap" not in err  # the work limit, not memory, stops it: no cap would help
 
 
 def test_the_cli_run_has_no_coarser_dominating_pair_row(capsys: pytest.CaptureFixture[str]) -> None:
