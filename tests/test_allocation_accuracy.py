@@ -172,3 +172,14 @@ def test_a_sweep_row_keeps_the_bracket_a_refusal_carries() -> None:
 
     assert _plain(lambda _: refuse(Bound(0.5, 0.6)), 1e-6, None) == Bound(0.5, 0.6)
     assert isinstance(_plain(lambda _: refuse(None), 1e-6, None), str)
+
+
+def test_a_warm_process_refuses_by_the_work_prediction() -> None:
+    """A pass served from the law caches counts the work its laws took when built (``counted_cache``): a
+    warm process (a sweep, a notebook) refuses a width out of reach by the work prediction at once, as a
+    cold one does, instead of building the next step's laws up to the work limit (tens of seconds)."""
+    args = (3.0, 0.1, 100, 1e-6)
+    dpsgd.epsilon(*args, sampling="balls_in_bins")  # the default width: its pass's laws are now cached
+    with pytest.raises(GridTooLargeError, match="it would take about") as info:
+        dpsgd.epsilon(*args, sampling="balls_in_bins", accuracy=Accuracy(relative_width=1e-12))
+    assert info.value.bracket is not None and info.value.bracket.lower <= info.value.bracket.upper

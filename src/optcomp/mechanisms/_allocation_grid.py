@@ -45,7 +45,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import mpmath
 import numpy as np
@@ -190,6 +190,36 @@ def count_work(amount: float, budget: float) -> None:
             f"a balls-in-bins epoch law needs more than {MAX_WORK:g} operations at this grid step (the work "
             "limit); ask for a larger Accuracy.relative_width or grid_step"
         )
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def counted_cache(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``functools.lru_cache(maxsize=16)`` of an epoch law that, on a hit, adds to :data:`WORK` the work the
+    law took when it was built: the refinement predicts a finer pass's work from the WORK a pass took
+    (:func:`optcomp.mechanisms.allocation.allocation_bracket`), and a pass served from the cache would
+    otherwise count 0 — in a warm process (a sweep, a notebook) the next, refused step would be built up
+    to the work limit (tens of seconds) instead of refused by the prediction. ``__wrapped__``: the uncached
+    law; ``cache_clear``: as lru_cache's."""
+
+    @functools.lru_cache(maxsize=16)
+    def built(*args: Any, **kwargs: Any) -> tuple[_R, float]:
+        start = WORK[0]
+        out = fn(*args, **kwargs)
+        return out, WORK[0] - start
+
+    @functools.wraps(fn)
+    def cached(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        before = WORK[0]
+        out, work = built(*args, **kwargs)  # type: ignore[arg-type]  # (the laws take hashable arguments)
+        if WORK[0] == before:  # a hit (a nested law's hit has replayed its own work already)
+            WORK[0] += work
+        return out
+
+    cached.cache_clear = built.cache_clear  # type: ignore[attr-defined]
+    return cached
 
 
 def factor_upper(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Upper:
@@ -459,7 +489,7 @@ def constant_upper(c: int, t: int, h: float) -> Upper:
     return Upper(k, np.array([om_hi, w_hi]), 0.0, 0.0, 0.0, c, h)
 
 
-@functools.lru_cache(maxsize=16)
+@counted_cache
 def upper_law(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, taken: int | None = None) -> PrivacyLossLaw:
     """The remove-direction law of the split pair (Lemma C): atoms at losses jh with upper envelopes of
     their masses, P(+∞) and Q(−∞) from the revealed tails and S = 0, each tail of mass up to ``tail``
@@ -491,7 +521,7 @@ def upper_law(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, tak
     )
 
 
-@functools.lru_cache(maxsize=16)
+@counted_cache
 def upper_laws(
     sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, taken: int | None = None
 ) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:

@@ -48,6 +48,7 @@ from optcomp.mechanisms._allocation_grid import (
     constant_split,
     core,
     count_work,
+    counted_cache,
     group_range,
     power,
     reachable,
@@ -209,7 +210,7 @@ def trim_lower(s: Lower, t: int, tail: float = ALLOCATION_TAIL) -> Lower:
     return Lower(s.first + lo, q, p, rel, s.m, s.h)
 
 
-@functools.lru_cache(maxsize=16)
+@counted_cache
 def lower_laws(
     sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, taken: int | None = None
 ) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
