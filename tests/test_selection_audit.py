@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -30,15 +29,21 @@ from optcomp.selection import (
     select,
 )
 from tests._references.selection_adversary import (
+    exact_renyi_of_worst_order,
     gaussian_bins,
-    hockey,
+    hockey_of_floats,
     laplace_bins,
+    location_family,
     max_log_ratio,
     monotone_order_delta_continuous,
+    mp_vector,
     pgf_of,
     released,
+    rr_probabilities,
     searched_order_delta,
     split,
+    sup_abs_log_ratio,
+    theorem6_as_stated,
     threshold_laws,
     threshold_worst_epsilon,
     worst_order_delta,
@@ -70,8 +75,7 @@ def pairs(draw: st.DrawFn, min_size: int = 2, max_size: int = 5) -> tuple[list[f
     return [x / math.fsum(p) for x in p], [x / math.fsum(q) for x in q]
 
 
-def _mp(v: list[float]) -> list[mpmath.mpf]:
-    return [mpmath.mpf(x) for x in v]
+_mp = mp_vector
 
 
 def _normalised(v: list[float]) -> tuple[float, ...]:
@@ -171,29 +175,15 @@ def test_interleaved_pieces_hunt(triple: tuple[list[float], list[float], list[li
 
 
 # -- 2. Papernot–Steinke Thm 6 needs E[K] = μ ≥ 1 --------------------------------------------------------------
-def _renyi(a: list[mpmath.mpf], b: list[mpmath.mpf], lam: float) -> mpmath.mpf:
-    with mpmath.workdps(50):
-        return mpmath.log(mpmath.fsum(x**lam * y ** (1 - lam) for x, y in zip(a, b) if x > 0)) / (lam - 1)
-
-
 def test_theorem6_as_stated_fails_below_mean_one() -> None:
     """ε + μδ̂ + log(μ)/(λ − 1) is not an RDP bound of the Poisson selection for μ < 1: K = 0 releases ⊥ with
     probability e^{−μ} under both datasets, and the bound goes below 0 (below D_λ ≥ 0) as μ → 0. Randomized
     response ε₀ = 2, μ = 0.1, λ = 2: D_2 of the selection is 0.436 > the formula's −0.363. (dp_accounting's
     `_compute_rdp_repeat_and_select` refuses a mean below 1 for every shape.)"""
-    e0 = mpmath.mpf(2)
-    p = [float(mpmath.exp(e0) / (1 + mpmath.exp(e0))), float(1 / (1 + mpmath.exp(e0)))]
+    p = rr_probabilities(2.0)
     q = p[::-1]
     law = Poisson(0.1)
-    lam = 2.0
-    with mpmath.workdps(50):
-        a, b = released(p, q, [1, 0], pgf_of(law))
-        exact = max(_renyi(a, b, lam), _renyi(b, a, lam))
-        rho = max(_renyi([mpmath.mpf(x) for x in p], [mpmath.mpf(x) for x in q], lam),
-                  _renyi([mpmath.mpf(x) for x in q], [mpmath.mpf(x) for x in p], lam))
-        eps_hat = mpmath.log(1 + 1 / mpmath.mpf(lam - 1))
-        delta_hat = hockey([mpmath.mpf(x) for x in p], [mpmath.mpf(x) for x in q], float(eps_hat))
-        formula = rho + law.mean * delta_hat + mpmath.log(law.mean) / (lam - 1)
+    formula, exact = theorem6_as_stated(p, q, pgf_of(law), law.mean, 2.0)
     assert formula < 0 < exact
     assert float(exact) == pytest.approx(0.4358, abs=1e-4)
 
@@ -343,21 +333,7 @@ def test_lower_end_is_below_the_exact_monotone_order(mechanism: object, kind: st
     """The lower end (loss cells, monotone orders) is attained by the monotone-output order of the continuous
     pair, whose δ(ε) the quadrature gives exactly: the lower end must not be above it (both directions)."""
     s = select(mechanism, law)  # type: ignore[arg-type]
-    with mpmath.workdps(30):
-        b = mpmath.mpf(scale)
-        if kind == "gauss":
-            def lp(y: mpmath.mpf, m: int) -> mpmath.mpf:
-                return -((y - m) ** 2) / (2 * b * b) - mpmath.log(b * mpmath.sqrt(2 * mpmath.pi))
-
-            def cdf(y: mpmath.mpf, m: int) -> mpmath.mpf:
-                return mpmath.ncdf(y, mu=m, sigma=b)
-        else:
-            def lp(y: mpmath.mpf, m: int) -> mpmath.mpf:
-                return -abs(y - m) / b - mpmath.log(2 * b)
-
-            def cdf(y: mpmath.mpf, m: int) -> mpmath.mpf:
-                z = (y - m) / b
-                return mpmath.exp(z) / 2 if z < 0 else 1 - mpmath.exp(-z) / 2
+    lp, cdf = location_family(kind, scale)
     span = (0.5 - 12 * scale - 1, 0.5 + 12 * scale + 1)
     for eps in (0.2, 1.0):
         exact = max(
@@ -374,16 +350,7 @@ def test_lower_end_is_below_the_exact_monotone_order(mechanism: object, kind: st
 RDP_ORDERS = [1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0]
 
 
-def _exact_renyi_of_worst_order(p: list[float], q: list[float], law: selection.Repetitions, lam: float) -> mpmath.mpf:
-    """max over every order of the outputs and both directions of D_λ of the released laws (50 digits)."""
-    import itertools
-
-    pgf = pgf_of(law)
-    best = mpmath.mpf(0)
-    for order in itertools.permutations(range(len(p))):
-        a, b = released(p, q, list(order), pgf)
-        best = max(best, _renyi(a, b, lam), _renyi(b, a, lam))
-    return best
+_exact_renyi_of_worst_order = exact_renyi_of_worst_order
 
 
 @st.composite
@@ -413,8 +380,7 @@ def _check_rdp_statement(p: list[float], q: list[float], law: selection.Repetiti
     base = RdpCurve(orders, np.asarray(full.rdp)[pick])
     if isinstance(law, Poisson):
         hats = selection.epsilon_hats(orders)
-        pm, qm = [mpmath.mpf(x) for x in p], [mpmath.mpf(x) for x in q]
-        delta_hat = np.array([float(hockey(pm, qm, float(h))) * (1 + 1e-12) + 1e-300 for h in hats])
+        delta_hat = np.array([hockey_of_floats(p, q, float(h)) * (1 + 1e-12) + 1e-300 for h in hats])
         curve = selection.theorem6(base, law, delta_hat)
     else:
         curve = selection.theorem2(base, law)
@@ -453,8 +419,7 @@ def near_pairs(draw: st.DrawFn) -> tuple[list[float], list[float]]:
 def _check_pure_epsilon(p: list[float], q: list[float]) -> None:
     eps0 = selection.pure_epsilon([(DiscretePair(tuple(p), tuple(q)), 1)])
     assert eps0 is not None
-    with mpmath.workdps(50):
-        truth = max(abs(mpmath.log(mpmath.mpf(a) / mpmath.mpf(b))) for a, b in zip(p, q))
+    truth = sup_abs_log_ratio(p, q)
     assert eps0 >= truth, (eps0, float(truth))
     # one run released above a threshold or ⊥ (γ = 1): exactly ε₀ is claimed; every threshold set stays below
     value = selection.threshold(DiscretePair(tuple(p), tuple(q)), 1.0).epsilon(0.0).upper

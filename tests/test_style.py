@@ -439,7 +439,7 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "matrix/_strategy.py::column_norms_squared": "prefix sums of coefficients (lo/hi: band ends)",
     "matrix/_tree.py::tree_brute_force": "enumerates the tree's nodes level by level (the brute-force reference)",
     "mechanisms/_allocation_grid.py::_band_upper": "one band of the split convolution (lo/hi: offset range)",
-    "mechanisms/_allocation_grid.py::_gauss_window": "the factor window's lower end ℓ_min (a window, not a "
+    "mechanisms/_allocation_cells.py::window": "the factor window's lower end ℓ_min (a window, not a "
     "parameter: its tail is charged separately)",
     "mechanisms/_allocation_lower.py::_band": "one band of the merge convolution (lo/hi: offset range)",
     "mechanisms/allocation.py::allocation_bracket": "grid-step refinement towards an accuracy (not an inverse)",

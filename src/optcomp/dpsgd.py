@@ -38,6 +38,7 @@ from optcomp._numerics import (
     EPSILON_WIDTH_FLOOR,
     MAX_MEAN_LOSS,
     PARAMETER_RTOL,
+    PLD_DEEP_DELTA,
     Accuracy,
     Bound,
     Domain,
@@ -52,6 +53,7 @@ from optcomp.mechanisms import check_user_level_mean, user_level_mixture
 
 if TYPE_CHECKING:
     from optcomp.mechanisms import Mechanism, TruncatedPoissonGaussian
+    from optcomp.mechanisms.allocation import AllocationBracket
     from optcomp.queries import Composition
 
 Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
@@ -159,8 +161,9 @@ class Run:
     def lower_items(self, step: float | None = None) -> list[tuple[Mechanism, int]] | None:
         """A dominated composition whose lower end bounds the run's ε from below, where it differs
         from :meth:`items` (truncated Poisson: all other gradients 0; fixed size, T > 1: the attained
-        one-direction pairs; shuffle: Chua et al.'s pair; balls-in-bins: Lemma D's labelled pair over ⌊T/t⌋
-        epochs, grid step ``step``). ``None``: :meth:`items`' bracket is the answer; ``[]``: lower end 0."""
+        one-direction pairs; shuffle: Chua et al.'s pair; balls-in-bins: Lemma D's lower-only labelled pair,
+        grid step ``step``, for ``composition.dominated_composition``). ``None``: :meth:`items`' bracket is the
+        answer; ``[]``: lower end 0."""
         from optcomp.mechanisms import Gaussian, PoissonSubsampled
         from optcomp.mechanisms.allocation import allocation_lower_items
         from optcomp.mechanisms.shuffle import shuffle_lower_items
@@ -177,14 +180,16 @@ class Run:
         return None
 
     def brackets(
-        self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, delta: float | None = None
+        self, query: Callable[[Composition], Bound], accuracy: Accuracy, *, delta: float | None = None,
+        strict: bool = False,
     ) -> tuple[Bound, Bound]:
-        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`, ``delta`` as there) and :meth:`items`' own
-        (``Composition.dominating``; balls-in-bins: at the inverses' step, without the no-amplification cap)."""
+        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`, ``delta``, ``strict`` as there) and
+        :meth:`items`' own (``Composition.dominating``; balls-in-bins: the split pair's, from the same pass)."""
         from optcomp import compose
 
         if self.sampling == "balls_in_bins":
-            return self.bound(query, accuracy, delta=delta), self.bound(query, accuracy, lower=False, delta=delta)
+            found = self._allocation(query, accuracy, EPSILON_WIDTH_FLOOR, delta, strict)
+            return found.run, found.pair
         composition = compose(*self.items(), accuracy=accuracy)
         upper, lower_items = query(composition.dominating()), self.lower_items()  # the law's own bracket
         if lower_items is None:
@@ -201,37 +206,33 @@ class Run:
         lower: bool = True,
         floor: float = EPSILON_WIDTH_FLOOR,
         delta: float | None = None,
+        strict: bool = False,
     ) -> Bound:
-        """The run's bracket (:meth:`brackets`; ``lower=False``: the bracket of :meth:`items` only, for
-        searches on the upper end). Balls-in-bins refines its grid step until the relative width
-        (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width``, with the epoch laws' tail
-        budget set by the query's ``delta`` where it names one, and its upper end capped by no
-        amplification (:func:`optcomp.mechanisms.allocation.allocation_bracket`, ``allocation_tail``)."""
+        """The run's bracket (:meth:`brackets`; ``lower=False``: :meth:`items`' own). Balls-in-bins refines its
+        grid step until the width (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width``, else
+        ``GridTooLargeError`` (``strict``: ε at δ ≥ PLD_DEEP_DELTA) or the narrowest bracket, the tail budget
+        set by ``delta`` (``mechanisms.allocation.allocation_bracket``, ``AllocationRun``)."""
         from optcomp import compose
 
         if self.sampling == "balls_in_bins":
-            from optcomp.mechanisms.allocation import (
-                allocation_bracket,
-                allocation_lower_items,
-                allocation_tail,
-                allocation_upper_mechanism,
-            )
-            from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs
-
-            epochs = shuffle_epochs(self.steps, self.q)
-            tail = allocation_tail(delta, epochs, batches_per_epoch(self.q)[0])
-
-            def lower_at(acc: Accuracy) -> float | None:
-                items = allocation_lower_items(self.sigma, self.q, self.steps, step=acc.grid_step, tail=tail)
-                return query(compose(*items, accuracy=acc)).lower if items else None
-
-            no_amplification = compose((allocation_upper_mechanism(self.sigma, epochs=epochs), 1), accuracy=accuracy)
-            plain = query(no_amplification) if lower else None  # closed form (the Gaussian floor)
-            return allocation_bracket(
-                lambda acc: query(compose(*_balls_in_bins(self, acc.grid_step, tail), accuracy=acc)),
-                lower_at, accuracy, lower=lower, floor=floor, plain=plain,
-            )
+            found = self._allocation(query, accuracy, floor, delta, strict)
+            return found.run if lower else found.pair
         return self.brackets(query, accuracy)[0] if lower else query(compose(*self.items(), accuracy=accuracy).dominating())
+
+    def _allocation(self, query: Callable[[Composition], Bound], accuracy: Accuracy, floor: float,
+                    delta: float | None, strict: bool) -> AllocationBracket:
+        """Balls-in-bins: ``allocation_bracket`` on this run's ``AllocationRun`` (its laws at each pass's step)."""
+        from optcomp import compose
+        from optcomp.composition import dominated_composition
+        from optcomp.mechanisms.allocation import AllocationRun, allocation_bracket
+
+        laws = AllocationRun.of(self.sigma, self.q, self.steps, delta)
+        plain = query(compose((laws.no_amplification(), 1), accuracy=accuracy))
+        return allocation_bracket(
+            lambda acc: query(compose(*laws.upper_items(acc.grid_step), accuracy=acc)),
+            lambda acc: query(dominated_composition(*laws.lower_items(acc.grid_step), accuracy=acc)).lower,
+            accuracy, floor=floor, plain=plain, strict=strict, scale=laws.scale,
+        )
 
 
 def _poisson(run: Run) -> list[tuple[Mechanism, int]]:
@@ -273,12 +274,9 @@ def _shuffle(run: Run) -> list[tuple[Mechanism, int]]:
 
 
 def _balls_in_bins(run: Run, step: float | None = None, tail: float = ALLOCATION_TAIL) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms.allocation import ALLOCATION_ITEM_STEP, AllocationEpoch
-    from optcomp.mechanisms.shuffle import batches_per_epoch, shuffle_epochs
+    from optcomp.mechanisms.allocation import AllocationRun
 
-    per_epoch, _ = batches_per_epoch(run.q)
-    epoch = AllocationEpoch(run.sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP, tail=tail)
-    return [(epoch, shuffle_epochs(run.steps, run.q))]
+    return AllocationRun(run.sigma, run.q, run.steps, tail).upper_items(step)
 
 
 #: sampling scheme → the dominating composition of a run (one small function each).
@@ -375,7 +373,7 @@ def epsilon(
         noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
     )
     d = check_open_probability("delta", delta)
-    return run.bound(lambda pld: pld.epsilon(d), accuracy, delta=d)
+    return run.bound(lambda pld: pld.epsilon(d), accuracy, delta=d, strict=d >= PLD_DEEP_DELTA)
 
 
 def epsilon_brackets(
@@ -403,7 +401,7 @@ def epsilon_brackets(
         noise_multiplier, sampling_rate, steps, sampling, examples_per_user, dataset_size, max_batch_size
     )
     d = check_open_probability("delta", delta)
-    return run.brackets(lambda pld: pld.epsilon(d), accuracy, delta=d)
+    return run.brackets(lambda pld: pld.epsilon(d), accuracy, delta=d, strict=d >= PLD_DEEP_DELTA)
 
 
 def delta(

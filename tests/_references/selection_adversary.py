@@ -300,3 +300,75 @@ __all__ = [
     "threshold_worst_epsilon",
     "worst_order_delta",
 ]
+
+
+# -- helpers of tests/test_selection_audit.py (its mpmath work lives here) --------------------------------------
+def mp_vector(values: Sequence[float]) -> list[mpmath.mpf]:
+    """Floats as mpf values (exact)."""
+    return [mpmath.mpf(x) for x in values]
+
+
+def renyi(a: Sequence[mpmath.mpf], b: Sequence[mpmath.mpf], lam: float) -> mpmath.mpf:
+    """D_λ(a ‖ b) of two discrete laws, 50 digits."""
+    with mpmath.workdps(50):
+        return mpmath.log(mpmath.fsum(x**lam * y ** (1 - lam) for x, y in zip(a, b) if x > 0)) / (lam - 1)
+
+
+def rr_probabilities(epsilon: float) -> list[float]:
+    """Randomized response's output law on one dataset, (e^ε, 1)/(1 + e^ε), each mass rounded to nearest."""
+    e0 = mpmath.mpf(epsilon)
+    return [float(mpmath.exp(e0) / (1 + mpmath.exp(e0))), float(1 / (1 + mpmath.exp(e0)))]
+
+
+def theorem6_as_stated(p: Sequence[float], q: Sequence[float], pgf: Pgf, mean: float, lam: float) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(Papernot–Steinke Thm 6's formula ρ + μδ̂ + log(μ)/(λ − 1) for the pair, the selection's exact D_λ
+    over the order (1, 0), both directions), 50 digits."""
+    with mpmath.workdps(50):
+        a, b = released(p, q, [1, 0], pgf)
+        exact = max(renyi(a, b, lam), renyi(b, a, lam))
+        pm, qm = mp_vector(p), mp_vector(q)
+        rho = max(renyi(pm, qm, lam), renyi(qm, pm, lam))
+        eps_hat = mpmath.log(1 + 1 / mpmath.mpf(lam - 1))
+        delta_hat = hockey(pm, qm, float(eps_hat))
+        formula = rho + mean * delta_hat + mpmath.log(mean) / (lam - 1)
+    return formula, exact
+
+
+def location_family(kind: str, scale: float) -> tuple[Callable[[mpmath.mpf, int], mpmath.mpf], Callable[[mpmath.mpf, int], mpmath.mpf]]:
+    """(log-density, CDF) of the Gaussian (``kind == "gauss"``) or Laplace law of ``scale`` at location m."""
+    b = mpmath.mpf(scale)
+    if kind == "gauss":
+        def lp(y: mpmath.mpf, m: int) -> mpmath.mpf:
+            return -((y - m) ** 2) / (2 * b * b) - mpmath.log(b * mpmath.sqrt(2 * mpmath.pi))
+
+        def cdf(y: mpmath.mpf, m: int) -> mpmath.mpf:
+            return mpmath.ncdf(y, mu=m, sigma=b)
+    else:
+        def lp(y: mpmath.mpf, m: int) -> mpmath.mpf:
+            return -abs(y - m) / b - mpmath.log(2 * b)
+
+        def cdf(y: mpmath.mpf, m: int) -> mpmath.mpf:
+            z = (y - m) / b
+            return mpmath.exp(z) / 2 if z < 0 else 1 - mpmath.exp(-z) / 2
+    return lp, cdf
+
+
+def exact_renyi_of_worst_order(p: Sequence[float], q: Sequence[float], law: object, lam: float) -> mpmath.mpf:
+    """max over every order of the outputs and both directions of D_λ of the released laws (50 digits)."""
+    pgf = pgf_of(law)
+    best = mpmath.mpf(0)
+    for order in itertools.permutations(range(len(p))):
+        a, b = released(p, q, list(order), pgf)
+        best = max(best, renyi(a, b, lam), renyi(b, a, lam))
+    return best
+
+
+def hockey_of_floats(p: Sequence[float], q: Sequence[float], epsilon: float) -> float:
+    """The hockey-stick divergence of two float laws at ε, computed at 50 digits, as a float."""
+    return float(hockey(mp_vector(p), mp_vector(q), epsilon))
+
+
+def sup_abs_log_ratio(p: Sequence[float], q: Sequence[float]) -> mpmath.mpf:
+    """max |log(p_i/q_i)| at 50 digits (both masses positive)."""
+    with mpmath.workdps(50):
+        return max(abs(mpmath.log(mpmath.mpf(a) / mpmath.mpf(b))) for a, b in zip(p, q))

@@ -61,8 +61,10 @@ if TYPE_CHECKING:
 #: What to change when the engines return no information ([0, inf]).
 _FEWER = "use fewer compositions (a smaller count) or a larger sampling rate or noise"
 #: Samplers whose upper end comes from a dominating pair that is not the run's own (docs/samplers.md): the
-#: ``dpsgd`` command prints that pair's bracket on a row (JSON key) of its own.
-_DOMINATED_SAMPLERS = ("fixed_size", "truncated_poisson", "shuffle", "balls_in_bins")
+#: ``dpsgd`` command prints that pair's bracket on a row (JSON key) of its own. Not balls-in-bins: its pair
+#: is attained (Lemma A), the run's bracket is that pair's, and the split pair of Lemma C is only the grid
+#: the bracket was computed on (issue 32: a coarser grid's row sat above the run's upper end, unlabelled).
+_DOMINATED_SAMPLERS = ("fixed_size", "truncated_poisson", "shuffle")
 
 #: ``--mech`` kinds → class names in :mod:`optcomp.mechanisms` (a class name itself also works), from the
 #: one name table :data:`optcomp.mechanisms.MECHANISM_NAMES`.
