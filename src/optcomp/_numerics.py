@@ -151,6 +151,12 @@ class Bound:
         """A degenerate bracket for a value known exactly (closed form evaluated without loss)."""
         return cls(value, value)
 
+    def with_lower(self, lower: float) -> Bound:
+        """This bracket with another certified lower end (a subclass keeps its other fields; see its
+        override for what it drops). Used where a composition's lower end comes from another composition
+        (``Composition.dominated``)."""
+        return replace(self, lower=lower)
+
     @property
     def width(self) -> float:
         """``upper - lower`` (``inf`` if either end is infinite)."""

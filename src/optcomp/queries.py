@@ -215,7 +215,7 @@ class Composition:
         dominated = self.dominated()
         if dominated is None:
             return law
-        return Bound(min(query(dominated).lower, law.upper), law.upper)
+        return law.with_lower(min(query(dominated).lower, law.upper))
 
     # -- the routing rule ---------------------------------------------------------------------------
     def route(self, accuracy: Accuracy | None = None) -> Engine:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -71,6 +71,10 @@ _BINARY_TINY = 1e-280
 #: ε(δ) upper end: the search for the least certified ε stops at this fraction of the requested width.
 _EPSILON_XTOL = 1e-3
 
+#: What a composition's answer says about its lower end (``ConversionBound.with_lower``).
+RUN_LOWER = ("lower end: a run of these items, each curve-known one replaced by a Gaussian meeting its curve "
+             "(the summed curve's worst law is not shown to be a run of several items)")
+
 #: What every answer says about its scope.
 STATEMENT = ("holds for any mechanism whose Renyi curve (both directions: neighbouring datasets under a "
              "symmetric relation) is at most the stated one")
@@ -100,6 +104,13 @@ class ConversionBound(Bound):
     witness: WitnessLaw | None = None
     statement: str = STATEMENT
     certificate: DualCertificate | BinaryCertificate | None = None
+
+    def with_lower(self, lower: float) -> ConversionBound:
+        """This answer with the lower end of a run of the items (``Composition.dominated``: each
+        curve-known item replaced by a Gaussian meeting its curve). The witness law is dropped (it was the
+        summed curve's, not a run's); ``optimal`` keeps the summed curve's own bracket."""
+        return replace(self, lower=lower, witness=None,
+                       statement=f"{self.statement}; {RUN_LOWER}")
 
 
 _Found = tuple[Bound, WitnessLaw | None, DualCertificate | BinaryCertificate | None]
