@@ -158,8 +158,11 @@ class RenyiConversion:
         found: _Found | None = None
         if up_cf > _BINARY_TINY and not (self.curve.rho is not None and self.curve.rho == 0.0) and epsilon < 700.0:
             gamma = math.exp(epsilon)
-            lp, lq, rows, law = self._pair(self._rows(order), lambda a, b: math.exp(a) - gamma * math.exp(b))
-            cert = _binary.certify_curve(rows, epsilon, lp, lq, rho=self.curve.rho) if math.isfinite(lp) else None
+            try:
+                lp, lq, rows, law = self._pair(self._rows(order), lambda a, b: math.exp(a) - gamma * math.exp(b))
+                cert = _binary.certify_curve(rows, epsilon, lp, lq, rho=self.curve.rho) if math.isfinite(lp) else None
+            except (ArithmeticError, ValueError):  # a pair at the float range's edge (p rounds to 1): no route
+                law, cert = None, None
             lower = law.delta_bounds(epsilon)[0] if law is not None else 0.0
             upper = math.inf if cert is None else cert.bound
             if law is not None or cert is not None:
@@ -176,38 +179,44 @@ class RenyiConversion:
             return self._binary_eps[delta]
         out: tuple[WitnessLaw | None, float, float, BinaryCertificate | None] = (None, 0.0, math.inf, None)
         if delta >= _BINARY_TINY and math.isfinite(closed):
-
-            def objective(lp: float, lq: float) -> float:
-                p = math.exp(lp)  # below the q where p*(q) passes δ, p* grows with q: a unimodal surrogate
-                return math.log(p - delta) - lq if p > delta else -1e6 + lp
-
-            lp, lq, rows, law = self._pair(self._rows(order), objective)
-            p = math.exp(lp) if math.isfinite(lp) else 0.0
-            guess = math.log((p - delta) / math.exp(lq)) if p > delta else 0.0
-            lower = _law_epsilon(law, delta, max(guess, 0.0)) if law is not None else 0.0
-            certs: dict[float, BinaryCertificate | None] = {}
-
-            def passes(e: float) -> bool:
-                if e not in certs:
-                    certs[e] = _binary.certify_curve(rows, e, lp, lq, rho=self.curve.rho)
-                cert = certs[e]
-                return cert is not None and cert.bound <= delta
-
-            upper, cert = math.inf, None
-            if math.isfinite(lp):
-                start = max(guess, 0.0)
-                if start == 0.0 and passes(0.0):
-                    upper = 0.0
-                else:
-                    found = float_boundary(passes, name="epsilon", passing_above=True, start=start,
-                                           first_gap=max(start, 1e-3) * 1e-9,
-                                           xtol=_EPSILON_XTOL * self.accuracy.relative_width, highest=closed)
-                    if found.passing is not None and found.passing < closed:
-                        upper = found.passing
-                cert = certs.get(upper)
-            out = (law, lower, upper, cert)
+            try:
+                out = self._binary_epsilon_run(delta, closed, order)
+            except (ArithmeticError, ValueError):  # a pair at the float range's edge (p rounds to 1): no route
+                out = (None, 0.0, math.inf, None)
         self._binary_eps[delta] = out
         return out
+
+    def _binary_epsilon_run(self, delta: float, closed: float, order: float) -> tuple[WitnessLaw | None, float, float, BinaryCertificate | None]:
+        """The body of :meth:`_binary_epsilon` (may raise an arithmetic error at the float range's edge)."""
+        def objective(lp: float, lq: float) -> float:
+            p = math.exp(lp)  # below the q where p*(q) passes δ, p* grows with q: a unimodal surrogate
+            return math.log(p - delta) - lq if p > delta else -1e6 + lp
+
+        lp, lq, rows, law = self._pair(self._rows(order), objective)
+        p = math.exp(lp) if math.isfinite(lp) else 0.0
+        guess = math.log((p - delta) / math.exp(lq)) if p > delta else 0.0
+        lower = _law_epsilon(law, delta, max(guess, 0.0)) if law is not None else 0.0
+        certs: dict[float, BinaryCertificate | None] = {}
+
+        def passes(e: float) -> bool:
+            if e not in certs:
+                certs[e] = _binary.certify_curve(rows, e, lp, lq, rho=self.curve.rho)
+            cert = certs[e]
+            return cert is not None and cert.bound <= delta
+
+        upper, cert = math.inf, None
+        if math.isfinite(lp):
+            start = max(guess, 0.0)
+            if start == 0.0 and passes(0.0):
+                upper = 0.0
+            else:
+                found = float_boundary(passes, name="epsilon", passing_above=True, start=start,
+                                       first_gap=max(start, 1e-3) * 1e-9,
+                                       xtol=_EPSILON_XTOL * self.accuracy.relative_width, highest=closed)
+                if found.passing is not None and found.passing < closed:
+                    upper = found.passing
+            cert = certs.get(upper)
+        return (law, lower, upper, cert)
 
     # -- the LP at one ε -------------------------------------------------------------------------------
     def _problem(self, order_hint: float) -> _lp.Problem:
