@@ -330,7 +330,15 @@ class GridTooLargeError(ValueError):
     ``Accuracy.relative_width`` (or ``grid_step``), a larger ``Accuracy.memory_cap``, or fewer
     compositions. (Defined here, below the engines, so that :class:`LossScaleError` can be one;
     ``optcomp.pld.GridTooLargeError`` is this class.)
+
+    Attributes:
+        bracket: the narrowest certified bracket reached before giving up, where the engine has one
+            (the Rényi conversion and the optimal black-box engine set it), else ``None``.
     """
+
+    def __init__(self, *args: object, bracket: Bound | None = None) -> None:
+        super().__init__(*args)
+        self.bracket = bracket
 
 
 class LossScaleError(GridTooLargeError):

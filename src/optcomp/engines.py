@@ -146,7 +146,7 @@ class OptimalEngine:
             raise GridTooLargeError(
                 f"the requested relative width {target:g} is not reached by the optimal black-box engine "
                 f"(bracket [{b.lower!r}, {b.upper!r}]); ask for a larger Accuracy.relative_width, or query "
-                "optcomp.optimal.epsilon with a larger max_points"
+                "optcomp.optimal.epsilon with a larger max_points", bracket=b
             )
         return b
 
@@ -271,10 +271,21 @@ class RenyiEngine:
     _deltas: dict[float, Bound] = field(default_factory=dict, repr=False)
 
     def epsilon(self, delta: float, strict: bool) -> Bound:
-        """The conversion's ε bracket (both routes; the tighter upper end)."""
+        """The conversion's ε bracket (both routes; the tighter upper end). ``strict``: a bracket wider
+        than ``Accuracy.relative_width`` (relative to max(upper, ``EPSILON_WIDTH_FLOOR``)) raises
+        :class:`~optcomp.pld.GridTooLargeError` carrying it as ``.bracket`` (as the grid engine does)."""
         if delta not in self._eps:
             self._eps[delta] = self.conversion.epsilon(delta)
-        return self._eps[delta]
+        b = self._eps[delta]
+        target = self.conversion.accuracy.relative_width
+        if strict and math.isfinite(b.upper) and b.relative_width_above(EPSILON_WIDTH_FLOOR) > target:
+            raise GridTooLargeError(
+                f"the requested relative width {target:g} is not reached by the Renyi conversion at "
+                f"delta={delta:g}: the width is {b.relative_width_above(EPSILON_WIDTH_FLOOR):.3g} "
+                f"(bracket [{b.lower!r}, {b.upper!r}], route {getattr(b, 'route', '?')}); ask for a larger "
+                "Accuracy.relative_width (the bracket is on the exception's .bracket)", bracket=b
+            )
+        return b
 
     def delta(self, epsilon: float) -> Bound:
         if epsilon not in self._deltas:
