@@ -328,9 +328,11 @@ def _active_rows(rows: Rows, lp: float, lq: float, gamma: float) -> list[list[tu
     weights = np.maximum(np.abs(target), 1e-300)
     out: list[list[tuple[_Row, float]]] = []
     for j in np.flatnonzero(keep):
-        col = matrix[:, j] / weights
-        lam = float(col @ (target / weights)) / float(col @ col) if float(col @ col) > 0 else 0.0
-        if lam > 0.0:
+        with np.errstate(over="ignore", invalid="ignore"):  # a huge row: no fit (lam not finite, skipped)
+            col = matrix[:, j] / weights
+            norm = float(col @ col)
+            lam = float(col @ (target / weights)) / norm if 0.0 < norm < math.inf else 0.0
+        if math.isfinite(lam) and lam > 0.0:
             out.append([(cand[j], lam)])
     if np.count_nonzero(keep) >= 2:
         sub = matrix[:, keep]
