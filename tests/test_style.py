@@ -443,6 +443,12 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "parameter: its tail is charged separately)",
     "mechanisms/_allocation_lower.py::_band": "one band of the merge convolution (lo/hi: offset range)",
     "mechanisms/allocation.py::allocation_bracket": "grid-step refinement towards an accuracy (not an inverse)",
+    "rdp/_binary.py::_p_star": "the two-point witness's feasibility bisection in logit p (the pair found is "
+    "re-verified in exact arithmetic; no certified value is inverted)",
+    "rdp/_binary.py::_worst_orders": "golden-section maximisation over orders (an optimisation: the exchange "
+    "checks every order it adds)",
+    "rdp/_binary.py::_kkt_solve": "Newton's method on the KKT system at 240 bits (the tangent plane it gives is "
+    "checked by interval arithmetic)",
 }
 
 #: Inverses of certified values still hand-rolled, each with who owns the file and what replaces it.

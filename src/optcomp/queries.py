@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, overload
 
 import numpy as np
@@ -287,7 +287,9 @@ class Composition:
         dominated = self.dominated()
         if dominated is None:
             return law
-        return Bound(min(query(dominated).lower, law.upper), law.upper)
+        lower = min(query(dominated).lower, law.upper)
+        own = getattr(law, "with_lower", None)  # a ConversionBound drops its witness (rdp/_convert.py)
+        return own(lower) if own is not None else replace(law, lower=lower)
 
     # -- the routing rule ---------------------------------------------------------------------------
     def route(self, accuracy: Accuracy | None = None) -> Engine:

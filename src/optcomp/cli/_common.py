@@ -202,7 +202,7 @@ def accuracy_advice(message: str) -> str:
         width = float(reached.group(1))
         digits = 10.0 ** (math.floor(math.log10(width)) - 1)
         suggestion = f"{math.ceil(width / digits) * digits:.2g}"
-        if work_limit:
+        if work_limit or "Renyi conversion" in message:  # no grid to shrink: memory does not narrow it
             return f"{facts}; use --accuracy relative_width={suggestion} (or larger)"
         return f"{facts}; use --accuracy relative_width={suggestion} (or larger), or {raise_cap}"
     return f"{facts}; use a larger --accuracy relative_width=… or grid_step=…, or {raise_cap}"

@@ -361,7 +361,8 @@ class RdpCurve:
         # log δ below the double range (−inf after overflow, or exp underflowing to 0): the bound
         # exp(log δ) is positive but below every double, so the smallest positive double is its upper end.
         log_up = -math.inf if log_delta[i] == -math.inf else float(_up(log_delta[i : i + 1])[0])
-        return RdpConversion(min(1.0, max(math.exp(log_up), math.ulp(0.0))), float(a[i]), conversion)
+        up = 1.0 if log_up >= 0.0 else max(math.exp(log_up), math.ulp(0.0))  # e^{log δ} ≥ 1 (or overflowing): 1
+        return RdpConversion(up, float(a[i]), conversion)
 
 
 Item = object | tuple[object, int]
