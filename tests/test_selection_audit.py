@@ -234,7 +234,7 @@ def test_pure_route_holds_for_every_order(pair: tuple[list[float], list[float]],
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=pure_pairs(), law=pure_laws, shares=st.lists(st.floats(0.05, 0.95), min_size=5, max_size=5),
        cut=st.booleans())
 def test_pure_route_hunt(pair: tuple[list[float], list[float]], law: selection.Repetitions, shares: list[float],
@@ -269,7 +269,7 @@ def test_threshold_route_is_above_every_threshold_set(pair: tuple[list[float], l
 
 
 @pytest.mark.slow
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=pure_pairs(), gamma=st.floats(0.001, 1.0), above=st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5))
 def test_threshold_route_hunt(pair: tuple[list[float], list[float]], gamma: float, above: list[float]) -> None:
     """Deterministic threshold sets (all of them) and a randomised score (each output above the threshold
@@ -399,7 +399,7 @@ def test_papernot_steinke_rdp_curves_bound_the_exact_renyi_divergence(pair: tupl
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=full_support_pairs(), law=rdp_laws)
 def test_papernot_steinke_rdp_curves_hunt(pair: tuple[list[float], list[float]], law: selection.Repetitions) -> None:
     _check_rdp_statement(*pair, law)
@@ -439,7 +439,7 @@ def test_pure_epsilon_is_above_the_exact_loss(pair: tuple[list[float], list[floa
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=near_pairs())
 def test_pure_epsilon_hunt(pair: tuple[list[float], list[float]]) -> None:
     _check_pure_epsilon(*pair)
