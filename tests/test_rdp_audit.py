@@ -108,8 +108,14 @@ def _assert_brackets_the_truth(b: object, curve: BinaryCurve, delta: float) -> N
     assert b.lower <= truth_below * (1 + REFERENCE_RTOL)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("delta", [1e-5, 1e-10])
-@pytest.mark.parametrize("rho", [1e-3, 0.1, 2.0, 10.0])
+#: ~10 s a case: two in the fast suite (one per δ), all eight in ``make test-slow``.
+_ZCDP_FAST = {(0.1, 1e-5), (2.0, 1e-10)}
+
+
+@pytest.mark.parametrize(("rho", "delta"), [
+    pytest.param(rho, delta, id=f"{rho}-{delta}", marks=() if (rho, delta) in _ZCDP_FAST else pytest.mark.slow)
+    for delta in (1e-5, 1e-10) for rho in (1e-3, 0.1, 2.0, 10.0)
+])
 def test_zcdp_epsilon_against_the_two_point_truth(rho: float, delta: float) -> None:
     b = optcomp.compose(ZeroConcentrated(rho)).epsilon(delta)
     _assert_brackets_the_truth(b, BinaryCurve(rho=rho), delta)
