@@ -11,13 +11,16 @@ Rows (δ as stated; optcomp at its default accuracy; one run each, times in seco
   ``TruncatedSubsampledGaussianDpEvent``; also the explicit pair's lower end;
 * shuffle: one epoch of 1,000 steps, σ = 1, δ = 1e-6: optcomp's certified lower and upper ends vs the
   Poisson ε at the same σ, batch size, steps;
-* balls-in-bins (issue 23): ``dpsgd.epsilon(σ, 1/t, t·E, δ, sampling="balls_in_bins")`` at relative
-  width 1e-3 beside ``PLD_accounting``'s ``gaussian_allocation_epsilon_range(delta, sigma,
-  num_steps=t, num_epochs=E)`` (Feldman–Shenfeld; default accuracy, run under ``nice`` in a child
-  process with a time limit of ``PEER_LIMIT`` s: a row past it reads "no answer in N s"), on the
-  (σ, t, E) rows of ``ALLOCATION_ROWS``, δ = 1e-6 (and one row at δ = 1e-10, optcomp only); and
-  10-of-100 (k > 1: optcomp's upper end is Lemma B's blocks, the same ten epochs of 1-of-10 that
-  PLD_accounting computes for ``num_selected=10``; its lower end is the binned maximum).
+* balls-in-bins (issues 23, 32): ``dpsgd.epsilon(σ, 1/t, t·E, δ, sampling="balls_in_bins")`` at the
+  **default accuracy** (relative width 1e-4), each row cold: a fresh Python process (nothing cached in
+  memory; optcomp keeps no disk cache) that imports optcomp and then times the call (wall and CPU,
+  ``time.process_time``), beside ``PLD_accounting``'s ``gaussian_allocation_epsilon_range(delta, sigma,
+  num_steps=t, num_epochs=E)`` (Feldman–Shenfeld; default accuracy, run under ``nice`` in a child process
+  with a time limit of ``PEER_LIMIT`` s: a row past it reads "no answer in N s"), on the (σ, t, E) rows
+  of ``ALLOCATION_ROWS``, δ = 1e-6 (and one row at δ = 1e-10, one of 10⁵ steps per epoch and one whose
+  width is refused, optcomp only); and 10-of-100 (k > 1: optcomp's upper end is Lemma B's blocks, the
+  same ten epochs of 1-of-10 that PLD_accounting computes for ``num_selected=10``; its lower end is the
+  binned maximum). The header records the load average while the rows ran (a shared machine).
 
 Writes ``benchmarks/RESULTS_samplers.md``. Run: ``PYTHONPATH=src python benchmarks/bench_samplers.py``.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import platform
 import time
 from collections.abc import Callable
@@ -100,40 +104,64 @@ def peer_allocation(**kwargs: Any) -> tuple[str, str]:
     return f"[{lo:.6g}, {hi:.6g}]", f"{took:.2f}"
 
 
-def _cold() -> None:
-    """Forget the cached epoch laws, so that every row's time includes building them."""
-    from optcomp.mechanisms import _allocation_grid, _allocation_lower
+#: One balls-in-bins row in a fresh process: imports first, then the timed call (its JSON on stdout).
+_ROW = """
+import json, sys, time
+from optcomp import dpsgd
+from optcomp.pld import GridTooLargeError
+sigma, rate, steps, delta = json.loads(sys.argv[1])
+wall, cpu = time.perf_counter(), time.process_time()
+try:
+    b = dpsgd.epsilon(sigma, rate, steps, delta, sampling="balls_in_bins")
+    out = {"bracket": [b.lower, b.upper]}
+except GridTooLargeError as exc:
+    out = {"refused": str(exc), "bracket": [exc.bracket.lower, exc.bracket.upper] if exc.bracket else None}
+out.update(wall=time.perf_counter() - wall, cpu=time.process_time() - cpu)
+print(json.dumps(out))
+"""
 
-    for fn in (_allocation_grid.upper_law, _allocation_grid.upper_laws, _allocation_lower.lower_laws):
-        fn.cache_clear()
+
+def cold_row(sigma: float, rate: float, steps: int, delta: float) -> dict[str, Any]:
+    """``dpsgd.epsilon(..., sampling="balls_in_bins")`` at the default accuracy in a fresh process (cold)."""
+    import json
+    import subprocess
+    import sys
+
+    args = json.dumps([sigma, rate, steps, delta])
+    done = subprocess.run([sys.executable, "-c", _ROW, args], capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout))
+
+
+def _times(r: dict[str, Any]) -> str:
+    return f"{r['wall']:.2f} (CPU {r['cpu']:.2f})"
 
 
 def balls_in_bins_rows() -> list[tuple[str, str, str, str, str]]:
-    """The issue-23 rows: optcomp's certified bracket (relative width 1e-3) beside PLD_accounting's; every
-    row starts with empty law caches (:func:`_cold`)."""
-    from optcomp import Accuracy
-
-    acc = Accuracy(relative_width=1e-3)
+    """The balls-in-bins rows: optcomp's certified bracket at the default accuracy, each in a fresh process,
+    beside PLD_accounting's (module docstring)."""
     rows = []
     for sigma, t, epochs in ALLOCATION_ROWS:
-        _cold()
-        b, tb = timed(lambda s=sigma, t=t, e=epochs: dpsgd.epsilon(  # type: ignore[misc]
-            s, 1 / t, t * e, 1e-6, sampling="balls_in_bins", accuracy=acc))
+        r = cold_row(sigma, 1 / t, t * epochs, 1e-6)
+        lo, hi = r["bracket"]
         peer, tp = peer_allocation(delta=1e-6, sigma=sigma, num_steps=t, num_epochs=epochs)
         rows.append((f"balls-in-bins σ = {sigma:g}, t = {t:,}, E = {epochs}, δ = 1e-6 (relative width "
-                     f"{(b.upper - b.lower) / b.upper:.1e})", fmt(b), f"{tb:.2f}", peer, tp))
-    _cold()
-    b, tb = timed(lambda: dpsgd.epsilon(1.0, 1 / 1000, 10_000, 1e-10, sampling="balls_in_bins", accuracy=acc))
-    rows.append(("balls-in-bins σ = 1, t = 1,000, E = 10, δ = 1e-10 (relative width "
-                 f"{(b.upper - b.lower) / b.upper:.1e})", fmt(b), f"{tb:.2f}", "—", "—"))
+                     f"{(hi - lo) / max(hi, 0.01):.1e})", fmt(Bound(lo, hi)), _times(r), peer, tp))
+    for sigma, t, epochs, delta in ((1.0, 1000, 10, 1e-10), (2.0, 100_000, 1, 1e-6)):
+        r = cold_row(sigma, 1 / t, t * epochs, delta)
+        lo, hi = r["bracket"]
+        rows.append((f"balls-in-bins σ = {sigma:g}, t = {t:,}, E = {epochs}, δ = {delta:g} (relative width "
+                     f"{(hi - lo) / max(hi, 0.01):.1e})", fmt(Bound(lo, hi)), _times(r), "—", "—"))
+    r = cold_row(2.0, 1e-7, 10**7, 1e-6)
+    shown = f"refused: {r['refused'][:160]}…" if "refused" in r else fmt(Bound(*r["bracket"]))
+    rows.append(("balls-in-bins σ = 2, t = 10⁷, E = 1, δ = 1e-6 (issue 32: the default width is out of reach: "
+                 "GridTooLargeError, one line and exit 2 on the command line)", shown, _times(r), "—", "—"))
     allocation = RandomAllocation(sigma=3.0, steps=100, selected=10)
     lower = compose(allocation_lower_pair(3.0, 100, selected=10)).epsilon(1e-6)
-    _cold()
     upper, tu = timed(lambda: compose(*allocation.upper_items()).epsilon(1e-6))
     peer, tp = peer_allocation(delta=1e-6, sigma=3.0, num_steps=100, num_selected=10, num_epochs=1)
     rows.append(("random allocation 10-of-100, σ = 3, one epoch, δ = 1e-6 (upper: Lemma B blocks, ten "
-                 "epochs of 1-of-10, not tight; lower: binned maximum of the 10-of-100 pair; the peer's "
-                 "lower end bounds the blocks, not 10-of-100)", f"[{lower.lower:.6g}, {upper.upper:.6g}]",
+                 "epochs of 1-of-10 at grid step 2⁻¹⁰, not tight; lower: binned maximum of the 10-of-100 pair; "
+                 "the peer's lower end bounds the blocks, not 10-of-100)", f"[{lower.lower:.6g}, {upper.upper:.6g}]",
                  f"{tu:.2f}", peer, tp))
     return rows
 
@@ -181,7 +209,9 @@ def main() -> None:
     rows.append(("shuffle, 1 epoch of 1,000 steps, σ = 1, δ = 1e-6 (Poisson at the same σ, q, T: "
                  f"{fmt(poisson)})", fmt(b), f"{t:.2f}", "—", "—"))
 
+    load_before = os.getloadavg()
     rows.extend(balls_in_bins_rows())
+    load_after = os.getloadavg()
 
     lines = [
         "# Batch samplers (issue 17) vs dp_accounting and PLD_accounting",
@@ -189,7 +219,10 @@ def main() -> None:
         f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
         f"dp_accounting {importlib.metadata.version('dp-accounting')}. ε brackets [lower, upper]; optcomp's "
         "upper ends are certified for the run (docs/samplers.md says, per sampler, what the lower end "
-        "bounds). Times in seconds, one run each (wall clock, shared 2-core machine).",
+        "bounds). Times in seconds, one run each (wall clock; balls-in-bins rows: wall (CPU) of a cold call in "
+        "a fresh process at the default accuracy). Load average (1, 5, 15 min) on this shared machine: "
+        f"{', '.join(f'{x:.1f}' for x in load_before)} before the balls-in-bins rows, "
+        f"{', '.join(f'{x:.1f}' for x in load_after)} after.",
         "",
         "| case | optcomp ε | s | peer ε | s |",
         "|---|---|---|---|---|",

@@ -1,7 +1,7 @@
 """Run every benchmark and gather the results into ``benchmarks/RESULTS.md``.
 
 Runs ``bench_optimal.py``, ``bench_pld.py``, ``bench_planner.py``, ``bench_rdp.py``, ``bench_zcdp.py``, ``bench_samplers.py``,
-``bench_dgauss.py``,
+``bench_dgauss.py``, ``bench_selection.py``, ``bench_br.py``,
 ``bench_fdp.py``, ``bench_ledger.py``, ``bench_matrix.py``, ``bench_sweep.py`` and ``bench_rows.py``, each in its own
 interpreter, then concatenates their ``RESULTS_*.md`` (those that exist) into ``RESULTS.md``.
 Extra arguments are passed to ``bench_pld.py`` (e.g. ``--quick``), except ``--skip-optimal``, which
@@ -32,6 +32,7 @@ BENCHMARKS = [
     ("bench_sweep.py", "RESULTS_sweep.md"),
     ("bench_profile.py", "RESULTS_profile.md"),
     ("bench_selection.py", "RESULTS_selection.md"),
+    ("bench_br.py", "RESULTS_br.md"),
     ("bench_rows.py", "RESULTS_rows.md"),
 ]
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import optcomp as oc
@@ -49,11 +49,45 @@ def test_the_theorem_candidates_hold_the_maximum_over_t(e0: float, k: int, eps: 
     assert nonadaptive_scan(e0, k, eps, points=600) <= nonadaptive_closed_form(e0, k, eps) * (1 + 1e-20)
 
 
+@pytest.mark.parametrize(("e0", "k", "eps"), [(3.0249467389857103, 100, 292.3907735248468),
+                                              (0.859702458919245, 100, 83.93378277863476), (0.1, 100, 9.99),
+                                              (0.02, 3, 0.0599), (1.0, 100, 0.0)])
+def test_nonadaptive_delta_near_the_ends_brackets_the_closed_form(e0: float, k: int, eps: float) -> None:
+    """ε near kε₀ (the only live terms are at the candidates' small i; a window placed at the mean of the
+    binomial once missed them all and answered an upper end of 0) and ε = 0."""
+    truth = nonadaptive_closed_form(e0, k, eps)
+    b = nonadaptive_delta(e0, k, eps)
+    assert 0 < truth
+    assert b.lower <= truth <= b.upper
+    assert b.upper - b.lower <= 1e-7 * float(truth)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(1e-3, 3.0), st.integers(1, 40), st.floats(0.0, 1.0))
+@example(1.8722096170797256, 3, 1.0)  # ε = float(kε₀) just below the exact kε₀: δ > 0 there
+def test_nonadaptive_delta_brackets_the_closed_form_anywhere(e0: float, k: int, share: float) -> None:
+    eps = share * k * e0
+    truth = nonadaptive_closed_form(e0, k, eps)
+    b = nonadaptive_delta(e0, k, eps)
+    assert b.lower <= truth <= b.upper
+
+
+def test_nonadaptive_epsilon_at_ten_thousand_steps_is_certified_at_both_ends() -> None:
+    """The search starts at an uncertified float estimate; the ends it returns are evaluated points."""
+    b = nonadaptive_epsilon(0.01, 10_000, 1e-6)
+    assert nonadaptive_delta(0.01, 10_000, b.upper).upper <= 1e-6 < nonadaptive_delta(0.01, 10_000, b.lower).lower
+    assert 0 < b.relative_width < 1e-8
+    assert 2.2 < b.lower
+
+
 def test_nonadaptive_epsilon_inverts_the_delta() -> None:
     b = nonadaptive_epsilon(0.1, 100, 1e-6)
     assert nonadaptive_delta(0.1, 100, b.upper).upper <= 1e-6 < nonadaptive_delta(0.1, 100, b.lower).lower
     assert b.relative_width < 1e-9
     assert nonadaptive_epsilon(0.1, 100, 0.0).upper == pytest.approx(10.0)
+    top = nonadaptive_epsilon(1.8722096170797256, 3, 0.0).upper  # at least the exact kε₀, not its float below
+    assert Fraction(top) >= 3 * Fraction(1.8722096170797256)
+    assert nonadaptive_delta(1.8722096170797256, 3, top).upper == 0.0
     with pytest.raises(ValueError, match="count"):
         nonadaptive_delta(0.1, 0, 1.0)
 
@@ -115,7 +149,8 @@ def test_a_fixed_pair_and_a_br_step_in_either_order(p: tuple[float, ...], q: tup
 def test_br_upper_is_above_a_dense_scan_of_its_own_interpolant(weights: list[float], m: int, seed: int) -> None:
     """For a random convex curve (the hockey-stick curve of a random pair, exact at the lattice points), the
     certified upper end of a BR step is at least the supremum over a dense t-grid of the chord interpolant it
-    bounds, and the lower end at most the supremum of the true objective."""
+    bounds, and the lower end at most the supremum of the true objective (the scan holds the lattice points t = jh
+    the lower end's adversary uses: without them a 321-point scan at m = 3 missed it by 1e-5 relative)."""
     rng = np.random.default_rng(seed)
     pw = np.array(weights) / np.sum(weights)
     qw = rng.dirichlet(np.ones(pw.size))
@@ -126,7 +161,7 @@ def test_br_upper_is_above_a_dense_scan_of_its_own_interpolant(weights: list[flo
     curve = Curve(h, -60, true, true)
     up = br_upper(curve, m, -20, 20)
     low = br_lower(curve, m * h, -20, 20)
-    ts = np.linspace(0.0, m * h, 321)
+    ts = np.union1d(np.linspace(0.0, m * h, 321), np.arange(m + 1) * h)  # the lower end's t-grid included
     p_t = -np.expm1(ts - m * h) / -math.expm1(-m * h)
     for k, xn in list(enumerate(np.arange(-20, 21) * h))[::3]:
         scan = max(p_t[j] * curve.upper_at(xn - ts[j]) + (1 - p_t[j]) * curve.upper_at(xn - ts[j] + m * h)

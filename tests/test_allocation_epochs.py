@@ -18,10 +18,13 @@ from hypothesis import strategies as st
 
 from optcomp import Accuracy, compose, dpsgd
 from optcomp._numerics import ALLOCATION_TAIL, ALLOCATION_TAIL_SHARE
+from optcomp.composition import dominated_composition
 from optcomp.mechanisms import Gaussian, _allocation_grid
-from optcomp.mechanisms._allocation_grid import _gauss_window, upper_law, weights
+from optcomp.mechanisms._allocation_cells import window
+from optcomp.mechanisms._allocation_grid import upper_law, weights
 from optcomp.mechanisms._allocation_lower import lower_laws
 from optcomp.mechanisms.allocation import (
+    ALLOCATION_TAIL_MAX,
     AllocationEpoch,
     AllocationEpochLower,
     RandomAllocation,
@@ -90,7 +93,7 @@ def test_split_preserves_the_mean_on_a_toy_grid() -> None:
     """h = 1/4, t = 4 in 50 digits: Σ x·Q′ = E[S; window] (Lemma C's split keeps the mean), so P′ has the
     window's mass; the library's upper envelopes are at least these masses on every atom it keeps."""
     sigma, t, h = 1.0, 4, 0.25
-    j_lo, j_hi = _gauss_window(1.0 / sigma, t, h)
+    j_lo, j_hi = window(1.0 / sigma, t, h, ALLOCATION_TAIL)
     law, mean = split_law(sigma, t, h, j_lo, j_hi)
     mass, first_moment = split_mass_and_mean(law, t, h)
     assert abs(first_moment - mean) <= 1e-30 * mean
@@ -107,10 +110,12 @@ def test_split_preserves_the_mean_on_a_toy_grid() -> None:
 
 
 def test_weights_split_every_sum_between_its_neighbours() -> None:
-    """The tabulated offsets f(d) and weights: x_j(1 + e^{−dh}) lies in [x_{j+f}, x_{j+f+1}) and the
-    upper weights bracket the exact w(d) (checked in 40 digits at every d)."""
-    w = weights(2.0**-6)
-    assert weight_table_errors(w.h, w.groups, w.w_hi, w.om_hi, w.far) == []
+    """The tabulated offsets f(d) and weights: x_j(1 + e^{−d·h_in}) lies in [y_{rj+f}, y_{rj+f+1}) of the
+    output grid and the upper weights bracket the exact w(d) (checked in 40 digits at every d), also for
+    the stage grids whose output is finer than their input."""
+    for h_in, h_out in ((2.0**-6, 2.0**-6), (2.0**-5, 2.0**-6), (2.0**-4, 2.0**-6)):  # stage grids: r = 1, 2, 4
+        w = weights(h_in, h_out)
+        assert weight_table_errors(h_in, h_out, w.groups, w.w_hi, w.om_hi, w.far) == []
 
 
 @pytest.mark.parametrize(("sigma", "t", "epochs"), [(3.0, 10, 10), (3.0, 100, 10)])
@@ -129,17 +134,22 @@ def test_thousand_steps_per_epoch_below_poisson(delta: float) -> None:
         assert bound.upper < POISSON_UPPER_1_1000_10
 
 
-def test_partial_epochs_count_up_and_down() -> None:
-    """T = 25 steps of t = 10: the upper end composes 3 epochs, the lower end 2 (Lemma A)."""
+def test_partial_epochs_are_exact() -> None:
+    """T = 25 steps of t = 10: two complete epochs and the first 5 steps of a third, both ends (Lemma A: the
+    first T' steps of an epoch are its pair with T' coordinates, likelihood ratio (X₁ + … + X_T' + t − T')/t),
+    so the bracket meets the width (it used to count 3 epochs above and 2 below: 20 % wide)."""
     run = dpsgd.Run.checked(3.0, 0.1, 25, "balls_in_bins")
-    (epoch, up_count), = dpsgd._balls_in_bins(run, H)
-    low = dpsgd._balls_in_bins_lower(run, H)
-    assert epoch == AllocationEpoch(3.0, steps=10, grid_step=H) and up_count == 3
-    assert low is not None and low[0][1] == 2
+    assert dpsgd._balls_in_bins(run, H) == [
+        (AllocationEpoch(3.0, steps=10, grid_step=H), 2), (AllocationEpoch(3.0, steps=10, grid_step=H, taken=5), 1)
+    ]
+    assert dpsgd._balls_in_bins_lower(run, H) == [
+        (AllocationEpochLower(3.0, steps=10, grid_step=H), 2), (AllocationEpochLower(3.0, steps=10, grid_step=H, taken=5), 1)
+    ]
     two = dpsgd.epsilon(3.0, 0.1, 20, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
     three = dpsgd.epsilon(3.0, 0.1, 30, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
     partial = dpsgd.epsilon(3.0, 0.1, 25, 1e-6, sampling="balls_in_bins", accuracy=ROWS)
-    assert partial.lower <= two.upper and partial.upper >= three.lower
+    assert two.upper < partial.lower <= partial.upper < three.lower
+    assert _relative_width(partial) <= WIDTH
 
 
 def test_k_of_t_uses_floor_ceil_blocks() -> None:
@@ -200,8 +210,11 @@ def test_weight_envelopes_move_epsilon_less_than_stated(
     w = weights(h)
     w_lo, om_lo, expm1_hi = lower_weights(h, w.groups, w.far)
     low = dataclasses.replace(w, w_hi=np.array(w_lo), om_hi=np.array(om_lo), expm1_lo=expm1_hi)
-    library = upper_law(sigma, t, h)
-    monkeypatch.setattr(_allocation_grid, "weights", lambda step: low if step == h else weights(step))
+    monkeypatch.setattr(_allocation_grid, "ALLOCATION_STAGE_LEVELS", 0)  # every stage on h: the one table perturbed
+    library = upper_law.__wrapped__(sigma, t, h)
+    monkeypatch.setattr(_allocation_grid, "weights",
+                        lambda h_in, h_out=None, reach=None: low if (h_in, h_out or h_in) == (h, h)
+                        else weights(h_in, h_out, reach))
     perturbed = upper_law.__wrapped__(sigma, t, h)  # not the cached law
     monkeypatch.undo()
     acc = Accuracy(grid_step=h)
@@ -244,7 +257,7 @@ def test_deep_delta_split_pair_alone(sigma: float, t: int, epochs: int) -> None:
     acc = Accuracy(grid_step=H)
     upper = compose((AllocationEpoch(sigma, steps=t, grid_step=H, tail=tail), epochs), accuracy=acc).epsilon(delta)
     old = compose((AllocationEpoch(sigma, steps=t, grid_step=H), epochs), accuracy=acc).epsilon(delta)
-    lower = compose((AllocationEpochLower(sigma, steps=t, grid_step=H, tail=tail), epochs), accuracy=acc)
+    lower = dominated_composition((AllocationEpochLower(sigma, steps=t, grid_step=H, tail=tail), epochs), accuracy=acc)
     low = lower.epsilon(delta).lower
     assert math.isinf(old.upper) and math.isfinite(upper.upper)
     assert low <= upper.upper <= low * (1 + WIDTH)
@@ -252,16 +265,18 @@ def test_deep_delta_split_pair_alone(sigma: float, t: int, epochs: int) -> None:
         assert upper.upper >= float(gdp_epsilon(math.sqrt(epochs) / sigma, delta))
 
 
-def test_tail_budget_only_moves_at_deep_delta() -> None:
-    """allocation_tail is ALLOCATION_TAIL (today's laws, bit for bit) at every δ ≥ 1e-10 of the benchmark
-    rows, and ALLOCATION_TAIL_SHARE·δ over the run's tails below; a budget outside (0, 1e-30] is refused."""
+def test_tail_budget_follows_delta() -> None:
+    """allocation_tail is ALLOCATION_TAIL_SHARE·δ over the run's 5(n_t + 1) tails per epoch law (Lemma E), at
+    most ALLOCATION_TAIL_MAX; ALLOCATION_TAIL for a query without δ; a budget outside (0, MAX] is refused."""
     for t, epochs in ((1, 10), (10, 10), (100, 10), (1000, 1), (1000, 10), (1000, 10_000)):
-        for delta in (1e-6, 1e-10):
-            assert allocation_tail(delta, epochs, t) == ALLOCATION_TAIL
+        n_t = t.bit_length() - 1 + t.bit_count()
+        for delta in (1e-6, 1e-10, 1e-30):
+            expected = min(ALLOCATION_TAIL_MAX, ALLOCATION_TAIL_SHARE * delta / (epochs * 5 * (n_t + 1)))
+            assert allocation_tail(delta, epochs, t) == pytest.approx(expected, rel=1e-15)
         assert allocation_tail(None, epochs, t) == ALLOCATION_TAIL
-    # t = 10: n_t = 3 + 2 − 1 = 4 partial sums trimmed, c_t = 15 tails per epoch
-    assert allocation_tail(1e-30, 10, 10) == pytest.approx(ALLOCATION_TAIL_SHARE * 1e-30 / (10 * 15))
-    for bad in (0.0, 2e-30, -1.0):
+    # t = 10: n_t = 3 + 2 = 5 combinations (a partial epoch's constant included), 5 tails each plus the factor's
+    assert allocation_tail(1e-30, 10, 10) == pytest.approx(ALLOCATION_TAIL_SHARE * 1e-30 / (10 * 30))
+    for bad in (0.0, 2 * ALLOCATION_TAIL_MAX, -1.0):
         with pytest.raises(ValueError, match="tail"):
             AllocationEpoch(3.0, steps=10, grid_step=H, tail=bad)
 

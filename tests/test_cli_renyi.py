@@ -43,7 +43,12 @@ def test_renyi_lists_and_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "account", "--mech", "renyi:orders=2;4;8;16;32,epsilons=1;2;4;8;16",
                          "--mech", "zero_concentrated:rho=0.1", "--delta", "1e-5")
     assert code == 0, err
-    assert "route optimal" in out and "verified law" in out and "5 orders" in out
+    assert "route optimal" in out and "5 orders" in out
+    # two items: the lower end is a run's (Gaussians meeting the curves), not the summed curve's worst law
+    assert "verified law" not in out and "a run of these items" in out
+    code, out, err = run(capsys, "account", "--mech", "renyi:orders=2;4;8;16;32,epsilons=1;2;4;8;16", "--delta", "1e-5")
+    assert code == 0, err
+    assert "route optimal" in out and "verified law" in out
 
 
 def test_renyi_curve_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -88,3 +93,14 @@ def test_a_real_process_refuses_a_delta_box_beside_zcdp() -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "cannot be composed with Renyi or zCDP items" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_width_the_conversion_cannot_reach_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """rho = 1e6 (optimal epsilon about 1e6: no two-point law in the float range): the closed form over the
+    Gaussian is wider than the default width; the CLI says so in one line, with the width to ask for."""
+    code, out, err = run(capsys, "account", "--mech", "zcdp:rho=1e6", "--delta", "1e-5")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "not reached by the Renyi conversion" in err and "--accuracy relative_width=" in err
+    assert "memory_cap" not in err and "math domain error" not in err
+    code, out, err = run(capsys, "account", "--mech", "zcdp:rho=1e6", "--delta", "1e-5", "--accuracy", "relative_width=0.01")
+    assert code == 0, err

@@ -18,6 +18,7 @@ from optcomp.ledger import (
     BudgetExceeded,
     ChargeError,
     GaussianRelease,
+    LaplaceRelease,
     Ledger,
     PureDP,
     ReleaseIdConflict,
@@ -319,7 +320,10 @@ def test_rdp_charge_agrees_with_optcomp_rdp(epsilon: str) -> None:
 
 def test_from_mechanism() -> None:
     assert from_mechanism(RandomizedResponse(0.5)) == PureDP(0.5)
-    assert from_mechanism(Laplace(10.0, sensitivity=1.0)) == PureDP(Fraction(1) / Fraction(10.0))
+    # a Laplace is its own kind since the tight zCDP rule (before, it was stored as PureDP(Δ/b): such stored
+    # releases keep that rule, tests/test_ledger_kinds.py)
+    assert from_mechanism(Laplace(10.0, sensitivity=1.0)) == LaplaceRelease(10.0)
+    assert from_mechanism(Laplace(10.0, sensitivity=1.0)).epsilon == Fraction(1) / Fraction(10.0)
     assert from_mechanism(EpsilonDelta(1.0, delta=1e-6)) == ApproxDP(1.0, 1e-6)
     assert from_mechanism(Gaussian(2.0)) == GaussianRelease(2.0)
 

@@ -47,7 +47,7 @@ def test_ledger_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     [
         (("charge", "{p}", "q2", "pure:epsilon=5"), "refused"),
         (("charge", "{p}", "q1", "pure:epsilon=0.02"), "release_id"),
-        (("charge", "{p}", "q3", "laplace:scale=1"), "release kind"),
+        (("charge", "{p}", "q3", "staircase:epsilon=1"), "release kind"),
         (("charge", "{p}", "q3", "pure:eps=1"), "epsilon"),
         (("charge", "{p}", "q3", "pure:epsilon=nan"), "epsilon"),
         (("report", "{missing}"), "existing ledger"),

@@ -216,6 +216,10 @@ LONG_MODULES: dict[str, str] = {
     "ledger/_ledger.py": "the ledger's one write protocol (docs/ledger.md §4): charge, release, void and replay "
     "under one lock",
     "cli/account.py": "the account and dpsgd commands (parse → one call → format), their options and outputs",
+    "ledger/_currency.py": "the filter currencies (docs/ledger.md §2): each one's charge rule and budget as exact "
+    "rationals with its validity proof cited, one table",
+    "mechanisms/_allocation_grid.py": "one balls-in-bins epoch's upper law by certified mean-preserving splits on "
+    "geometric grids (docs/samplers.md §5 Lemma C): the recursion, its tails and counted work",
 }
 LONG_MODULE_LINES = 600
 
@@ -455,6 +459,8 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "ledger/_currency.py::_bisect": "60-digit mpmath thresholds (the ledger's exact arithmetic; _inverse is float64)",
     "ledger/_currency.py::_gdp": "60-digit mpmath threshold μ_T (the ledger's exact arithmetic), through _bisect",
     "ledger/_currency.py::_zcdp_order": "golden-section maximisation of ρ(α) (an optimisation: any α is valid)",
+    "ledger/_costs.py::zcdp_epsilon": "golden-section minimisation of the CKS ε over α at 30 digits (an "
+    "optimisation: any α is valid; the value at the order found is recomputed at 60 digits)",
     "optimal/_freq.py::_tail": "the frequency engine's tail window (where a tilted mass falls below its bound)",
     "optimal/_mv.py::_search": "MV Thm 1.7's algorithm as published (method='mv')",
     "optimal/_route.py::epsilon_rest": "grid-step refinement towards an accuracy (not an inverse)",
@@ -472,9 +478,15 @@ SEARCH_LOOPS_ALLOWED: dict[str, str] = {
     "matrix/_strategy.py::column_norms_squared": "prefix sums of coefficients (lo/hi: band ends)",
     "matrix/_tree.py::tree_brute_force": "enumerates the tree's nodes level by level (the brute-force reference)",
     "mechanisms/_allocation_grid.py::_band_upper": "one band of the split convolution (lo/hi: offset range)",
-    "mechanisms/_allocation_grid.py::_gauss_window": "the factor window's lower end ℓ_min (a window, not a "
+    "mechanisms/_allocation_cells.py::window": "the factor window's lower end ℓ_min (a window, not a "
     "parameter: its tail is charged separately)",
     "mechanisms/_allocation_lower.py::_band": "one band of the merge convolution (lo/hi: offset range)",
+    "rdp/_binary.py::_p_star": "the two-point witness's feasibility bisection in logit p (the pair found is "
+    "re-verified in exact arithmetic; no certified value is inverted)",
+    "rdp/_binary.py::_worst_orders": "golden-section maximisation over orders (an optimisation: the exchange "
+    "checks every order it adds)",
+    "rdp/_binary.py::_kkt_solve": "Newton's method on the KKT system at 240 bits (the tangent plane it gives is "
+    "checked by interval arithmetic)",
 }
 
 #: Inverses of certified values still hand-rolled, each with who owns the file and what replaces it.
@@ -653,6 +665,11 @@ MERGES_ALLOWED: dict[str, str] = {
     "selection/_select.py::epsilon": "a selection's exact best-of-K lower end (only where the base's law is the "
     "run's own: Composition.dominated is None) clipped to the theorems' upper end",
     "selection/_select.py::delta": "as selection/_select.py::epsilon, for δ(ε)",
+    "adaptive/_nonadaptive.py::nonadaptive_delta": "DDR Thm 3's certified sum clips its own lower end to its own "
+    "upper end (one closed form, one query)",
+    "rdp/_convert.py::binary_delta": "the two-point witness's δ clipped to its tangent-plane certificate's (one "
+    "conversion)",
+    "rdp/_convert.py::delta": "the conversion's witness lower end clipped to its own certified upper end (one query)",
 }
 
 

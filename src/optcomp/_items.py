@@ -26,6 +26,7 @@ from optcomp.mechanisms import (
     SubsampledWithoutReplacement,
     privacy_loss_laws,
 )
+from optcomp.mechanisms.renyi import is_renyi_item
 from optcomp.mechanisms.truncated import dominated_counterpart
 
 #: Relative error of :func:`merged_mu`: ≤ 3.5u from μᵢ = Δᵢ/σᵢ, its square, kᵢ·, ``fsum`` and ``sqrt``
@@ -142,6 +143,11 @@ def dominated_items(items: Sequence[tuple[Mechanism, int]]) -> tuple[tuple[Mecha
 
     if all(own(m) for m, _ in items):
         return None
-    if len(items) == 1 and items[0][1] == 1 and isinstance(items[0][0], SubsampledWithoutReplacement):
-        return None
-    return arranged((dominated_counterpart(m), k) for m, k in items)  # in order where the run keeps it
+    if len(items) == 1 and items[0][1] == 1 and (is_renyi_item(items[0][0]) or
+                                                 isinstance(items[0][0], SubsampledWithoutReplacement)):
+        return None  # one curve-known box (the worst law of its curve is a run) or one fixed-size step alone
+    counterparts = [(dominated_counterpart(m), k) for m, k in items]
+    silent = RandomizedResponse(0.0)
+    if any(m != silent for m, _ in counterparts):
+        counterparts = [(m, k) for m, k in counterparts if m != silent]  # a silent run adds nothing
+    return arranged(counterparts)  # in order where the run keeps it

@@ -321,9 +321,12 @@ class GridTooLargeError(ValueError):
 
     Raised instead of silently coarsening the grid. The message names what to change: a larger
     ``Accuracy.relative_width`` (or ``grid_step``), a larger ``Accuracy.memory_cap``, or fewer
-    compositions. (Defined here, below the engines, so that :class:`LossScaleError` can be one;
+    compositions. ``bracket``: the narrowest certified bracket reached, where the raiser has one (else
+    ``None``). (Defined here, below the engines, so that :class:`LossScaleError` can be one;
     ``optcomp.pld.GridTooLargeError`` is this class.)
     """
+
+    bracket: Bound | None = None
 
 
 class LossScaleError(GridTooLargeError):
@@ -459,14 +462,12 @@ PLD_DEEP_DELTA: float = 1e-15
 #: First grid step of the automatic refinement (a coarse pass whose width calibrates the width model).
 PLD_FIRST_STEP: float = 1e-2
 
-#: Balls-in-bins epochs (``optcomp.mechanisms._allocation_grid``): the largest mass each revealed or
-#: spread tail of the geometric grid may carry (factors above ℓ_max, the trimmed tails of every partial
-#: sum), all accounted (at ±∞ or S = 0): certified at any δ. A query at δ may lower it (Lemma E).
+#: Balls-in-bins epochs (``optcomp.mechanisms._allocation_grid``): the mass each revealed or spread tail
+#: may carry (all accounted, at ±∞ or S = 0: certified at any δ) where a query names no δ.
 ALLOCATION_TAIL: float = 1e-30
 #: Balls-in-bins: the share of a query's δ all tails of all epochs may add (``docs/samplers.md`` Lemma E).
 ALLOCATION_TAIL_SHARE: float = 1e-6
-#: Balls-in-bins: factors below ℓ_min are spread onto {0, x_min}; ℓ_min is chosen so that the variance
-#: this adds, x_min²·Q(ℓ < ℓ_min), is at most this fraction of h².
+#: Balls-in-bins: ℓ_min leaves the spread of factors below it a variance x_min²·Q(ℓ < ℓ_min) ≤ this·h².
 ALLOCATION_LOW_VARIANCE: float = 1e-4
 
 #: Shuffled batches (``optcomp.mechanisms.shuffle``): the binned maximum of one epoch's lower-bound
@@ -553,7 +554,6 @@ __all__ = [
     "LOSS_SCALE",
     "MAX_LOSS_SCALE",
     "NONNEGATIVE",
-    "NONNEGATIVE_OR_INF",
     "OPEN_PROBABILITY",
     "OPTIMAL_CALIBRATE_START",
     "OPTIMAL_EXACT_RELATIVE_WIDTH",

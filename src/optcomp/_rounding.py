@@ -24,6 +24,16 @@ from optcomp._numerics import ERROR_BOUND_MARGIN, LAW_LOG_ERROR, UNIT_ROUNDOFF, 
 
 _Real = TypeVar("_Real", float, FloatArray)
 
+# -- the Rényi conversion's two-point route (rdp/_binary.py, rdp/_convert.py): its search and check margins ----
+#: The top of the range of log q searched (q < 1 strictly).
+RDP_LOG_Q_TOP: float = -1e-12
+#: The certificate's exchange adds orders where its x₀ exceeds ρα(α − 1) by more than this fraction.
+RDP_CERT_EXCESS: float = 1e-13
+#: A finite curve's witness caps are tightened by this factor (room for rounding) before the exact check.
+RDP_BINARY_ETA_FINITE: float = 1e-10
+#: The smallest α − 1 the zCDP order scan starts from, and a first inverse step's size relative to its start.
+RDP_SCAN_FIRST_GAP: float = 1e-9
+
 def fft_error_bound(n: int, mass: float = 1.0, multiplications: int = 1) -> float:
     """A bound on the absolute error of each coefficient of an FFT-based convolution product.
 

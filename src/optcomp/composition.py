@@ -98,20 +98,49 @@ def compose(
         ValueError: no items; a malformed item (not a mechanism or a ``(mechanism, count)`` pair —
             (ε, δ) pairs of black boxes go to :mod:`optcomp.optimal`); a count that is not an integer
             ≥ 1; items that fix different neighbouring relations, or one that contradicts
-            ``neighbouring``; ``accuracy`` not an :class:`~optcomp.Accuracy`.
+            ``neighbouring``; ``accuracy`` not an :class:`~optcomp.Accuracy`; a lower-only law
+            (``AllocationEpochLower``: its composition has no upper end; :func:`dominated_composition`).
         NotImplementedError: a mechanism whose law cannot be built exactly (e.g. an asymmetric base under
             ``SubsampledWithoutReplacement``).
     """
+    pairs = _pairs(items, accuracy)
+    relation = check_neighbouring("neighbouring", neighbouring)
+    counts = _pooled(pairs)
+    for mechanism in counts:
+        if getattr(mechanism, "lower_only", False):
+            raise ValueError(
+                f"{type(mechanism).__name__} is a lower-only law (a dominated pair with lower P- and upper "
+                "Q-envelopes, docs/samplers.md §5 Lemma D): a composition of it has no upper end, so it is not "
+                "a mechanism to compose; account for the run with optcomp.dpsgd.epsilon(..., "
+                "sampling='balls_in_bins'), or compose AllocationEpoch for the upper end"
+            )
+    return Composition(arranged(pairs), _relation(counts, relation), accuracy)
+
+
+def _pairs(items: tuple[Item, ...], accuracy: object) -> list[tuple[Mechanism, int]]:
+    """The items validated, as (mechanism, count) pairs in the order given."""
     if not items:
         raise ValueError(f"compose needs at least one item ({_ITEM_SHAPE}), got none")
     if not isinstance(accuracy, Accuracy):
         raise ValueError(f"accuracy must be an optcomp.Accuracy, got {accuracy!r}")  # noqa: TRY004 (contract: ValueError)
-    relation = check_neighbouring("neighbouring", neighbouring)
-    pairs = [_normalise(item, position) for position, item in enumerate(items)]
+    return [_normalise(item, position) for position, item in enumerate(items)]
+
+
+def _pooled(pairs: list[tuple[Mechanism, int]]) -> dict[Mechanism, int]:
+    """Equal specifications pooled (their counts added)."""
     counts: dict[Mechanism, int] = {}
     for mechanism, k in pairs:
         counts[mechanism] = counts.get(mechanism, 0) + k
-    return Composition(arranged(pairs), _relation(counts, relation), accuracy)
+    return counts
+
+
+def dominated_composition(*items: Item, accuracy: Accuracy = DEFAULT_ACCURACY) -> Composition:
+    """The composition of pairs a run *dominates*, for the run's lower end only: as :func:`compose`, but
+    lower-only laws (``lower_only``: ``AllocationEpochLower``, whose P-masses are lower and Q-masses upper
+    envelopes) are accepted. Only the lower ends of its brackets bound anything (``dpsgd`` and
+    ``interop`` read them); its upper ends are not upper bounds of any run."""
+    pairs = _pairs(items, accuracy)
+    return Composition(arranged(pairs), _relation(_pooled(pairs), None), accuracy)
 
 
 def tensor_bracket(

@@ -25,6 +25,7 @@ from optcomp._numerics import (
     EPSILON_WIDTH_FLOOR,
     MAX_MEAN_LOSS,
     PARAMETER_RTOL,
+    PLD_DEEP_DELTA,
     Accuracy,
     Bound,
     Domain,
@@ -35,7 +36,7 @@ from optcomp._numerics import (
     check_sampling_rate,
 )
 from optcomp.calibrate import noise_for_target
-from optcomp.composition import compose
+from optcomp.composition import compose, dominated_composition
 from optcomp.mechanisms import (
     Gaussian,
     PoissonSubsampled,
@@ -46,7 +47,6 @@ from optcomp.mechanisms import (
 )
 from optcomp.mechanisms.shuffle import (
     batches_per_epoch,
-    shuffle_epochs,
     shuffle_lower_items,
     shuffle_upper_mechanism,
 )
@@ -55,6 +55,7 @@ from optcomp.queries import RunBracket
 if TYPE_CHECKING:
     from optcomp.fdp import TradeOffBracket
     from optcomp.mechanisms import Mechanism
+    from optcomp.mechanisms.allocation import AllocationBracket
 
 #: The names of :data:`SAMPLERS`, for type checkers (``tests/test_samplers.py`` checks they agree).
 Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
@@ -92,6 +93,9 @@ class Sampler:
         batches: how the batches are formed, in words (the privacy statement; fields ``{q}``, ``{n}``, ``{b}``).
         title: the sampler's name in words ("Poisson sampling").
         exact: whether its items are the run's own pair (else they only dominate the run).
+        pair_row: whether ``optcomp dpsgd`` prints the items' own bracket on a row of its own (where it differs
+            from the run's): samplers whose items only dominate the run. Not balls-in-bins: its pair is
+            attained (Lemma A), the split pair of Lemma C is only the grid its bracket was computed on.
         lower: run → a dominated composition of its own (``[]``: lower end 0); ``None`` where the items'
             own counterparts give it (:meth:`optcomp.queries.Composition.run_bracket`).
         tradeoff: whether its pair (or the attained pairs) gives the run's trade-off curve (:func:`tradeoff`).
@@ -107,6 +111,7 @@ class Sampler:
     batches: str
     title: str
     exact: bool = False
+    pair_row: bool = True
     lower: Callable[[Run], list[tuple[Mechanism, int]]] | None = None
     tradeoff: bool = False
     per_step: bool = True
@@ -189,23 +194,27 @@ class Run:
         if self.sampler.lower is None:
             return composition.run_bracket()
         low = self.sampler.lower(self)
-        return RunBracket(composition.dominating(), compose(*low, accuracy=accuracy) if low else None)
+        return RunBracket(composition.dominating(), dominated_composition(*low, accuracy=accuracy) if low else None)
 
     def brackets(self, query: Callable[[RunBracket], Bound], accuracy: Accuracy, *,
-                 delta: float | None = None) -> tuple[Bound, Bound]:
-        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`, ``delta`` as there) and :meth:`items`' own
-        (balls-in-bins: at the inverses' step, without the no-amplification cap)."""
+                 delta: float | None = None, strict: bool = False) -> tuple[Bound, Bound]:
+        """``(run, dominating_pair)``: the run's bracket (:meth:`bound`; ``delta``, ``strict`` as there) and
+        :meth:`items`' own (balls-in-bins: the split pair's, from the same pass)."""
         if self.sampler.stepped:
-            return self.bound(query, accuracy, delta=delta), self.bound(query, accuracy, lower=False, delta=delta)
+            found = _stepped(self, query, accuracy, EPSILON_WIDTH_FLOOR, delta, strict)
+            return found.run, found.pair
         bracket = self.bracket(accuracy)
         return query(bracket), query(RunBracket.own(bracket.upper))
 
     def bound(self, query: Callable[[RunBracket], Bound], accuracy: Accuracy, *, lower: bool = True,
-              floor: float = EPSILON_WIDTH_FLOOR, delta: float | None = None) -> Bound:
-        """``query`` of the run's bracket (:meth:`bracket`; ``lower=False``: of :meth:`items`' own law only, for
-        searches on the upper end). Balls-in-bins refines its grid step (:func:`_stepped_bound`)."""
+              floor: float = EPSILON_WIDTH_FLOOR, delta: float | None = None, strict: bool = False) -> Bound:
+        """``query`` of the run's bracket (:meth:`bracket`; ``lower=False``: of :meth:`items`' own law only).
+        Balls-in-bins refines its grid step until the width (upper − lower)/max(upper, ``floor``) is
+        ``accuracy.relative_width``, else ``GridTooLargeError`` (``strict``: ε at δ ≥ PLD_DEEP_DELTA) or the
+        narrowest bracket, the tail budget set by ``delta`` (:func:`_stepped`)."""
         if self.sampler.stepped:
-            return _stepped_bound(self, query, accuracy, lower=lower, floor=floor, delta=delta)
+            found = _stepped(self, query, accuracy, floor, delta, strict)
+            return found.run if lower else found.pair
         return query(self.bracket(accuracy) if lower else RunBracket.own(compose(*self.items(), accuracy=accuracy)))
 
 
@@ -240,51 +249,41 @@ def _shuffle_lower(run: Run) -> list[tuple[Mechanism, int]]:
 
 
 def _balls_in_bins(run: Run, step: float | None = None, tail: float = ALLOCATION_TAIL) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms.allocation import ALLOCATION_ITEM_STEP, AllocationEpoch
+    from optcomp.mechanisms.allocation import AllocationRun
 
-    per_epoch, _ = batches_per_epoch(run.q)
-    epoch = AllocationEpoch(run.sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP, tail=tail)
-    return [(epoch, shuffle_epochs(run.steps, run.q))]
+    return AllocationRun(run.sigma, run.q, run.steps, tail).upper_items(step)
 
 
 def _balls_in_bins_lower(run: Run, step: float | None = None, tail: float = ALLOCATION_TAIL) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms.allocation import allocation_lower_items
+    from optcomp.mechanisms.allocation import AllocationRun
 
-    return list(allocation_lower_items(run.sigma, run.q, run.steps, step=step, tail=tail))  # Lemma D, ⌊T/t⌋ epochs
+    return AllocationRun(run.sigma, run.q, run.steps, tail).lower_items(step)  # Lemma D, lower-only laws
 
 
-def _stepped_bound(
-    run: Run, query: Callable[[RunBracket], Bound], accuracy: Accuracy, *, lower: bool, floor: float,
-    delta: float | None,
-) -> Bound:
-    """Balls-in-bins: ``query`` of the run bracket at grid step h — upper ends from ⌈T/t⌉ split epochs
-    capped by no amplification (:func:`~optcomp.mechanisms.allocation.allocation_upper_mechanism` over
-    those epochs), lower ends from ⌊T/t⌋ labelled epochs — with h refined until the relative width
-    (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width`` and the epoch laws' tail budget
-    set by the query's ``delta`` where it names one
-    (:func:`~optcomp.mechanisms.allocation.allocation_bracket`, ``allocation_tail``). ``lower=False``: the
-    split epochs' own bracket at the inverses' step (uncapped)."""
-    from optcomp.mechanisms.allocation import allocation_bracket, allocation_tail, allocation_upper_mechanism
+def _stepped(run: Run, query: Callable[[RunBracket], Bound], accuracy: Accuracy, floor: float,
+             delta: float | None, strict: bool) -> AllocationBracket:
+    """Balls-in-bins: ``query`` of the run bracket at each grid step h that
+    :func:`~optcomp.mechanisms.allocation.allocation_bracket` tries — upper ends from the split epochs of
+    :class:`~optcomp.mechanisms.allocation.AllocationRun` capped by no amplification over the same epochs,
+    lower ends from its labelled (lower-only) epochs, the tail budget set by the query's ``delta``."""
+    from optcomp.mechanisms.allocation import AllocationRun, allocation_bracket
 
-    epochs, per_epoch = shuffle_epochs(run.steps, run.q), batches_per_epoch(run.q)[0]
-    tail = allocation_tail(delta, epochs, per_epoch)
-    cap = compose((allocation_upper_mechanism(run.sigma, epochs=epochs), 1), accuracy=accuracy) if lower else None
+    laws = AllocationRun.of(run.sigma, run.q, run.steps, delta)
+    cap = compose((laws.no_amplification(), 1), accuracy=accuracy)
 
-    def at(acc: Accuracy) -> Bound:
-        upper = compose(*_balls_in_bins(run, acc.grid_step, tail), accuracy=acc)
-        if cap is None:
-            return query(RunBracket.own(upper))
-        low = _balls_in_bins_lower(run, acc.grid_step, tail)
-        return query(RunBracket(upper, compose(*low, accuracy=acc) if low else None, cap))
+    def at(acc: Accuracy) -> tuple[Bound, Bound]:
+        upper = compose(*laws.upper_items(acc.grid_step), accuracy=acc)
+        lower = dominated_composition(*laws.lower_items(acc.grid_step), accuracy=acc)
+        return query(RunBracket(upper, lower, cap)), query(RunBracket.own(upper))
 
-    return allocation_bracket(at, accuracy, lower=lower, floor=floor, refine=run.steps >= per_epoch)
+    return allocation_bracket(at, accuracy, floor=floor, strict=strict, scale=laws.scale)
 
 
 #: The samplers (``docs/samplers.md``): one row each; :data:`SUPPORTED_SAMPLING` and
 #: :data:`SAMPLING_RELATION` are read from it.
 SAMPLERS: dict[str, Sampler] = {
     "poisson": Sampler(_poisson, "add_remove", "each step used a Poisson-sampled batch: every record was "
-                       "included independently with probability q = {q}", "Poisson sampling", exact=True,
+                       "included independently with probability q = {q}", "Poisson sampling", exact=True, pair_row=False,
                        tradeoff=True, user_level=True),
     "fixed_size": Sampler(_fixed_size, "substitution", "each step used a batch of fixed size m = q·n drawn "
                           "uniformly without replacement, independently of the other steps (q = m/n = {q})",
@@ -297,8 +296,8 @@ SAMPLERS: dict[str, Sampler] = {
                        per_step=False),
     "balls_in_bins": Sampler(_balls_in_bins, "add_remove", "every epoch of 1/q steps (q = {q}) put each record "
                              "into one uniformly random step (balls-in-bins)", "balls-in-bins sampling",
-                             lower=_balls_in_bins_lower,
-                             per_step=False, stepped=True, epochs=True),
+                             lower=_balls_in_bins_lower, pair_row=False, per_step=False, stepped=True,
+                             epochs=True),
 }
 
 #: Sampling schemes :mod:`optcomp.dpsgd` accounts for (``docs/samplers.md``).
@@ -366,7 +365,7 @@ def epsilon(
     """
     run = Run.checked(noise_multiplier, sampling_rate, steps, **sampler)
     d = check_open_probability("delta", delta)
-    return run.bound(lambda pld: pld.epsilon(d), accuracy, delta=d)
+    return run.bound(lambda pld: pld.epsilon(d), accuracy, delta=d, strict=d >= PLD_DEEP_DELTA)
 
 
 def epsilon_brackets(
@@ -388,7 +387,7 @@ def epsilon_brackets(
     """
     run = Run.checked(noise_multiplier, sampling_rate, steps, **sampler)
     d = check_open_probability("delta", delta)
-    return run.brackets(lambda pld: pld.epsilon(d), accuracy, delta=d)
+    return run.brackets(lambda pld: pld.epsilon(d), accuracy, delta=d, strict=d >= PLD_DEEP_DELTA)
 
 
 def delta(

@@ -103,6 +103,13 @@ def _third_point(b: Bound) -> float:
 
 
 # -- the grid ----------------------------------------------------------------------------------------
+
+def _refusal(message: str, bracket: Bound) -> GridTooLargeError:
+    """The width refusal, carrying the narrowest certified bracket reached (``.bracket``)."""
+    error = GridTooLargeError(message)
+    error.bracket = bracket
+    return error
+
 @dataclass
 class GridEngine:
     """The certified PLD grid; ``build`` makes it on first use (the composition caches it per accuracy)."""
@@ -178,11 +185,10 @@ class OptimalEngine:
         b = optimal.epsilon(self.items, delta, accuracy=self.accuracy)
         target = self.accuracy.relative_width
         if strict and math.isfinite(b.upper) and b.relative_width_above(EPSILON_WIDTH_FLOOR) > target:
-            raise GridTooLargeError(
+            raise _refusal(
                 f"the requested relative width {target:g} is not reached by the optimal black-box engine "
                 f"(bracket [{b.lower!r}, {b.upper!r}]); ask for a larger Accuracy.relative_width, or query "
-                "optcomp.optimal.epsilon with a larger max_points"
-            )
+                "optcomp.optimal.epsilon with a larger max_points", b)
         return b
 
     def delta(self, epsilon: float) -> Bound:
@@ -306,10 +312,20 @@ class RenyiEngine:
     _deltas: dict[float, Bound] = field(default_factory=dict, repr=False)
 
     def epsilon(self, delta: float, strict: bool) -> Bound:
-        """The conversion's ε bracket (both routes; the tighter upper end)."""
+        """The conversion's ε bracket (both routes; the tighter upper end). ``strict``: a bracket wider
+        than ``Accuracy.relative_width`` (relative to max(upper, ``EPSILON_WIDTH_FLOOR``)) raises
+        :class:`~optcomp.pld.GridTooLargeError` carrying it as ``.bracket`` (as the grid engine does)."""
         if delta not in self._eps:
             self._eps[delta] = self.conversion.epsilon(delta)
-        return self._eps[delta]
+        b = self._eps[delta]
+        target = self.conversion.accuracy.relative_width
+        if strict and math.isfinite(b.upper) and b.relative_width_above(EPSILON_WIDTH_FLOOR) > target:
+            raise _refusal(
+                f"the requested relative width {target:g} is not reached by the Renyi conversion at "
+                f"delta={delta:g}: the width is {b.relative_width_above(EPSILON_WIDTH_FLOOR):.3g} "
+                f"(bracket [{b.lower!r}, {b.upper!r}], route {getattr(b, 'route', '?')}); ask for a larger "
+                "Accuracy.relative_width (the bracket is on the exception's .bracket)", b)
+        return b
 
     def delta(self, epsilon: float) -> Bound:
         if epsilon not in self._deltas:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, overload
 
 import numpy as np
@@ -506,9 +506,11 @@ class RunBracket:
         :attr:`lower` is ``None``), clipped to the upper end. Returns ``upper`` itself when :attr:`exact`."""
         if self.exact:
             return upper
-        top = upper.upper if cap is None else min(upper.upper, cap.upper)
         low = 0.0 if lower is None or self.lower is None else lower.lower
-        return Bound(min(low, top), top)
+        if cap is not None and cap.upper < upper.upper:
+            return Bound(min(low, cap.upper), cap.upper)
+        own = getattr(upper, "with_lower", None)  # a ConversionBound drops its witness (rdp/_convert.py)
+        return own(min(low, upper.upper)) if own is not None else replace(upper, lower=min(low, upper.upper))
 
     def read(self, query: Callable[[Composition], Bound],
              lower_query: Callable[[Composition], Bound] | None = None) -> Bound:

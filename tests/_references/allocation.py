@@ -125,24 +125,27 @@ def split_mass_and_mean(law: dict[int, mpmath.mpf], t: int, h: float) -> tuple[m
         return mpmath.fsum(law.values()), mpmath.fsum(q * t * mpmath.exp(k * hm) for k, q in law.items())
 
 
-def weight_table_errors(h: float, groups: tuple[tuple[int, int, int], ...], w_hi: object, om_hi: object, far: int) -> list[str]:
-    """Where a tabulated offset f(d) misplaces x_j(1 + e^{−dh}) or an upper weight is below the exact
-    w(d) = (1 + e^{−dh} − e^{fh})/(e^{(f+1)h} − e^{fh}) (or 1 − w(d)), or exceeds it by 1e-12; and
-    whether w(far) = e^{−far·h}/expm1(h) ≤ 1/2. In 40 digits."""
+def weight_table_errors(
+    h_in: float, h_out: float, groups: tuple[tuple[int, int, int], ...], w_hi: object, om_hi: object, far: int
+) -> list[str]:
+    """Where a tabulated offset f(d) misplaces x_j(1 + e^{−d·h_in}) on the output grid (step h_out, the input
+    point x_j being y_{r·j}, r = h_in/h_out) or an upper weight is below the exact
+    w(d) = (1 + e^{−d·h_in} − e^{f·h_out})/(e^{(f+1)h_out} − e^{f·h_out}) (or 1 − w(d)), or exceeds it by
+    1e-12; and whether w(far) = e^{−far·h_in}/expm1(h_out) ≤ 1/2. In 40 digits."""
     out = []
     with mpmath.workdps(40):
-        hm = mpmath.mpf(h)
+        hi, ho = mpmath.mpf(h_in), mpmath.mpf(h_out)
         for f, d0, d1 in groups:
             for d in range(d0, d1):
-                s = 1 + mpmath.exp(-d * hm)
-                if not mpmath.exp(f * hm) <= s < mpmath.exp((f + 1) * hm):
+                s = 1 + mpmath.exp(-d * hi)
+                if not mpmath.exp(f * ho) <= s < mpmath.exp((f + 1) * ho):
                     out.append(f"offset at d={d}")
-                exact = (s - mpmath.exp(f * hm)) / (mpmath.exp((f + 1) * hm) - mpmath.exp(f * hm))
+                exact = (s - mpmath.exp(f * ho)) / (mpmath.exp((f + 1) * ho) - mpmath.exp(f * ho))
                 if not exact <= w_hi[d] <= exact + 1e-12:  # type: ignore[index]
                     out.append(f"w at d={d}")
                 if not 1 - exact <= om_hi[d] <= 1 - exact + 1e-12:  # type: ignore[index]
                     out.append(f"1 - w at d={d}")
-        if mpmath.exp(-far * hm) / mpmath.expm1(hm) > 0.5:
+        if mpmath.exp(-far * hi) / mpmath.expm1(ho) > 0.5:
             out.append("far")
     return out
 
@@ -170,3 +173,22 @@ def lower_weights(h: float, groups: tuple[tuple[int, int, int], ...], far: int) 
                 w_lo[d], om_lo[d] = max(down(exact), 0.0), max(down(1 - exact), 0.0)
         expm1_hi = up(mpmath.expm1(hm))
     return w_lo, om_lo, expm1_hi
+
+
+def factor_cell_integrals(mu: float, t: int, h: float, j: int) -> tuple[float, float, float, float]:
+    """(q, r, up, down) of the factor cell λ ∈ [jh, (j+1)h), λ = ℓ − ln t ~ N(−μ²/2 − ln t, μ²) under Q, in 30
+    digits: the Q-mass, E_Q[e^{λ−jh}; cell], and the split's masses to x_{j+1} and x_j,
+    ∫ (e^{λ−jh} − 1)/(e^h − 1) φ and ∫ (e^h − e^{λ−jh})/(e^h − 1) φ (``_allocation_cells``)."""
+    with mpmath.workdps(30):
+        m, s = -mpmath.mpf(mu) ** 2 / 2 - mpmath.log(t), mpmath.mpf(mu)
+        a, hm = j * mpmath.mpf(h), mpmath.mpf(h)
+        e1 = mpmath.expm1(hm)
+
+        def dens(v: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.npdf(a + v, m, s)
+
+        q = mpmath.quad(dens, [0, hm])
+        r = mpmath.quad(lambda v: mpmath.exp(v) * dens(v), [0, hm])
+        up = mpmath.quad(lambda v: mpmath.expm1(v) / e1 * dens(v), [0, hm])
+        down = mpmath.quad(lambda v: (mpmath.exp(hm) - mpmath.exp(v)) / e1 * dens(v), [0, hm])
+        return float(q), float(r), float(up), float(down)

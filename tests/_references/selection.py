@@ -194,3 +194,10 @@ def gaussian_rdp(orders: Sequence[float], mu: float) -> list[mpmath.mpf]:
     """ρ(λ) = λμ²/2 of the Gaussian mechanism (Mironov 2017, Prop. 7)."""
     with mpmath.workdps(MPMATH_DPS):
         return [mpmath.mpf(a) * mpmath.mpf(mu) ** 2 / 2 for a in orders]
+
+
+def poisson_pure_epsilon(epsilon0: object, mean: object) -> mpmath.mpf:
+    """ε₀ + μ·tanh(ε₀/2): best of Poisson(μ) runs of a pure ε₀-DP base (``docs/private-selection.md`` §3), from
+    exact decimal strings or rationals at the ambient precision."""
+    e, mu = mpmath.mpf(str(epsilon0)), mpmath.mpf(str(mean))
+    return e + mu * mpmath.tanh(e / 2)

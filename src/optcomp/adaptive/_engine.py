@@ -10,7 +10,9 @@ points by the certified rules of :class:`~optcomp.adaptive._curve.Curve`.
 refines from the width model of the passes (both ends are off by O(h²) per step: the chord interpolation and
 the grid of t), as the PLD grid does. Brackets of all passes are intersected (each is certified). ε queries
 with δ ≥ ``PLD_DEEP_DELTA`` raise :class:`~optcomp.pld.GridTooLargeError` when the requested width is not reached
-within the memory cap; δ queries and deeper ε queries return the narrowest bracket reached.
+within the memory cap; δ queries and deeper ε queries return the narrowest bracket reached. A δ query at or
+beyond the largest privacy loss (Σ ε_j plus the fixed laws' largest losses) is exactly 0; one beyond the query cap
+(:meth:`AdaptiveRecursion._query_cap`, far out in the tail) is [0, upper δ(cap)] (δ is non-increasing).
 
 **Inverse.** ε(δ) is the float boundary (:func:`optcomp._inverse.float_boundary`) of the verdict "certified upper
 δ(ε) ≤ δ" (the upper end) and of "certified lower δ(ε) ≤ δ" (its failing side is the lower end), started at
@@ -153,10 +155,19 @@ class AdaptiveRecursion:
     # -- δ(ε) --------------------------------------------------------------------------------------------
     def delta_curve(self, epsilons: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Certified (lower, upper) of δ at each ε ≥ 0, refined until every point with δ > 0 meets the width."""
-        eps = np.asarray(epsilons, dtype=np.float64)
+        all_eps = np.asarray(epsilons, dtype=np.float64)
+        lower_all, upper_all = np.zeros(all_eps.size), np.ones(all_eps.size)
+        if all_eps.size == 0:
+            return lower_all, upper_all
+        # at and beyond the largest privacy loss δ = 0 exactly; beyond the cap, δ ≤ δ(cap) (non-increasing)
+        todo = all_eps < self._epsilon_at_zero().upper
+        upper_all[~todo] = 0.0
+        if not np.any(todo):
+            return lower_all, upper_all
+        cap = self._query_cap()
+        capped = all_eps[todo] > cap
+        eps = np.minimum(all_eps[todo], cap)
         lower, upper = np.zeros(eps.size), np.ones(eps.size)
-        if eps.size == 0:
-            return lower, upper
         cells, history = self._first_cells(), []
         eta = self.accuracy.tail_mass
         target = self.accuracy.relative_width
@@ -167,23 +178,29 @@ class AdaptiveRecursion:
                 if n_pass == 0:
                     raise
                 break  # δ queries return the narrowest bracket reached (module docstring)
-            lower = np.maximum(lower, [p.lower(float(e)) for e in eps])
+            lower = np.maximum(lower, [0.0 if c else p.lower(float(e)) for e, c in zip(eps, capped, strict=True)])
             upper = np.minimum(upper, [p.upper(float(e)) for e in eps])
             lower = np.minimum(lower, upper)
             with np.errstate(invalid="ignore", divide="ignore"):
-                width = np.where(upper > 0, (upper - lower) / upper, 0.0)
+                width = np.where((upper > 0) & ~capped, (upper - lower) / upper, 0.0)
             w = float(np.max(width))
             if w <= target or self.accuracy.grid_step is not None:
                 break
             history.append((cells, w))
-            live = upper[upper > 0]
+            live = upper[(upper > 0) & ~capped]
             eta = max(float(np.min(live)) * target * _TRUNCATION_SHARE, _ETA_FLOOR) if live.size else eta
             try:
                 cells = self._next(history, target)
                 self.run_pass_check(cells)
             except GridTooLargeError:
                 break
-        return lower, upper
+        lower_all[todo], upper_all[todo] = lower, upper
+        return lower_all, upper_all
+
+    def _query_cap(self) -> float:
+        """The largest ε a δ query is evaluated at: twice the window placement of δ = 1e-300, plus 1 (beyond
+        it the answer is [0, upper δ(cap)], certified because δ is non-increasing; a placement only)."""
+        return 2.0 * self._guess(_ETA_FLOOR) + 1.0
 
     def run_pass_check(self, cells: int) -> None:
         """Raise :class:`GridTooLargeError` now if a pass at ``cells`` cannot fit (its kernels too)."""
@@ -296,7 +313,7 @@ class AdaptiveRecursion:
 
         drift = sum(kl_max(r.epsilon) * r.count for r in br)
         var = sum(r.epsilon**2 * r.count for r in br)
-        log_d = math.log(1.0 / delta)
+        log_d = -math.log(delta)  # not log(1/δ): 1/δ overflows for subnormal δ
         guess = drift + math.sqrt(var * log_d / 2.0)
         h, steps = self._steps(self._first_cells())
         for st in steps:

@@ -42,6 +42,10 @@ _MARGIN_POINTS = 65
 _MAX_REFINEMENT = 8
 #: Smallest absolute δ error a window is sized for (below it the logarithm is what matters, not the value).
 _ETA_FLOOR = 1e-300
+#: Largest denominator q of a common lattice unit u/q of the BR ε's, and the relative distance from a multiple
+#: of it that counts as near (:func:`unit`; tightness only).
+_MAX_DENOMINATOR = 12
+_NEAR_MULTIPLE_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -79,12 +83,26 @@ def _exact_multiple(value: float, unit: float) -> bool:
     return k >= 1 and Fraction(k) * Fraction(unit) == Fraction(value)
 
 
+def _near_multiple(value: float, unit: float) -> bool:
+    k = round(value / unit)
+    return k >= 1 and abs(value - k * unit) <= _NEAR_MULTIPLE_RTOL * value
+
+
 def unit(runs: tuple[Run, ...]) -> tuple[float, bool]:
-    """(u, power_of_two): the smallest BR ε, and whether the lattice must refine by powers of two (every BR ε
-    an exact multiple of u and some fixed law with atoms, module docstring)."""
+    """(u, power_of_two): the lattice unit and whether the lattice must refine by powers of two (every BR ε
+    an exact multiple of u and some fixed law with atoms, module docstring).
+
+    u is the smallest BR ε, or u/q for the least q ≤ ``_MAX_DENOMINATOR`` that makes every BR ε a near multiple
+    of it (ε's 0.1 and 0.15: u = 0.05). Tightness only: each step's upper end is that of the (m·h)-BR family,
+    m·h ≥ ε, so an ε far from a lattice multiple costs up to h per step (first order in h: the refinement then
+    stalls); near multiples cost only rounding."""
     eps = [r.epsilon for r in runs if isinstance(r, BRRun)]
     u = min(eps)
     atoms = any(law.atom_losses.size for run in runs if isinstance(run, FixedRun) for law, _, _ in run.laws)
+    if not all(_near_multiple(e, u) for e in eps):
+        for q in range(2, _MAX_DENOMINATOR + 1):
+            if all(_near_multiple(e, u / q) for e in eps):
+                return u / q, False
     return u, atoms and all(_exact_multiple(e, u) for e in eps)
 
 

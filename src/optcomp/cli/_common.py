@@ -181,7 +181,9 @@ def accuracy_advice(message: str) -> str:
     one piece of advice naming the ``--accuracy`` option (never ``Accuracy.<field>``, never twice).
 
     A width the engine reached ("the width is W") becomes the suggestion ``--accuracy relative_width=W``
-    rounded up to two digits; the largest ``memory_cap`` is the machine's cap (:func:`memory_limit_bytes`).
+    rounded up to two digits; the largest ``memory_cap`` is the machine's cap (:func:`memory_limit_bytes`),
+    named only where memory is the limit (a balls-in-bins refusal by its work limit, "operations (limit …)",
+    is not lifted by any cap).
     A message that names no ``Accuracy`` field (a run whose loss no grid spans at any accuracy: "use fewer
     steps or more noise") is returned unchanged: no accuracy setting would help.
     """
@@ -195,10 +197,13 @@ def accuracy_advice(message: str) -> str:
         "raise --accuracy memory_cap=…")
     if "no informative certified bracket" in message:  # a δ query's refusal: its own advice, in CLI names
         return facts.replace("raise --accuracy memory_cap", raise_cap)
+    work_limit = "operations (limit" in facts and "memory" not in facts  # balls-in-bins: no cap helps
     if reached is not None and 0.0 < float(reached.group(1)) < 1.0:
         width = float(reached.group(1))
         digits = 10.0 ** (math.floor(math.log10(width)) - 1)
         suggestion = f"{math.ceil(width / digits) * digits:.2g}"
+        if work_limit or "Renyi conversion" in message:  # no grid to shrink: memory does not narrow it
+            return f"{facts}; use --accuracy relative_width={suggestion} (or larger)"
         return f"{facts}; use --accuracy relative_width={suggestion} (or larger), or {raise_cap}"
     return f"{facts}; use a larger --accuracy relative_width=… or grid_step=…, or {raise_cap}"
 

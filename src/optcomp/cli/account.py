@@ -518,7 +518,7 @@ def dpsgd_command(
         run, pair = dpsgd.epsilon_brackets(noise_multiplier, sampling_rate, steps, delta, accuracy=acc, **sampler)
         bound = informative(run, "epsilon", _FEWER)
     # the pair's own row where it only dominates the run (its bracket differs from the run's)
-    dominating = pair if not dpsgd.SAMPLERS[sampling].exact and pair != run else None
+    dominating = pair if dpsgd.SAMPLERS[sampling].pair_row and pair != run else None
     relation = dpsgd.SAMPLING_RELATION[sampling] if examples_per_user == 1 else "add_remove_user"
     params = {"sigma": noise_multiplier, "q": sampling_rate, "steps": steps, "delta": delta, "sampling": sampling,
               "relation": relation, **{k: v for k, v in sampler.items() if k != "sampling" and v not in (None, 1)},

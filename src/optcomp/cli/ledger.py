@@ -12,8 +12,13 @@
     optcomp ledger backup census.ledger census-2026-11-27.ledger
 
 A release is ``KIND:KEY=VALUE,...`` with ``KIND`` one of ``pure`` (epsilon), ``approx`` (epsilon, delta),
-``gaussian`` (sigma, sensitivity), ``zcdp`` (rho); values are exact decimals (``0.01`` is 1/100); a key
-given twice is refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
+``gaussian`` (sigma, sensitivity), ``laplace`` (scale, sensitivity), ``zcdp`` (rho, and an optional δ share
+``delta`` for the (ε, δ) currencies), ``renyi`` (``orders=2;8;32,epsilons=0.1;0.5;2``, optional delta),
+``dgauss`` or ``discrete_gaussian`` (sigma, sensitivity, dimension — an integer or ``any`` —, norm ``l2``,
+``l1`` or ``linf``, optional delta), ``br`` (epsilon: one exponential-mechanism / bounded-range step, charged its
+tight zCDP ρ in the zCDP currencies), ``select`` (epsilon of a pure base, law = geometric / logarithmic /
+negative-binomial with eta / poisson with mean: the best of K runs); values are exact decimals (``0.01`` is
+1/100); a key given twice is refused. A PostgreSQL ledger is a ``postgresql://`` location plus ``--schema`` (refused for
 a SQLite file). ``report``, ``verify`` and ``export`` open the ledger read-only (an auditor needs no write
 permission; they also run ``verify``'s checks and exit 2 when any fails). Output is a table in words
 ("Gaussian, σ = 4, Δ = 1"; every number decimal), or ``--json`` (exact values, with the words in added
@@ -51,16 +56,37 @@ from optcomp.ledger import (
 
 #: Releases a report's table lists (the latest; ``export`` has them all).
 _RELEASES_SHOWN = 20
-_KEYS = {"pure": ("epsilon",), "approx": ("epsilon", "delta"), "gaussian": ("sigma", "sensitivity"), "zcdp": ("rho",)}
+_KEYS = {"pure": ("epsilon",), "approx": ("epsilon", "delta"), "gaussian": ("sigma", "sensitivity"),
+         "zcdp": ("rho", "delta"), "laplace": ("scale", "sensitivity"), "renyi": ("orders", "epsilons", "delta"),
+         "dgauss": ("sigma", "sensitivity", "dimension", "norm", "delta"),
+         "br": ("epsilon",), "select": ("epsilon", "law", "eta", "mean")}
 _DEFAULTS = {"gaussian": {"sensitivity": "1"}}
+#: Other spellings of a kind (the stored kind of ``dgauss`` is ``discrete_gaussian``).
+_KIND_ALIASES = {"discrete_gaussian": "dgauss", "rdp": "renyi"}
+_STORED_KIND = {"dgauss": "discrete_gaussian"}
+
+
+def _value(kind: str, key: str, value: str) -> Any:
+    """A CLI value as ``from_json`` takes it: lists for a Rényi curve (``2;8;32``), an integer or None for a
+    dimension (``any``), text otherwise (exact decimals)."""
+    if kind == "renyi" and key in ("orders", "epsilons"):
+        return [v.strip() for v in value.split(";") if v.strip()]
+    if key == "dimension":
+        if value.lower() in ("any", "none"):
+            return None
+        if not value.isdigit():
+            raise ValueError(f"release {kind}: dimension must be an integer ≥ 1 or 'any', got {value!r}")
+        return int(value)
+    return value
 
 
 def parse_release(text: str) -> Release:
     """``KIND:KEY=VALUE,...`` → a release (``ValueError`` naming what is wrong; a repeated key is refused)."""
     kind, _, rest = text.partition(":")
+    kind = _KIND_ALIASES.get(kind, kind)
     if kind not in _KEYS:
         raise ValueError(f"release kind must be one of {', '.join(_KEYS)}, got {kind!r} (format KIND:KEY=VALUE,...)")
-    values: dict[str, Any] = {"kind": kind}
+    values: dict[str, Any] = {"kind": _STORED_KIND.get(kind, kind)}
     for part in filter(None, rest.split(",")):
         key, eq, value = part.partition("=")
         key = key.strip()
@@ -68,7 +94,7 @@ def parse_release(text: str) -> Release:
             raise ValueError(f"release {kind} takes {', '.join(_KEYS[kind])} as KEY=VALUE, got {part!r}")
         if key in values:
             raise ValueError(f"release {kind}: {key} is given twice in {text!r}; give each parameter once")
-        values[key] = value.strip()
+        values[key] = _value(kind, key, value.strip())
     return from_json({**_DEFAULTS.get(kind, {}), **values})
 
 

@@ -220,10 +220,11 @@ class EventComposition:
         its ε/δ lower ends, and its trade-off curve's upper end (the attack side), bound the run's."""
         if not self.has_dominating_pairs:
             return self.pld(accuracy=accuracy)
-        # no relation passed on: a fixed-size step's counterpart is PoissonSubsampled, stated for add/remove
-        from optcomp import compose
+        # no relation passed on: a fixed-size step's counterpart is PoissonSubsampled, stated for add/remove;
+        # an allocation's labelled pair is a lower-only law (its lower end is all that is read)
+        from optcomp.composition import dominated_composition
 
-        return compose(*self.dominated_items(), accuracy=accuracy)
+        return dominated_composition(*self.dominated_items(), accuracy=accuracy)
 
     def run_bracket(self, *, accuracy: Accuracy = DEFAULT_ACCURACY) -> RunBracket:
         """The run's :class:`~optcomp.queries.RunBracket`: upper ends from :meth:`pld`, lower ends from

@@ -25,6 +25,7 @@ formatter (:mod:`._words`: :func:`describe`, :func:`number`, the registry :data:
     ...     run.output = noisy_count(data)
 """
 
+from optcomp.ledger._choices import LAWS, BoundedRangeRelease, SelectionRelease, br_rho
 from optcomp.ledger._currency import (
     CURRENCIES,
     ChargeError,
@@ -47,9 +48,12 @@ from optcomp.ledger._plan import slots_from_planner
 from optcomp.ledger._release import (
     ApproxDP,
     BatchRelease,
+    DiscreteGaussianRelease,
     GaussianRelease,
+    LaplaceRelease,
     PureDP,
     Release,
+    RenyiRelease,
     ZCDPRelease,
     from_json,
     from_mechanism,
@@ -59,14 +63,18 @@ from optcomp.ledger._words import RELEASE_WORDS, ReleaseWords, amounts, describe
 
 __all__ = [
     "CURRENCIES",
+    "LAWS",
     "RELATIONS",
     "RELEASE_WORDS",
     "ApproxDP",
     "BatchRelease",
+    "BoundedRangeRelease",
     "BudgetExceeded",
     "ChargeError",
     "Currency",
+    "DiscreteGaussianRelease",
     "GaussianRelease",
+    "LaplaceRelease",
     "Ledger",
     "PureDP",
     "Release",
@@ -74,12 +82,15 @@ __all__ = [
     "ReleaseIdConflict",
     "ReleaseRun",
     "ReleaseWords",
+    "RenyiRelease",
+    "SelectionRelease",
     "StoreError",
     "Ticket",
     "Verification",
     "ZCDPRelease",
     "amounts",
     "best_order",
+    "br_rho",
     "bulk_admitted",
     "decode",
     "describe",

@@ -40,16 +40,15 @@ from typing import Any
 
 import mpmath
 
+from optcomp.ledger._costs import cks_offset, laplace_rdp, laplace_zcdp, renyi_at, renyi_epsilon, zcdp_epsilon
 from optcomp.ledger._exact import DIGITS, decode, down, encode, exact, mpf, up
-from optcomp.ledger._release import ApproxDP, BatchRelease, PureDP, Release, from_json
-from optcomp.ledger._words import number
+from optcomp.ledger._release import ApproxDP, BatchRelease, ChargeError, PureDP, Release, from_json
+from optcomp.ledger._words import describe, number
 from optcomp.rdp import DEFAULT_ORDERS, check_orders
 
 Vector = tuple[Fraction, ...]
-
-
-class ChargeError(ValueError):
-    """A release that this currency cannot charge (e.g. a Gaussian in the ``basic`` currency)."""
+__all__ = ["CURRENCIES", "ChargeError", "Currency", "Vector", "best_order", "bulk_admitted", "from_config",
+           "make_currency"]
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,9 @@ class Currency:
         """The exact charge vector of ``release``; :class:`ChargeError` when this currency has none."""
         table = _CHARGES[self.name]
         if release.kind not in table:
-            raise ChargeError(f"the {self.name} currency cannot charge a {release.kind} release "
+            why = _NO_RULE.get((self.name, release.kind))
+            raise ChargeError(f"the {self.name} currency cannot charge {describe(release)}: {why}" if why else
+                              f"the {self.name} currency cannot charge a {release.kind} release "
                               f"(it charges {', '.join(sorted(table))})")
         return table[release.kind](self, release)
 
@@ -151,9 +152,7 @@ def from_config(d: dict[str, Any]) -> Currency:
 # --- transcendental pieces, at DIGITS digits -----------------------------------------------------
 
 
-def _cks_offset(alpha: mpmath.mpf, delta: mpmath.mpf) -> mpmath.mpf:
-    """log(1 − 1/α) − (log δ + log α)/(α − 1): (α, τ)-RDP ⇒ (τ + offset, δ)-DP (CKS 2020 Prop 12)."""
-    return mpmath.log(1 - 1 / alpha) - (mpmath.log(delta) + mpmath.log(alpha)) / (alpha - 1)
+_cks_offset = cks_offset
 
 
 def _gdp_delta(mu: mpmath.mpf, eps: mpmath.mpf) -> mpmath.mpf:
@@ -411,12 +410,63 @@ def _with_basic(c: Currency, rdp: Vector, epsilon: Fraction | None = None) -> Ve
     return (*rdp, epsilon, Fraction(0)) if epsilon is not None else (*rdp, Fraction(0), Fraction(1))
 
 
+def _converted(release: Any, name: str) -> tuple[Fraction, Fraction]:
+    """(ε, δ) of a release known by its zCDP ρ or its Rényi curve, at the δ share it declares: the
+    closed-form conversion (CKS Prop 12; :mod:`._costs`). Without a share the (ε, δ) currencies have no
+    charge for it: refused by name, saying what to add."""
+    if release.delta is None:
+        example = {"zcdp": "zcdp:rho=0.1,delta=1e-7", "renyi": "renyi:orders=2;8;32,epsilons=0.1;0.5;2,delta=1e-7",
+                   "discrete_gaussian": "dgauss:sigma=4,delta=1e-7"}[release.kind]
+        raise ChargeError(f"the {name} currency charges {describe(release)} as the (ε, δ)-DP its conversion "
+                          "certifies at a δ share the release declares, and it declares none: give one "
+                          f"(delta=…, e.g. {example}; docs/ledger.md §2.9)")
+    if release.kind == "renyi":
+        return renyi_epsilon(release.orders, release.epsilons, release.delta), release.delta
+    return zcdp_epsilon(release.rho, release.delta), release.delta
+
+
+def _renyi_at_order(c: Currency, r: Any) -> Vector:
+    """A stated Rényi curve at the rdp currency's order: the bound it implies there (:func:`._costs.renyi_at`);
+    refused by name above its largest order, where nothing is implied."""
+    out = []
+    for a in c.options["orders"]:
+        alpha = decode(a)
+        bound = renyi_at(r.orders, r.epsilons, alpha)
+        if bound is None:
+            raise ChargeError(f"the rdp currency charges D_α at its order α = {number(alpha)}, and "
+                              f"{describe(r)} states nothing there (its largest order is {number(r.orders[-1])}; "
+                              "RDP above the stated orders is not implied by them: docs/ledger.md §2.9); "
+                              f"state the curve at α = {number(alpha)} or above")
+        out.append(bound)
+    return _with_basic(c, tuple(out))
+
+
+#: Why a currency has no charge rule for a kind (the refusal's message names it).
+_NO_RULE: dict[tuple[str, str], str] = {
+    ("zcdp", "renyi"): "ρ-zCDP needs D_α ≤ αρ at every order α > 1, and a curve stated at finitely many orders "
+    "implies nothing above its largest one (docs/ledger.md §2.9); charge it in an rdp ledger, or state its ρ "
+    "(zcdp:rho=…) if the mechanism has one",
+    ("gdp", "zcdp"): "the GDP filter charges μ² of μ-GDP steps and has no δ to spend on a conversion, and no "
+    "μ-GDP bound of an arbitrary ρ-zCDP mechanism is certified here (docs/ledger.md §2.9); charge it in a "
+    "zcdp, rdp, approx-zcdp or basic (with delta=…) ledger",
+    ("gdp", "renyi"): "the GDP filter charges μ² of μ-GDP steps and has no δ to spend on a conversion, and a "
+    "Rényi curve implies no μ-GDP bound (docs/ledger.md §2.9); charge it in an rdp, or an approx-zcdp or "
+    "basic ledger with delta=…",
+    ("gdp", "discrete_gaussian"): "it is not Δ/σ-GDP — its ε can exceed the Gaussian's at the same σ "
+    "(docs/dgauss.md §4) — and no μ-GDP bound of it is certified here, nor has the GDP filter a δ to spend on "
+    "a conversion (docs/ledger.md §2.9); charge it in a zcdp, rdp, approx-zcdp or basic (with delta=…) ledger",
+}
+
 Charge = Callable[[Currency, Any], Vector]
 _CHARGES: dict[str, dict[str, Charge]] = {
     "basic": {
         "pure": lambda c, r: (r.epsilon, Fraction(0)),
         "approx": lambda c, r: (r.epsilon, r.delta),
         "batch": lambda c, r: (_batch_epsilon(r), r.delta),
+        "laplace": lambda c, r: (r.epsilon, Fraction(0)),
+        "zcdp": lambda c, r: _converted(r, "basic"),
+        "renyi": lambda c, r: _converted(r, "basic"),
+        "discrete_gaussian": lambda c, r: _converted(r, "basic"),
     },
     "approx-zcdp": {
         "pure": lambda c, r: (r.epsilon**2 / 2, Fraction(0)),
@@ -424,6 +474,9 @@ _CHARGES: dict[str, dict[str, Charge]] = {
         "gaussian": lambda c, r: (r.mu_squared / 2, Fraction(0)),
         "zcdp": lambda c, r: (r.rho, Fraction(0)),
         "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
+        "laplace": lambda c, r: (laplace_zcdp(r.epsilon), Fraction(0)),
+        "renyi": lambda c, r: c.charge(ApproxDP(*_converted(r, "approx-zcdp"))),
+        "discrete_gaussian": lambda c, r: (r.rho, Fraction(0)),
     },
     "zcdp": {
         "pure": lambda c, r: (r.epsilon**2 / 2,),
@@ -431,6 +484,8 @@ _CHARGES: dict[str, dict[str, Charge]] = {
         "gaussian": lambda c, r: (r.mu_squared / 2,),
         "zcdp": lambda c, r: (r.rho,),
         "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
+        "laplace": lambda c, r: (laplace_zcdp(r.epsilon),),
+        "discrete_gaussian": lambda c, r: (r.rho,),
     },
     "rdp": {
         "pure": lambda c, r: _with_basic(c, tuple(rr_rdp(r.epsilon, decode(a)) for a in c.options["orders"]),
@@ -439,12 +494,17 @@ _CHARGES: dict[str, dict[str, Charge]] = {
         "gaussian": lambda c, r: _with_basic(c, tuple(decode(a) * r.mu_squared / 2 for a in c.options["orders"])),
         "zcdp": lambda c, r: _with_basic(c, tuple(decode(a) * r.rho for a in c.options["orders"])),
         "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
+        "laplace": lambda c, r: _with_basic(c, tuple(laplace_rdp(r.epsilon, decode(a)) for a in c.options["orders"]),
+                                            r.epsilon),
+        "renyi": _renyi_at_order,
+        "discrete_gaussian": lambda c, r: _with_basic(c, tuple(decode(a) * r.rho for a in c.options["orders"])),
     },
     "gdp": {
         "pure": lambda c, r: (pure_mu_squared(r.epsilon),),
         "approx": lambda c, r: c.charge(_no_delta(r, "gdp")),
         "gaussian": lambda c, r: (r.mu_squared,),
         "batch": lambda c, r: _sum([c.charge(i) for i in r.items]),
+        "laplace": lambda c, r: (pure_mu_squared(r.epsilon),),
     },
 }
 

@@ -22,8 +22,12 @@ import mpmath
 
 #: Working precision (decimal digits) of every transcendental threshold or charge.
 DIGITS: int = 60
-#: Relative outward margin applied before rounding to a rational (covers mpmath's evaluation error).
-MARGIN: mpmath.mpf = mpmath.mpf(10) ** -40
+#: Relative outward margin applied before rounding to a rational (covers mpmath's evaluation error): the
+#: double nearest 1e-40, exactly, whatever mpmath's precision at import. (It was ``mpf(10) ** -40`` at the
+#: ambient precision of the import: a process that had set ``mpmath.mp.dps = 50`` first got another margin
+#: and rounded some charges onto another point of the 2^-192 grid, which verify() in a default process
+#: then refused. The double is the value every default-precision process had.)
+MARGIN: mpmath.mpf = mpmath.mpf(1e-40)
 #: Rounded values live on the dyadic grid 2^-DYADIC_BITS (keeps Fraction arithmetic small and fast).
 DYADIC_BITS: int = 192
 

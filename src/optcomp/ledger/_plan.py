@@ -10,7 +10,21 @@ is allowed: running fewer mechanisms post-processes the plan) and must be domina
   (ε′, δ′)-DP mechanism is (ε, δ)-DP);
 * ``gaussian`` slot (σ, Δ): a Gaussian with Δ′/σ′ ≤ Δ/σ (its privacy-loss law is then a post-processing
   of the slot's: Gaussian pairs are ordered by μ = Δ/σ: G_μ ≥ G_μ′ for μ ≤ μ′, DRS Thm 2.5 and their Thm 2.7 (Blackwell));
-* ``zcdp``/``batch`` slots are refused (not a fixed mechanism to compose optimally).
+* ``laplace`` slot (ε = Δ/b): a Laplace release with ε′ ≤ ε (Laplace pairs are ordered by ε the same way:
+  a location family with a monotone likelihood ratio); a ``pure``/``approx`` slot also takes a Laplace
+  release with ε′ ≤ ε (it is ε′-DP);
+* ``discrete_gaussian`` slot: a discrete Gaussian release of the same σ whose worst integer shift is, sorted,
+  coordinatewise at most the slot's (each coordinate's pair is monotone in |v_t| and composition keeps the
+  order, ``docs/dgauss.md`` §1);
+* ``zcdp`` slot ρ: any release with a zCDP bound ρ′ ≤ ρ (zCDP, Gaussian μ²/2, discrete Gaussian, Laplace
+  ε + e^{−ε} − 1, pure ε²/2); ``renyi`` slot: any release whose Rényi bound at each of the slot's orders is at
+  most the slot's there (a Rényi curve, or a release with a curve at every order). A plan with such a slot
+  is certified by the Rényi conversion of its slots' curves (``docs/rdp.md``), which holds for *any*
+  mechanisms with curves below them, so a release with a smaller curve is covered. There the pure slots
+  are composed as randomized response RR(ε) (the worst ε-DP pair: every ε-DP mechanism is a post-processing
+  of it, KOV Thm II.5, so its curve is the largest), and an (ε, δ > 0) slot is refused by name (it has no
+  Rényi curve);
+* ``batch`` slots are refused (a plan in a plan is one longer plan).
 
 The plan is part of the ledger's immutable configuration: it cannot change after creation.
 """
@@ -23,9 +37,20 @@ from fractions import Fraction
 from typing import Any
 
 import optcomp
+from optcomp.ledger._costs import laplace_rdp, laplace_zcdp, renyi_at
+from optcomp.ledger._currency import rr_rdp
 from optcomp.ledger._exact import exact
-from optcomp.ledger._release import ApproxDP, GaussianRelease, PureDP, Release
-from optcomp.mechanisms import EpsilonDelta, Gaussian
+from optcomp.ledger._release import (
+    ApproxDP,
+    DiscreteGaussianRelease,
+    GaussianRelease,
+    LaplaceRelease,
+    PureDP,
+    Release,
+    RenyiRelease,
+    ZCDPRelease,
+)
+from optcomp.mechanisms import EpsilonDelta, Gaussian, Laplace, RandomizedResponse, Renyi, ZeroConcentrated
 
 
 def _float_up(x: Fraction) -> float:
@@ -38,12 +63,57 @@ def _float_down(x: Fraction) -> float:
     return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
 
 
+_SLOT_KINDS = "pure, approx, gaussian, laplace, discrete_gaussian, zcdp or renyi"
+
+
 def _pair(r: Release) -> tuple[float, float]:
     if isinstance(r, PureDP):
         return _float_up(r.epsilon), 0.0
     if isinstance(r, ApproxDP):
         return _float_up(r.epsilon), _float_up(r.delta)
-    raise ValueError(f"plan slots must be pure, approx or gaussian releases, got {r.kind}")
+    raise ValueError(f"plan slots must be {_SLOT_KINDS} releases, got {r.kind}")
+
+
+def _renyi_slot(r: RenyiRelease) -> Renyi:
+    """The slot's curve as a :class:`~optcomp.mechanisms.Renyi` item: each order rounded *down* to a double
+    (D_α is non-decreasing in α, so a bound at α holds at any smaller order; orders that meet keep the
+    smaller bound) and each bound rounded up."""
+    points: dict[float, float] = {}
+    for a, e in zip(r.orders, r.epsilons, strict=True):
+        a_down, e_up = _float_down(a), _float_up(e)
+        points[a_down] = min(e_up, points.get(a_down, math.inf))
+    if min(points) <= 1.0:
+        raise ValueError(f"renyi slot: the order {float(r.orders[0])!r} is within a rounding of 1; state it at a "
+                         "larger order")
+    orders = sorted(points)
+    return Renyi(tuple(orders), tuple(points[a] for a in orders))
+
+
+def _slot_item(s: Release, curves: bool) -> Any:
+    """The mechanism item a slot composes as (every parameter rounded to a double on the safe side);
+    ``curves``: the plan goes through the Rényi conversion (it has a zcdp or renyi slot)."""
+    if isinstance(s, GaussianRelease):
+        return Gaussian(_float_down(s.sigma), sensitivity=_float_up(s.sensitivity))
+    if isinstance(s, LaplaceRelease):
+        return Laplace(_float_down(s.scale), sensitivity=_float_up(s.sensitivity))
+    if isinstance(s, DiscreteGaussianRelease):
+        return s.mechanism()
+    if isinstance(s, ZCDPRelease):
+        return ZeroConcentrated(_float_up(s.rho))
+    if isinstance(s, RenyiRelease):
+        return _renyi_slot(s)
+    e, d = _pair(s)
+    if curves and d > 0:
+        raise ValueError(f"a plan with zcdp or renyi slots is certified by the Rényi conversion of its slots' "
+                         f"curves, and the (ε, δ) slot ε = {e:g}, δ = {d:g} has none (δ > 0 allows an infinite "
+                         "Rényi divergence); declare that slot's mechanism (gaussian, laplace, …) instead")
+    return RandomizedResponse(e) if curves else EpsilonDelta(e, delta=d)
+
+
+_ENGINE_WORDS = {
+    "renyi": "optcomp.compose, Rényi conversion of the slots' curves, certified upper end (docs/rdp.md)",
+    "lattice": "optcomp.compose, exact lattice engine, certified upper end (docs/dgauss.md)",
+}
 
 
 def certify(slots: Sequence[Release], epsilon: Fraction, delta: Fraction) -> dict[str, Any]:
@@ -59,15 +129,10 @@ def certify(slots: Sequence[Release], epsilon: Fraction, delta: Fraction) -> dic
         b = boxes.epsilon(d)
         engine = f"optcomp.compose, engine {boxes.engine()} (KOV Thm III.3 / MV Thm 1.5)"
     else:
-        items: list[Any] = []
-        for s in slots:
-            if isinstance(s, GaussianRelease):
-                items.append(Gaussian(_float_down(s.sigma), sensitivity=_float_up(s.sensitivity)))
-            else:
-                e, dd = _pair(s)
-                items.append(EpsilonDelta(e, delta=dd))
-        b = optcomp.compose(*items).epsilon(d)
-        engine = "optcomp.compose PLD, certified upper end (docs/pld.md)"
+        curves = any(isinstance(s, (ZCDPRelease, RenyiRelease)) for s in slots)
+        composition = optcomp.compose(*[_slot_item(s, curves) for s in slots])
+        b = composition.epsilon(d)
+        engine = _ENGINE_WORDS.get(composition.engine(), "optcomp.compose PLD, certified upper end (docs/pld.md)")
     if not exact("plan epsilon", b.upper) <= epsilon:
         raise ValueError(f"plan does not fit the budget: its certified ε at δ = {float(delta):g} is "
                          f"[{b.lower:.10g}, {b.upper:.10g}] > epsilon = {float(epsilon):g}")
@@ -75,12 +140,59 @@ def certify(slots: Sequence[Release], epsilon: Fraction, delta: Fraction) -> dic
             "version": optcomp.__dict__.get("__version__", "0.1.0"), "slots": len(slots)}
 
 
+def zcdp_bound(release: Release) -> Fraction | None:
+    """A ρ with ``release`` ρ-zCDP (exact or rounded up), or None: zCDP ρ; Gaussian μ²/2 (Bun–Steinke Prop
+    1.6); discrete Gaussian ‖v‖²/(2σ²) (CKS Prop 5); Laplace ε + e^{−ε} − 1 (Harrison–Manurangsi); pure ε²/2
+    (Bun–Steinke Prop 1.4)."""
+    if isinstance(release, (ZCDPRelease, DiscreteGaussianRelease)):
+        return release.rho
+    if isinstance(release, GaussianRelease):
+        return release.mu_squared / 2
+    if isinstance(release, LaplaceRelease):
+        return laplace_zcdp(release.epsilon)
+    if isinstance(release, PureDP):
+        return release.epsilon**2 / 2
+    return None
+
+
+def renyi_bound(release: Release, alpha: Fraction) -> Fraction | None:
+    """An upper bound on D_α of ``release`` (exact or rounded up), or None: a Rényi curve's implied bound;
+    the exact curves of randomized response (any ε-DP release) and Laplace; αρ of a zCDP bound."""
+    if isinstance(release, RenyiRelease):
+        return renyi_at(release.orders, release.epsilons, alpha)
+    if isinstance(release, PureDP):
+        return rr_rdp(release.epsilon, alpha)
+    if isinstance(release, LaplaceRelease):
+        return laplace_rdp(release.epsilon, alpha)
+    rho = zcdp_bound(release)
+    return None if rho is None else alpha * rho
+
+
+def _shift_dominated(release: DiscreteGaussianRelease, slot: DiscreteGaussianRelease) -> bool:
+    try:
+        mine, theirs = release.mechanism().worst, slot.mechanism().worst
+    except ValueError:  # an undetermined worst shift: no one shift stands for the release
+        return False
+    return len(mine) <= len(theirs) and all(a <= b for a, b in zip(mine, theirs, strict=False))
+
+
 def dominated(release: Release, slot: Release) -> bool:
     """Whether ``release`` is dominated by ``slot`` (module docstring)."""
     if isinstance(slot, GaussianRelease):
         return isinstance(release, GaussianRelease) and release.mu_squared <= slot.mu_squared
-    if isinstance(slot, (PureDP, ApproxDP)) and isinstance(release, (PureDP, ApproxDP)):
+    if isinstance(slot, (PureDP, ApproxDP)) and isinstance(release, (PureDP, ApproxDP, LaplaceRelease)):
         return release.epsilon <= slot.epsilon and getattr(release, "delta", 0) <= getattr(slot, "delta", 0)
+    if isinstance(slot, LaplaceRelease):
+        return isinstance(release, LaplaceRelease) and release.epsilon <= slot.epsilon
+    if isinstance(slot, DiscreteGaussianRelease):
+        return (isinstance(release, DiscreteGaussianRelease) and release.sigma == slot.sigma
+                and _shift_dominated(release, slot))
+    if isinstance(slot, ZCDPRelease):
+        rho = zcdp_bound(release)
+        return rho is not None and rho <= slot.rho
+    if isinstance(slot, RenyiRelease):
+        bounds = [renyi_bound(release, a) for a in slot.orders]
+        return all(b is not None and b <= e for b, e in zip(bounds, slot.epsilons, strict=True))
     return False
 
 

@@ -13,6 +13,7 @@ shown, typed back, still fits.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from fractions import Fraction
@@ -22,7 +23,7 @@ from optcomp._inverse import float_boundary
 from optcomp.ledger._chain import Event, Record
 from optcomp.ledger._currency import Currency, Vector
 from optcomp.ledger._exact import decode, encode
-from optcomp.ledger._release import Release
+from optcomp.ledger._release import Release, ZCDPRelease
 from optcomp.ledger._store import Refusal
 from optcomp.ledger._words import (
     AMOUNT_DIGITS,
@@ -58,14 +59,43 @@ def header(config: dict[str, Any], mode: str, problems: list[str], status: dict[
 def filter_fields(c: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> dict[str, Any]:
     """A filter ledger's report: the exact vectors (``p/q`` or ``float.hex``) and their floats, the
     guarantee and its certificate, the user's units, and the same in words (:func:`filter_view`)."""
+    rho = largest_rho(c, spent)
     out = {"currency": c.name, "components": list(c.components), "threshold": [encode(t) for t in c.thresholds],
            "spent": [encode(s) for s in spent],
            "remaining": [encode(t - s) for t, s in zip(c.thresholds, spent, strict=True)],
            "spent_float": [float(s) for s in spent],
            "remaining_float": [float(t - s) for t, s in zip(c.thresholds, spent, strict=True)],
            "guarantee": c.guarantee(), "certificate": c.certificate, "smallest_sigma": sigma,
-           "largest_pure_epsilon": epsilon}
+           "largest_pure_epsilon": epsilon, "largest_rho": None if rho is None else _float_down(rho)}
     return out | filter_view(c, spent, epsilon, sigma)
+
+
+def _float_down(x: Fraction) -> float:
+    f = float(x)
+    return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
+
+
+def largest_rho(currency: Currency, spent: Vector) -> Fraction | None:
+    """The largest ρ of one more ρ-zCDP release (:class:`ZCDPRelease` without a δ share) that fits from
+    ``spent``, exactly, or None (the currency charges none, or nothing fits). The charge of ρ is affine in ρ
+    in every currency that has one (ρ, αρ, plus a constant count of non-pure releases), so each open branch
+    allows (T_j − spent_j − c_j(0))/slope_j in each component it charges, and the best branch wins."""
+    try:
+        c0, c1, c2 = (currency.charge(ZCDPRelease(r)) for r in (0, 1, 2))
+    except ValueError:
+        return None
+    slope = tuple(b - a for a, b in zip(c0, c1, strict=True))
+    if any(z != a + 2 * s for a, s, z in zip(c0, slope, c2, strict=True)) or any(s < 0 for s in slope):
+        return None
+    best: Fraction | None = None
+    for group in currency.branches or (tuple(range(len(currency.thresholds))),):
+        room = [currency.thresholds[j] - spent[j] - c0[j] for j in group]
+        if any(r < 0 for r in room):
+            continue
+        limits = [r / slope[j] for r, j in zip(room, group, strict=True) if slope[j] > 0]
+        if limits:
+            best = min(limits) if best is None else max(best, min(limits))
+    return best if best is not None and best > 0 else None
 
 
 def plan_fields(slots: Sequence[Release], next_slot: int, budget: tuple[Fraction, Fraction],
@@ -150,9 +180,10 @@ def largest_pure_epsilon(fits: Callable[[float], bool], budget_epsilon: float) -
     return float_boundary(fits, name="epsilon", passing_above=False, fail=hi, passing=0.0).passing
 
 
-def what_fits(epsilon: float | None, sigma: float | None) -> list[dict[str, Any]]:
-    """"What still fits", in words: the largest ε of one more pure-DP release (rounded down) and the
-    smallest σ of one more Gaussian of sensitivity 1 (rounded up), each shown to FIT_DIGITS digits."""
+def what_fits(epsilon: float | None, sigma: float | None, rho: Fraction | None = None) -> list[dict[str, Any]]:
+    """"What still fits", in words: the largest ε of one more pure-DP release (rounded down), the
+    smallest σ of one more Gaussian of sensitivity 1 (rounded up) and, where the currency charges zCDP
+    releases, the largest ρ of one more (rounded down), each shown to FIT_DIGITS digits."""
     out: list[dict[str, Any]] = []
     if epsilon is not None and epsilon > 0:
         out.append({"what": "one more pure-DP release", "bound": "epsilon", "value": epsilon,
@@ -160,6 +191,9 @@ def what_fits(epsilon: float | None, sigma: float | None) -> list[dict[str, Any]
     if sigma is not None:
         out.append({"what": "one more Gaussian release (Δ = 1)", "bound": "sigma", "value": sigma,
                     "text": f"σ ≥ {number(sigma, digits=FIT_DIGITS, direction='up')}"})
+    if rho is not None:
+        out.append({"what": "one more zCDP release", "bound": "rho", "value": _float_down(rho),
+                    "text": f"ρ ≤ {number(rho, digits=FIT_DIGITS, direction='down')}"})
     return out
 
 
@@ -176,7 +210,7 @@ def remaining_text(currency: Currency, spent: Vector) -> str:
 
 def advice(currency: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> str:
     """A refusal's second half: what remains (in the currency) and what would still fit."""
-    fits = [f"{f['what']} with {f['text']}" for f in what_fits(epsilon, sigma)]
+    fits = [f"{f['what']} with {f['text']}" for f in what_fits(epsilon, sigma, largest_rho(currency, spent))]
     tail = "what still fits: " + ", or ".join(fits) if fits else "nothing more fits: the budget is spent"
     return (f"remaining: {remaining_text(currency, spent)} "
             f"({percent(fraction_spent(currency, spent))} of the budget spent); {tail}")
@@ -189,7 +223,7 @@ def filter_view(currency: Currency, spent: Vector, epsilon: float | None, sigma:
             "budget_text": budget_text(currency.epsilon, currency.delta),
             "fraction_spent": float(frac), "fraction_spent_text": percent(frac),
             "components_text": components(currency, spent), "remaining_text": remaining_text(currency, spent),
-            "what_fits": what_fits(epsilon, sigma)}
+            "what_fits": what_fits(epsilon, sigma, largest_rho(currency, spent))}
 
 
 def plan_view(slots: Sequence[Release], next_slot: int, epsilon: Fraction, delta: Fraction) -> dict[str, Any]:

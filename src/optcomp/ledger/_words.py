@@ -139,13 +139,38 @@ def _batch_words(spec: dict[str, Any]) -> str:
             f"δ = {number(spec.get('delta', '0'))}")
 
 
+def _share_words(spec: dict[str, Any]) -> str:
+    """", δ share = 1e-7" when the release declares the δ an (ε, δ) currency converts it at."""
+    return f", δ share = {_value_text(spec['delta'])}" if "delta" in spec else ""
+
+
+def _renyi_words(spec: dict[str, Any]) -> str:
+    n = len(spec.get("orders", []))
+    return f"Rényi curve at {n} order{'s' if n != 1 else ''}{_share_words(spec)}"
+
+
+_NORM_WORDS = {"l1": "ℓ₁", "l2": "ℓ₂", "linf": "ℓ∞"}
+
+
+def _dgauss_words(spec: dict[str, Any]) -> str:
+    text = f"discrete Gaussian, σ = {_value_text(spec.get('sigma', '?'))}, Δ = {_value_text(spec.get('sensitivity', 1))}"
+    if spec.get("norm", "l2") != "l2":
+        text += f" ({_NORM_WORDS.get(str(spec['norm']), str(spec['norm']))})"
+    if "dimension" in spec:
+        text += ", any dimension" if spec["dimension"] is None else f", dimension {spec['dimension']}"
+    return text + _share_words(spec)
+
+
 #: Release kind → its words. One entry per kind (``docs/ledger.md``, "Adding a release kind").
 RELEASE_WORDS: dict[str, ReleaseWords] = {
     "pure": ReleaseWords("pure DP", (("epsilon", "ε"),)),
     "approx": ReleaseWords("approximate DP", (("epsilon", "ε"), ("delta", "δ"))),
     "gaussian": ReleaseWords("Gaussian", (("sigma", "σ"), ("sensitivity", "Δ"))),
-    "zcdp": ReleaseWords("zCDP", (("rho", "ρ"),)),
+    "zcdp": ReleaseWords("zCDP", (("rho", "ρ"), ("delta", "δ share"))),
     "batch": ReleaseWords("batch", render=_batch_words),
+    "laplace": ReleaseWords("Laplace", (("scale", "b"), ("sensitivity", "Δ"))),
+    "renyi": ReleaseWords("Rényi curve", render=_renyi_words),
+    "discrete_gaussian": ReleaseWords("discrete Gaussian", render=_dgauss_words),
 }
 
 

@@ -1,9 +1,9 @@
-"""The law of one balls-in-bins epoch by certified repeated convolution on a geometric grid.
+"""The law of one balls-in-bins epoch by certified repeated convolution on geometric grids.
 
 One epoch of t steps with one allocated step per record is, by ``docs/samplers.md`` Lemma A, the pair
 (P_t, Q_t) with likelihood ratio S/t, S = Σᵢ Xᵢ a sum of t i.i.d. lognormal factors Xᵢ = e^{ℓᵢ},
-ℓᵢ ~ N(−μ²/2, μ²) under Q (μ = 1/σ). This module builds the Q-law of S on the grid xⱼ = t·e^{jh}
-(h dyadic), so that an atom at xⱼ has privacy loss exactly jh, in two ways:
+ℓᵢ ~ N(−μ²/2, μ²) under Q (μ = 1/σ). This module builds the Q-law of S on the grid x_j = t·e^{jh}
+(h dyadic), so that an atom at x_j has privacy loss exactly jh, in two ways:
 
 * **upper** (Lemma C, ``docs/samplers.md``): every factor, and every sum of two partial sums, is split
   onto the two grid points around it *preserving the mean*. Then E[S′ | output] = S and the pair
@@ -12,67 +12,86 @@ One epoch of t steps with one allocated step per record is, by ``docs/samplers.m
   (singular atoms, bounded by union bounds), atoms of a partial sum above the trimming threshold are
   revealed too (P-mass ≤ Σ q_k·(x_k + t − m)/t, m the factors in the partial), factors below ℓ_min
   and partial sums below the threshold are split onto {0, x_cut} (mean-preserving; S = 0 has loss −∞).
-* **lower** (Lemma D): every factor is labelled by its cell, every sum by the cell of xᵢ + xⱼ of its
-  two labels; the label J is a function of the output, so (P_J, Q_J) is dominated by the pair. Each
-  label carries Q(J = k) and E_Q[S; J = k]/x_k as [lo, hi] intervals; dropped tails are ⊥.
+* **lower** (Lemma D, :mod:`optcomp.mechanisms._allocation_lower`): labels instead of splits.
 
-**Rounding.** The split weights w(d) of a sum xⱼ + x_{j−d} are tabulated once per h (float, with
-their error bound added outwards; the cell offset f(d) is decided in 40-digit mpmath where the float
-value is near a tie). Every stage is a sum of non-negative terms (direct convolutions by
-``numpy.convolve``, no FFT; the far field d ≥ D_far by prefix sums), so its float result is within
-γ_M relative of the exact sum of the same inputs (Higham Lemma 3.1, M counted per stage), plus an
-absolute underflow term; results are widened by that. The single subtraction of the far field's lower
-weight 1 − w(d) ≥ 1/2 is bounded explicitly. Factor cells come from ``_rounding.cell_log_masses``
-(assumption LAW_LOG_ERROR), widened for the float error of the cell edges ln t + jh.
+**A grid per stage** (:func:`stage_step`). The t-fold sum is built by binary powering; a stage whose
+partial sum holds m factors works on the grid step h_m = h·2^e, e = ⌊log₂(ALLOCATION_STAGE_SPREAD·√(t/m))⌋
+(at least 0, at most ALLOCATION_STAGE_LEVELS), so the first stages, whose laws are widest, run on
+coarser grids, and the last ones on h itself. Lemma C asks only that each split preserve the mean, on
+any grid: a partial sum on h_m is a grid point of every finer dyadic grid (x_i on h_m is x_{2i} on
+h_m/2), so a stage takes its inputs onto the finer input grid exactly, and splits each sum onto its
+two neighbours on its own, finer or equal, output grid. The split adds to the final S/t a variance of
+about (m/t)·h_m²/6 per stage (the stage's law appears t/m times in the sum, each split adds
+(m·h_m)²/6): the coarser early grids add about as much as each late stage, while their cells, the
+bulk of the work, shrink by up to 2^{2·levels}. The refinement on h (the width it measures) covers
+the rest: soundness never depends on the schedule.
+
+**Rounding.** The split weights w(d) of a sum x_j + x_{j−d} (input grid h_in, output grid h_out) are
+tabulated once per (h_in, h_out) (float, with their error bound added outwards; the cell offset f(d)
+is decided in 40-digit mpmath where the float value is near a tie: a wrong offset would make a weight
+negative). Every stage is a sum of non-negative terms (direct convolutions by ``numpy.convolve``, no
+FFT; the far field d ≥ D_far by prefix sums), so its float result is within γ_M relative of the exact
+sum of the same inputs (Higham Lemma 3.1, M counted per stage), plus an absolute underflow term;
+results are widened by that. The single subtraction of the far field's lower weight 1 − w(d) ≥ 1/2 is
+bounded explicitly. A weight's absolute error (≤ 16u·(e^{−dh_in} + expm1((f+1)h_out))/(e^{fh_out}·expm1(h_out)))
+only ever adds mass: w_hi + (1 − w)_hi ≥ 1. Factor cells come from :mod:`._allocation_cells` (Gauss–
+Legendre integrals with a certified relative error per cell, no differences of CDFs).
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
 
 import mpmath
 import numpy as np
-from scipy.special import log_ndtr, ndtri
 
-from optcomp._numerics import (
-    ALLOCATION_LOW_VARIANCE,
-    ALLOCATION_TAIL,
-    LAW_LOG_ERROR,
-    SMALLEST_SUBNORMAL,
-    FloatArray,
-    GridTooLargeError,
-)
-from optcomp._rounding import cell_log_masses, next_up, rounding_error, widen_down, widen_up
+from optcomp._numerics import ALLOCATION_TAIL, SMALLEST_SUBNORMAL, FloatArray, GridTooLargeError
+from optcomp._rounding import next_up, rounding_error, widen_down, widen_up
+from optcomp.mechanisms._allocation_cells import factor_cells, flag_masses, window
 from optcomp.mechanisms._law import PrivacyLossLaw
 
-#: Decimal digits of the mpmath weight tables.
+#: Decimal digits of the mpmath tie decisions.
 _DIGITS = 40
-#: Largest span of the grid in nats (e^{rh} of a relative index r must not overflow).
-_MAX_SPAN = 600.0
-#: Largest (factor cells × band width) of one stage's convolution (about its multiply-adds; ~10 s).
-_MAX_WORK = 4e9
+#: Largest work (multiply-adds and element operations, :func:`count_work`) of one epoch law, all stages
+#: (some tens of seconds): beyond it a grid is refused (``GridTooLargeError``), never coarsened silently.
+MAX_WORK = 4e10
 #: Roundings charged per term beyond the counted ones (products with tabulated weights, exp tables).
 _TERM_ROUNDINGS = 8
+#: Stage grids: h_m = h·2^e with e = ⌊log₂(ALLOCATION_STAGE_SPREAD·√(t/m))⌋ clipped to [0, STAGE_LEVELS].
+ALLOCATION_STAGE_SPREAD = 0.5
+#: The most the first stages' grid is coarser than the epoch's: 2^ALLOCATION_STAGE_LEVELS.
+ALLOCATION_STAGE_LEVELS = 12
+
+
+def stage_step(h: float, t: int, m: int) -> float:
+    """The grid step of a stage whose output holds ``m`` of the epoch's ``t`` factors (module docstring)."""
+    e = math.floor(math.log2(max(ALLOCATION_STAGE_SPREAD * math.sqrt(t / m), 1.0)))
+    return h * 2.0 ** min(e, ALLOCATION_STAGE_LEVELS)
 
 
 @dataclass(frozen=True)
 class Weights:
-    """Split tables of one grid step h (all rounded outwards from 40-digit values).
+    """Split tables of one (input grid step, output grid step) pair, all rounded outwards.
 
     Attributes:
-        h: the grid step.
-        groups: (f, d0, d1): the differences d in [d0, d1) whose sum xⱼ(1 + e^{−dh}) lies in
-            [x_{j+f}, x_{j+f+1}); together they cover 0 ≤ d < far.
-        w_hi, om_hi: upper ends of the weight w(d) to x_{j+f+1} and of 1 − w(d) to x_{j+f}.
-        e_lo, e_hi: envelopes of e^{−dh}, d < far.
-        ef_lo, ef_hi: envelopes of e^{−fh}, f ≤ groups[0].f.
+        h_in, h_out: the grid steps; ``ratio`` = h_in/h_out (a power of two ≥ 1).
+        groups: (f, d0, d1): the differences d in [d0, d1) whose sum x_j(1 + e^{−d·h_in}) lies in
+            [y_{r·j+f}, y_{r·j+f+1}) on the output grid y; together they cover 0 ≤ d < min(far, reach).
+        w_hi, om_hi: upper ends of the weight w(d) to y_{rj+f+1} and of 1 − w(d) to y_{rj+f}.
+        e_lo, e_hi: envelopes of e^{−d·h_in}, d < far.
+        ef_lo, ef_hi: envelopes of e^{−f·h_out}, f ≤ groups[0].f.
         far: D_far, the first d with w(d) ≤ 1/2 and f(d) = 0 (all larger d too).
-        expm1_lo: a lower end of e^h − 1.
+        expm1_lo: a lower end of e^{h_out} − 1.
     """
 
-    h: float
+    h_in: float
+    h_out: float
+    ratio: int
     groups: tuple[tuple[int, int, int], ...]
     w_hi: FloatArray
     om_hi: FloatArray
@@ -82,59 +101,66 @@ class Weights:
     ef_hi: FloatArray
     far: int
     expm1_lo: float
+    starts: tuple[int, ...] = ()
+    ends: tuple[int, ...] = ()
 
 
-#: A computed f(d) = ln(1 + e^{−dh})/h this close to an integer is decided in mpmath instead.
+#: A computed f(d) = ln(1 + e^{−d·h_in})/h_out this close to an integer is decided in mpmath instead.
 _TIE_MARGIN = 1e-6
 
 
-def _exact_f(d: int, h: float) -> int:
-    """⌊ln(1 + e^{−dh})/h⌋ in 40-digit arithmetic (the float value was within _TIE_MARGIN of an integer)."""
+def _exact_f(d: int, h_in: float, h_out: float) -> int:
+    """⌊ln(1 + e^{−d·h_in})/h_out⌋ in 40-digit arithmetic (the float value was within _TIE_MARGIN of an integer)."""
     with mpmath.workdps(_DIGITS):
-        hm = mpmath.mpf(h)
-        return int(mpmath.floor(mpmath.log1p(mpmath.exp(-d * hm)) / hm))
+        return int(mpmath.floor(mpmath.log1p(mpmath.exp(-d * mpmath.mpf(h_in))) / mpmath.mpf(h_out)))
 
 
-@functools.lru_cache(maxsize=8)
-def weights(h: float) -> Weights:
-    """The split tables of grid step ``h`` (module docstring), cached per h.
+@functools.lru_cache(maxsize=16)
+def weights(h_in: float, h_out: float | None = None, reach: int | None = None) -> Weights:
+    """The split tables of input grid step ``h_in`` onto output grid step ``h_out`` (default ``h_in``) for the
+    differences d < min(far, ``reach``) (default all up to far; a stage asks for the next power of two
+    above its laws' span, so a narrow law on a fine grid does not tabulate 10⁵ differences it never
+    meets), cached (module docstring).
 
-    f(d) from the float value of ln(1 + e^{−dh})/h (error ≪ _TIE_MARGIN: exp and log1p within 1 ulp),
-    in 40-digit mpmath where that value is within _TIE_MARGIN of an integer. The weights
-    w = (e^{−dh} − expm1(fh))/(e^{fh}·expm1(h)) and 1 − w = (expm1((f+1)h) − e^{−dh})/(e^{fh}·expm1(h))
-    carry an absolute error of at most 16u·(e^{−dh} + expm1((f+1)h))/(e^{fh}·expm1(h)) (numerator:
-    two values within 1 ulp and one subtraction; denominator: three roundings), added outwards.
+    f(d) from the float value of ln(1 + e^{−d·h_in})/h_out (error ≪ _TIE_MARGIN: exp and log1p within
+    1 ulp), in 40-digit mpmath where that value is within _TIE_MARGIN of an integer. The weights
+    w = (e^{−d·h_in} − expm1(f·h_out))/(e^{f·h_out}·expm1(h_out)) and 1 − w = (expm1((f+1)h_out) − e^{−d·h_in})/(…)
+    carry an absolute error of at most 16u·(e^{−d·h_in} + expm1((f+1)h_out))/(e^{f·h_out}·expm1(h_out))
+    (numerator: two values within 1 ulp and one subtraction; denominator: three roundings), added outwards.
     """
-    e1 = math.expm1(h)
-    far = math.ceil(math.log(2.0 / e1) / h) + 1  # w(d) = e^{−dh}/expm1(h) ≤ 1/2 and f(d) = 0 for d ≥ far
-    d = np.arange(far, dtype=np.float64)
-    ed = np.exp(-d * h)
-    g = np.log1p(ed) / h
+    h_out = h_in if h_out is None else h_out
+    ratio = round(h_in / h_out)
+    e1 = math.expm1(h_out)
+    far = math.ceil(math.log(2.0 / e1) / h_in) + 1  # e^{−d·h_in} ≤ expm1(h_out)/2 for d ≥ far: f = 0, w ≤ 1/2
+    size = far if reach is None else min(far, reach)
+    d = np.arange(size, dtype=np.float64)
+    ed = np.exp(-d * h_in)
+    g = np.log1p(ed) / h_out
     f = np.floor(g).astype(np.int64)
     for i in np.flatnonzero(np.abs(g - np.round(g)) < _TIE_MARGIN):
-        f[i] = _exact_f(int(i), h)
-    fh = f * h
+        f[i] = _exact_f(int(i), h_in, h_out)
+    fh = f * h_out
     den = np.exp(fh) * e1
-    err = rounding_error(16, (ed + np.expm1(fh + h)) / den)
+    err = rounding_error(16, (ed + np.expm1(fh + h_out)) / den)
     w_hi = np.minimum((ed - np.expm1(fh)) / den + err, 1.0)
-    om_hi = np.minimum((np.expm1(fh + h) - ed) / den + err, 1.0)
+    om_hi = np.minimum((np.expm1(fh + h_out) - ed) / den + err, 1.0)
     groups = []
     d0 = 0
     for i in np.flatnonzero(np.diff(f)) + 1:
         groups.append((int(f[d0]), d0, int(i)))
         d0 = int(i)
-    groups.append((int(f[d0]), d0, far))
-    ef = np.exp(-np.arange(int(f[0]) + 2) * h)
+    groups.append((int(f[d0]), d0, size))
+    ef = np.exp(-np.arange(int(f[0]) + 2) * h_out)
     return Weights(
-        h, tuple(groups), w_hi, om_hi, widen_down(ed, 4), widen_up(ed, 4), widen_down(ef, 4), widen_up(ef, 4), far,
-        widen_down(e1, 4),
+        h_in, h_out, ratio, tuple(groups), w_hi, om_hi, widen_down(ed, 4), widen_up(ed, 4), widen_down(ef, 4),
+        widen_up(ef, 4), far, widen_down(e1, 4), tuple(g[1] for g in groups), tuple(g[2] for g in groups),
     )
 
 
 @dataclass(frozen=True)
 class Upper:
-    """Upper envelopes of a partial sum of m factors: Q-masses at x_{first+i}, at 0, and the P- and
-    Q-masses its revealed parts contribute to the epoch's +∞ / −∞ atoms."""
+    """Upper envelopes of a partial sum of m factors on the grid step h: Q-masses at x_{first+i}, at 0,
+    and the P- and Q-masses its revealed parts contribute to the epoch's +∞ / −∞ atoms."""
 
     first: int
     q: FloatArray
@@ -142,134 +168,133 @@ class Upper:
     p_flag: float
     q_flag: float
     m: int
+    h: float
 
 
-@dataclass(frozen=True)
-class Lower:
-    """Envelopes of Q(J = k) (``q_lo``, ``q_hi``) and of E_Q[S; J = k]/x_k (``r_lo``, ``r_hi``) for the
-    labels k = first + i of a partial sum of m factors (Lemma D)."""
-
-    first: int
-    q_lo: FloatArray
-    q_hi: FloatArray
-    r_lo: FloatArray
-    r_hi: FloatArray
-    m: int
-
-
-def _pad(units: int) -> float:
+def pad(units: int) -> float:
     """Absolute underflow slack of ``units`` roundings whose results may be subnormal."""
     return 4.0 * units * SMALLEST_SUBNORMAL
 
 
-def _gauss_window(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> tuple[int, int]:
-    """Cell indices [j_lo, j_hi): ℓ_max = ln t + j_hi·h leaves P(F = 1) ≤ ``tail``; ℓ_min leaves a
-    mean-preserving spread onto {0, x_min} of added variance x_min²·Q(ℓ < ℓ_min) ≤ ALLOCATION_LOW_VARIANCE·h²
-    and a mass Q(ℓ < ℓ_min)^t at S = 0 of at most ``tail`` (the tail budget, ≤ ALLOCATION_TAIL)."""
-    lt = math.log(t)
-    z = float(-ndtri(tail / (2.0 * t)))
-    top = mu * mu / 2 + (z + 1.0) * mu
-    j_hi = math.ceil((top - lt) / h)
-    lo = -mu * mu / 2
-    for _ in range(400):
-        cand = lo - mu / 4
-        lq = float(log_ndtr((cand + mu * mu / 2) / mu))
-        if 2 * cand + lq < math.log(ALLOCATION_LOW_VARIANCE * h * h) and t * lq < math.log(tail):
-            break
-        lo = cand
-    j_lo = math.floor((lo - lt) / h)
-    if (j_hi - j_lo) * h > _MAX_SPAN:
-        raise ValueError(f"noise_multiplier={1 / mu!r} is too small for the balls-in-bins grid (span over {_MAX_SPAN} nats)")
-    if (j_hi - j_lo) * weights(h).far > _MAX_WORK:
+#: Work done by the stage kernels of this process (multiply-adds and element operations, counted from the
+#: array sizes): the refinement reads it to predict a finer pass's work (deterministic, not a clock).
+WORK = [0.0]
+
+
+def count_work(amount: float, budget: float) -> None:
+    """Add ``amount`` to :data:`WORK`; refuse (``GridTooLargeError``) once a law's work passes its ``budget``
+    (the value of WORK at which the law must stop): a grid is refused, never coarsened silently."""
+    WORK[0] += amount
+    if WORK[0] > budget:
         raise GridTooLargeError(
-            f"the balls-in-bins grid step {h:g} needs {(j_hi - j_lo)} factor cells and a band of "
-            f"{weights(h).far}: too much work per convolution; ask for a coarser grid_step or relative_width"
+            f"a balls-in-bins epoch law needs more than {MAX_WORK:g} operations at this grid step (the work "
+            "limit); ask for a larger Accuracy.relative_width or grid_step"
         )
-    return j_lo, j_hi
 
 
-def _cells(mu: float, t: int, h: float, j_lo: int, j_hi: int) -> tuple[FloatArray, ...]:
-    """Envelopes of the Q- and P-masses of factor cells [ln t + jh, ln t + (j+1)h) (linear scale), the
-    P-mass divided by x_j, and the masses below ℓ_min, with the edges' float error charged."""
-    from optcomp.mechanisms.gaussian import GaussianLoss
-
-    law = GaussianLoss(mu)
-    lt = math.log(t)
-    edges = lt + (j_lo + np.arange(j_hi - j_lo + 1, dtype=np.float64)) * h
-    eta = rounding_error(4, abs(lt) + np.abs(edges) + 1.0)  # ln t (≤ 2u), one sum: 4 roundings, generous
-    _, q_lo, q_hi = cell_log_masses(law.q_logcdf(edges), law.q_logsf(edges))
-    _, m_lo, m_hi = cell_log_masses(law.p_logcdf(edges), law.p_logsf(edges))
-    with np.errstate(under="ignore", over="ignore"):
-        zq = (edges + mu * mu / 2) / mu
-        lphi = -0.5 * zq * zq - math.log(mu * math.sqrt(2 * math.pi)) + np.log(2 * eta)
-        mq = np.exp(lphi + rounding_error(16, 1 + np.abs(lphi)))  # Q-mass an edge error may move
-        mp = np.exp(lphi + edges + eta + rounding_error(16, 2 + np.abs(lphi) + np.abs(edges)))
-    dq = widen_up(mq[:-1] + mq[1:], 4)
-    dp = widen_up(mp[:-1] + mp[1:], 4)
-    qh = widen_up(np.exp(q_hi), 4) + dq
-    ql = np.maximum(widen_down(np.exp(q_lo), 4) - dq, 0.0)
-    a = edges[:-1]
-    with np.errstate(under="ignore", over="ignore"):
-        rh = np.exp(m_hi - a + eta[:-1] + rounding_error(8, 1 + np.abs(m_hi) + np.abs(a))) + widen_up(dp * np.exp(-a + eta[:-1]), 8)
-        rl = np.maximum(np.exp(m_lo - a - eta[:-1] - rounding_error(8, 1 + np.abs(m_lo) + np.abs(a))) - widen_up(dp * np.exp(-a + eta[:-1]), 8), 0.0)
-    lq_below = float(law.q_logcdf(np.array([edges[0] + eta[0]]))[0])
-    lp_below = float(law.p_logcdf(np.array([edges[0] + eta[0]]))[0])
-    lq_low = float(law.q_logcdf(np.array([edges[0] - eta[0]]))[0])
-    ends = np.array([lq_below, lp_below - edges[0] + eta[0], lp_below - edges[0] - 2 * eta[0], lq_low])
-    slack = LAW_LOG_ERROR * np.maximum(1.0, np.abs(ends)) + rounding_error(8, 2 + np.abs(ends))
-    below = np.exp(ends + slack * np.array([1.0, 1.0, -1.0, -1.0]))  # Q-mass hi, P-mass/x_min hi, lo, Q-mass lo
-    return ql, qh, rl, rh, below, edges
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
-def flag_masses(mu: float, t: int, top: float) -> tuple[float, float]:
-    """Upper ends of P_t(F = 1) ≤ Φ̄(z) + (t−1)Φ̄(z + μ) and Q_t(F = 1) ≤ t·Φ̄(z + μ), F = {some ℓᵢ > top}
-    (union bounds; ``top`` a computed edge, lowered by its float error)."""
-    from optcomp.mechanisms.gaussian import GaussianLoss
+def counted_cache(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``functools.lru_cache(maxsize=16)`` of an epoch law that, on a hit, adds to :data:`WORK` the work the
+    law took when it was built: the refinement predicts a finer pass's work from the WORK a pass took
+    (:func:`optcomp.mechanisms.allocation.allocation_bracket`), and a pass served from the cache would
+    otherwise count 0 — in a warm process (a sweep, a notebook) the next, refused step would be built up
+    to the work limit (tens of seconds) instead of refused by the prediction. ``__wrapped__``: the uncached
+    law; ``cache_clear``: as lru_cache's."""
 
-    law = GaussianLoss(mu)
-    x = np.array([top - rounding_error(8, abs(top) + abs(math.log(t)) + 1.0)])
-    lp, lq = float(law.p_logsf(x)[0]), float(law.q_logsf(x)[0])
-    up = [math.exp(v + LAW_LOG_ERROR * max(1.0, abs(v)) + rounding_error(4, 1 + abs(v))) for v in (lp, lq)]
-    return min(1.0, widen_up(up[0] + (t - 1) * up[1], 8)), min(1.0, widen_up(t * up[1], 8))
+    @functools.lru_cache(maxsize=16)
+    def built(*args: Any, **kwargs: Any) -> tuple[_R, float]:
+        start = WORK[0]
+        out = fn(*args, **kwargs)
+        return out, WORK[0] - start
+
+    @functools.wraps(fn)
+    def cached(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        before = WORK[0]
+        out, work = built(*args, **kwargs)  # type: ignore[arg-type]  # (the laws take hashable arguments)
+        if WORK[0] == before:  # a hit (a nested law's hit has replayed its own work already)
+            WORK[0] += work
+        return out
+
+    cached.cache_clear = built.cache_clear  # type: ignore[attr-defined]
+    return cached
 
 
 def factor_upper(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Upper:
-    """The factor law split onto the grid (Lemma C step 1: the CtD split, Q side), tail budget ``tail``."""
-    w = weights(h)
-    j_lo, j_hi = _gauss_window(mu, t, h, tail)
-    ql, qh, rl, rh, below, _ = _cells(mu, t, h, j_lo, j_hi)
-    e1 = w.expm1_lo
-    eh = next_up(math.exp(h)) * (1 + 2 * rounding_error(2))  # ≥ e^h
-    with np.errstate(under="ignore"):
-        to_lo = np.maximum((qh * eh - rl) / e1, 0.0) + rounding_error(8, (qh * eh + rl) / e1)
-        to_hi = np.maximum((rh - ql) / e1, 0.0) + rounding_error(8, (rh + ql) / e1)
+    """The factor law split onto the grid step ``h`` (Lemma C step 1: the split of each cell's values onto
+    its two ends, computed per cell by :func:`._allocation_cells.factor_cells`), tail budget ``tail``."""
+    j_lo, j_hi = window(mu, t, h, tail)
+    cells = factor_cells(mu, t, h, j_lo, j_hi)
+    scale = 1.0 + cells.rel
     q = np.zeros(j_hi - j_lo + 1)
-    q[:-1] += to_lo
-    q[1:] += to_hi
-    q[0] += below[1]  # mean-preserving spread of the factors below ℓ_min onto {0, x_min}
-    q = widen_up(q, 6) + _pad(4)
-    zero = max(0.0, below[0] - below[2]) + rounding_error(2, below[0])  # Q(ℓ < ℓ_min) − E[X; ℓ < ℓ_min]/x_min
-    return Upper(j_lo, q, float(zero), 0.0, 0.0, 1)
+    q[:-1] += cells.down * scale
+    q[1:] += cells.up * scale
+    q[0] += cells.below[1]  # mean-preserving spread of the factors below ℓ_min onto {0, x_min}
+    q = widen_up(q, 8) + pad(4)
+    zero = max(0.0, cells.below[0] - cells.below[2]) + rounding_error(2, cells.below[0])  # Q(ℓ<ℓ_min) − E[X; ·]/x_min
+    return Upper(j_lo, q, float(zero), 0.0, 0.0, 1, h)
 
 
-def factor_lower(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Lower:
-    """The factor law labelled by its cells (Lemma D); the part below ℓ_min joins the first cell."""
-    j_lo, j_hi = _gauss_window(mu, t, h, tail)
-    ql, qh, rl, rh, below, _ = _cells(mu, t, h, j_lo, j_hi)
-    ql, qh, rl, rh = ql.copy(), qh.copy(), rl.copy(), rh.copy()
-    qh[0] = widen_up(qh[0] + below[0], 4)
-    rh[0] = widen_up(rh[0] + below[1], 4)
-    ql[0] = widen_down(ql[0] + below[3], 4)
-    rl[0] = widen_down(rl[0] + below[2], 4)
-    return Lower(j_lo, ql, qh, rl, rh, 1)
+def refine(first: int, arrays: list[FloatArray], ratio: int) -> tuple[int, list[FloatArray]]:
+    """The same atoms on a grid ``ratio`` times finer: x_i on step h is x_{ratio·i} on step h/ratio (exact)."""
+    if ratio == 1:
+        return first, arrays
+    out = []
+    for a in arrays:
+        b = np.zeros(ratio * (a.size - 1) + 1)
+        b[::ratio] = a
+        out.append(b)
+    return ratio * first, out
 
 
-def _overlap(fx: int, d0: int, clen: int, fy: int, ny: int) -> tuple[int, int]:
+def _on_step(s: Upper, h: float) -> Upper:
+    first, (q,) = refine(s.first, [s.q], round(s.h / h))
+    return Upper(first, q, s.zero, s.p_flag, s.q_flag, s.m, h)
+
+
+def overlap(fx: int, d0: int, clen: int, fy: int, ny: int) -> tuple[int, int]:
     """The anchors j (absolute) with a convolution value (j = fx + d0 + r, 0 ≤ r < clen) and a y entry."""
     return max(fy, fx + d0), min(fy + ny, fx + d0 + clen)
 
 
-def _prefix(x: FloatArray, fx: int, h: float, fy: int, ny: int, far: int) -> tuple[FloatArray, FloatArray, int, int]:
+def group_range(fx: int, nx: int, fy: int, ny: int, lo: int, hi: int) -> tuple[int, int, int, int]:
+    """For the differences d in [lo, hi): the anchors [j0, j1) (entries of y with a partner i = j − d in x)
+    and the entries [i0, i1) of x they reach (absolute indices; j0 ≥ j1 when there is none)."""
+    j0, j1 = overlap(fx, lo, nx + hi - lo - 1, fy, ny)
+    return j0, j1, max(fx, j0 - hi + 1), min(fx + nx, j1 - lo)
+
+
+def core(q: FloatArray, first: int, h: float, theta: float) -> tuple[int, int, float, float]:
+    """The core [c0, c1) (indices into ``q``) of a partial sum's law on step ``h``: each side outside it
+    carries Q-mass ≤ θ/2 and Σ q_k·x_k/t ≤ θ/2. Returns (c0, c1, Q_out, M_out): upper ends of the Q-mass
+    and of E_Q[S; outside]/t outside the core (fsum, widened), for the pairs revealed in :func:`combine_upper`."""
+    n = q.size
+    with np.errstate(under="ignore", over="ignore"):
+        em = q * np.exp((first + np.arange(n)) * h)
+    half = theta / 2
+    c0 = int(min(np.searchsorted(np.cumsum(q), half, side="right"), np.searchsorted(np.cumsum(em), half, side="right")))
+    c1 = n - int(min(np.searchsorted(np.cumsum(q[::-1]), half, side="right"),
+                     np.searchsorted(np.cumsum(em[::-1]), half, side="right")))
+    c0 = min(c0, max(c1 - 1, 0))
+    outside = [*q[:c0].tolist(), *q[c1:].tolist()]
+    moment = [*em[:c0].tolist(), *em[c1:].tolist()]
+    return c0, c1, widen_up(math.fsum(outside), 8), widen_up(math.fsum(moment), 8)
+
+
+def reachable(w: Weights, x: Upper | Any, y: Upper | Any, d_start: int) -> tuple[tuple[int, int, int], ...]:
+    """The groups of ``w`` with a difference d ≥ ``d_start`` that some pair (i of x, j of y, j − i = d) has
+    (bisected: a narrow law on a fine grid meets a few hundred of its ln 2/h groups)."""
+    d_max = y.first + y.q.size - 1 - x.first
+    return w.groups[bisect.bisect_right(w.ends, d_start) : bisect.bisect_right(w.starts, d_max)]
+
+
+def _part(s: Upper, lo: int, hi: int) -> Upper:
+    return Upper(s.first + lo, s.q[lo:hi], 0.0, 0.0, 0.0, s.m, s.h)
+
+
+def prefix(x: FloatArray, fx: int, h: float, fy: int, ny: int, far: int) -> tuple[FloatArray, FloatArray, int, int]:
     """For anchors j in y's range: C_j = Σ_{i ≤ j−far} xᵢ and U_j = Σ_{i ≤ j−far} xᵢ e^{−(j−i)h} (upper
     estimates within γ_{n+8}), and the anchor range [j0, j1) where they are non-empty."""
     nx = x.size
@@ -284,62 +309,109 @@ def _prefix(x: FloatArray, fx: int, h: float, fy: int, ny: int, far: int) -> tup
     return c, u, j0, j1
 
 
-def _band_upper(out: FloatArray, base: int, x: Upper, y: Upper, w: Weights, d_start: int, d_stop: int) -> None:
-    """Adds Σ over pairs (i of x, j of y, d = j − i in [d_start, d_stop)) of xᵢyⱼ split onto x_{j+f(d)}, x_{j+f(d)+1}."""
-    for f, d0, d1 in w.groups:
-        lo, hi = max(d0, d_start), min(d1, d_stop)
+def _band_upper(
+    out: FloatArray, base: int, x: Upper, y: Upper, w: Weights, d_start: int, d_stop: float, budget: float
+) -> None:
+    """Adds Σ over pairs (i of x, j of y, d = j − i in [d_start, d_stop)) of xᵢyⱼ split onto the output
+    grid's points r·j + f(d) and r·j + f(d) + 1 (``out`` indexed from ``base`` on the output grid; the
+    work counted against ``budget``, :func:`count_work`)."""
+    r = w.ratio
+    for f, d0, d1 in reachable(w, x, y, d_start):
+        lo, hi = max(d0, d_start), int(min(d1, d_stop))
         if lo >= hi:
             continue
-        c_om = np.convolve(x.q, w.om_hi[lo:hi])
-        c_w = np.convolve(x.q, w.w_hi[lo:hi])
-        j0, j1 = _overlap(x.first, lo, c_om.size, y.first, y.q.size)
+        j0, j1, i0, i1 = group_range(x.first, x.q.size, y.first, y.q.size, lo, hi)
         if j0 >= j1:
             continue
+        count_work((i1 - i0 + 4) * (hi - lo) + 6 * (j1 - j0), budget)
+        xs = x.q[i0 - x.first : i1 - x.first]
+        c_om = np.convolve(xs, w.om_hi[lo:hi])  # entry k: anchor j = i0 + lo + k
+        c_w = np.convolve(xs, w.w_hi[lo:hi])
         yy = y.q[j0 - y.first : j1 - y.first]
-        r = slice(j0 - x.first - lo, j1 - x.first - lo)
-        out[j0 + f - base : j1 + f - base] += yy * c_om[r]
-        out[j0 + f + 1 - base : j1 + f + 1 - base] += yy * c_w[r]
+        s = slice(j0 - i0 - lo, j1 - i0 - lo)
+        o = r * j0 + f - base
+        out[o : o + r * (j1 - j0) : r] += yy * c_om[s]
+        out[o + 1 : o + 1 + r * (j1 - j0) : r] += yy * c_w[s]
     if d_stop > w.far:
-        c, u, j0, j1 = _prefix(x.q, x.first, w.h, y.first, y.q.size, max(w.far, d_start))
+        c, u, j0, j1 = prefix(x.q, x.first, w.h_in, y.first, y.q.size, max(w.far, d_start))
         if j0 < j1:
             yy = y.q[j0 - y.first : j1 - y.first]
             up = u / w.expm1_lo
             low = np.maximum(c - up, 0.0) + rounding_error(4 * (x.q.size + 16), c + up)
-            out[j0 - base : j1 - base] += yy * low
-            out[j0 + 1 - base : j1 + 1 - base] += yy * up
+            o = r * j0 - base
+            out[o : o + r * (j1 - j0) : r] += yy * low
+            out[o + 1 : o + 1 + r * (j1 - j0) : r] += yy * up
 
 
-def _roundings(w: Weights, n: int) -> int:
-    """Roundings charged to one output entry of a stage (module docstring): the longest convolution,
-    four accumulations per group and ordering, the prefix sums, the zero atom and the products."""
+def roundings(w: Weights, n: int) -> int:
+    """Roundings charged to one output entry of a stage (module docstring): a group's value reaches an entry
+    through a convolution of at most ``longest`` terms and one product; an entry sums at most two values of
+    each tabulated group (the groups reach only the laws' span) per band call (six at most: the core and
+    the two tails of each ordering), the far field's prefix sums (n terms, where the tables reach it), the
+    doubling of a square and the zero atom."""
     longest = max(d1 - d0 for _, d0, d1 in w.groups)
-    return longest + 4 * (len(w.groups) + 2) + 8 * (n + 16) + _TERM_ROUNDINGS
+    far = 8 * (n + 16) if w.groups[-1][2] >= w.far else 0
+    return longest + 12 * (len(w.groups) + 2) + far + _TERM_ROUNDINGS
 
 
-def combine_upper(a: Upper, b: Upper, t: int, w: Weights, tail: float = ALLOCATION_TAIL) -> Upper:
-    """The split law of the sum of two independent partial sums (Lemma C step 2), then trimmed."""
+def combine_upper(
+    a: Upper, b: Upper, t: int, h_out: float, tail: float = ALLOCATION_TAIL, budget: float = math.inf
+) -> Upper:
+    """The split law of the sum of two independent partial sums (Lemma C step 2) on the grid ``h_out``,
+    then trimmed; the inputs are first taken onto the finer of their two grids (exactly)."""
+    h_in = min(a.h, b.h)
+    same = a is b
+    a = _on_step(a, h_in)
+    b = a if same else _on_step(b, h_in)
+    span = max(a.first + a.q.size, b.first + b.q.size) - min(a.first, b.first)
+    w = weights(h_in, h_out, 1 << span.bit_length())  # every difference of the two laws is below it
+    r = w.ratio
     top = w.groups[0][0] + 2
-    base = min(a.first, b.first)
-    out = np.zeros(max(a.first + a.q.size, b.first + b.q.size) + top - base)
-    if a is b:
-        _band_upper(out, base, a, a, w, 1, math.inf)  # type: ignore[arg-type]
+    base = r * min(a.first, b.first)
+    out = np.zeros(r * max(a.first + a.q.size, b.first + b.q.size) + top - base)
+    theta = math.sqrt(tail / 3)
+    a0, a1, qa, ma = core(a.q, a.first, h_in, theta)
+    b0, b1, qb, mb = (a0, a1, qa, ma) if same else core(b.q, b.first, h_in, theta)
+    if same:  # ordered pairs i < j twice, i = j once; at least one of the two in the core
+        inner = _part(a, a0, a1)
+        _band_upper(out, base, a, inner, w, 1, math.inf, budget)
+        _band_upper(out, base, inner, _part(a, a1, a.q.size), w, 1, math.inf, budget)
         out *= 2.0
-        _band_upper(out, base, a, a, w, 0, 1)
+        _band_upper(out, base, inner, inner, w, 0, 1, budget)
     else:
-        _band_upper(out, base, a, b, w, 0, math.inf)  # type: ignore[arg-type]
-        _band_upper(out, base, b, a, w, 1, math.inf)  # type: ignore[arg-type]
-    out[b.first - base : b.first - base + b.q.size] += a.zero * b.q
-    out[a.first - base : a.first - base + a.q.size] += b.zero * a.q
-    m = _roundings(w, max(a.q.size, b.q.size))
-    out = widen_up(out, m + 4) + _pad(m)
-    merged = Upper(base, out, widen_up(a.zero * b.zero, 4) + _pad(2), a.p_flag + b.p_flag, a.q_flag + b.q_flag, a.m + b.m)
-    return trim_upper(merged, t, w.h, tail)
+        for x, y, (x0, x1), (y0, y1), start in ((a, b, (a0, a1), (b0, b1), 0), (b, a, (b0, b1), (a0, a1), 1)):
+            inner = _part(x, x0, x1)
+            _band_upper(out, base, x, _part(y, y0, y1), w, start, math.inf, budget)
+            _band_upper(out, base, inner, _part(y, 0, y0), w, start, math.inf, budget)
+            _band_upper(out, base, inner, _part(y, y1, y.q.size), w, start, math.inf, budget)
+    # the pairs with both partial sums outside their cores are revealed (Lemma C: more output only helps):
+    # Q-mass ≤ Q_a·Q_b, P-mass in the epoch E[(S_a + S_b + rest); both out]/t ≤ M_a·Q_b + Q_a·M_b + Q_a·Q_b
+    pair_q = widen_up(qa * qb, 4)
+    pair_p = widen_up(ma * qb + qa * mb + pair_q, 8)
+    # An event S_x = 0 (a spread tail, Lemma C) of mass at most ``tail`` is revealed: Q-mass zero_x, P-mass in the
+    # epoch zero_x·E[S_y + rest]/t ≤ zero_x (the split law's mean is at most the exact one). Carried on, it
+    # would make a copy of the other law one doubling below it that no trimming removes; a larger one (the
+    # factors' part below ℓ_min) is carried: S_x = 0 plus y's atoms are y's points, exactly.
+    revealed = 0.0
+    for x, y in ((a, b), (b, a)):
+        if x.zero <= tail:
+            revealed += x.zero
+        else:
+            o = r * y.first - base
+            out[o : o + r * y.q.size : r] += x.zero * y.q
+    zero = 0.0 if max(a.zero, b.zero) <= tail else widen_up(a.zero * b.zero, 4) + pad(2)
+    revealed = widen_up(revealed, 4)
+    m = roundings(w, max(a.q.size, b.q.size))
+    out = widen_up(out, m + 4) + pad(m)
+    merged = Upper(base, out, zero, widen_up(a.p_flag + b.p_flag + pair_p + revealed, 4),
+                   widen_up(a.q_flag + b.q_flag + pair_q + revealed, 4), a.m + b.m, h_out)
+    return trim_upper(merged, t, tail)
 
 
-def trim_upper(s: Upper, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Upper:
+def trim_upper(s: Upper, t: int, tail: float = ALLOCATION_TAIL) -> Upper:
     """Reveal the right tail (its P-mass ≤ Σ q_k(x_k + t − m)/t, Q-mass ≤ Σ q_k, that P-mass bound up to
     ``tail``) and spread the left tail onto {0, x_cut} (mean-preserving, Q-mass up to ``tail``)."""
-    q = s.q
+    q, h = s.q, s.h
     n = q.size
     k = np.arange(n)
     with np.errstate(under="ignore", over="ignore"):
@@ -362,36 +434,79 @@ def trim_upper(s: Upper, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Upp
             moved = q[:lo] * np.exp((k[:lo] - lo) * h)
         kept[0] = widen_up(kept[0] + widen_up(math.fsum(moved.tolist()), 8), 4)
         zero = widen_up(zero + widen_up(math.fsum(q[:lo].tolist()), 4), 4)
-    return Upper(s.first + lo, kept, zero, p_flag, q_flag, s.m)
+    return Upper(s.first + lo, kept, zero, p_flag, q_flag, s.m, h)
 
 
-def _power(t: int, factor: object, combine: object) -> object:
-    """Binary powering: the t-fold sum from the factor law with ⌊log₂ t⌋ squarings and popcount(t) − 1
-    products (each ``combine(x, y)`` an independent sum)."""
-    result = None
-    power = factor
-    bits = t
-    while bits:
-        if bits & 1:
-            result = power if result is None else combine(result, power)  # type: ignore[operator]
-        bits >>= 1
-        if bits:
-            power = combine(power, power)  # type: ignore[operator]
+_Partial = TypeVar("_Partial")
+
+
+def power(t: int, factor: Callable[[int], _Partial], combine: Callable[[_Partial, _Partial, int], _Partial]) -> _Partial:
+    """The t-fold sum of the factor law (``docs/samplers.md`` §5, the stages of :func:`stage_step`): t = 2^k·o,
+    o odd; S_o by binary powering (the powers S_{2^a} by squaring, the odd part's running sum by products),
+    then k squarings: ⌊log₂ t⌋ + popcount(t) − 1 combinations, as plain binary powering, but the products
+    (twice a squaring's work: no symmetry) come before the last k stages, on smaller and coarser laws.
+    ``factor(m)``: the factor law on the grid of a stage of m factors; ``combine(x, y, m)``: the law of an
+    independent sum on the grid of a stage of m factors. A running sum is built on the grid of the power it
+    meets next (so the two inputs of a product share their grid: nothing is embedded)."""
+    k = (t & -t).bit_length() - 1
+    o = t >> k
+    bits = [a for a in range(o.bit_length()) if o >> a & 1]  # bits[0] = 0: o is odd
+    result = factor(1 << bits[1]) if len(bits) > 1 else factor(1) if k == 0 else factor(o)
+    p = factor(1)
+    for a in range(1, o.bit_length()):
+        p = combine(p, p, 1 << a)
+        if o >> a & 1:
+            nxt = [b for b in bits if b > a]
+            result = combine(result, p, 1 << nxt[0] if nxt else o)
+    for i in range(1, k + 1):
+        result = combine(result, result, o << i)
     return result
 
 
-@functools.lru_cache(maxsize=16)
-def upper_law(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> PrivacyLossLaw:
+def constant_split(c: int, t: int, h: float) -> tuple[int, float, float, float]:
+    """(k, w_hi, (1 − w)_hi, c/x_k): the constant c ≥ 1 on the grid x_j = t·e^{jh}, x_k ≤ c < x_{k+1}, split
+    onto x_k, x_{k+1} with the mean-preserving weight w = (c/x_k − 1)/expm1(h) (40-digit arithmetic,
+    each float rounded outwards; c/x_k to nearest, within 1 ulp)."""
+    with mpmath.workdps(_DIGITS):
+        hm = mpmath.mpf(h)
+        ratio = mpmath.mpf(c) / t
+        k = int(mpmath.floor(mpmath.log(ratio) / hm))
+        rel = ratio * mpmath.exp(-k * hm)
+        w = (rel - 1) / mpmath.expm1(hm)
+        return k, _float_up(w), _float_up(1 - w), float(rel)
+
+
+def _float_up(x: mpmath.mpf) -> float:
+    """The least float ≥ the 40-digit ``x`` (a float rounded to nearest is within one ulp of it)."""
+    v = float(x)
+    return v if mpmath.mpf(v) >= x else next_up(v)
+
+
+def constant_upper(c: int, t: int, h: float) -> Upper:
+    """The constant c (the t − T' factors' mean a partial epoch of T' of t steps adds, ``docs/samplers.md``
+    §5) split onto its two grid points (Lemma C: a mean-preserving split of a constant)."""
+    k, w_hi, om_hi, _ = constant_split(c, t, h)
+    return Upper(k, np.array([om_hi, w_hi]), 0.0, 0.0, 0.0, c, h)
+
+
+@counted_cache
+def upper_law(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, taken: int | None = None) -> PrivacyLossLaw:
     """The remove-direction law of the split pair (Lemma C): atoms at losses jh with upper envelopes of
     their masses, P(+∞) and Q(−∞) from the revealed tails and S = 0, each tail of mass up to ``tail``
-    (``docs/samplers.md`` Lemma E). Cached per (σ, t, h, tail)."""
+    (``docs/samplers.md`` Lemma E), the stages on :func:`stage_step`'s grids. ``taken`` = T' < t: the first
+    T' steps of an epoch, whose likelihood ratio is (X₁ + … + X_T' + t − T')/t (the constant split too).
+    Cached per (σ, t, h, tail, taken)."""
     mu = 1.0 / sigma
-    w = weights(h)
-    factor = factor_upper(mu, t, h, tail)
-    s = _power(t, factor, lambda x, y: combine_upper(x, y, t, w, tail))
-    assert isinstance(s, Upper)
-    top = math.log(t) + (_gauss_window(mu, t, h, tail)[1]) * h
-    pf, qf = flag_masses(mu, t, top)
+    taken = t if taken is None else taken
+    budget = WORK[0] + MAX_WORK
+    s = power(taken, lambda m: factor_upper(mu, t, stage_step(h, t, m), tail),
+              lambda x, y, m: combine_upper(x, y, t, stage_step(h, t, m), tail * (x.m + y.m) / t, budget))
+    s = _on_step(s, h)  # t = 1: the factor's own grid is h already
+    if taken < t:
+        s = combine_upper(s, constant_upper(t - taken, t, h), t, h, tail, budget)  # one copy: the whole budget
+    # each factor copy reveals the part above its own grid's λ_max; the finest grid's is the smallest
+    # (a dyadic ceiling), so F = {some factor above it} contains every revealed part (union bound)
+    pf, qf = flag_masses(mu, t, window(mu, t, h, tail)[1], h)
     keep = s.q > 0
     k = (s.first + np.flatnonzero(keep)).astype(np.float64)
     q = s.q[keep]
@@ -406,8 +521,10 @@ def upper_law(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> 
     )
 
 
-@functools.lru_cache(maxsize=16)
-def upper_laws(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
+@counted_cache
+def upper_laws(
+    sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, taken: int | None = None
+) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
     """(remove, add) laws of the split pair: :func:`upper_law` and its swap (one pipeline, Lemma C)."""
-    law = upper_law(sigma, t, h, tail)
+    law = upper_law(sigma, t, h, tail, taken)
     return law, law.swapped()

@@ -1,130 +1,242 @@
 """The dominated (Lemma D) law of one balls-in-bins epoch: cell labels and conditional means.
 
-Each factor is labelled by its grid cell k (ℓ in [ln t + kh, ln t + (k+1)h)), each sum of two partial
-sums by the cell of x_i + x_j of its two labels (offset f(d) of :mod:`._allocation_grid`); the label J
-is a function of the output, so the pair of its laws is a post-processing of (P_t, Q_t) and its
-hockey-stick curve is a lower bound (``docs/samplers.md`` Lemma D). Each label carries envelopes of
-Q(J = k) and of E_Q[S; J = k]/x_k; the P-mass of label k is E_Q[S; J = k]/t. A sum of two labels i ≤ j
-with d = j − i lands at k = j + f(d), and
+Each factor is labelled by its grid cell k (λ = ℓ − ln t in [kh, (k+1)h)), each sum of two partial
+sums by the cell, on the stage's output grid, of x_i + x_j of its two labels (offset f(d) of
+:mod:`._allocation_grid`, the same stage grids :func:`~._allocation_grid.stage_step`); the label J is a
+function of the output, so the pair of its laws is a post-processing of (P_t, Q_t) and its
+hockey-stick curve is a lower bound (``docs/samplers.md`` Lemma D), on any grids. Each label carries
+Q(J = k) and its P-mass in the epoch's pair, E_Q[S; J = k]/t (S the partial sum: the other factors'
+part enters when the sums meet). A sum of two labels i ≤ j with d = j − i (input grid h_in) lands at
+k = r·j + f(d) on the output grid h_out = h_in/r, and
 
-    Q_k += Q_i·Q_j,     E[S; k]/x_k += e^{−fh}·(R_i·e^{−dh}·Q_j + Q_i·R_j)      (R = E[S; ·]/x).
+    Q_k += Q_i·Q_j,     P_k += P_i·Q_j + Q_i·P_j        (E[S_a + S_b; i, j] = E[S_a; i]Q(j) + Q(i)E[S_b; j]),
 
-All terms are non-negative: lower (upper) envelopes come from lower (upper) inputs, widened by the
-γ_M of the stage. Tails are dropped (an outcome ⊥ never in the test set), the left tail of a partial
-sum is merged into its first kept label.
+sums of products with unit weights: one kernel of ones per group serves both.
+
+**Rounding: one relative bound per law.** Every term is a product of non-negative inputs, so if every
+entry of the inputs is within a relative ρ_a (ρ_b) of its exact value, every exact output entry is within
+(1 ± ρ_a)(1 ± ρ_b) of the exact sum of the computed terms, and the float sum is within γ_M of that
+(Higham Lemma 3.1): ρ_out = e^{ρ_a + ρ_b + γ_M} − 1 covers both sides. The factor cells carry their own
+relative bounds (:mod:`._allocation_cells`, the largest is taken). Entries below _FLOOR are dropped
+(label ⊥), so an underflowed product (absolute error ≤ 2⁻¹⁰⁷⁴ per rounding) is a relative error of
+at most M·2⁻¹⁰⁷⁴/_FLOOR, charged too. Only at the end are the envelopes formed: a lower end of each
+P-mass and an upper end of each Q-mass (the add law: the other two). Dropped tails, the pairs of two
+partial sums outside their cores (:func:`~._allocation_grid.core`) and a factor's part below ℓ_min
+whose envelope underflows are an outcome ⊥ never in any test set; the left tail of a partial sum is
+merged into its first kept label (a coarser label is still a function of the output).
+
+The earlier code (``tests/_references/allocation_legacy_lower.py``, the reference it is checked against)
+carried lower and upper envelopes of Q and of E[S]/x_k: four convolutions per group, weighted by
+e^{−d·h}, and one grid for every stage; this law runs two, unweighted, on the stage grids.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from optcomp._numerics import ALLOCATION_TAIL, SMALLEST_NORMAL, FloatArray
-from optcomp._rounding import widen_down, widen_up
+from optcomp._numerics import ALLOCATION_TAIL, SMALLEST_NORMAL, SMALLEST_SUBNORMAL, FloatArray
+from optcomp._rounding import gamma, rounding_error, widen_down, widen_up
+from optcomp.mechanisms._allocation_cells import factor_cells, window
 from optcomp.mechanisms._allocation_grid import (
-    Lower,
+    MAX_WORK,
+    WORK,
     Weights,
-    _overlap,
-    _pad,
-    _power,
-    _prefix,
-    _roundings,
-    factor_lower,
+    constant_split,
+    core,
+    count_work,
+    counted_cache,
+    group_range,
+    power,
+    reachable,
+    refine,
+    roundings,
+    stage_step,
     weights,
 )
 from optcomp.mechanisms._law import PrivacyLossLaw
 
+#: Entries of a partial sum below this are dropped (label ⊥): the relative bound then covers underflow.
+_FLOOR = 1e-270
 
-def _band(outs: list[FloatArray], base: int, x: Lower, y: Lower, w: Weights, d_start: int, d_stop: float) -> None:
-    """Adds the pairs (i of x, j of y, d = j − i in [d_start, d_stop)) to ``outs`` = [q_lo, q_hi, r_lo, r_hi]."""
-    q_lo, q_hi, r_lo, r_hi = outs
-    for f, d0, d1 in w.groups:
-        lo, hi = max(d0, d_start), min(d1, d_stop)
+
+@dataclass(frozen=True)
+class Lower:
+    """Values of Q(J = k) (``q``) and of E_Q[S; J = k]/t (``p``) for the labels k = first + i of a partial sum
+    of m factors on the grid step h, every entry within the relative ``rel`` of its exact value."""
+
+    first: int
+    q: FloatArray
+    p: FloatArray
+    rel: float
+    m: int
+    h: float
+
+
+def compound(*rels: float) -> float:
+    """A relative bound ρ with Π(1 + ρᵢ) ≤ 1 + ρ and Π(1 − ρᵢ) ≥ 1 − ρ: e^{Σρᵢ} − 1, rounded up (never
+    1 + ρ − 1 in float, which would lose the small ρ to the rounding of 1 + ρ)."""
+    return widen_up(math.expm1(widen_up(math.fsum(rels), 8)), 8)
+
+
+def factor_lower(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> Lower:
+    """The factor law labelled by its cells (Lemma D), P-masses E_Q[X; cell]/t = r_j·e^{jh} (one product and
+    one exp: 4u more); the part below ℓ_min joins the first cell (its value the midpoint of its envelopes,
+    their half-width over the lower end its relative error), or is dropped (⊥) where that end underflows."""
+    j_lo, j_hi = window(mu, t, h, tail)
+    cells = factor_cells(mu, t, h, j_lo, j_hi)
+    q = cells.q.copy()
+    with np.errstate(under="ignore"):
+        p = cells.r * np.exp(np.arange(j_lo, j_hi) * h)
+    rel = compound(float(np.max(cells.rel)), rounding_error(4))
+    q_hi, r_hi, r_lo, q_lo = cells.below
+    if q_lo > 0 and r_lo > 0:
+        scale = math.exp(j_lo * h)  # x_min/t: the below part's E[X]/x_min times it, 4u more
+        q[0] += (q_lo + q_hi) / 2
+        p[0] += (r_lo + r_hi) / 2 * scale
+        rel = max(rel, widen_up((q_hi - q_lo) / (2 * q_lo), 8), widen_up((r_hi - r_lo) / (2 * r_lo), 8))
+        rel = compound(rel, rounding_error(12))  # the two sums, the product with the scale
+    return Lower(j_lo, q, p, rel, 1, h)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ones(n: int) -> FloatArray:
+    """A read-only vector of n ones (the merge's unit weights, one per group length)."""
+    out = np.ones(n)
+    out.setflags(write=False)
+    return out
+
+
+def _part(s: Lower, lo: int, hi: int) -> Lower:
+    return Lower(s.first + lo, s.q[lo:hi], s.p[lo:hi], s.rel, s.m, s.h)
+
+
+def _on_step(s: Lower, h: float) -> Lower:
+    first, (q, p) = refine(s.first, [s.q, s.p], round(s.h / h))
+    return Lower(first, q, p, s.rel, s.m, h)
+
+
+def _band(
+    outs: list[FloatArray], base: int, x: Lower, y: Lower, w: Weights, d_start: int, d_stop: float, budget: float
+) -> None:
+    """Adds the pairs (i of x, j of y, d = j − i in [d_start, d_stop)) to ``outs`` = [q, p] at the output
+    grid's label r·j + f(d) (``outs`` indexed from ``base`` on the output grid; work against ``budget``)."""
+    q_out, p_out = outs
+    ratio = w.ratio
+    for f, d0, d1 in reachable(w, x, y, d_start):
+        lo, hi = max(d0, d_start), int(min(d1, d_stop))
         if lo >= hi:
             continue
-        ones = np.ones(int(hi) - lo)
-        c0l, c0h = np.convolve(x.q_lo, ones), np.convolve(x.q_hi, ones)
-        cel, ceh = np.convolve(x.r_lo, w.e_lo[lo : int(hi)]), np.convolve(x.r_hi, w.e_hi[lo : int(hi)])
-        j0, j1 = _overlap(x.first, lo, c0l.size, y.first, y.q_lo.size)
+        j0, j1, i0, i1 = group_range(x.first, x.q.size, y.first, y.q.size, lo, hi)
         if j0 >= j1:
             continue
+        count_work((i1 - i0 + 4) * (hi - lo) + 6 * (j1 - j0), budget)
+        ones = _ones(hi - lo)
+        s = slice(j0 - i0 - lo, j1 - i0 - lo)  # convolution entry k: anchor j = i0 + lo + k
+        cq = np.convolve(x.q[i0 - x.first : i1 - x.first], ones)[s]
+        cp = np.convolve(x.p[i0 - x.first : i1 - x.first], ones)[s]
         ys = slice(j0 - y.first, j1 - y.first)
-        r = slice(j0 - x.first - lo, j1 - x.first - lo)
-        o = slice(j0 + f - base, j1 + f - base)
-        q_lo[o] += y.q_lo[ys] * c0l[r]
-        q_hi[o] += y.q_hi[ys] * c0h[r]
-        r_lo[o] += w.ef_lo[f] * (y.q_lo[ys] * cel[r] + y.r_lo[ys] * c0l[r])
-        r_hi[o] += w.ef_hi[f] * (y.q_hi[ys] * ceh[r] + y.r_hi[ys] * c0h[r])
-    if d_stop > w.far:
+        at = ratio * j0 + f - base
+        o = slice(at, at + ratio * (j1 - j0), ratio)
+        yq = y.q[ys]
+        q_out[o] += yq * cq
+        p_out[o] += yq * cp + y.p[ys] * cq
+    if d_stop > w.far:  # f = 0: the sum of everything at distance ≥ far lands on the anchor's point
         start = max(w.far, d_start)
-        for xq, xr, yq, yr, oq, orr, exp_scale in (
-            (x.q_lo, x.r_lo, y.q_lo, y.r_lo, q_lo, r_lo, widen_down),
-            (x.q_hi, x.r_hi, y.q_hi, y.r_hi, q_hi, r_hi, widen_up),
-        ):
-            c, _, j0, j1 = _prefix(xq, x.first, w.h, y.first, y.q_lo.size, start)
-            _, u, _, _ = _prefix(xr, x.first, w.h, y.first, y.q_lo.size, start)
-            if j0 < j1:
-                ys = slice(j0 - y.first, j1 - y.first)
-                o = slice(j0 - base, j1 - base)
-                oq[o] += yq[ys] * c
-                orr[o] += yq[ys] * exp_scale(u, 8) + yr[ys] * c
+        j0, j1 = max(y.first, x.first + start), y.first + y.q.size
+        if j0 < j1:
+            idx = np.minimum(np.arange(j0, j1) - start - x.first, x.q.size - 1)
+            cq, cp = np.cumsum(x.q)[idx], np.cumsum(x.p)[idx]
+            ys = slice(j0 - y.first, j1 - y.first)
+            far_out = slice(ratio * j0 - base, ratio * j1 - base, ratio)
+            q_out[far_out] += y.q[ys] * cq
+            p_out[far_out] += y.q[ys] * cp + y.p[ys] * cq
 
 
-def combine_lower(a: Lower, b: Lower, w: Weights, tail: float = ALLOCATION_TAIL) -> Lower:
-    """The labelled law of the sum of two independent partial sums (Lemma D), then trimmed."""
+def combine_lower(
+    a: Lower, b: Lower, t: int, h_out: float, tail: float = ALLOCATION_TAIL, budget: float = math.inf
+) -> Lower:
+    """The labelled law of the sum of two independent partial sums (Lemma D) on the grid ``h_out``, then
+    trimmed; the inputs are first taken onto the finer of their two grids (exactly)."""
+    h_in = min(a.h, b.h)
+    same = a is b
+    a = _on_step(a, h_in)
+    b = a if same else _on_step(b, h_in)
+    span = max(a.first + a.q.size, b.first + b.q.size) - min(a.first, b.first)
+    w = weights(h_in, h_out, 1 << span.bit_length())  # every difference of the two laws is below it
     top = w.groups[0][0] + 2
-    base = min(a.first, b.first)
-    n = max(a.first + a.q_lo.size, b.first + b.q_lo.size) + top - base
-    outs = [np.zeros(n) for _ in range(4)]
-    if a is b:
-        _band(outs, base, a, a, w, 1, math.inf)
+    base = w.ratio * min(a.first, b.first)
+    n = w.ratio * max(a.first + a.q.size, b.first + b.q.size) + top - base
+    outs = [np.zeros(n), np.zeros(n)]
+    theta = math.sqrt(tail / 3)  # pairs with both partial sums outside their cores are dropped (⊥)
+    a0, a1, _, _ = core(a.q, a.first, h_in, theta)
+    b0, b1 = (a0, a1) if same else core(b.q, b.first, h_in, theta)[:2]
+    if same:  # ordered pairs i < j twice, i = j once; at least one of the two in the core
+        inner = _part(a, a0, a1)
+        _band(outs, base, a, inner, w, 1, math.inf, budget)
+        _band(outs, base, inner, _part(a, a1, a.q.size), w, 1, math.inf, budget)
         outs = [2.0 * o for o in outs]
-        _band(outs, base, a, a, w, 0, 1)
+        _band(outs, base, inner, inner, w, 0, 1, budget)
     else:
-        _band(outs, base, a, b, w, 0, math.inf)
-        _band(outs, base, b, a, w, 1, math.inf)
-    m = _roundings(w, max(a.q_lo.size, b.q_lo.size))
-    q_lo, r_lo = (np.maximum(widen_down(o, m + 4) - _pad(m), 0.0) for o in (outs[0], outs[2]))
-    q_hi, r_hi = (widen_up(o, m + 4) + _pad(m) for o in (outs[1], outs[3]))
-    return trim_lower(Lower(base, q_lo, q_hi, r_lo, r_hi, a.m + b.m), w.h, tail)
+        for x, y, (x0, x1), (y0, y1), start in ((a, b, (a0, a1), (b0, b1), 0), (b, a, (b0, b1), (a0, a1), 1)):
+            inner = _part(x, x0, x1)
+            _band(outs, base, x, _part(y, y0, y1), w, start, math.inf, budget)
+            _band(outs, base, inner, _part(y, 0, y0), w, start, math.inf, budget)
+            _band(outs, base, inner, _part(y, y1, y.q.size), w, start, math.inf, budget)
+    m = roundings(w, max(a.q.size, b.q.size)) + 4
+    q, p = outs
+    dead = (q < _FLOOR) | (p < _FLOOR)
+    q[dead], p[dead] = 0.0, 0.0
+    rel = compound(a.rel, b.rel, gamma(m), m * SMALLEST_SUBNORMAL / _FLOOR)
+    return trim_lower(Lower(base, q, p, rel, a.m + b.m, h_out), t, tail)
 
 
-def trim_lower(s: Lower, h: float, tail: float = ALLOCATION_TAIL) -> Lower:
-    """Drop the right tail (Q-mass up to ``tail``) as ⊥; merge the left tail (as much) into the first
-    kept label (a coarser label is still a function of the output)."""
-    right = np.cumsum(s.q_hi[::-1])[::-1]
+def trim_lower(s: Lower, t: int, tail: float = ALLOCATION_TAIL) -> Lower:
+    """Drop the right tail (P- plus Q-mass, in the epoch, up to ``tail``) as ⊥; merge the left tail (Q-mass
+    up to ``tail``) into the first kept label (a coarser label is still a function of the output)."""
+    pm = s.p + s.q * ((t - s.m) / t + 1.0)  # P-mass E[S_total; k]/t, plus the Q-mass
+    right = np.cumsum(pm[::-1])[::-1]
     hi = max(int(np.searchsorted(-right, -tail, side="left")), 1)
-    lo = min(int(np.searchsorted(np.cumsum(s.q_hi), tail, side="right")), hi - 1)
-    arrays = [a[lo:hi].copy() for a in (s.q_lo, s.q_hi, s.r_lo, s.r_hi)]
+    lo = min(int(np.searchsorted(np.cumsum(s.q), tail, side="right")), hi - 1)
+    q, p = s.q[lo:hi].copy(), s.p[lo:hi].copy()
+    rel = s.rel
     if lo > 0:
-        with np.errstate(under="ignore"):
-            scale = np.exp((np.arange(lo) - lo) * h)
-        arrays[0][0] += math.fsum(s.q_lo[:lo].tolist())
-        arrays[1][0] += math.fsum(s.q_hi[:lo].tolist())
-        arrays[2][0] += math.fsum((s.r_lo[:lo] * scale).tolist())
-        arrays[3][0] += math.fsum((s.r_hi[:lo] * scale).tolist())
-        arrays[0][0], arrays[2][0] = widen_down(arrays[0][0], 16), widen_down(arrays[2][0], 16)
-        arrays[1][0], arrays[3][0] = widen_up(arrays[1][0], 16), widen_up(arrays[3][0], 16)
-    return Lower(s.first + lo, arrays[0], arrays[1], arrays[2], arrays[3], s.m)
+        q[0] += math.fsum(s.q[:lo].tolist())
+        p[0] += math.fsum(s.p[:lo].tolist())
+        rel = compound(rel, rounding_error(4))
+    return Lower(s.first + lo, q, p, rel, s.m, s.h)
 
 
-@functools.lru_cache(maxsize=16)
-def lower_laws(sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
-    """(remove, add) laws of the labelled pair (Lemma D): per label k, a loss label ln(E[S; k]/(t·Q_k))
-    (any label is sound), a lower end of its P-mass and an upper end of its Q-mass (the add law: the
-    same with the two roles exchanged), tails up to ``tail`` dropped. Cached per (σ, t, h, tail)."""
-    w = weights(h)
-    s = _power(t, factor_lower(1.0 / sigma, t, h, tail), lambda x, y: combine_lower(x, y, w, tail))
-    assert isinstance(s, Lower)
-    k = (s.first + np.arange(s.q_lo.size)).astype(np.float64)
-    with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
-        ek = np.exp(k * h)
-        p_lo = widen_down(s.r_lo * ek, 8)  # E[S; k]/t, lower
-        p_hi = widen_up(s.r_hi * ek, 8)
-        label = k * h + np.log(s.r_lo / s.q_hi)
-    ok = (s.q_lo >= SMALLEST_NORMAL) & (p_lo >= SMALLEST_NORMAL) & np.isfinite(label)
-    remove = PrivacyLossLaw(atom_losses=label[ok], atom_p=p_lo[ok], atom_q=s.q_hi[ok])
-    add = PrivacyLossLaw(atom_losses=-label[ok], atom_p=s.q_lo[ok], atom_q=p_hi[ok])
+@counted_cache
+def lower_laws(
+    sigma: float, t: int, h: float, tail: float = ALLOCATION_TAIL, taken: int | None = None
+) -> tuple[PrivacyLossLaw, PrivacyLossLaw]:
+    """(remove, add) laws of the labelled pair (Lemma D): per label k, a loss label ln(P_k/Q_k) (any label is
+    sound), a lower end of its P-mass and an upper end of its Q-mass (the add law: the same with the two
+    roles exchanged), tails up to ``tail`` dropped, the stages on :func:`~._allocation_grid.stage_step`'s
+    grids. ``taken`` = T' < t: the first T' steps of an epoch (the constant t − T' labelled by its grid point
+    below, its P-mass (t − T')/t). Cached per (σ, t, h, tail, taken)."""
+    mu = 1.0 / sigma
+    taken = t if taken is None else taken
+    budget = WORK[0] + MAX_WORK
+    s = power(taken, lambda m: factor_lower(mu, t, stage_step(h, t, m), tail),
+              lambda x, y, m: combine_lower(x, y, t, stage_step(h, t, m), tail * (x.m + y.m) / t, budget))
+    s = _on_step(s, h)
+    if taken < t:
+        const = Lower(constant_split(t - taken, t, h)[0], np.ones(1), np.array([(t - taken) / t]), rounding_error(2),
+                      t - taken, h)
+        s = combine_lower(s, const, t, h, tail, budget)
+    keep = (s.q > 0) & (s.p > 0)
+    q, p = s.q[keep], s.p[keep]
+    down, up = 1.0 - s.rel, 1.0 + s.rel
+    with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+        p_lo, p_hi = widen_down(p * down, 4), widen_up(p * up, 4)
+        q_lo, q_hi = widen_down(q * down, 4), widen_up(q * up, 4)
+        label = np.log(p / q)
+    ok = (q_lo >= SMALLEST_NORMAL) & (p_lo >= SMALLEST_NORMAL) & np.isfinite(label)
+    remove = PrivacyLossLaw(atom_losses=label[ok], atom_p=p_lo[ok], atom_q=q_hi[ok])
+    add = PrivacyLossLaw(atom_losses=-label[ok], atom_p=q_lo[ok], atom_q=p_hi[ok])
     return remove, add

@@ -4,7 +4,8 @@
 Each :class:`MechanismEntry` gives the name, its other accepted spellings, the specification class in
 :mod:`optcomp.mechanisms`, a display label, a one-line description of its keys, and whether the budget
 planner offers it (the planner calibrates the noise scale of a bounded count, sum, mean or histogram, so
-it offers only the additive-noise mechanisms with a scale: Laplace, Gaussian, discrete Laplace). A name
+it offers only the additive-noise mechanisms with a scale: Laplace, Gaussian, discrete Laplace, discrete
+Gaussian). A name
 means the same mechanism everywhere it is accepted; no other module spells the list out.
 """
 
@@ -58,7 +59,8 @@ MECHANISM_NAMES: tuple[MechanismEntry, ...] = (
     MechanismEntry(name="staircase", spec=Staircase, label="staircase",
                    keys="eps=, gamma= (default: optimal), sensitivity= (default 1)"),
     MechanismEntry(name="dgauss", aliases=("discrete_gaussian",), spec=DiscreteGaussian, label="discrete Gaussian",
-                   keys="sigma=, sensitivity= (default 1), dimension= (default 1), norm= (l2, l1 or linf)"),
+                   keys="sigma=, sensitivity= (default 1), dimension= (default 1), norm= (l2, l1 or linf)",
+                   planner=True),
     MechanismEntry(name="zcdp", aliases=("zero_concentrated",), spec=ZeroConcentrated, label="ρ-zCDP black box",
                    keys="rho="),
     MechanismEntry(name="renyi", aliases=("rdp",), spec=Renyi, label="Rényi-curve black box",

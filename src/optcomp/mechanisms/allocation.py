@@ -80,42 +80,70 @@ def allocation_lower_pair(sigma: float, steps_per_epoch: int, *, selected: int =
     return DiscretePair(tuple(p.tolist()), tuple(q.tolist()))
 
 
-#: Finest grid step the balls-in-bins refinement tries (each halving costs about 4×).
-ALLOCATION_FINEST_STEP = 2.0**-11
-#: First grid step of the balls-in-bins refinement.
-ALLOCATION_FIRST_STEP = 2.0**-8
-#: Grid step of the epoch laws where a composition is built without refinement (``Run.items``, and the
-#: upper-end-only searches of the inverses at a requested width below 1e-3).
+#: Grid step of the epoch laws where a composition is built without refinement (``Run.items``: the
+#: inverses' searches, ``RandomAllocation.upper_items``).
 ALLOCATION_ITEM_STEP = 2.0**-10
-#: Grid step of the upper-end-only searches at a requested width of 1e-3 or more.
-ALLOCATION_COARSE_STEP = 2.0**-9
-#: Requested relative width at or above which the upper-end-only searches use ALLOCATION_COARSE_STEP.
-ALLOCATION_COARSE_WIDTH = 1e-3
+#: Coarsest first grid step of the balls-in-bins refinement.
+ALLOCATION_FIRST_STEP = 2.0**-7
+#: The refinement's first step: the largest at most ALLOCATION_START_FACTOR·s·√w, s the epoch's loss scale
+#: and w the requested width (measured on the benchmark rows: the width met needs h ≈ 1.7–1.9·s·√w where
+#: the bulk of S/t decides ε, the lower the heavier its tail: σ = 0.8, t = 10 needs 0.8·s·√w).
+ALLOCATION_START_FACTOR = 1.7
+#: Each later step is the model's prediction times this (a margin for the model's error).
+ALLOCATION_STEP_MARGIN = 0.85
+#: The first step is placed as if the requested width were at least this (a cheap pass that measures the
+#: work; a finer width is then reached, or refused by the work prediction, without a first huge pass).
+ALLOCATION_START_WIDTH = 1e-4
 
 
+#: The most each tail of an epoch law may carry at a query's δ (Lemma E: ALLOCATION_TAIL_SHARE·δ over the tails).
+ALLOCATION_TAIL_MAX = 1e-9
 #: The tail budgets an epoch law may be asked for (``docs/samplers.md`` Lemma E).
-TAIL_BUDGET = Domain(0.0, ALLOCATION_TAIL, lower_closed=False, upper_closed=True)
+TAIL_BUDGET = Domain(0.0, ALLOCATION_TAIL_MAX, lower_closed=False, upper_closed=True)
 
 
 def allocation_tail(delta: float | None, epochs: int, steps: int) -> float:
-    """The tail budget τ of each epoch law for a query at ``delta`` over ``epochs`` epochs of ``steps``
-    steps (``docs/samplers.md`` Lemma E): min(ALLOCATION_TAIL, ALLOCATION_TAIL_SHARE·δ/(E·c_t)),
-    c_t = 3(n_t + 1) tails per epoch, n_t = ⌊log₂ t⌋ + popcount(t) − 1 partial sums trimmed. Then all
-    tails together add at most ALLOCATION_TAIL_SHARE·δ to δ(ε), in each direction. ``None`` (a query
-    that does not name its δ): ALLOCATION_TAIL. Equal to ALLOCATION_TAIL wherever that is already
-    small enough (δ ≥ 10⁻¹⁰ for every run of up to 10⁹ epochs)."""
+    """The tail budget τ of each epoch law for a query at ``delta`` over ``epochs`` epoch laws of ``steps``
+    steps (``docs/samplers.md`` Lemma E): min(ALLOCATION_TAIL_MAX, ALLOCATION_TAIL_SHARE·δ/(E·c_t)),
+    c_t = 5(n_t + 1) tails per epoch, n_t = ⌊log₂ t⌋ + popcount(t) (the combinations, a partial epoch's
+    constant included; each reveals a right tail, the pairs outside both cores and up to two events
+    S = 0, and spreads a left tail). Then all tails together add at most ALLOCATION_TAIL_SHARE·δ to δ(ε),
+    in each direction. ``None`` (a query that does not name its δ): ALLOCATION_TAIL."""
     if delta is None:
         return ALLOCATION_TAIL
-    combines = steps.bit_length() - 1 + steps.bit_count() - 1
-    return min(ALLOCATION_TAIL, ALLOCATION_TAIL_SHARE * delta / (epochs * 3 * (combines + 1)))
+    combines = steps.bit_length() - 1 + steps.bit_count()
+    return min(ALLOCATION_TAIL_MAX, ALLOCATION_TAIL_SHARE * delta / (epochs * 5 * (combines + 1)))
+
+
+def allocation_scale(sigma: float, steps: int) -> float:
+    """The spread, in nats, of one epoch's privacy loss ln(S/t): min(μ, √(expm1(μ²)/t)) (one factor's
+    ln X has deviation μ; the mean S/t of t factors has deviation √(Var X/t)). Only places the first
+    grid step of the refinement (:func:`allocation_bracket`); nothing returned depends on it."""
+    mu = 1.0 / sigma
+    return min(mu, math.sqrt(math.expm1(min(mu * mu, 700.0)) / steps))
 
 
 def _dyadic(name: str, value: object) -> float:
+    """A grid step 2^-n or 1.5·2^-n, n ≥ 0, at most 1 (float mantissa 1/2 or 3/4): every multiple jh of it
+    with |j| < 2^50 is exact, and the stage grids h·2^e share its lattice (``docs/samplers.md`` §5)."""
     h = check_positive(name, value)
     m, _ = math.frexp(h)
-    if m != 0.5 or h > 1.0:
-        raise ValueError(f"{name} must be a power of two 2^-n with n >= 0 (a dyadic grid step), got {value!r}")
+    if m not in (0.5, 0.75) or h > 1.0:
+        raise ValueError(
+            f"{name} must be a power of two 2^-n or 1.5·2^-n with n >= 0, at most 1 (a dyadic grid step), got "
+            f"{value!r}"
+        )
     return h
+
+
+def grid_step_below(h: float) -> float:
+    """The largest grid step 2^-n or 1.5·2^-n (as :func:`_dyadic` accepts) that is at most ``h`` (0 < h ≤ 1)."""
+    power = 2.0 ** math.floor(math.log2(h))
+    return 1.5 * power if 1.5 * power <= min(h, 1.0) else power
+
+
+def _taken(steps: int, taken: object) -> int:
+    return steps if taken is None else check_int("taken", taken, minimum=1, maximum=steps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +160,10 @@ class AllocationEpoch:
         sigma: noise multiplier σ > 0.
         steps: t ≥ 1 steps in the epoch.
         grid_step: the dyadic grid step h.
-        tail: the mass each revealed or spread tail may carry, in (0, ALLOCATION_TAIL] (Lemma E;
+        tail: the mass each revealed or spread tail may carry, in (0, ALLOCATION_TAIL_MAX] (Lemma E;
             :func:`allocation_tail` picks it for a query's δ).
+        taken: T' ≤ t, the steps of the epoch that ran (a partial last epoch: its first T' steps, whose
+            likelihood ratio is (X₁ + … + X_T' + t − T')/t, ``docs/samplers.md`` §5); default all t.
     """
 
     sigma: float
@@ -141,6 +171,7 @@ class AllocationEpoch:
     steps: int
     grid_step: float
     tail: float = ALLOCATION_TAIL
+    taken: int | None = None
     neighbouring: ClassVar[Neighbouring | None] = "add_remove"
     domains: ClassVar[Mapping[str, Domain]] = {"sigma": POSITIVE, "steps": integers(1)}
 
@@ -148,16 +179,19 @@ class AllocationEpoch:
         validate_parameters(self)
         object.__setattr__(self, "grid_step", _dyadic("grid_step", self.grid_step))
         object.__setattr__(self, "tail", TAIL_BUDGET.validate("tail", self.tail))
+        object.__setattr__(self, "taken", _taken(self.steps, self.taken))
 
 
 @dataclass(frozen=True, slots=True)
 class AllocationEpochLower:
-    """One balls-in-bins epoch as its *dominated* labelled pair (``docs/samplers.md`` Lemma D).
+    """One balls-in-bins epoch as its *dominated* labelled pair (``docs/samplers.md`` Lemma D): a
+    **lower-only** law.
 
     ``AllocationEpochLower(sigma, *, steps, grid_step)``: lower envelopes of P-masses and upper
     envelopes of Q-masses of the cell labels (:mod:`optcomp.mechanisms._allocation_lower`); only the
-    *lower* end of a composition of it means anything; ``tail``: the mass each dropped tail may carry,
-    as for :class:`AllocationEpoch`. Relation: add/remove.
+    *lower* end of a composition of it means anything, so :func:`optcomp.compose` refuses it
+    (``lower_only``); :func:`optcomp.composition.dominated_composition` composes it for a lower end.
+    ``tail``, ``taken``: as for :class:`AllocationEpoch`. Relation: add/remove.
     """
 
     sigma: float
@@ -165,27 +199,31 @@ class AllocationEpochLower:
     steps: int
     grid_step: float
     tail: float = ALLOCATION_TAIL
+    taken: int | None = None
     neighbouring: ClassVar[Neighbouring | None] = "add_remove"
     domains: ClassVar[Mapping[str, Domain]] = {"sigma": POSITIVE, "steps": integers(1)}
+    #: Its composition's upper end bounds nothing: refused by ``compose`` (issue 32 item 9).
+    lower_only: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         validate_parameters(self)
         object.__setattr__(self, "grid_step", _dyadic("grid_step", self.grid_step))
         object.__setattr__(self, "tail", TAIL_BUDGET.validate("tail", self.tail))
+        object.__setattr__(self, "taken", _taken(self.steps, self.taken))
 
 
 @privacy_loss_laws.register
 def _allocation_epoch_laws(mechanism: AllocationEpoch) -> LawPair:
     from optcomp.mechanisms._allocation_grid import upper_laws
 
-    return upper_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step, mechanism.tail)
+    return upper_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step, mechanism.tail, mechanism.taken)
 
 
 @privacy_loss_laws.register
 def _allocation_epoch_lower_laws(mechanism: AllocationEpochLower) -> LawPair:
     from optcomp.mechanisms._allocation_lower import lower_laws
 
-    return lower_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step, mechanism.tail)
+    return lower_laws(mechanism.sigma, mechanism.steps, mechanism.grid_step, mechanism.tail, mechanism.taken)
 
 
 @group_mechanism.register(AllocationEpoch)
@@ -199,58 +237,95 @@ def _allocation_group(mechanism: Mechanism, g: int) -> Mechanism:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class AllocationBracket:
+    """What :func:`allocation_bracket` returns: the run's certified bracket, the split pair's own bracket
+    (``docs/samplers.md`` Lemma C; its lower end bounds that pair, not the run), both from the pass at
+    ``grid_step``."""
+
+    run: Bound
+    pair: Bound
+    grid_step: float
+
+
 def allocation_bracket(
-    bracket_at: Callable[[Accuracy], Bound],
+    bracket_at: Callable[[Accuracy], tuple[Bound, Bound]],
     accuracy: Accuracy,
     *,
-    lower: bool = True,
     floor: float,
-    refine: bool = True,
-) -> Bound:
-    """A certified bracket for a balls-in-bins run, refining the dyadic grid step h.
+    scale: float,
+    strict: bool = True,
+) -> AllocationBracket:
+    """A certified bracket for a balls-in-bins run, refining the dyadic grid step h until it meets
+    ``accuracy.relative_width``, or ``GridTooLargeError`` (``strict``) naming why.
 
-    ``bracket_at(acc)``: the query's certified bracket of the run at the grid step h = ``acc.grid_step``
-    (engine grid Δ = h), from its run bracket (built by the caller, :func:`optcomp.dpsgd.Run.bound`, so this
-    refinement imports nothing above the mechanisms floor): upper ends from ⌈T/t⌉ epochs of
-    :class:`AllocationEpoch` capped by no amplification, lower ends from ⌊T/t⌋ epochs of
-    :class:`AllocationEpochLower` (``docs/samplers.md`` Lemmas A, C, D). From h = ALLOCATION_FIRST_STEP, h is
-    halved (or divided by up to 8, as the second-order width model predicts) until
-    (upper − lower)/max(upper, ``floor``) ≤ ``accuracy.relative_width`` or h reaches
-    ALLOCATION_FINEST_STEP, where the narrowest bracket reached is returned (every pass is certified).
-    ``accuracy.grid_step`` fixes h (rounded down to a power of two, at least ALLOCATION_FINEST_STEP);
-    ``refine=False`` (no complete epoch: the lower end is 0 at every h) stops after the first pass; a grid
-    too large for one convolution (``GridTooLargeError``) ends the refinement with the bracket reached (and
-    is raised if it is the first). ``lower=False`` (the inverses' searches, which test the upper end only)
-    evaluates ``bracket_at`` once, at ALLOCATION_COARSE_STEP or ALLOCATION_ITEM_STEP by the requested width.
+    ``bracket_at(acc)``: ``(run, pair)`` at the grid step h = ``acc.grid_step`` (engine grid Δ = h;
+    ``docs/samplers.md`` Lemmas A, C, D): the query's certified bracket of the run, read from its run
+    bracket (upper ends from the :class:`AllocationEpoch` laws capped by the no-amplification pair
+    :func:`allocation_upper_mechanism`, lower ends from the :class:`AllocationEpochLower` laws), and the
+    split pair's own bracket. The caller builds both (:func:`optcomp.dpsgd.Run.bound` merges the ends by
+    :class:`optcomp.queries.RunBracket`); this loop only places the steps.
+
+    The width is (upper − lower)/max(upper, ``floor``). The steps are 2^-n or 1.5·2^-n (:func:`grid_step_below`);
+    the first is the largest at most ALLOCATION_START_FACTOR·s·√w (s = ``scale``, :func:`allocation_scale`; w
+    the requested width, at least ALLOCATION_START_WIDTH; at most ALLOCATION_FIRST_STEP): the width is of
+    second order in h (observed,
+    ``docs/samplers.md`` §5), so each next h is the largest step at most the current one times
+    ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25). Every pass
+    is certified. A pass whose laws would exceed the work limit (predicted from the last pass's counted
+    work, which grows as h⁻²; or ``GridTooLargeError`` from the law itself) ends the refinement: with
+    ``strict`` (ε queries at δ ≥ PLD_DEEP_DELTA, as the PLD engine) the refusal names the width reached
+    and carries the narrowest certified bracket as its ``bracket`` attribute; otherwise that bracket is
+    returned (δ queries, deep δ: the engine's convention). ``accuracy.grid_step`` fixes h (rounded down
+    to a power of two): one pass, no width asked.
     """
+    from optcomp.mechanisms._allocation_grid import MAX_WORK, WORK
 
     def at(h: float) -> Accuracy:
         return Accuracy(grid_step=h, tail_mass=accuracy.tail_mass, memory_cap=accuracy.memory_cap)
 
+    target = accuracy.relative_width
+    fixed = accuracy.grid_step is not None
     if accuracy.grid_step is not None:
-        h = min(1.0, max(ALLOCATION_FINEST_STEP, 2.0 ** math.floor(math.log2(accuracy.grid_step))))
-    elif not lower:
-        h = ALLOCATION_COARSE_STEP if accuracy.relative_width >= ALLOCATION_COARSE_WIDTH else ALLOCATION_ITEM_STEP
+        h = grid_step_below(min(1.0, accuracy.grid_step))
     else:
-        h = ALLOCATION_FIRST_STEP
-    best: Bound | None = None
+        start = ALLOCATION_START_FACTOR * scale * math.sqrt(max(target, ALLOCATION_START_WIDTH))
+        h = grid_step_below(min(ALLOCATION_FIRST_STEP, start))
+    best: AllocationBracket | None = None
+    width = work = math.inf
     while True:
         try:
-            bound = bracket_at(at(h))
-        except GridTooLargeError:
+            if best is not None and work * (best.grid_step / h) ** 2 > 2 * MAX_WORK:
+                raise GridTooLargeError(f"it would take about {work * (best.grid_step / h) ** 2:.3g} operations "
+                                        f"(limit {2 * MAX_WORK:g} for the two laws)")
+            done = WORK[0]
+            run, pair = bracket_at(at(h))
+            work = WORK[0] - done
+        except GridTooLargeError as err:
             if best is None:
                 raise
-            return best  # the finer grid does not fit: the narrowest certified bracket reached
-        if not lower:
-            return bound
-        best = bound
-        width = (bound.upper - bound.lower) / max(bound.upper, floor) if bound.upper > 0 else 0.0
-        if width <= accuracy.relative_width or accuracy.grid_step is not None or not refine:
-            return bound
-        if h <= ALLOCATION_FINEST_STEP or not math.isfinite(width):
-            return bound
-        ratio = math.sqrt(max(accuracy.relative_width / width, 1.0 / 64.0))  # width ∝ h² (observed)
-        h = max(ALLOCATION_FINEST_STEP, min(h / 2, 2.0 ** math.floor(math.log2(h * ratio))))
+            if not strict:
+                return best
+            refusal = GridTooLargeError(
+                f"the requested relative width {target:g} is not reached by the balls-in-bins grid: at grid step "
+                f"{best.grid_step:g} the width is {width:.3g}, and the next step {h:g} is refused: "
+                f"{str(err).split('; ask for')[0]}; ask for a larger Accuracy.relative_width"
+            )
+            refusal.bracket = best.run  # the narrowest certified bracket reached
+            raise refusal from err
+        best = AllocationBracket(run, pair, h)
+        width = run.relative_width_above(floor) if run.upper > 0 else 0.0
+        if fixed or width <= target:
+            return best
+        if not math.isfinite(width):  # no finite upper end at any grid: nothing to refine
+            if strict:
+                raise GridTooLargeError(
+                    f"no finite certified upper end for the balls-in-bins run at grid step {h:g} (bracket "
+                    f"[{run.lower!r}, {run.upper!r}]); ask for a larger Accuracy.relative_width"
+                )
+            return best
+        ratio = ALLOCATION_STEP_MARGIN * math.sqrt(target / width)
+        h = grid_step_below(min(h / 1.25, h * ratio))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -298,18 +373,73 @@ class RandomAllocation:
         return allocation_lower_pair(self.sigma, self.steps, selected=self.selected)
 
 
-def allocation_lower_items(
-    sigma: float, sampling_rate: float, steps: int, *, step: float | None = None, tail: float = ALLOCATION_TAIL
-) -> list[tuple[Mechanism, int]]:
-    """The lower end's composition of ``steps`` balls-in-bins steps with t = 1/q steps per epoch: the
-    labelled epoch pair of ``docs/samplers.md`` Lemma D (:class:`AllocationEpochLower`, on the grid step
-    ``step``, default ALLOCATION_ITEM_STEP, tail budget ``tail``) over the complete epochs (``[]``,
-    lower end 0, when the run does not complete one)."""
+def _epochs(sampling_rate: float, steps: int) -> tuple[int, int, int]:
+    """(t, E, T'): t = 1/q steps per epoch, E = ⌊T/t⌋ complete epochs, T' = T − E·t steps of a last one."""
     from optcomp.mechanisms.shuffle import batches_per_epoch
 
     per_epoch, _ = batches_per_epoch(sampling_rate)
-    epochs = check_int("steps", steps, minimum=1) // per_epoch
-    pair = AllocationEpochLower(sigma, steps=per_epoch, grid_step=step or ALLOCATION_ITEM_STEP, tail=tail)
-    return [(pair, epochs)] if epochs >= 1 else []
+    total = check_int("steps", steps, minimum=1)
+    return per_epoch, total // per_epoch, total % per_epoch
 
 
+@dataclass(frozen=True, slots=True)
+class AllocationRun:
+    """A balls-in-bins run's epoch laws at any grid step: the factory :func:`allocation_bracket`'s
+    refinement asks for the step it tries (``docs/samplers.md`` §5; Lemma A: E = ⌊T/t⌋ complete epochs
+    and, if T' = T − E·t > 0, the first T' steps of one more, both ends exact).
+
+    Attributes:
+        sigma: noise multiplier σ.
+        rate: the sampling rate 1/t.
+        steps: T ≥ 1 steps of the run.
+        tail: each epoch law's tail budget (:func:`allocation_tail` of the query's δ).
+    """
+
+    sigma: float
+    rate: float
+    steps: int
+    tail: float = ALLOCATION_TAIL
+
+    @classmethod
+    def of(cls, sigma: float, rate: float, steps: int, delta: float | None) -> AllocationRun:
+        """The run with the tail budget of a query at ``delta`` (``None``: ALLOCATION_TAIL)."""
+        t, full, rest = _epochs(rate, steps)
+        return cls(sigma, rate, steps, allocation_tail(delta, full + (rest > 0), t))
+
+    @property
+    def scale(self) -> float:
+        """:func:`allocation_scale` of one epoch (places the refinement's first step)."""
+        return allocation_scale(self.sigma, _epochs(self.rate, self.steps)[0])
+
+    def upper_items(self, step: float | None = None) -> list[tuple[Mechanism, int]]:
+        """The upper end's composition: the split epoch pair of Lemma C (:class:`AllocationEpoch`, grid step
+        ``step``, default ALLOCATION_ITEM_STEP) over the complete epochs and a partial last one."""
+        return self._items(AllocationEpoch, step)
+
+    def lower_items(self, step: float | None = None) -> list[tuple[Mechanism, int]]:
+        """The lower end's composition: the labelled pair of Lemma D (:class:`AllocationEpochLower`, a
+        lower-only law), as :meth:`upper_items`."""
+        return self._items(AllocationEpochLower, step)
+
+    def no_amplification(self) -> Gaussian:
+        """:func:`allocation_upper_mechanism` over the ⌈T/t⌉ epochs the run touches (a second certified
+        upper end: each example is in one step per epoch)."""
+        _, full, rest = _epochs(self.rate, self.steps)
+        return allocation_upper_mechanism(self.sigma, epochs=full + (rest > 0))
+
+    def _items(self, kind: type[AllocationEpoch | AllocationEpochLower], step: float | None) -> list[tuple[Mechanism, int]]:
+        t, full, rest = _epochs(self.rate, self.steps)
+        h = step or ALLOCATION_ITEM_STEP
+        items: list[tuple[Mechanism, int]] = [(kind(self.sigma, steps=t, grid_step=h, tail=self.tail), full)] if full else []
+        if rest:
+            items.append((kind(self.sigma, steps=t, grid_step=h, tail=self.tail, taken=rest), 1))
+        return items
+
+
+def allocation_lower_items(
+    sigma: float, sampling_rate: float, steps: int, *, step: float | None = None, tail: float = ALLOCATION_TAIL
+) -> list[tuple[Mechanism, int]]:
+    """The lower end's composition of ``steps`` balls-in-bins steps with t = 1/q steps per epoch
+    (:meth:`AllocationRun.lower_items`: Lemma D's labelled pair, lower-only, over the complete epochs and a
+    partial last one; grid step ``step``, default ALLOCATION_ITEM_STEP; tail budget ``tail``)."""
+    return AllocationRun(sigma, sampling_rate, steps, tail).lower_items(step)

@@ -62,6 +62,7 @@ __all__ = [
     "Norm",
     "half_inverse_variance",
     "half_width",
+    "largest_squared_norm",
     "log_normaliser",
     "log_pmf",
     "pmf",
@@ -203,7 +204,7 @@ def _size(v: Sequence[int], norm: Norm) -> int:
     return sum(v) if norm == "l1" else max(v)
 
 
-def _integer_bound(sensitivity: float, norm: Norm) -> int:
+def _integer_bound(sensitivity: float | Fraction, norm: Norm) -> int:
     """The integer bound on ‖v‖² (ℓ₂) or ‖v‖ (ℓ₁, ℓ∞) that integer shifts within ``sensitivity`` meet: the floor
     of Δ² (or Δ), taken up to the next integer when Δ² (or Δ) lies within 8 roundings below it — so a Δ given
     as a rounded √3 admits (1, 1, 1). Admitting more shifts only enlarges the worst case (the safe side)."""
@@ -258,6 +259,54 @@ def worst_shift(sensitivity: float, dimension: int | None, norm: Norm) -> tuple[
         "Gaussian's ε is not a function of the shift's norm: docs/dgauss.md); give the shift itself, "
         "DiscreteGaussian(sigma, shift=(...))"
     )
+
+
+def _sum_of_two_squares(n: int) -> bool:
+    a = 0
+    while 2 * a * a <= n:
+        b = math.isqrt(n - a * a)
+        if b * b == n - a * a:
+            return True
+        a += 1
+    return False
+
+
+def _sum_of_three_squares(n: int) -> bool:
+    """Legendre's three-square theorem: n is a sum of three squares iff it is not 4^a(8b + 7)."""
+    while n and n % 4 == 0:
+        n //= 4
+    return n % 8 != 7
+
+
+def largest_squared_norm(sensitivity: float | Fraction, dimension: int | None, norm: Norm) -> int:
+    """max ‖v‖₂² over the integer shifts v allowed by a sensitivity (``norm`` ball of radius Δ, at most
+    ``dimension`` non-zero coordinates; ``None``: any number), exactly — whether or not the worst shift is
+    determined (:func:`worst_shift`): the discrete Gaussian's zCDP parameter ρ = max ‖v‖²/(2σ²) needs only it.
+
+    With B the integer bound of :func:`_integer_bound` (the same reading of a Δ a few roundings below an
+    integer): ℓ₁ gives B² (one coordinate carries it all), ℓ∞ gives d·B² (every coordinate; the dimension
+    is needed), ℓ₂ gives the largest n ≤ B that is a sum of d integer squares: n = B from d ≥ 4 on
+    (Lagrange's four-square theorem), the largest n ≤ B not of the form 4^a(8b + 7) for d = 3 (Legendre's
+    three-square theorem), found by search for d = 2 and ⌊√B⌋² for d = 1.
+    """
+    if norm not in _NORMS:
+        raise ValueError(f"norm must be one of {_NORMS}, got {norm!r}")
+    if dimension is None and norm == "linf":
+        raise ValueError("the largest integer shift of an linf sensitivity in an unknown dimension is unbounded "
+                         "(every coordinate may move): give dimension=")
+    bound = _integer_bound(sensitivity, norm)
+    if norm == "l1":
+        return bound * bound
+    if norm == "linf":
+        assert dimension is not None
+        return dimension * bound * bound
+    d = 4 if dimension is None else dimension
+    if d >= 4:
+        return bound
+    if d == 1:
+        return math.isqrt(bound) ** 2
+    test = _sum_of_three_squares if d == 3 else _sum_of_two_squares
+    return next(n for n in range(bound, -1, -1) if test(n))
 
 
 # -- the specification ---------------------------------------------------------------------------------------

@@ -27,11 +27,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
-from optcomp._numerics import NONNEGATIVE, Domain
+from optcomp._numerics import MAX_LOSS_SCALE, NONNEGATIVE, Domain
 from optcomp._rounding import next_up
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._group import group_mechanism
 from optcomp.mechanisms._spec import Neighbouring, validate_parameters
+from optcomp.mechanisms.gaussian import Gaussian
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,34 @@ def _zcdp_group(mechanism: ZeroConcentrated, g: int) -> ZeroConcentrated:
     exact = Fraction(g) ** 2 * Fraction(mechanism.rho)
     rho = float(exact)
     return ZeroConcentrated(rho if Fraction(rho) >= exact else next_up(rho))
+
+
+def _gaussian_at_most(rate: Fraction) -> Gaussian | None:
+    """The Gaussian N(0, σ²) on a sensitivity-1 query whose curve α/(2σ²) is at most α·``rate`` at every
+    order (σ² ≥ 1/(2·rate), checked in rationals; σ at least the smallest the engines take), or ``None``
+    for rate 0 (nothing but a silent mechanism meets it)."""
+    if rate <= 0:
+        return None
+    sigma = max(1.0 / math.sqrt(2.0 * float(rate)), 1.0 / MAX_LOSS_SCALE)
+    while 2 * rate * Fraction(sigma) ** 2 < 1:
+        sigma = next_up(sigma)
+    return Gaussian(sigma)
+
+
+def run_stand_in(mechanism: ZeroConcentrated | Renyi) -> Gaussian | None:
+    """A mechanism known exactly that meets the item's curve — a possible run of the black box, so a
+    composition of these has lower ends that are the run's (``Composition.dominated``):
+
+    * ``ZeroConcentrated(ρ)``: the Gaussian with μ = √(2ρ) (rounded down), exactly (μ²/2)-zCDP
+      (Bun–Steinke Prop 1.6);
+    * ``Renyi(orders, epsilons)``: the Gaussian with μ² = 2·minᵢ εᵢ/αᵢ over the finite εᵢ, whose D_α = αμ²/2
+      is at most εᵢ at every stated order;
+    * ``None`` where that Gaussian is silent (ρ = 0, or some εᵢ = 0: P = Q).
+    """
+    if isinstance(mechanism, ZeroConcentrated):
+        return _gaussian_at_most(Fraction(mechanism.rho))
+    rates = [Fraction(e) / Fraction(a) for a, e in zip(mechanism.orders, mechanism.epsilons, strict=True) if math.isfinite(e)]
+    return _gaussian_at_most(min(rates))
 
 
 def is_renyi_item(mechanism: object) -> bool:

@@ -45,8 +45,10 @@ from optcomp._numerics import POSITIVE, SAMPLING_RATE, Domain, integers
 from optcomp.mechanisms._dispatch import LawPair, privacy_loss_laws
 from optcomp.mechanisms._group import NoGroupLawError, group_mechanism
 from optcomp.mechanisms._spec import Mechanism, Neighbouring, validate_parameters
+from optcomp.mechanisms.discrete import RandomizedResponse
 from optcomp.mechanisms.gaussian import Gaussian
 from optcomp.mechanisms.mixture import revealed_mixture
+from optcomp.mechanisms.renyi import is_renyi_item, run_stand_in
 from optcomp.mechanisms.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 
 
@@ -120,9 +122,14 @@ def dominated_counterpart(mechanism: Mechanism) -> Mechanism:
     (:func:`truncated_poisson_lower_pair`; its law only dominates the run); a fixed-size step's attained
     one-direction pairs, ``PoissonSubsampled`` of its base (all other records equal to the replaced one;
     the symmetrized step law dominates each step, but its composition is not shown attained; compose
-    these with no relation fixed); any other mechanism itself (its law is the run's own pair). Read by the
-    run bracket's rule (:func:`optcomp._items.dominated_items`), wherever items are composed and a lower
-    end reported."""
+    these with no relation fixed); a black box known only by its Rényi curve, a Gaussian meeting that
+    curve (:func:`~optcomp.mechanisms.renyi.run_stand_in`: one possible run of the box; the summed curve's
+    worst law is not shown to be a run of several items), or the silent ``RandomizedResponse(0)``; any
+    other mechanism itself (its law is the run's own pair). Read by the run bracket's rule
+    (:func:`optcomp._items.dominated_items`), wherever items are composed and a lower end reported."""
+    if is_renyi_item(mechanism):
+        stand_in = run_stand_in(mechanism)  # type: ignore[arg-type]
+        return RandomizedResponse(0.0) if stand_in is None else stand_in
     if isinstance(mechanism, TruncatedPoissonGaussian):
         return truncated_poisson_lower_pair(mechanism)
     if isinstance(mechanism, SubsampledWithoutReplacement):

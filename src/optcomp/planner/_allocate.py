@@ -29,7 +29,7 @@ from optcomp.planner._accounting import (
     check_mode,
     pld_accuracy,
 )
-from optcomp.planner._noise import accuracy
+from optcomp.planner._noise import APPROXIMATE, accuracy
 from optcomp.planner._prepare import SCALE_RTOL, _Prepared, prepare
 from optcomp.planner._schema import Plan, PlanError, show
 from optcomp.planner._search import (
@@ -170,7 +170,7 @@ def allocate(plan: Plan, mode: str, *, progress: ProgressLine | None = None, bas
         locked = "epsilon" if st.lock_epsilon is not None else "accuracy" if st.lock_accuracy is not None else None
         stats.append(StatisticResult(
             name=st.name, kind=st.kind, mechanism=st.mechanism, epsilon=e,
-            delta=sum(p.gaussian_delta for c in cs if c.mechanism == "gaussian"),
+            delta=sum(p.gaussian_delta for c in cs if c.mechanism in APPROXIMATE),
             noise=sc, accuracy=a, accuracy_simultaneous=a_sim, locked=locked, gain_vs_basic=gain,
         ))
     return ModeResult(mode=mode, scale=s, epsilon_certified=value, epsilon_budget=p.budget, delta=plan.delta,

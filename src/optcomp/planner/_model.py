@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import log_ndtr
 
-from optcomp.planner._noise import _gaussian_mu, gaussian_mus
+from optcomp.planner._noise import APPROXIMATE, _gaussian_mu, gaussian_mus
 
 if TYPE_CHECKING:
     from optcomp.planner._prepare import _Prepared
@@ -42,7 +42,7 @@ class _Model:
         self.gauss_locked = 0.0
         for st, cs, lk in zip(p.plan.statistics, p.comps, p.locked):
             for c in cs:
-                if c.mechanism == "gaussian":
+                if c.mechanism in APPROXIMATE:  # a discrete Gaussian is guided as the Gaussian (uncertified)
                     if lk is None:
                         gauss_e.append(c.share * st.weight)
                     else:

@@ -11,6 +11,8 @@ noisy sum and a noisy count). A component receives a nominal budget ε_c (a shar
 * Gaussian, ℓ₂-sensitivity Δ: σ = Δ/μ with μ the largest value for which μ-GDP implies (ε_c, δ_c)-DP
   (Dong–Roth–Su Cor 2.13, as :func:`optcomp.fdp.gdp_mu_for` computes it, rounded to the safe side;
   vectorised and memoised here: :func:`gaussian_mus`).
+* Discrete Gaussian, integer Δ (``copies`` coordinates of Δ each): the least σ whose exact lattice law is
+  certified (ε_c, δ_c)-DP (:func:`optcomp.planner._dgauss.dgauss_sigma`).
 
 Accuracy is the half-width α of the (1 − β) interval ``release ± α`` of the noise (exact formulas):
 
@@ -18,6 +20,8 @@ Accuracy is the half-width α of the (1 − β) interval ``release ± α`` of th
 * Gaussian(σ): α = σ·Φ⁻¹(1 − β/2).
 * Discrete Laplace(b): P(|K| ≥ m + 1) = 2e^{−(m+1)/b}/(1 + e^{−1/b}); α is the least integer m ≥ 0
   with that probability ≤ β.
+* Discrete Gaussian(σ): the least integer m ≥ 0 with P(|X| ≥ m + 1) ≤ β, from the law's masses
+  (:func:`optcomp.planner._dgauss.dgauss_half_width`).
 * Histogram with h bins (independent noise per bin): per bin as above; simultaneously over all bins
   with β' = 1 − (1 − β)^{1/h} (exact, by independence).
 * Mean, public n: α_sum/n (post-processing of the noisy sum).
@@ -40,8 +44,15 @@ from scipy.special import ndtri
 from optcomp._inverse import float_boundaries
 from optcomp._numerics import EPSILON_XTOL
 from optcomp.fdp import gdp_log_delta_estimate
-from optcomp.mechanisms import DiscreteLaplace, Gaussian, Laplace, Mechanism
+from optcomp.mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Mechanism
+from optcomp.planner._dgauss import dgauss_half_width, dgauss_sigma
 from optcomp.planner._schema import Plan, PlanError, Statistic, show
+
+#: The mechanisms that are (ε, δ)-DP rather than ε-DP: each component gets δ_c of the plan's Gaussian δ
+#: rule (black-box modes) and needs δ > 0.
+APPROXIMATE: tuple[str, ...] = ("gaussian", "dgauss")
+#: The mechanisms with integer noise (an integer sensitivity ≥ 1).
+INTEGER: tuple[str, ...] = ("discrete_laplace", "dgauss")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +61,11 @@ class Component:
 
     Attributes:
         role: ``value`` (the statistic itself), ``sum`` or ``count`` (the parts of a ratio mean).
-        mechanism: ``laplace``, ``gaussian`` or ``discrete_laplace``.
-        sensitivity: ℓ₁ (Laplace family) or ℓ₂ (Gaussian) sensitivity of one copy.
+        mechanism: ``laplace``, ``gaussian``, ``discrete_laplace`` or ``dgauss``.
+        sensitivity: ℓ₁ (Laplace family) or ℓ₂ (Gaussian) sensitivity of one copy (the discrete
+            Gaussian's per coordinate: an integer).
         copies: coordinates that change together with that sensitivity each (2 for a histogram under
-            substitution with the Laplace family; the component's ε is their total).
+            substitution with the Laplace family or the discrete Gaussian; the component's ε is their total).
         share: this component's share of its statistic's ε.
     """
 
@@ -97,12 +109,12 @@ def components(plan: Plan, stat: Statistic, index: int | None = None) -> tuple[C
             )
         else:
             comps = (Component("value", mech, (hi - lo) if sub else max(abs(lo), abs(hi)), 1, 1.0),)
-    if mech == "discrete_laplace":
+    if mech in INTEGER:
         for c in comps:
             if c.sensitivity != math.floor(c.sensitivity) or c.sensitivity < 1.0:
                 where = f"statistic {show(stat.name)}" + ("" if index is None else f" (#{index + 1})")
                 raise PlanError(
-                    f"{where}: field 'mechanism' discrete_laplace needs an integer "
+                    f"{where}: field 'mechanism' {mech} needs an integer "
                     f"sensitivity >= 1, got {c.sensitivity!r} from the declared bounds",
                     field="mechanism", index=index,
                 )
@@ -163,6 +175,11 @@ def noise_scale(c: Component, epsilon: float, gaussian_delta: float) -> float:
     if c.mechanism == "gaussian":
         mu = _gaussian_mu(epsilon, gaussian_delta)
         return math.inf if mu <= 0.0 else c.sensitivity / mu
+    if c.mechanism == "dgauss":
+        mu = _gaussian_mu(epsilon, gaussian_delta)  # 0: ε_c negligible at δ_c (as for the Gaussian: no release)
+        if mu <= 0.0:
+            return math.inf
+        return dgauss_sigma(int(c.sensitivity), c.copies, epsilon, gaussian_delta, math.sqrt(c.copies) * c.sensitivity / mu)
     return c.copies * c.sensitivity / epsilon
 
 
@@ -174,6 +191,8 @@ def half_width(mechanism: str, scale: float, beta: float) -> float:
         return scale * -math.log(beta)
     if mechanism == "gaussian":
         return scale * float(-ndtri(beta / 2.0))
+    if mechanism == "dgauss":
+        return dgauss_half_width(scale, beta)
     # Discrete Laplace: least integer m ≥ 0 with 2e^{-(m+1)/b}/(1 + e^{-1/b}) ≤ β.
     t = 1.0 / scale
     closed = scale * (math.log(2.0 / beta) - math.log1p(math.exp(-t)))
@@ -233,4 +252,6 @@ def mechanism_spec(c: Component, scale: float) -> tuple[Mechanism, int]:
         return Gaussian(sigma=scale, sensitivity=c.sensitivity), c.copies
     if c.mechanism == "laplace":
         return Laplace(scale=scale, sensitivity=c.sensitivity), c.copies
+    if c.mechanism == "dgauss":
+        return DiscreteGaussian(scale, sensitivity=c.sensitivity), c.copies
     return DiscreteLaplace(scale=scale, sensitivity=int(c.sensitivity)), c.copies

@@ -3,8 +3,8 @@
 Free statistic i gets ε_i = s·w_i (w_i its weight, s the common scale the searches of
 :mod:`optcomp.planner._search` look for); locked statistics keep their ε_i (``lock_epsilon``) or the least
 ε_i that reaches their target accuracy (``lock_accuracy``, :func:`_lock_for_accuracy`). Each Gaussian
-component of the black-box modes is the pair (ε_c, δ_c) with δ_c = share·δ/G (G the number of Gaussian
-components, ``share`` = ``gaussian_delta_share``); Laplace-family components have δ_c = 0.
+component of the black-box modes is the pair (ε_c, δ_c) with δ_c = share·δ/G (G the number of Gaussian and
+discrete Gaussian components, ``share`` = ``gaussian_delta_share``); Laplace-family components have δ_c = 0.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from optcomp._inverse import SearchBudgetExceeded, solve
 from optcomp._numerics import CALIBRATION_RTOL
-from optcomp.planner._noise import Component, accuracy, components, gaussian_mus, noise_scale
+from optcomp.planner._noise import APPROXIMATE, Component, accuracy, components, gaussian_mus, noise_scale
 from optcomp.planner._schema import MAX_EPSILON, Plan, PlanError, Statistic, show
 
 #: Relative precision of the common scale s: the returned s is certified feasible and within this
@@ -54,13 +54,13 @@ class _Prepared:
         out = []
         for e, comps in zip(eps, self.comps):
             for c in comps:
-                out.append((c.share * e, self.gaussian_delta if c.mechanism == "gaussian" else 0.0))
+                out.append((c.share * e, self.gaussian_delta if c.mechanism in APPROXIMATE else 0.0))
         return out
 
     def scales(self, eps: Sequence[float]) -> list[tuple[float, ...]]:
         if self.gaussian_delta > 0.0:  # calibrate every Gaussian at once (memoised for noise_scale)
             gaussian_mus([c.share * e for e, comps in zip(eps, self.comps) for c in comps
-                          if c.mechanism == "gaussian" and c.share * e > 0.0], self.gaussian_delta)
+                          if c.mechanism in APPROXIMATE and c.share * e > 0.0], self.gaussian_delta)
         return [tuple(noise_scale(c, c.share * e, self.gaussian_delta) for c in comps)
                 for e, comps in zip(eps, self.comps)]
 
@@ -99,10 +99,11 @@ def _lock_for_accuracy(plan: Plan, index: int, stat: Statistic, comps: tuple[Com
 def prepare(plan: Plan) -> _Prepared:
     """Components, the Gaussian δ rule and the locked ε_i of ``plan`` (validation of combinations)."""
     comps = tuple(components(plan, s, i) for i, s in enumerate(plan.statistics))
-    n_gauss = sum(1 for cs in comps for c in cs if c.mechanism == "gaussian")
+    n_gauss = sum(1 for cs in comps for c in cs if c.mechanism in APPROXIMATE)
     if n_gauss and plan.delta == 0.0:
-        raise PlanError("plan: field 'delta' must be > 0 when a statistic uses the gaussian mechanism, got 0.0",
-                        field="delta")
+        used = sorted({c.mechanism for cs in comps for c in cs if c.mechanism in APPROXIMATE})
+        raise PlanError(f"plan: field 'delta' must be > 0 when a statistic uses the {' or '.join(used)} mechanism, "
+                        "got 0.0", field="delta")
     gdelta = plan.gaussian_delta_share * plan.delta / n_gauss if n_gauss else 0.0
     locked: list[float | None] = []
     for i, (stat, cs) in enumerate(zip(plan.statistics, comps)):

@@ -27,7 +27,7 @@ SCHEMA_VERSION = 1
 Kind = Literal["count", "sum", "mean", "histogram"]
 #: The planner's mechanisms for the type checker: the ``planner`` entries of the one name table
 #: :data:`optcomp.mechanisms.MECHANISM_NAMES` (``tests/test_mechanism_names.py`` holds the two equal).
-MechanismName = Literal["laplace", "gaussian", "discrete_laplace"]
+MechanismName = Literal["laplace", "gaussian", "discrete_laplace", "dgauss"]
 
 KINDS: tuple[str, ...] = ("count", "sum", "mean", "histogram")
 #: The mechanisms a statistic may use, from the name table, in its order.
@@ -98,8 +98,8 @@ class Statistic:
         name: unique, non-empty label.
         kind: ``count``, ``sum`` (of values clipped to [lower, upper]), ``mean`` (of the same) or
             ``histogram`` (counts over ``bins`` disjoint bins: one record falls in one bin).
-        mechanism: ``laplace``, ``gaussian`` or ``discrete_laplace`` (integer outputs; needs an integer
-            sensitivity).
+        mechanism: ``laplace``, ``gaussian``, ``discrete_laplace`` or ``dgauss`` (the discrete Gaussian;
+            alias ``discrete_gaussian``) (the last two: integer outputs; need an integer sensitivity).
         lower, upper: declared bounds of each record's value (``sum`` and ``mean``; ``lower < upper``).
         bins: number of bins (``histogram``), an integer ≥ 1.
         weight: how much the user values this statistic's accuracy (> 0): free statistics get

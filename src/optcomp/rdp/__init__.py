@@ -17,6 +17,7 @@ Two things live here.
 
 from __future__ import annotations
 
+from optcomp.rdp._binary import BinaryCertificate
 from optcomp.rdp._closed import closed_form_delta, closed_form_epsilon
 from optcomp.rdp._convert import STATEMENT, ConversionBound, RenyiConversion
 from optcomp.rdp._curves import (
@@ -64,6 +65,7 @@ def conversion(*items: object, accuracy: object = None) -> RenyiConversion:
 __all__ = [
     "DEFAULT_ORDERS",
     "STATEMENT",
+    "BinaryCertificate",
     "Conversion",
     "ConversionBound",
     "DualCertificate",

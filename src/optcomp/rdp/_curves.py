@@ -51,6 +51,7 @@ from optcomp._numerics import (
 from optcomp._rounding import log_binomial, next_up
 from optcomp.mechanisms import (
     BoundedRange,
+    DiscreteGaussian,
     Gaussian,
     Laplace,
     Mechanism,
@@ -242,6 +243,16 @@ def _(mechanism: Laplace, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
 
 
 @of_mechanism.register
+def _(mechanism: DiscreteGaussian, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
+    """αρ, ρ = ‖v‖²/(2σ²) of the accounted shift v (Canonne–Kamath–Steinke 2020, Prop 5, summed over the
+    coordinates): D_α = αρ + log(θ((1−α)v)/Z)/(α−1) per coordinate with θ(c) = Σ_x e^{−(x−c)²/(2σ²)} ≤ Z, so αρ
+    bounds it at every order and equals it wherever (α−1)v is an integer. Not the generic sum over the
+    law's atoms: its range is cut where the mass falls below e^{−800}, and at large orders the cut tail
+    carries most of E_P[e^{(α−1)L}] (σ = 1, α = 64: 27.03 from the atoms, 32 exactly)."""
+    return _up(check_orders(orders) * mechanism.rho)
+
+
+@of_mechanism.register
 def _(mechanism: RandomizedResponse, orders: npt.ArrayLike = DEFAULT_ORDERS) -> FloatArray:
     return randomized_response(mechanism.epsilon, orders=orders)
 
@@ -319,7 +330,7 @@ class RdpCurve:
         d = check_open_probability("delta", delta)
         a, r = self.orders, self.rdp
         if conversion == "standard":
-            eps = r + math.log(1.0 / d) / (a - 1.0)
+            eps = r - math.log(d) / (a - 1.0)  # not log(1/δ): 1/δ overflows for subnormal δ
         elif conversion == "improved":
             eps = r + np.log1p(-1.0 / a) - (math.log(d) + np.log(a)) / (a - 1.0)
         else:
@@ -350,7 +361,8 @@ class RdpCurve:
         # log δ below the double range (−inf after overflow, or exp underflowing to 0): the bound
         # exp(log δ) is positive but below every double, so the smallest positive double is its upper end.
         log_up = -math.inf if log_delta[i] == -math.inf else float(_up(log_delta[i : i + 1])[0])
-        return RdpConversion(min(1.0, max(math.exp(log_up), math.ulp(0.0))), float(a[i]), conversion)
+        up = 1.0 if log_up >= 0.0 else max(math.exp(log_up), math.ulp(0.0))  # e^{log δ} ≥ 1 (or overflowing): 1
+        return RdpConversion(up, float(a[i]), conversion)
 
 
 Item = object | tuple[object, int]

@@ -1,4 +1,4 @@
-"""The linear program of the optimal conversion, solved by exchange (``docs/rdp.md`` §2).
+"""The linear program of the optimal conversion, solved by exchange (``docs/rdp.md`` §3).
 
 Over laws of the privacy loss L = log(dP/dQ) on a grid of values ℓⱼ (P-mass pⱼ at ℓⱼ, Q-mass pⱼe^{−ℓⱼ}):
 

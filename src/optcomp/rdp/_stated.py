@@ -5,8 +5,8 @@ item is known to the conversions only through :class:`StatedCurve`, an upper bou
 composition in both directions (RDP composes by adding, Mironov 2017 Prop. 1, for adaptive composition
 too). It takes one of two forms:
 
-* **zCDP form** (``rho`` set): every item is zCDP-linear, a ``ZeroConcentrated(ρ)`` or a ``Gaussian``
-  (exactly (μ²/2)-zCDP, Bun–Steinke Prop 1.6), so the composition is ρ-zCDP with ρ = Σ kᵢρᵢ: D_α ≤ αρ at
+* **zCDP form** (``rho`` set): every item is zCDP-linear, a ``ZeroConcentrated(ρ)``, a ``Gaussian``
+  (exactly (μ²/2)-zCDP, Bun–Steinke Prop 1.6) or a ``DiscreteGaussian`` ((‖v‖²/(2σ²))-zCDP, CKS Prop 5), so the composition is ρ-zCDP with ρ = Σ kᵢρᵢ: D_α ≤ αρ at
   *every* order α > 1 and, as α → 1, KL ≤ ρ in both directions.
 * **finite form** (``orders``/``values``): D_α ≤ values[i] at orders[i] only. The orders are the union of
   the :class:`~optcomp.mechanisms.Renyi` items' orders (an item stated at other orders is bounded at these
@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from optcomp._numerics import NONNEGATIVE, FloatArray
 from optcomp._rounding import next_up, rounding_error
-from optcomp.mechanisms import Gaussian, Mechanism
+from optcomp.mechanisms import DiscreteGaussian, Gaussian, Mechanism
 from optcomp.mechanisms.renyi import Renyi, ZeroConcentrated, is_renyi_item
 from optcomp.rdp._curves import DEFAULT_ORDERS, check_orders, of_mechanism
 
@@ -113,14 +113,18 @@ def renyi_upper(orders: FloatArray, values: FloatArray, alphas: FloatArray) -> F
 
 
 def _zcdp_rho(item: Mechanism) -> float | None:
-    """ρ of a zCDP-linear item (ZeroConcentrated: ρ; Gaussian: Δ²/(2σ²) exactly, rounded up), else ``None``."""
+    """ρ of a zCDP-linear item (ZeroConcentrated: ρ; Gaussian: Δ²/(2σ²) exactly; DiscreteGaussian:
+    ‖v‖²/(2σ²), CKS Prop 5; rounded up), else ``None``."""
     if isinstance(item, ZeroConcentrated):
         return item.rho
     if isinstance(item, Gaussian):
         exact = Fraction(item.sensitivity) ** 2 / (2 * Fraction(item.sigma) ** 2)
-        value = float(exact)
-        return value if Fraction(value) >= exact else float(next_up(value))
-    return None
+    elif isinstance(item, DiscreteGaussian):
+        exact = Fraction(sum(v * v for v in item.worst)) / (2 * Fraction(item.sigma) ** 2)
+    else:
+        return None
+    value = float(exact)
+    return value if Fraction(value) >= exact else float(next_up(value))
 
 
 def stated_curve(items: Sequence[tuple[Mechanism, int]]) -> StatedCurve:

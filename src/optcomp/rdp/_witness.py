@@ -11,7 +11,7 @@ mpmath interval arithmetic (``mpmath.iv``, ``_PRECISION`` bits), whose enclosure
   below the chord through its (upper-enclosed) end values, and the chord stays below ρα(α − 1) exactly
   when the quadratic ρα² − ρα − chord(α) is ≥ 0 on [a, b] (its minimum is explicit). Beyond A,
   D_α ≤ D_∞ = maxᵢ log(Pᵢ/Qᵢ) ≤ ρA ≤ ρα. The partition is found in float64 (cut where the check fails)
-  and then proved in interval arithmetic; ``docs/rdp.md`` §4;
+  and then proved in interval arithmetic; ``docs/rdp.md`` §6;
 * δ(ε) = Σᵢ (Pᵢ − e^ε Qᵢ)₊ of the law, enclosed and reported rounded down.
 
 A law that passes is a valid pair (P, Q) = (M(D), M(D')) of a mechanism on two neighbouring datasets whose

@@ -17,7 +17,7 @@ route whose hypotheses hold and names the one that certified the smallest ε (``
 or with probability γ after each one below it).
 
 The building blocks are public too: :class:`ProfileRoute` (the profile route on any certified profile grid),
-:func:`theorem2` / :func:`theorem6` (Papernot–Steinke on any RDP curve), :func:`order_delta` and
+:func:`theorem2` / :func:`theorem6` (Papernot–Steinke on any RDP curve; :func:`epsilon_hats` are Thm 6's ε̂), :func:`order_delta` and
 :func:`law_lower_delta` (the exact best-of-K law of a pair, and the certified lower end of one mechanism).
 
 >>> from optcomp.selection import select, Poisson
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from optcomp.selection._exact import law_lower_delta, order_delta
 from optcomp.selection._profile import ProfileRoute
-from optcomp.selection._rdp_routes import theorem2, theorem6
+from optcomp.selection._rdp_routes import epsilon_hats, theorem2, theorem6
 from optcomp.selection._repetitions import (
     Binomial,
     Geometric,
@@ -63,6 +63,7 @@ __all__ = [
     "SelectionBound",
     "ThresholdSelection",
     "TruncatedNegativeBinomial",
+    "epsilon_hats",
     "law_lower_delta",
     "order_delta",
     "pure_epsilon",

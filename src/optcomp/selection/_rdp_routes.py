@@ -9,7 +9,9 @@
   the range dp_accounting and OpenDP implement (the statement for −1 < η < 0 was not checked against
   the paper's text here; the profile route covers those laws).
 * **Theorem 6** (K ~ Poisson(μ)): if Q is (λ, ε)-RDP and (ε̂, δ̂)-DP with e^{ε̂} ≤ 1 + 1/(λ − 1), best-of-K
-  is (λ, ε + μδ̂ + log(μ)/(λ − 1))-RDP. ε̂ = log(1 + 1/(λ − 1)) rounded *down* (δ̂ only grows as ε̂
+  is (λ, ε + μδ̂ + log(μ)/(λ − 1))-RDP — for μ ≥ 1 only (the range dp_accounting accepts): below 1 the
+  term log(μ)/(λ − 1) is negative and the formula is not an RDP bound (randomized response ε₀ = 2, μ = 0.1,
+  λ = 2: the selection's D_2 is 0.436, the formula −0.363; ``tests/test_selection_audit.py``). ε̂ = log(1 + 1/(λ − 1)) rounded *down* (δ̂ only grows as ε̂
   shrinks), δ̂ the upper end of the base's certified δ(ε) curve at the largest curve point ≤ ε̂ (δ(ε)
   is non-increasing) — the PLD engine's certificate, not an RDP conversion.
 
@@ -61,6 +63,8 @@ def epsilon_hats(orders: FloatArray) -> FloatArray:
 def theorem6(curve: RdpCurve, law: Poisson, delta_hat: FloatArray) -> RdpCurve:
     """Papernot–Steinke Thm 6 on the base's curve, ``delta_hat[i]`` a certified upper end of the base's
     δ at :func:`epsilon_hats` ``(orders)[i]`` (module docstring)."""
+    if law.mean < 1.0:
+        raise ValueError(f"Papernot-Steinke Thm 6 is applied for a mean >= 1 only, got mean={law.mean!r}")
     orders, rho = curve.orders, curve.rdp
     mu = law.mean
     log_mu = math.log(mu)

@@ -33,6 +33,7 @@ import numpy as np
 from optcomp._inverse import float_boundary
 from optcomp._items import merge_gaussians
 from optcomp._numerics import (
+    UNIT_ROUNDOFF,
     Accuracy,
     Bound,
     FloatArray,
@@ -145,9 +146,24 @@ def _as_composition(base: object, accuracy: Accuracy) -> Composition:
     return compose(cast(Any, base), accuracy=accuracy)  # a mechanism or one (mechanism, count) pair (validated there)
 
 
+#: The rounding error charged on every stored loss value ℓ: ``_LOSS_UNITS``·u·|ℓ| + ``LOSS_FLOOR``. A law's loss
+#: is typically log p − log q of float masses (p, q ≥ 2⁻¹⁰⁷⁴, so |log| ≤ 745): its error is about
+#: u·(|log p| + |log q|) ≤ 2·10⁻¹³ whatever |ℓ| is — with p ≈ q far more than one ulp of ℓ (the audit found
+#: a pair whose stored loss was 6e-17 below the exact one, and one with ℓ = 0 stored for 1.5e-16:
+#: ``tests/test_selection_audit.py``). Masses merged per loss value cannot recover it, so it is a floor.
+_LOSS_UNITS = 16.0
+LOSS_FLOOR = 2.0**-40
+
+
+def _loss_bound(magnitude: float) -> float:
+    """An upper bound of the exact |L| whose stored (rounded) value has absolute value ``magnitude``."""
+    return round_up(magnitude * (1.0 + _LOSS_UNITS * UNIT_ROUNDOFF) + LOSS_FLOOR)
+
+
 def pure_epsilon(items: Sequence[tuple[Mechanism, int]]) -> float | None:
     """Σ count·sup|L| over the items, rounded up, when every law's privacy loss is bounded (pure DP:
-    |L| ≤ ε₀ under both laws of the worst-case pair); ``None`` otherwise."""
+    |L| ≤ ε₀ under both laws of the worst-case pair); ``None`` otherwise. Each stored loss value (atoms, a
+    continuous part's end points) is charged its rounding error (:data:`LOSS_FLOOR`)."""
     total = 0.0
     for mechanism, count in items:
         worst = 0.0
@@ -155,12 +171,12 @@ def pure_epsilon(items: Sequence[tuple[Mechanism, int]]) -> float | None:
             if law.p_inf > 0.0 or law.q_neg_inf > 0.0:
                 return None
             if law.atom_losses.size:
-                worst = max(worst, float(np.max(np.abs(law.atom_losses))))
+                worst = max(worst, _loss_bound(float(np.max(np.abs(law.atom_losses)))))
             if law.continuous is not None:
                 span = max(abs(law.continuous.lower), abs(law.continuous.upper))
                 if not math.isfinite(span):
                     return None
-                worst = max(worst, span)
+                worst = max(worst, _loss_bound(span))
         total = round_up(total + count * worst)
     return total
 
@@ -250,6 +266,9 @@ class Selection:
                 return "Papernot-Steinke Thm 2 is applied for eta >= 0 only here"
             return theorem2(curve, law)
         if isinstance(law, Poisson):
+            if law.mean < 1.0:
+                return (f"Papernot-Steinke Thm 6 needs mean >= 1 (log(mean) < 0 below it: the formula falls "
+                        f"below the selection's true RDP), got mean={law.mean:g}")
             return theorem6(curve, law, self._delta_hat(curve.orders))
         return f"no RDP theorem for {law.describe()}"
 

@@ -259,11 +259,13 @@ def _too_wide(b: Bound | str, width: Callable[[Bound], float], target: float) ->
 def _plain(query: Callable[[float], Bound], x: float, reached: Bound | str | None) -> Bound | str:
     """``query(x)`` by the plain route, or its error (stored in the row). Where the plain route refuses
     because the width cannot be reached (``GridTooLargeError``), the narrowest certified bracket the shared
-    passes reached is kept (its width is stored with the row)."""
+    passes reached is kept (its width is stored with the row), or the one the refusal carries (balls-in-bins)."""
     try:
         return query(x)
     except GridTooLargeError as exc:
-        return reached if isinstance(reached, Bound) else _error(exc)
+        if isinstance(reached, Bound):
+            return reached
+        return exc.bracket if exc.bracket is not None else _error(exc)
     except ROW_ERRORS as exc:
         return _error(exc)
 

@@ -92,7 +92,7 @@ function fits(r) {
   if (!r.what_fits.length) ul.appendChild(el("li", {}, "Nothing more fits: the budget is spent."));
   document.getElementById("fits-note").textContent = r.mode === "filter"
     ? "Each is the ledger's own exact admission rule searched to adjacent floats, shown rounded on the safe " +
-      "side (ε down, σ up): the value shown, charged next, fits. `optcomp ledger report --fits KIND:…` counts " +
+      "side (ε and ρ down, σ up): the value shown, charged next, fits. `optcomp ledger report --fits KIND:…` counts " +
       "how many more of any release fit."
     : "A release fits when a remaining slot dominates it (ε′ ≤ ε, δ′ ≤ δ; Δ′/σ′ ≤ Δ/σ).";
 }
