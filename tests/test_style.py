@@ -12,7 +12,10 @@ import ast
 import io
 import re
 import tokenize
+import typing
 from pathlib import Path
+
+from optcomp.engines import EngineName
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "optcomp"
 TINY_FLOAT = re.compile(r"\b\d*\.?\d+e-1\d\b")
@@ -714,8 +717,8 @@ def test_the_merge_rule_catches_a_planted_merge(tmp_path: Path) -> None:
 # -- one router (issue 33 item 5): no code outside it branches on which engine answers ------------------
 
 
-#: The engines' names (``optcomp.engines.EngineName``).
-ENGINE_NAMES = frozenset({"gdp", "optimal", "grid"})
+#: The engines' names, read from ``optcomp.engines.EngineName`` (a new engine is covered as it is named).
+ENGINE_NAMES = frozenset(typing.get_args(EngineName))
 
 #: Engine-name branches outside the router still to remove, with what replaces them.
 ENGINE_BRANCHES_TO_CONVERT: dict[str, str] = {

@@ -19,14 +19,14 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 import click
 import numpy as np
 
-from optcomp._numerics import check_nonnegative, check_probability, check_sampling_rate
+from optcomp._numerics import Progress, check_nonnegative, check_probability, check_sampling_rate
 from optcomp.cli._common import (
     TIME_LIMIT_S,
     check_feasible,
@@ -206,7 +206,7 @@ def _curve(
 def curve_chunks(
     curve: TradeOff | TradeOffBracket,
     points: int,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[str], Iterator[list[list[float]]]]:
     """Columns, and the rows (alpha, beta) or (alpha, beta_lower, beta_upper) for a bracket on the uniform
     grid of ``points`` α's in [0, 1], evaluated chunk by chunk (``progress(done, total)`` after each):
@@ -233,7 +233,7 @@ def curve_chunks(
 def curve_rows(
     curve: TradeOff | TradeOffBracket,
     alphas: np.ndarray,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[str], list[list[float]]]:
     """Columns and rows at given ``alphas`` (all in memory: for tables and plots)."""
     rows: list[list[float]] = []

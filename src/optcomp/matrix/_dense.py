@@ -22,12 +22,12 @@ Methods (``docs/matrix.md`` P2):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 
+from optcomp._numerics import Progress
 from optcomp._rounding import dot_error_bound, next_down, next_up, widen_up
 from optcomp.matrix._exact import pattern_lower_value, vecsens
 
@@ -71,7 +71,7 @@ def gram_bracket(c: FloatArray) -> tuple[FloatArray, FloatArray]:
 
 
 def _vecsens_up(
-    values: FloatArray, min_sep: int, k: int, progress: Callable[[int, int], None] | None = None
+    values: FloatArray, min_sep: int, k: int, progress: Progress | None = None
 ) -> FloatArray:
     """Row-wise VecSens of a (rows × n) non-negative float array, every addition rounded up."""
     rows, n = values.shape
@@ -123,7 +123,7 @@ def single(c: FloatArray) -> tuple[Fraction, Fraction, str, tuple[int, ...]]:
 
 
 def min_sep(
-    c: FloatArray, sep: int, k: int, progress: Callable[[int, int], None] | None = None
+    c: FloatArray, sep: int, k: int, progress: Progress | None = None
 ) -> tuple[Fraction, Fraction, str, tuple[int, ...]]:
     """Δ² bracket under b-min-sep participation with ≤ k participations (module docstring)."""
     n = c.shape[1]

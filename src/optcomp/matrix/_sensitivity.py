@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from optcomp._numerics import Bound
+from optcomp._numerics import Bound, Progress
 from optcomp.matrix import _dense
 from optcomp.matrix._exact import float_down, float_up, sqrt_down, sqrt_up
 from optcomp.matrix._pattern import FixedEpoch, MinSep, Pattern, Single, check_pattern
@@ -84,11 +84,6 @@ class SensitivityBound:
 
 def _exact(value: Fraction, method: str, witness: tuple[int, ...] = ()) -> SensitivityBound:
     return SensitivityBound(value, value, method, witness)
-
-
-#: A ``progress(done, total)`` hook for long sensitivity work (the CLI draws it as a bar), or ``None``.
-Progress = Callable[[int, int], None] | None
-
 
 
 def check_exact_cost(s: Toeplitz) -> None:
@@ -177,13 +172,13 @@ def _non_increasing(coefs: tuple[Fraction, ...]) -> bool:
     return coefs[-1] >= 0 and all(a >= b for a, b in itertools.pairwise(coefs))
 
 
-def _toeplitz_single(s: Toeplitz, p: Single, progress: Progress) -> SensitivityBound:
+def _toeplitz_single(s: Toeplitz, p: Single, progress: Progress | None) -> SensitivityBound:
     check_exact_cost(s)
     d, _ = s._scaled
     return _exact(Fraction(s.scaled_column_norm_squared(0), d * d), "single-participation", (0,))
 
 
-def _toeplitz_min_sep(s: Toeplitz, p: MinSep, progress: Progress) -> SensitivityBound:
+def _toeplitz_min_sep(s: Toeplitz, p: MinSep, progress: Progress | None) -> SensitivityBound:
     k, b = p.participations(s.n), p.min_sep
     if k == 1:
         return _toeplitz_single(s, Single(), progress)
@@ -198,7 +193,7 @@ def _toeplitz_min_sep(s: Toeplitz, p: MinSep, progress: Progress) -> Sensitivity
     return _dense_route(s, p, progress)
 
 
-def _toeplitz_fixed_epoch(s: Toeplitz, p: FixedEpoch, progress: Progress) -> SensitivityBound:
+def _toeplitz_fixed_epoch(s: Toeplitz, p: FixedEpoch, progress: Progress | None) -> SensitivityBound:
     b = s.n // p.epochs
     count = -(-s.n // b)  # the pattern {j, j + b, …} starting at step 0 has the most participations
     front = tuple(range(0, s.n, b))
@@ -216,7 +211,7 @@ def _toeplitz_fixed_epoch(s: Toeplitz, p: FixedEpoch, progress: Progress) -> Sen
     return _dense_route(s, p, progress)
 
 
-def _dense_route(s: Toeplitz, p: Pattern, progress: Progress) -> SensitivityBound:
+def _dense_route(s: Toeplitz, p: Pattern, progress: Progress | None) -> SensitivityBound:
     """A Toeplitz strategy outside the exact cases, through the float Gram bracket (exact float coefficients)."""
     if any(Fraction(float(c)) != c for c in s.coefs):
         raise ValueError(
@@ -238,7 +233,7 @@ def _dense_route(s: Toeplitz, p: Pattern, progress: Progress) -> SensitivityBoun
 MAX_BLT_STEPS = MAX_EXACT_BITS // 1100
 
 
-def _blt(s: Blt, p: Pattern, progress: Progress) -> SensitivityBound:
+def _blt(s: Blt, p: Pattern, progress: Progress | None) -> SensitivityBound:
     """Δ² of a BLT bracketed through its enclosure (``docs/matrix.md`` P3).
 
     For C ≥ 0, Δ² = max_π 1ᵀX_ππ1 is non-decreasing in every entry of C, so Δ²(C_lo) ≤ Δ²(C) ≤ Δ²(C_hi).
@@ -271,12 +266,12 @@ def _check_dense(s: Dense, k: int) -> None:
     _dense.check_cost(rows, s.n, k, f"a dense strategy ({rows} × {s.n})")
 
 
-def _dense_single(s: Dense, p: Single, progress: Progress) -> SensitivityBound:
+def _dense_single(s: Dense, p: Single, progress: Progress | None) -> SensitivityBound:
     _check_dense(s, 1)
     return SensitivityBound(*_dense.single(s.matrix))
 
 
-def _dense_min_sep(s: Dense, p: MinSep, progress: Progress) -> SensitivityBound:
+def _dense_min_sep(s: Dense, p: MinSep, progress: Progress | None) -> SensitivityBound:
     k = p.participations(s.n)
     if k == 1:
         return _dense_single(s, Single(), progress)
@@ -284,16 +279,16 @@ def _dense_min_sep(s: Dense, p: MinSep, progress: Progress) -> SensitivityBound:
     return SensitivityBound(*_dense.min_sep(s.matrix, p.min_sep, k, progress))
 
 
-def _dense_fixed_epoch(s: Dense, p: FixedEpoch, progress: Progress) -> SensitivityBound:
+def _dense_fixed_epoch(s: Dense, p: FixedEpoch, progress: Progress | None) -> SensitivityBound:
     _check_dense(s, p.epochs)
     return SensitivityBound(*_dense.fixed_epoch(s.matrix, p.epochs))
 
 
-def _tree_single(s: Tree, p: Single, progress: Progress) -> SensitivityBound:
+def _tree_single(s: Tree, p: Single, progress: Progress | None) -> SensitivityBound:
     return _exact(Fraction(s.depth()), "tree-depth")
 
 
-def _tree_min_sep(s: Tree, p: MinSep, progress: Progress) -> SensitivityBound:
+def _tree_min_sep(s: Tree, p: MinSep, progress: Progress | None) -> SensitivityBound:
     k = p.participations(s.n)
     return _exact(Fraction(tree_sensitivity_squared(s.step_counts, s.completion, p.min_sep, k)), "tree-dp")
 
@@ -318,7 +313,7 @@ def tree_pattern_value(s: Tree, pi: tuple[int, ...]) -> int:
 MAX_TREE_SCAN = 2**25
 
 
-def _tree_fixed_epoch(s: Tree, p: FixedEpoch, progress: Progress) -> SensitivityBound:
+def _tree_fixed_epoch(s: Tree, p: FixedEpoch, progress: Progress | None) -> SensitivityBound:
     b = s.n // p.epochs
     work = s.n * (s.n.bit_length() + len(s.step_counts))
     if work > MAX_TREE_SCAN:
@@ -336,7 +331,7 @@ def _tree_fixed_epoch(s: Tree, p: FixedEpoch, progress: Progress) -> Sensitivity
     return _exact(Fraction(value), "fixed-epoch-nonnegative", tuple(range(j, s.n, b)))
 
 
-_ROUTES: dict[tuple[type, type], Callable[[Any, Any, Progress], SensitivityBound]] = {
+_ROUTES: dict[tuple[type, type], Callable[[Any, Any, Progress | None], SensitivityBound]] = {
     (Toeplitz, Single): _toeplitz_single,
     (Toeplitz, MinSep): _toeplitz_min_sep,
     (Toeplitz, FixedEpoch): _toeplitz_fixed_epoch,
@@ -363,7 +358,7 @@ def check_strategy(strategy: object) -> Toeplitz | Blt | Dense | Tree:
 
 
 def sensitivity(
-    strategy: Toeplitz | Blt | Dense | Tree, pattern: Pattern, *, progress: Progress = None
+    strategy: Toeplitz | Blt | Dense | Tree, pattern: Pattern, *, progress: Progress | None = None
 ) -> SensitivityBound:
     """A certified bracket on Δ (and Δ²) of ``strategy`` under ``pattern`` (module docstring).
 

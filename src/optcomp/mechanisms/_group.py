@@ -5,7 +5,7 @@
 spec class, returning the specification whose law pair dominates ``mechanism`` on datasets that differ
 in a group of at most g records. A class without an entry (or with an entry that refuses) raises
 :class:`NoGroupLawError` with the reason; callers then fall back to a route that needs no law (the
-privacy profile, :func:`optcomp.fdp.group_epsilon`).
+privacy profile, :meth:`optcomp.Composition.group_epsilon`).
 
 **Additive noise** (``Gaussian``, ``Laplace``, ``DiscreteLaplace``). With sensitivity Δ stated for the
 caller's relation, datasets D, D' joined by a path of at most g neighbouring steps satisfy

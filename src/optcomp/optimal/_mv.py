@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from optcomp._numerics import SMALLEST_SUBNORMAL, Bound, round_down, round_up
+from optcomp._numerics import SMALLEST_SUBNORMAL, Bound, Progress, round_down, round_up
 from optcomp._rounding import rounding_error, widen_down, widen_up
 from optcomp.optimal._solve import log1mexp_scalar
 from optcomp.optimal._spec import Spec, Target, log_r_bracket
@@ -126,7 +126,7 @@ def _search(
     return lo
 
 
-def epsilon_mv(s: Spec, delta_g: float, eta: float, progress: Callable[[int, int], None] | None) -> Bound:
+def epsilon_mv(s: Spec, delta_g: float, eta: float, progress: Progress | None) -> Bound:
     """The MV Thm 1.7 algorithm with its guarantee as a Bound (module docstring).
 
     * upper = a*·ε0 (rounded up): OptComp(ε_i) ≤ OptComp(ε'_i) ≤ a*·ε0 (Thm 1.7, first inequality).
