@@ -221,15 +221,6 @@ def round_down(x: float, relative: float = RELATIVE_SLACK) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-def _as_real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")  # noqa: TRY004 (contract: ValueError)
-    x = float(value)
-    if math.isnan(x):
-        raise ValueError(f"{name} must be a number, got nan")
-    return x
-
-
 @dataclass(frozen=True, slots=True)
 class Domain:
     """A parameter domain, declared once and reused (scipy.stats declares its parameter domains so).

@@ -45,11 +45,6 @@ def vec(v: Sequence[Fraction]) -> str:
     return canonical([encode(x) for x in v])
 
 
-def unvec(s: str) -> Vector:
-    """Inverse of :func:`vec`."""
-    return tuple(decode(x) for x in json.loads(s))
-
-
 #: ``check(seq, spent_before, charge, body)`` → a problem sentence or None, applied to each charge event.
 ChargeCheck = Callable[[int, Vector, Vector, dict[str, object]], str | None]
 #: One row of the release index: (release_id, spec, charge, slot, status, charge_seq).

@@ -17,7 +17,6 @@ items all share one lattice unit to the lattice engine; anything else goes to th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -101,8 +100,3 @@ def common_lattice(items: Sequence[tuple[Mechanism, int]]) -> list[tuple[Lattice
         unit = law.unit
         laws.append((law, k))
     return laws if laws else None
-
-
-def lattice_gcd(strides: Sequence[int]) -> int:
-    """The gcd of the strides (the composed lattice's step, in units of c)."""
-    return math.gcd(*strides) if strides else 1

@@ -434,12 +434,3 @@ class AllocationRun:
         if rest:
             items.append((kind(self.sigma, steps=t, grid_step=h, tail=self.tail, taken=rest), 1))
         return items
-
-
-def allocation_lower_items(
-    sigma: float, sampling_rate: float, steps: int, *, step: float | None = None, tail: float = ALLOCATION_TAIL
-) -> list[tuple[Mechanism, int]]:
-    """The lower end's composition of ``steps`` balls-in-bins steps with t = 1/q steps per epoch
-    (:meth:`AllocationRun.lower_items`: Lemma D's labelled pair, lower-only, over the complete epochs and a
-    partial last one; grid step ``step``, default ALLOCATION_ITEM_STEP; tail budget ``tail``)."""
-    return AllocationRun(sigma, sampling_rate, steps, tail).lower_items(step)
