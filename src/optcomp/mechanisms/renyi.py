@@ -25,7 +25,7 @@ import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 from optcomp._numerics import MAX_LOSS_SCALE, NONNEGATIVE, Domain
 from optcomp._rounding import next_up
@@ -168,6 +168,6 @@ def run_stand_in(mechanism: ZeroConcentrated | Renyi) -> Gaussian | None:
     return _gaussian_at_most(min(rates))
 
 
-def is_renyi_item(mechanism: object) -> bool:
+def is_renyi_item(mechanism: object) -> TypeGuard[ZeroConcentrated | Renyi]:
     """Whether ``mechanism`` is known only by its Rényi curve (a :class:`ZeroConcentrated` or :class:`Renyi`)."""
     return isinstance(mechanism, (ZeroConcentrated, Renyi))

@@ -128,7 +128,7 @@ def dominated_counterpart(mechanism: Mechanism) -> Mechanism:
     other mechanism itself (its law is the run's own pair). Read by the run bracket's rule
     (:func:`optcomp._items.dominated_items`), wherever items are composed and a lower end reported."""
     if is_renyi_item(mechanism):
-        stand_in = run_stand_in(mechanism)  # type: ignore[arg-type]
+        stand_in = run_stand_in(mechanism)
         return RandomizedResponse(0.0) if stand_in is None else stand_in
     if isinstance(mechanism, TruncatedPoissonGaussian):
         return truncated_poisson_lower_pair(mechanism)
