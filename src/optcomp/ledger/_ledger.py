@@ -147,12 +147,8 @@ class Ledger:
 
     @classmethod
     def open(cls, location: Location, *, schema: str | None = None, read_only: bool = False) -> Ledger:
-        """Open an existing ledger (never creates one; a file that is not a ledger is refused unchanged).
-
-        ``location``: as for :meth:`create` (a ``str`` or ``os.PathLike`` file path, or a ``postgresql://``
-        conninfo). ``read_only``: for reading (report, verify, export): needs no write permission and never
-        writes.
-        """
+        """Open an existing ledger at ``location`` (as for :meth:`create`; never creates one; a file that is not
+        a ledger is refused unchanged). ``read_only``: for reading (report, verify, export): never writes."""
         location = location_text(location)
         if not is_postgres(location) and not os.path.isfile(location):
             raise ValueError(f"ledger must be an existing ledger file, got {location!r}")
@@ -181,8 +177,7 @@ class Ledger:
     def backup(self, destination: Location) -> tuple[int, str]:
         """Write a consistent snapshot of this SQLite ledger to the new file ``destination`` (SQLite's
         online backup API; safe while other processes charge). Returns the snapshot's (events, chain
-        head). A backup is an earlier state: see ``docs/ledger.md`` §4 before restoring one. ``destination``:
-        a ``str`` or ``os.PathLike`` file path."""
+        head; ``destination``: a str or os.PathLike). A backup is an earlier state: ``docs/ledger.md`` §4."""
         destination = location_text(destination, "destination")
         _, problems = self._current()
         if problems:
