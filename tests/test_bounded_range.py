@@ -170,3 +170,25 @@ def test_cli_table_says_adaptive(capsys: pytest.CaptureFixture[str]) -> None:
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "adaptive" in " ".join(out.split())
+
+
+def test_pure_selection_mechanisms_share_one_registration() -> None:
+    """The pure-ε selection mechanisms are registered once (a union type), not once per class: the same
+    function answers each, and it answers each with the ε-DP pair's value."""
+    from optcomp.mechanisms import (
+        EpsilonDelta,
+        LaplaceNoisyMax,
+        PermuteAndFlip,
+        RandomizedResponse,
+        privacy_loss_laws,
+    )
+    from optcomp.mechanisms._zcdp import tight_zcdp
+
+    zcdp = {tight_zcdp.dispatch(c) for c in (RandomizedResponse, PermuteAndFlip, LaplaceNoisyMax)}
+    laws = {privacy_loss_laws.dispatch(c) for c in (BoundedRange, PermuteAndFlip, LaplaceNoisyMax)}
+    assert len(zcdp) == 1 and len(laws) == 1
+    pure = EpsilonDelta(0.7, delta=0.0)
+    assert tight_zcdp(PermuteAndFlip(0.7)) == tight_zcdp(LaplaceNoisyMax(0.7)) == tight_zcdp(pure)
+    for m in (PermuteAndFlip(0.7), LaplaceNoisyMax(0.7), BoundedRange(0.7)):
+        (a, _), (b, _) = privacy_loss_laws(m), privacy_loss_laws(pure)
+        assert np.array_equal(a.atom_losses, b.atom_losses) and np.array_equal(a.atom_p, b.atom_p)

@@ -184,3 +184,13 @@ def test_noise_multiplier_is_within_1e5_of_the_least_certified_sigma() -> None:
     assert sigma <= 0.72824
     assert dpsgd.epsilon(sigma, q, steps, 1e-5).upper <= 3.0
     assert dpsgd.epsilon(sigma / (1 + 1e-5), q, steps, 1e-5).upper > 3.0
+
+
+@pytest.mark.parametrize("delta", [5e-324, 1e-310, 1e-300, 1e-5])
+def test_sigma_guess_is_finite_at_subnormal_delta(delta: float) -> None:
+    """The σ search's starting guess took log(1/δ): 1/5e-324 overflows to inf, μ became 0 and the guess
+    divided by zero (noise_multiplier(1.0, 0.01, 100, 5e-324) raised ZeroDivisionError). It takes −log δ."""
+    from optcomp.dpsgd import _sigma_guess
+
+    guess = _sigma_guess(1.0, 0.01, 100, delta)
+    assert math.isfinite(guess) and guess > 0

@@ -85,14 +85,14 @@ def test_opacus_history_with_fixed_size_batches() -> None:
         assert from_opacus_history(history).warnings == ()  # Poisson batches, as Opacus assumes: no warning
 
 
-#: dp_accounting after 0.6's DiscreteGaussianDpEvent (python/dp_accounting/dp_accounting/dp_event.py: sigma,
-#: sensitivity=1.0, dimension=None), in its to_named_tuple() / JSON spelling (0.6 has no such class).
+#: dp_accounting's DiscreteGaussianDpEvent (its source after the 0.6.0 release, python/dp_accounting/dp_accounting/
+#: dp_event.py: sigma, sensitivity=1.0, dimension=None), in its to_named_tuple() / JSON spelling (0.6.0 has none).
 def _dgauss(sigma: float, sensitivity: float = 1.0, dimension: int | None = None) -> dict[str, Any]:
     return {"class_name": "DiscreteGaussianDpEvent", "sigma": sigma, "sensitivity": sensitivity, "dimension": dimension}
 
 
 def test_sampled_discrete_gaussian_is_not_the_sampled_gaussian() -> None:
-    """dp_accounting after 0.6 replaces a sampled discrete Gaussian by the Gaussian of noise multiplier σ/Δ; the
+    """dp_accounting (source after 0.6.0) replaces a sampled discrete Gaussian by the Gaussian of noise multiplier σ/Δ; the
     exact sampled discrete Gaussian lies above that Gaussian's exact value (q = 0.99, σ = 1, 10 steps)."""
     event = {"class_name": "SelfComposedDpEvent", "count": 10,
              "event": {"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.99, "event": _dgauss(1.0)}}
@@ -101,6 +101,30 @@ def test_sampled_discrete_gaussian_is_not_the_sampled_gaussian() -> None:
     dg = c.epsilon(1e-6)
     proxy = optcomp.compose((PoissonSubsampled(Gaussian(1.0), sampling_rate=0.99), 10)).epsilon(1e-6)
     assert proxy.upper < dg.lower
+
+
+def test_sampled_discrete_gaussian_warning_matches_the_installed_peer() -> None:
+    """The warning's claim, pinned against the installed dp_accounting: where it has ``DiscreteGaussianDpEvent``
+    (its source after 0.6.0), its RdpAccountant's number for the sampled event is the sampled Gaussian's of
+    noise multiplier σ/Δ; where it has none (0.6.0), its RdpAccountant refuses a sampled ZCDpEvent (so the
+    event can only be handed over as that Gaussian). No accountant option is named (0.6.0 has no accept_zcdp)."""
+    import inspect
+
+    rdp = dp.rdp.RdpAccountant
+    assert "accept_zcdp" not in inspect.signature(rdp.__init__).parameters
+    event = {"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.5, "event": _dgauss(2.0, 1.0, 1)}
+    with pytest.warns(PeerUnderReportWarning) as caught:
+        from_dp_event(event)
+    message = str(caught[0].message)
+    assert "0.6.0 has no such event" in message and "accept_zcdp" not in message
+    if hasattr(E, "DiscreteGaussianDpEvent"):
+        got, proxy = rdp(), rdp()
+        got.compose(E.PoissonSampledDpEvent(0.5, E.DiscreteGaussianDpEvent(2.0, 1.0, 1)))
+        proxy.compose(E.PoissonSampledDpEvent(0.5, E.GaussianDpEvent(2.0)))
+        assert got.get_epsilon(1e-6) == proxy.get_epsilon(1e-6)
+    else:
+        assert not rdp().supports(E.PoissonSampledDpEvent(0.5, E.ZCDpEvent(0.125)))
+        assert rdp().supports(E.ZCDpEvent(0.125))
 
 
 def test_discrete_gaussian_event_reading() -> None:

@@ -369,3 +369,40 @@ def test_read_only_and_missing_ledgers_on_both_stores(ledger_site: Site, tmp_pat
     else:
         with pytest.raises(ValueError, match="existing ledger file"):
             Ledger.open(str(tmp_path / "none.ledger"))
+
+
+class _TextPath:
+    """An os.PathLike that is not a pathlib.Path (what a user's own path class looks like)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __fspath__(self) -> str:
+        return self.text
+
+
+def test_paths_may_be_pathlike(tmp_path: Path) -> None:
+    """Ledger.create / open / backup take a pathlib.Path or any os.PathLike of str (create once raised
+    AttributeError: 'PosixPath' object has no attribute 'startswith'); bytes and other objects are a
+    TypeError naming the parameter."""
+    with Ledger.create(tmp_path / "a.ledger", dataset="d", relation="add_remove", epsilon=1, delta=1e-6) as led:
+        led.charge("q1", PureDP(0.1))
+        assert led.backup(tmp_path / "copy.ledger")[0] == 1
+    with Ledger.open(_TextPath(str(tmp_path / "a.ledger")), read_only=True) as led:
+        assert led.read_only and [r["release_id"] for r in led.history()] == ["q1"]
+    with Ledger.open(tmp_path / "copy.ledger") as led:
+        assert [r["release_id"] for r in led.history()] == ["q1"]
+    with pytest.raises(TypeError, match="location must be a str or an os.PathLike of str"):
+        Ledger.open(b"a.ledger")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="location must be a str or an os.PathLike of str"):
+        Ledger.create(3, dataset="d", relation="add_remove", epsilon=1, delta=1e-6)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="schema is a PostgreSQL option"):
+        Ledger.create(tmp_path / "b.ledger", dataset="d", relation="add_remove", epsilon=1, delta=1e-6, schema="s")
+
+
+def test_a_postgres_conninfo_string_still_opens(ledger_site: Site) -> None:
+    """The os.PathLike change leaves a postgresql:// string (and a str SQLite path) as they were."""
+    with ledger_site.create(dataset="d", relation="add_remove", epsilon=1, delta=1e-6) as led:
+        led.charge("q1", PureDP(0.1))
+    with ledger_site.open() as led:
+        assert [r["release_id"] for r in led.history()] == ["q1"]

@@ -453,14 +453,51 @@ def test_pure_epsilon_hunt(pair: tuple[list[float], list[float]]) -> None:
     _check_pure_epsilon(*pair)
 
 
-@pytest.mark.xfail(raises=ENGINE_FAILURES, strict=True,
-                   reason="PLD engine: ε(δ) of a pair with infinite-loss mass at δ ≥ δ(0) fails (not selection)")
-@pytest.mark.parametrize(("p", "q"), [
-    ((6.8145182213128665e-06, 0.49999659274088937, 0.0, 0.49999659274088937),
-     (1.3628943567941451e-05, 0.0, 0.0, 0.9999863710564321)),  # OverflowError (a cell index)
-    ((1.0, 0.0), (0.5, 0.5)),  # GridTooLargeError
+#: The selection hunt's pair whose two atoms sit at ln ½ a few ulps apart, with P(ℓ = +∞) = 0.49999659...
+_NEAR_POINT_PAIR = ((6.8145182213128665e-06, 0.49999659274088937, 0.0, 0.49999659274088937),
+                    (1.3628943567941451e-05, 0.0, 0.0, 0.9999863710564321))
+
+
+@pytest.mark.parametrize(("p", "q", "delta"), [
+    (*_NEAR_POINT_PAIR, 0.5),  # was OverflowError: the step model asked for cells of 1.3e-18 (a cell index > 2^63)
+    ((1.0, 0.0), (0.5, 0.5), 0.5 + 1e-9),  # was GridTooLargeError: δ(ε) = P(ℓ = +∞) = 0.5 for every ε ≥ 0
+    ((1.0, 0.0), (0.5, 0.5), 0.75),
 ])
-def test_pld_epsilon_of_pairs_with_infinite_losses(p: tuple[float, ...], q: tuple[float, ...]) -> None:
+def test_pld_epsilon_of_pairs_with_infinite_losses(p: tuple[float, ...], q: tuple[float, ...], delta: float) -> None:
     """Found by the selection hunt through the composition route (K ~ Binomial): not a selection bug. Each
-    pair's δ(0) is at most 0.5 (its P-mass where Q is 0, and back), so ε(0.5) = 0; the engine raises."""
-    assert optcomp.compose(DiscretePair(p, q)).epsilon(0.5).upper == 0.0
+    pair's δ(0) is at most 0.5 (its P-mass where Q is 0, and back), so ε(δ) = 0 for δ ≥ 0.5: the atoms'
+    own end (pld._roots.atoms_upper: δ(ε) = P(ℓ = +∞) past the largest finite loss) certifies it."""
+    assert optcomp.compose(DiscretePair(p, q)).epsilon(delta) == optcomp.Bound(0.0, 0.0)
+
+
+def test_pld_epsilon_exactly_at_the_infinite_mass_is_not_certified_finite() -> None:
+    """At δ = P(ℓ = +∞) = 0.5 exactly the answer is 0, but δ(ε) = 0.5 for every ε ≥ 0 and the engine trusts
+    a law's masses to 64 ulps only, so no finite ε is certified: the answer is refused (or [0, ∞]), never a
+    finite upper end that a mass 1 ulp larger would break."""
+    try:
+        b = optcomp.compose(DiscretePair((1.0, 0.0), (0.5, 0.5))).epsilon(0.5)
+    except GridTooLargeError:
+        return
+    assert b.lower == 0.0 and b.upper == math.inf
+
+
+@pytest.mark.parametrize("k", [1, 3, 40])
+def test_pld_epsilon_of_a_pure_pair_at_delta_zero_is_its_largest_loss(k: int) -> None:
+    """ε(0) of k copies of a pair with no infinite loss is k·max ℓ exactly; the upper end (∞ before the
+    atoms' own end) is certified against the mpmath reference and within 1e-12 of it, and ε(δ) = 0 past δ(0)."""
+    p, q = (0.6, 0.3, 0.1), (0.4, 0.3, 0.3)
+    c = optcomp.compose((DiscretePair(p, q), k))
+    exact = k * max_log_ratio(mp_vector(p), mp_vector(q))  # ln 3 (of the swapped pair), at the reference's digits
+    b = c.epsilon(0.0)
+    assert b.lower <= exact <= b.upper <= exact * (1 + 1e-12)
+    assert c.epsilon(1.0) == optcomp.Bound(0.0, 0.0)
+
+
+def test_a_grid_step_too_fine_to_index_is_named() -> None:
+    """The cells refuse a step whose cell indices would leave int64 with GridTooLargeError, not OverflowError."""
+    from optcomp.mechanisms import PrivacyLossLaw
+    from optcomp.pld._cells import cells
+
+    law = PrivacyLossLaw.from_discrete(np.array([0.6, 0.4]), np.array([0.4, 0.6]))
+    with pytest.raises(GridTooLargeError, match="too fine"):
+        cells(law, 1e-18, (-0.5, 0.5), 10**6)

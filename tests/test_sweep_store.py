@@ -149,3 +149,14 @@ def test_a_store_written_before_the_mark_is_read_resumed_and_marked(tmp_path: Pa
     conn = sqlite3.connect(old)
     assert conn.execute("PRAGMA application_id").fetchone()[0] == _store.APPLICATION_ID
     conn.close()
+
+
+def test_a_store_path_may_be_any_pathlike(tmp_path: Path) -> None:
+    """sweep.Store takes a str, a pathlib.Path or any os.PathLike of str, as Ledger does."""
+
+    class TextPath:
+        def __fspath__(self) -> str:
+            return str(tmp_path / "grid.sqlite")
+
+    with sweep.Store(TextPath()) as store:
+        assert store.count() == 0 and store.path == tmp_path / "grid.sqlite"

@@ -480,7 +480,7 @@ def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
     differential privacy", 2020) makes T steps about μ-GDP with μ = q·√(T·(e^{1/σ²} − 1)); with the
     small-μ reading ε ≈ μ·√(2 ln(1/δ)) of the GDP curve, σ₀ = 1/√(ln(1 + (μ/(q√T))²)).
     """
-    mu = target / math.sqrt(2.0 * math.log(1.0 / delta))
+    mu = target / math.sqrt(-2.0 * math.log(delta))  # not log(1/δ): 1/δ overflows at subnormal δ
     x = min(mu / (q * math.sqrt(k)), _GUESS_X_MAX)  # q ≈ 5e-324 would make x infinite
     if x < _GUESS_X_LIMIT:
         return 1.0 / math.sqrt(math.log1p(x * x))
@@ -515,7 +515,7 @@ def steps(
     d = check_open_probability("delta", delta)
     limit = check_int("max_steps", max_steps, minimum=1, maximum=MAX_STEPS)
     tol = check_open_probability("rtol", rtol)
-    guess = min(max((target * run.sigma / run.q) ** 2 / (2.0 * math.log(1.0 / d)), 1.0), float(limit))
+    guess = min(max((target * run.sigma / run.q) ** 2 / (-2.0 * math.log(d)), 1.0), float(limit))  # 1/d overflows
     try:
         cal = noise_for_target(lambda t: run.at(steps=int(t)).items(), target, d, 1, accuracy=accuracy,
                                rtol=tol, increasing=True, integer=True, start=guess, limit=limit, bracket=False)

@@ -18,9 +18,13 @@ other number. The cases (each with a test on the peer's own event, ``tests/test_
   has ε ≥ 11.04;
 * an Opacus history whose batches are stated fixed-size: Opacus' accountants assume Poisson batches under
   add/remove;
-* a sampled ``DiscreteGaussianDpEvent``: dp_accounting after 0.6 (its ``RdpAccountant``, ``accept_zcdp``)
-  replaces it by a Gaussian of noise multiplier σ/Δ under sampling, and the discrete Gaussian is not
-  bounded by that Gaussian (σ = 1, 10 releases, δ = 1e-6: 19.49 against 19.42).
+* a sampled ``DiscreteGaussianDpEvent``: dp_accounting's development source after the 0.6.0 release (its
+  ``RdpAccountant``'s effective Gaussian noise multiplier; no option governs it) replaces it by a Gaussian of
+  noise multiplier σ/Δ under sampling, and the discrete Gaussian is not bounded by that Gaussian (σ = 1,
+  10 releases, δ = 1e-6: 19.49 against 19.42). The 0.6.0 release has no ``DiscreteGaussianDpEvent``, and its
+  ``RdpAccountant`` refuses a sampled ``ZCDpEvent``: there the event can only be handed to it as that
+  Gaussian, whose number is the same under-report (``tests/test_interop_safety.py`` pins both against the
+  installed peer).
 """
 
 from __future__ import annotations
@@ -85,9 +89,10 @@ def sampled_discrete_gaussian(path: str) -> PeerWarning:
     """A ``DiscreteGaussianDpEvent`` under a sampling event."""
     peer = "dp_accounting RdpAccountant"
     return PeerWarning(peer, path, (
-        f"{peer} (after dp_accounting 0.6, accept_zcdp) replaces the sampled DiscreteGaussianDpEvent at {path} "
-        "by a Gaussian of noise multiplier sigma/sensitivity, which does not bound the discrete Gaussian: its "
-        "epsilon is no guarantee for this run; optcomp's bracket is the discrete Gaussian's"
+        f"{peer} (dp_accounting's source after its 0.6.0 release; 0.6.0 has no such event) replaces the sampled "
+        f"DiscreteGaussianDpEvent at {path} by a Gaussian of noise multiplier sigma/sensitivity, which does not "
+        "bound the discrete Gaussian: its epsilon is no guarantee for this run; optcomp's bracket is the discrete "
+        "Gaussian's"
     ))
 
 

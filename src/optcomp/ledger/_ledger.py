@@ -42,7 +42,7 @@ from optcomp.ledger._outcomes import (
     same_release,
 )
 from optcomp.ledger._release import GaussianRelease, PureDP, Release, from_json
-from optcomp.ledger._store import Store, StoreError, Tx, is_postgres, open_store
+from optcomp.ledger._store import Location, Store, StoreError, Tx, is_postgres, location_text, open_store
 from optcomp.ledger._words import CURRENCY_WORDS, amounts, component_symbol, describe
 
 Mode = Literal["filter", "plan"]
@@ -89,13 +89,14 @@ class Ledger:
     # --- life cycle -------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, location: str, *, dataset: str, relation: str, epsilon: object, delta: object,
+    def create(cls, location: Location, *, dataset: str, relation: str, epsilon: object, delta: object,
                mode: Mode = "filter", currency: str = "zcdp", plan: Sequence[Release] | None = None,
                schema: str | None = None, **options: Any) -> Ledger:
         """Create a ledger; refuses if anything exists at ``location`` (an empty file included).
 
         Args:
-            location: a SQLite file path, or a ``postgresql://`` conninfo (``schema`` names the ledger).
+            location: a SQLite file path (``str`` or ``os.PathLike``, e.g. ``pathlib.Path``), or a
+                ``postgresql://`` conninfo string (``schema`` names the ledger).
             dataset: what the budget protects (free text, stored).
             relation: the neighbouring relation, one of :data:`RELATIONS`.
             epsilon, delta: the budget (exact numbers).
@@ -105,6 +106,7 @@ class Ledger:
             schema: PostgreSQL only (default ``optcomp_ledger``); refused for a SQLite file.
             options: currency options (``delta_steps``; ``orders`` and ``workload`` for rdp).
         """
+        location = location_text(location)
         if not isinstance(dataset, str) or not dataset.strip():
             raise ValueError(f"dataset must be a non-empty string, got {dataset!r}")
         if relation not in RELATIONS:
@@ -144,11 +146,10 @@ class Ledger:
         return cls(store)
 
     @classmethod
-    def open(cls, location: str, *, schema: str | None = None, read_only: bool = False) -> Ledger:
-        """Open an existing ledger (never creates one; a file that is not a ledger is refused unchanged).
-
-        ``read_only``: for reading (report, verify, export): needs no write permission and never writes.
-        """
+    def open(cls, location: Location, *, schema: str | None = None, read_only: bool = False) -> Ledger:
+        """Open an existing ledger at ``location`` (as for :meth:`create`; never creates one; a file that is not
+        a ledger is refused unchanged). ``read_only``: for reading (report, verify, export): never writes."""
+        location = location_text(location)
         if not is_postgres(location) and not os.path.isfile(location):
             raise ValueError(f"ledger must be an existing ledger file, got {location!r}")
         store = open_store(location, schema=schema, mode="read" if read_only else "write")
@@ -173,10 +174,11 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def backup(self, destination: str) -> tuple[int, str]:
+    def backup(self, destination: Location) -> tuple[int, str]:
         """Write a consistent snapshot of this SQLite ledger to the new file ``destination`` (SQLite's
         online backup API; safe while other processes charge). Returns the snapshot's (events, chain
-        head). A backup is an earlier state: see ``docs/ledger.md`` §4 before restoring one."""
+        head; ``destination``: a str or os.PathLike). A backup is an earlier state: ``docs/ledger.md`` §4."""
+        destination = location_text(destination, "destination")
         _, problems = self._current()
         if problems:
             raise StoreError(f"refusing to back up a ledger that fails its checks: {problems[0]}")

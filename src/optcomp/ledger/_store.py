@@ -510,11 +510,27 @@ class PostgresStore(Store):
         self._conn.close()
 
 
-def open_store(location: str, *, schema: str | None = None, mode: str = "write") -> Store:
+#: What names a ledger: a SQLite file path (``str`` or any ``os.PathLike[str]``, e.g. ``pathlib.Path``) or a
+#: ``postgresql://`` conninfo string.
+Location = str | os.PathLike[str]
+
+
+def location_text(location: Location, name: str = "location") -> str:
+    """``location`` as the string the stores take (``os.fspath``); ``TypeError`` naming ``name`` for anything
+    that is neither a string nor a text path (bytes paths included)."""
+    text = os.fspath(location) if isinstance(location, os.PathLike) else location
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a str or an os.PathLike of str (a SQLite file path or a postgresql:// "
+                        f"conninfo), got {type(location).__name__}")
+    return text
+
+
+def open_store(location: Location, *, schema: str | None = None, mode: str = "write") -> Store:
     """A :class:`PostgresStore` for ``postgresql://`` / ``postgres://`` locations (``schema`` names the
     ledger inside the database, default ``optcomp_ledger``), else a :class:`SQLiteStore` on the file
     ``location`` (``schema`` refused: it is a PostgreSQL option). ``mode``: ``create``, ``write`` or
     ``read`` (read-only)."""
+    location = location_text(location)
     if is_postgres(location):
         return PostgresStore(location, schema or DEFAULT_SCHEMA, read_only=mode == "read")
     if schema is not None:
@@ -522,6 +538,6 @@ def open_store(location: str, *, schema: str | None = None, mode: str = "write")
     return SQLiteStore(location, mode)
 
 
-def is_postgres(location: str) -> bool:
+def is_postgres(location: Location) -> bool:
     """Whether ``location`` names a PostgreSQL ledger (a ``postgresql://`` or ``postgres://`` conninfo)."""
-    return location.startswith(("postgresql://", "postgres://"))
+    return location_text(location).startswith(("postgresql://", "postgres://"))

@@ -75,18 +75,8 @@ def _pure(epsilon: float) -> float:
 
 
 @tight_zcdp.register
-def _(mechanism: RandomizedResponse) -> float:
-    return _pure(mechanism.epsilon)
-
-
-@tight_zcdp.register
-def _(mechanism: PermuteAndFlip) -> float:
-    return _pure(mechanism.epsilon)
-
-
-@tight_zcdp.register
-def _(mechanism: LaplaceNoisyMax) -> float:
-    return _pure(mechanism.epsilon)
+def _(mechanism: RandomizedResponse | PermuteAndFlip | LaplaceNoisyMax) -> float:
+    return _pure(mechanism.epsilon)  # each is ε-DP with the ε-DP pair as its worst pair
 
 
 @tight_zcdp.register

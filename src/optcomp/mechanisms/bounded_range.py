@@ -168,18 +168,8 @@ def _pure_pair(epsilon: float) -> LawPair:
 
 
 @privacy_loss_laws.register
-def _bounded_range_laws(mechanism: BoundedRange) -> LawPair:
-    """The ε-DP pair of one BR step: valid for one step, loose in composition (module docstring)."""
-    return _pure_pair(mechanism.epsilon)
-
-
-@privacy_loss_laws.register
-def _permute_and_flip_laws(mechanism: PermuteAndFlip) -> LawPair:
-    return _pure_pair(mechanism.epsilon)
-
-
-@privacy_loss_laws.register
-def _laplace_noisy_max_laws(mechanism: LaplaceNoisyMax) -> LawPair:
+def _pure_selection_laws(mechanism: BoundedRange | PermuteAndFlip | LaplaceNoisyMax) -> LawPair:
+    """The ε-DP pair of one step: for BR valid for one step, loose in composition (module docstring)."""
     return _pure_pair(mechanism.epsilon)
 
 

@@ -183,6 +183,10 @@ def _continuous(cont: ContinuousLoss, edges: FloatArray) -> tuple[FloatArray, ..
     return m_lo, m_hi, q_lo, q_hi, np.array([below, above])
 
 
+#: Largest |loss|/step admitted: cell indices stay exact in float64 and far inside int64.
+_MAX_INDEX = 2.0**52
+
+
 def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells: int) -> Cells:
     """Certified cell masses of ``law`` on the cells covering ``span`` (module docstring).
 
@@ -190,6 +194,12 @@ def cells(law: PrivacyLossLaw, step: float, span: tuple[float, float], max_cells
         GridTooLargeError: if more than ``max_cells`` cells would be needed.
     """
     a, b = span
+    extent = max(abs(a), abs(b), float(np.max(np.abs(law.atom_losses), initial=0.0))) / step
+    if not extent < _MAX_INDEX:  # a step so fine that a loss's cell index leaves int64 (or is not finite)
+        raise GridTooLargeError(
+            f"grid step {step:g} is too fine for losses of magnitude {extent * step:.6g}: a cell index would "
+            "exceed 2^52; ask for a larger Accuracy.relative_width or grid_step"
+        )
     c_lo = math.floor(a / step) - 1
     c_hi = math.floor(b / step) + 1
     n = c_hi - c_lo + 1

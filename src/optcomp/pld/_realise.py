@@ -27,7 +27,7 @@ from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import LowerEnd, UpperEnd, tilt
-from optcomp.pld._roots import lower_root, upper_root
+from optcomp.pld._roots import atoms_upper, lower_root, upper_root
 from optcomp.pld._windows import Memo, Vectors, Windows
 
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
@@ -416,21 +416,24 @@ class Direction:
 
         The bisection reads δ at about 45 points a call, clustered where the interpolated δ crosses
         ``delta`` (:func:`optcomp._inverse_many.zoomed_bisection`: 3–4 calls where the plain bisection
-        took 9); the ε returned is a point whose upper δ was read ≤ ``delta``."""
+        took 9); the ε returned is a point whose upper δ was read ≤ ``delta``, or the atoms' own end
+        (:func:`._roots.atoms_upper`) where that is lower."""
+        cap = atoms_upper(self.win.laws, delta)
         if self.p_law >= delta:
-            return math.inf
+            return cap
         base = self.upper(0)
         if base is None:
-            return math.inf
+            return cap
         if base.unit_floor + self.cut <= _TILT_TRIGGER * (delta - self.p_law):
-            return upper_root([base], delta)
+            return min(upper_root([base], delta), cap)
         level = self.win.level_for(delta - self.p_law)
         near = upper_root([base], delta, _NEAR_XTOL)  # the untilted answer: where the tilted ends are read
 
         def root(ends: list[UpperEnd]) -> float:
             return upper_root(ends, delta)
 
-        return self._tilted_root(self.upper, root, base, delta - self.p_law, self.theta_for_delta(delta, level), level, near)
+        return min(cap, self._tilted_root(self.upper, root, base, delta - self.p_law,
+                                          self.theta_for_delta(delta, level), level, near))
 
     def epsilon_lower(self, delta: float, upper: float) -> float:
         """Largest ε found (bisection) whose certified lower δ exceeds ``delta`` (0 if none)."""

@@ -14,7 +14,8 @@ import numpy as np
 from optcomp._inverse import float_boundary
 from optcomp._inverse_many import batched_bisection, first_passing, zoomed_bisection
 from optcomp._numerics import EPSILON_XTOL, FloatArray
-from optcomp._rounding import widen_down, widen_up
+from optcomp._rounding import rounding_error, widen_down, widen_up
+from optcomp.mechanisms import PrivacyLossLaw
 from optcomp.pld._query import LowerEnd, UpperEnd
 
 #: How far (in units of the first gap) the upper ε search moves out before answering ε = inf.
@@ -27,6 +28,39 @@ _COARSE_BISECTIONS = 8
 _SCAN_SHARE = 1.0 / 16.0
 #: Points x₀, 2x₀ + 1, … a lower ε end tries upwards (when the downward scan found none) before giving up.
 _EXPANSION_POINTS = 64
+#: Relative accuracy trusted of a law's P(ℓ = +∞), as the cells trust atom masses (``_cells._ATOM_UNITS``);
+#: the composed mass 1 − Π(1 − pᵢ)^kᵢ (log1p, a sum, expm1: a few ulps each) is widened by as many again.
+_MASS_UNITS = 64
+
+
+def atoms_upper(laws: list[tuple[PrivacyLossLaw, int]], delta: float) -> float:
+    """A certified upper end of ε(δ) for a composition of purely atomic laws, from the atoms alone (∞ where
+    it gives none): every finite composed loss is at most ℓ_max = Σ kᵢ·max ℓᵢ, so δ(ε) = P(L = +∞) =
+    1 − Π(1 − pᵢ)^kᵢ for every ε ≥ ℓ_max (the hockey-stick integrand vanishes on the finite losses); when
+    that mass (rounded up) is ≤ δ, ε(δ) ≤ max(ℓ_max, 0) rounded up. It answers where the grid cannot: an
+    infinite-loss mass just below δ (the grid's tail allowance would exceed δ), an answer of exactly 0, and
+    ε(0) of a pure pair (its largest loss)."""
+    if any(law.continuous is not None for law, _ in laws):
+        return math.inf
+    terms: list[float] = []
+    slack: list[float] = []
+    log_fin = 0.0
+    for law, k in laws:
+        p = widen_up(law.p_inf, _MASS_UNITS)
+        if p >= 1.0:
+            return math.inf if delta < 1.0 else 0.0
+        log_fin += k * math.log1p(-p)
+        if law.atom_losses.size:  # a law without finite atoms puts all its P-mass at +∞: no finite loss
+            top, pq = float(law.atom_losses[-1]), (float(law.atom_p[-1]), float(law.atom_q[-1]))
+            lp, lq = (math.log(m) if m > 0.0 else 0.0 for m in pq)  # a mass that underflowed: ℓ given directly
+            terms.append(k * top)
+            # the top loss ln p − ln q as computed from masses trusted to _MASS_UNITS: its absolute error
+            slack.append(k * rounding_error(2 * _MASS_UNITS + 8, 1.0 + abs(top) + abs(lp) + abs(lq)))
+    mass = widen_up(-math.expm1(log_fin), _MASS_UNITS) if log_fin < 0.0 else 0.0
+    if mass > delta:
+        return math.inf
+    spread = math.fsum(abs(t) for t in terms) * rounding_error(len(terms) + 4)  # k·ℓ products and the sum
+    return max(math.fsum(terms) + math.fsum(slack) + spread, 0.0)
 
 
 def upper_root(ends: list[UpperEnd], delta: float, xtol: float = EPSILON_XTOL) -> float:

@@ -62,6 +62,9 @@ MODEL_DEEPEST_DELTA = 1e-7
 _SCALE_TAIL = 1e-6
 #: ... on this many cells (2048 moves it by 0.2 % at most on the DP-SGD laws, and costs 0.35 ms more).
 _SCALE_CELLS = 512
+#: A window narrower than this, relative to its ends' magnitude, has no scale to model (one loss value
+#: in all but rounding: two atoms at ln 0.5 computed 6e-16 apart once asked for cells of 1.3e-18).
+_SCALE_MIN_SPAN = 1e-9
 
 
 def loss_scale(law: PrivacyLossLaw) -> float | None:
@@ -70,8 +73,8 @@ def loss_scale(law: PrivacyLossLaw) -> float | None:
     which a subsampled law's long right tail would inflate it 2×); ``None`` when there is no finite,
     positive one (e.g. a law with atoms at ±∞ only)."""
     a, b = window(law, math.log(_SCALE_TAIL))
-    if not (math.isfinite(a) and math.isfinite(b) and b > a):
-        return None
+    if not (math.isfinite(a) and math.isfinite(b) and b - a > _SCALE_MIN_SPAN * max(abs(a), abs(b))):
+        return None  # no spread (or atoms a few ulps apart: cells that fine would not index)
     step = (b - a) / _SCALE_CELLS
     first, lm_hi = _p_upper(law, step, (a, b))
     p = np.exp(lm_hi)

@@ -20,10 +20,10 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from optcomp._numerics import Progress
@@ -122,7 +122,7 @@ def _local_workers(workers: int | None) -> int:
 
 def run(
     points: Sequence[Point],
-    store: Store | str | Path,
+    store: Store | str | os.PathLike[str],
     *,
     workers: int | None = None,
     scheduler: str | Any | None = None,
@@ -132,7 +132,7 @@ def run(
 
     Args:
         points: validated points (:func:`load_grid` / :func:`grid_points`).
-        store: a :class:`Store` or the path of its SQLite file (created if absent; a file that is not a
+        store: a :class:`Store` or the path (``str`` or ``os.PathLike``) of its SQLite file (created if absent; a file that is not a
             sweep store — another database, an optcomp ledger, a text file — is refused with
             :class:`StoreError`, untouched).
         workers: local processes (default: the cores this process may use; 1: in this process). A grid

@@ -23,6 +23,7 @@ import csv
 import errno
 import json
 import math
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -119,7 +120,7 @@ class Store:
     """A sweep's SQLite results file (created on first use; a file that is not a store is refused with
     :class:`StoreError` and left untouched — the module docstring)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         mark = _check(self.path)
         try:
@@ -209,7 +210,7 @@ def records(points: Sequence[Point], rows: Sequence[Row]) -> list[dict[str, Any]
     return out
 
 
-def write_csv(recs: Sequence[dict[str, Any]], path: str | Path) -> None:
+def write_csv(recs: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
     """CSV with a header; floats written with ``repr`` (round-trip exact), missing values empty."""
     if not recs:
         Path(path).write_text("", encoding="utf-8")
@@ -221,7 +222,7 @@ def write_csv(recs: Sequence[dict[str, Any]], path: str | Path) -> None:
             w.writerow({k: "" if v is None else (repr(v) if isinstance(v, float) else v) for k, v in rec.items()})
 
 
-def write_parquet(recs: Sequence[dict[str, Any]], path: str | Path) -> None:
+def write_parquet(recs: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
     """Parquet through pyarrow (the ``parquet`` extra)."""
     try:
         import pyarrow as pa
