@@ -13,7 +13,6 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import mpmath
 import pytest
 
 import optcomp as oc
@@ -31,20 +30,15 @@ from optcomp.planner import (
     plan_to_toml,
 )
 from optcomp.planner._accounting import _azuma
-from optcomp.planner._noise import rank_error
-
-
-def _counts(records: tuple[int, ...], G: int) -> list[int]:
-    """c(y_j) = #{records below candidate j}; a record in slot s ∈ [0, G] lies between candidates s−1 and s."""
-    return [sum(1 for r in records if r < j + 1) for j in range(G)]
-
-
-def _em(records: tuple[int, ...], G: int, q: float, b: mpmath.mpf) -> list[mpmath.mpf]:
-    n = len(records)
-    u = [-abs(c - q * n) for c in _counts(records, G)]
-    w = [mpmath.exp(mpmath.mpf(x) / b) for x in u]
-    z = mpmath.fsum(w)
-    return [x / z for x in w]
+from optcomp.planner._noise import components, rank_error
+from tests._references.bounded_range import (
+    excess_tail,
+    exponential_mechanism_law,
+    log_ratio_width,
+    quantile_counts,
+    quantile_utilities,
+    worst_case_tail,
+)
 
 
 def _datasets(n: int, G: int) -> list[tuple[int, ...]]:
@@ -58,26 +52,21 @@ def test_sensitivity_and_bounded_range_on_every_small_dataset(q: float, relation
     G, eps = 4, 0.7
     plan = plan_from_dict({"epsilon": 1.0, "delta": 0.0, "neighbouring": relation, "statistics": [
         {"name": "m", "kind": "quantile", "quantile": q, "candidates": G}]})
-    from optcomp.planner._noise import components
-
     delta_u = components(plan, plan.statistics[0])[0].sensitivity
-    b = mpmath.mpf(2 * delta_u / eps)
-    worst_diff, worst_width = 0.0, mpmath.mpf(0)
+    b = 2 * delta_u / eps
+    worst_diff, worst_width = 0.0, 0.0
     for n in range(1, 5):
         for x in _datasets(n, G):
-            ux = [-abs(c - q * n) for c in _counts(x, G)]
+            ux = quantile_utilities(x, G, q)
             if relation == "add_remove":
                 neighbours = [tuple(sorted((*x, s))) for s in range(G + 1)]
             else:
                 neighbours = [tuple(sorted((*x[:i], s, *x[i + 1:]))) for i in range(n) for s in range(G + 1)]
-            px = _em(x, G, q, b)
+            px = exponential_mechanism_law(ux, b)
             for y in neighbours:
-                m = len(y)
-                uy = [-abs(c - q * m) for c in _counts(y, G)]
+                uy = quantile_utilities(y, G, q)
                 worst_diff = max(worst_diff, max(abs(a - c) for a, c in zip(ux, uy)))
-                py = _em(y, G, q, b)
-                logs = [mpmath.log(a / c) for a, c in zip(px, py)]
-                worst_width = max(worst_width, max(logs) - min(logs))
+                worst_width = max(worst_width, log_ratio_width(px, exponential_mechanism_law(uy, b)))
     assert worst_diff == pytest.approx(delta_u, abs=1e-12)  # the planner's Δ is attained, never exceeded
     assert worst_width <= eps * (1 + 1e-12)
 
@@ -89,24 +78,18 @@ def test_rank_error_holds_on_every_small_dataset(G: int, beta: float, q: float) 
     b = 1.3
     alpha = rank_error(b, G, beta)
     assert alpha <= b * math.log(G / beta)
-    worst = mpmath.mpf(0)
+    worst = 0.0
     for n in range(1, 8):
         for x in _datasets(n, G):
-            p = _em(x, G, q, mpmath.mpf(b))
-            err = [abs(c - q * n) for c in _counts(x, G)]
-            best = min(err)
-            worst = max(worst, mpmath.fsum(pj for pj, e in zip(p, err) if e - best > alpha))
+            p = exponential_mechanism_law(quantile_utilities(x, G, q), b)
+            worst = max(worst, excess_tail(p, [abs(c - q * n) for c in quantile_counts(x, G)], alpha))
     assert worst <= beta
 
 
 def test_rank_error_is_the_exact_worst_case_over_score_vectors() -> None:
     """At α the score vector with every other candidate just above α has tail → β (the bound is tight)."""
     for G, beta, b in [(2, 0.05, 1.0), (121, 0.05, 3.5), (10**6, 0.01, 0.2)]:
-        a = rank_error(b, G, beta)
-        with mpmath.workdps(40):
-            w = (G - 1) * mpmath.exp(-mpmath.mpf(a) / b)
-            tail = w / (1 + w)
-        assert float(tail) == pytest.approx(beta, rel=1e-9)
+        assert worst_case_tail(G, rank_error(b, G, beta), b) == pytest.approx(beta, rel=1e-9)
     assert rank_error(1.0, 2, 0.6) == 0.0  # (G − 1)(1 − β)/β < 1: the best candidate is the likeliest
     assert rank_error(math.inf, 5, 0.05) == math.inf
 
