@@ -19,13 +19,16 @@ Every mode returns a certified upper ε of releasing the statistics with the giv
   the queries floor: ``optcomp.compose`` of :class:`~optcomp.mechanisms.EpsilonDelta` items, whose
   routing sends them to :mod:`optcomp.optimal` (:func:`_black_box`). A BR step enters as the black box it
   is, :class:`~optcomp.mechanisms.BoundedRange` (every ε-BR pair is dominated by a member of the BR
-  family): the floor then answers by the adaptive BR recursion (``docs/selection.md`` §2), in the plan's
-  order. That order is sound whether or not a release may depend on the earlier outputs (the adaptive
-  optimum bounds every strategy, a fixed one included), and it is the order a plan ledger charges.
+  family): the floor then answers by the adaptive BR recursion (``docs/selection.md`` §2), with the BR
+  steps *last* (:func:`_br_last`): each BR step's worst pair may then depend on the outputs of every other
+  statistic, which bounds the plan in whatever order its statistics are released, adaptively or not (the
+  fixed steps' laws do not depend on earlier outputs, so a strategy of any release order is one of this
+  order's: move the fixed steps after a BR step to before it, their outputs being independent of it).
 * ``mechanism_aware``: the composition of the actual mechanisms, asked of the queries floor
   (``optcomp.compose(...).epsilon(δ)``): all Gaussian, it answers by the GDP closed form (μ merged by
-  :func:`optcomp.queries.merged_mu`, Dong–Roth–Su Cor 3.3); with a BR step by the adaptive BR recursion
-  (the exponential mechanism is exactly ε-BR, its worst pair a member of the BR family); otherwise on the
+  :func:`optcomp.queries.merged_mu`, Dong–Roth–Su Cor 3.3); with a BR step by the adaptive BR recursion,
+  BR steps last as in ``optimal`` (the exponential mechanism is exactly ε-BR, its worst pair a member of
+  the BR family); otherwise on the
   PLD grid, at a fixed grid step (:func:`pld_accuracy`). The black-box bound is certified for the same mechanisms:
   :func:`certified_epsilon` reports the smaller of the two.
 
@@ -38,6 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from optcomp._numerics import (
     EPSILON_WIDTH_FLOOR,
@@ -51,7 +55,7 @@ from optcomp.bounds import kov_bound_heterogeneous
 from optcomp.composition import compose
 from optcomp.mechanisms import BoundedRange, EpsilonDelta, Mechanism
 from optcomp.mechanisms.bounded_range import kl_max
-from optcomp.planner._noise import mechanism_spec
+from optcomp.planner._noise import BOUNDED_RANGE, mechanism_spec
 from optcomp.planner._prepare import _Prepared, prepare
 from optcomp.planner._schema import Plan
 from optcomp.pld import GridTooLargeError
@@ -64,6 +68,10 @@ MODES: tuple[str, ...] = ("basic", "advanced", "kov", "optimal", "mechanism_awar
 #: first pass and refinement); the upper end stays certified at any step, a coarser step only gives
 #: away up to about this fraction of ε.
 PLANNER_PLD_RELATIVE_WIDTH: float = 1e-3
+#: Relative bracket width asked of the adaptive BR recursion in ``mechanism_aware`` mode (plans with a
+#: quantile). Its upper end converges faster than its lower one: on the census example at 3e-3 it is within
+#: 1e-6 of the 1e-3 one, in a fifth of the time (0.31 s against 1.7 s CPU); only the upper end is used.
+ADAPTIVE_RELATIVE_WIDTH: float = 3e-3
 #: Coarsest grid step relative to the budget (few laws: the evaluations are cheap; a few Laplace laws have
 #: atoms at ±ε_c, whose discretisation error is first order in the step).
 _PLD_MAX_RELATIVE_STEP: float = 1e-3
@@ -85,6 +93,7 @@ OPTIMAL_FINAL_TOLERANCE: float = 2e-3
 _BLACK_BOX_COARSENINGS = 3
 
 Accounting = Callable[[_Prepared, Sequence[float]], float]
+T = TypeVar("T")
 
 
 def pld_accuracy(budget: float, k: int) -> Accuracy:
@@ -179,6 +188,13 @@ def _kov(p: _Prepared, eps: Sequence[float]) -> float:
     return value
 
 
+def _br_last(items: Sequence[tuple[T, bool]]) -> list[T]:
+    """The items, those flagged bounded-range moved to the end (each group in plan order): the composition
+    order of the adaptive recursion (module docstring: the most adaptive order, sound for every release order;
+    it is also the cheapest, one fixed-step run per pass)."""
+    return [x for x, br in items if not br] + [x for x, br in items if br]
+
+
 def black_box_bound(p: _Prepared, eps: Sequence[float], relative_tolerance: float) -> Bound:
     """Certified ε bracket of the optimal black-box composition of the plan's (ε_c, δ_c) pairs.
 
@@ -187,16 +203,16 @@ def black_box_bound(p: _Prepared, eps: Sequence[float], relative_tolerance: floa
     cannot reach (``GridTooLargeError``) is asked again coarser (any upper end is certified), and
     [0, ∞] (infeasible, the safe side) is returned if none is reached.
     """
-    items: list[tuple[Mechanism, int]] = []
+    items: list[tuple[tuple[Mechanism, int], bool]] = []
     for (e, d), br in zip(p.pairs(eps), p.bounded_range):
         if br:
             if e > 0.0:  # an ε = 0 selection releases nothing about the data
-                items.append((BoundedRange(e), 1))
+                items.append(((BoundedRange(e), 1), True))
         else:
-            items.append((EpsilonDelta(epsilon=e, delta=d), 1))
+            items.append(((EpsilonDelta(epsilon=e, delta=d), 1), False))
     if not items:
         return Bound(0.0, 0.0)
-    composition = compose(*items)
+    composition = compose(*_br_last(items))
     accuracy = black_box_accuracy(p.budget, relative_tolerance)
     for _ in range(_BLACK_BOX_COARSENINGS + 1):
         try:
@@ -227,9 +243,12 @@ def _mechanism_aware(p: _Prepared, eps: Sequence[float]) -> float:
         # only Laplace-family components (prepare refuses Gaussians at δ = 0): each one's loss reaches its
         # ε_c with positive probability, so ε(0) of the composition is exactly Σε_c (basic composition)
         return _basic(p, eps)
-    composition = compose(*(mechanism_spec(c, sc) for c, sc in flat))
+    composition = compose(*_br_last([(mechanism_spec(c, sc), c.mechanism in BOUNDED_RANGE) for c, sc in flat]))
     closed = Accuracy(relative_width=PLANNER_PLD_RELATIVE_WIDTH)
-    if composition.engine(closed) != "grid":  # the floor's closed form (all Gaussian: GDP) needs no step
+    engine = composition.engine(closed)
+    if engine == "adaptive":  # a quantile (BR step): the adaptive recursion, whose upper end converges first
+        return composition.epsilon(p.plan.delta, accuracy=Accuracy(relative_width=ADAPTIVE_RELATIVE_WIDTH)).upper
+    if engine != "grid":  # the floor's closed form (all Gaussian: GDP) needs no step
         return composition.epsilon(p.plan.delta, accuracy=closed).upper
     k = sum(c.copies for c, _ in flat if c.mechanism != "gaussian")
     k += any(c.mechanism == "gaussian" for c, _ in flat)
