@@ -70,8 +70,8 @@ def test_plan_ledger_from_the_planner(tmp_path: Path, capsys: pytest.CaptureFixt
     p = str(tmp_path / "census.ledger")
     code, _, err = run(capsys, "plan", str(ROOT / "examples" / "census_plan.toml"), "--mode", "optimal",
                        "--ledger", p, "--json")
-    assert code == 0 and "20 slots" in err
+    assert code == 0 and "21 slots" in err
     led = Ledger.open(p)
     rep = led.report()
-    assert rep["mode"] == "plan" and rep["slots"] == 20 and float.fromhex(rep["certificate"]["upper"]) <= 1.0
+    assert rep["mode"] == "plan" and rep["slots"] == 21 and float.fromhex(rep["certificate"]["upper"]) <= 1.0
     led.close()

@@ -39,7 +39,11 @@ EXAMPLE_KEYS: dict[str, dict[str, Any]] = {
 
 
 def _plan(mechanism: str) -> dict[str, Any]:
-    return {"epsilon": 1.0, "delta": 1e-6, "statistics": [{"name": "n", "kind": "count", "mechanism": mechanism}]}
+    stat: dict[str, Any] = {"name": "n", "kind": "count", "mechanism": mechanism}
+    entry = mechanism_spellings().get(mechanism)
+    if entry is not None and entry.name == "exponential":  # the exponential mechanism releases a quantile
+        stat = {**stat, "kind": "quantile", "candidates": 10}
+    return {"epsilon": 1.0, "delta": 1e-6, "statistics": [stat]}
 
 
 def test_table_is_well_formed() -> None:

@@ -66,7 +66,8 @@ def with_stat(index: int, **fields: Any) -> dict[str, Any]:
         (with_stat(0, weight="heavy"), r"'n' \(#1\): field 'weight' must be a number"),
         (with_stat(3, bins=0), r"statistic 'hist' \(#4\): field 'bins' must be an integer in \[1, 2\*\*53\], got 0"),
         (with_stat(3, bins=2.5), r"'hist' \(#4\): field 'bins'"),
-        (with_stat(2, mechanism="exponential"), r"'income' \(#3\): field 'mechanism' must be one of"),
+        (with_stat(2, mechanism="exponential"), r"'income' \(#3\): field 'mechanism' exponential releases a quantile only"),
+        (with_stat(2, mechanism="staircase"), r"'income' \(#3\): field 'mechanism' must be one of"),
         (with_stat(2, kind="median"), r"'income' \(#3\): field 'kind' must be one of"),
         (with_stat(2, colour="red"), r"'income' \(#3\): unknown field 'colour'"),
         (with_stat(0, lock_epsilon=0.1, lock_accuracy=3.0), r"'n' \(#1\): fields 'lock_epsilon' and 'lock_accuracy'"),
@@ -326,7 +327,7 @@ def test_cli_plan_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(payload["modes"]) == {"basic", "optimal"}
     opt = payload["modes"]["optimal"]
     assert opt["feasible"] and opt["epsilon_certified"] <= 1.0
-    assert len(opt["statistics"]) == 20
+    assert len(opt["statistics"]) == 21
 
 
 def test_cli_plan_invalid_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -374,7 +375,7 @@ def test_census_lock_does_not_fit_a_tiny_budget() -> None:
 
     plan = plan_from_dict({**plan_to_dict(load_plan(CENSUS)), "epsilon": 1e-3})
     for mode in MODES:
-        with pytest.raises(PlanError, match=r"'veterans' \(#20\) epsilon_i = ") as info:
+        with pytest.raises(PlanError, match=r"'veterans' \(#21\) epsilon_i = ") as info:
             allocate(plan, mode)
         assert info.value.field == "epsilon"
 

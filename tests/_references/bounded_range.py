@@ -194,3 +194,43 @@ def rr_kl(epsilon: float) -> mpf:
     """KL divergence of randomized response, ε·tanh(ε/2)."""
     e = mpf(epsilon)
     return e * mpmath.tanh(e / 2)
+
+
+# --- the exponential mechanism for a quantile, run exactly (the planner's quantile statistic) -----------------
+
+
+def quantile_counts(records: tuple[int, ...], candidates: int) -> list[int]:
+    """c(y_j) = #{records below candidate j}: a record in slot s ∈ [0, G] lies between candidates s − 1 and s."""
+    return [sum(1 for r in records if r < j + 1) for j in range(candidates)]
+
+
+def quantile_utilities(records: tuple[int, ...], candidates: int, q: float) -> list[float]:
+    """u(y_j) = −|c(y_j) − q·n| (Smith 2011's quantile utility over a public candidate grid)."""
+    n = len(records)
+    return [-abs(c - q * n) for c in quantile_counts(records, candidates)]
+
+
+def exponential_mechanism_law(utilities: list[float], temperature: float) -> list[mpmath.mpf]:
+    """P(y_j) = exp(u_j/b)/Σ exp(u_i/b) (McSherry–Talwar with b = 2Δ/ε), at ``MPMATH_DPS`` digits."""
+    b = mpmath.mpf(temperature)
+    w = [mpmath.exp(mpmath.mpf(u) / b) for u in utilities]
+    z = mpmath.fsum(w)
+    return [x / z for x in w]
+
+
+def log_ratio_width(p: list[mpmath.mpf], q: list[mpmath.mpf]) -> float:
+    """max_y ln(p/q) − min_y ln(p/q): the bounded-range width of a pair on a finite range."""
+    logs = [mpmath.log(a / c) for a, c in zip(p, q)]
+    return float(max(logs) - min(logs))
+
+
+def excess_tail(p: list[mpmath.mpf], errors: list[float], alpha: float) -> float:
+    """P[error − min error > α] under the law ``p`` (rounded to a float after an exact-enough sum)."""
+    best = min(errors)
+    return float(mpmath.fsum(pj for pj, e in zip(p, errors) if e - best > alpha))
+
+
+def worst_case_tail(candidates: int, alpha: float, temperature: float) -> float:
+    """(G − 1)e^{−α/b}/(1 + (G − 1)e^{−α/b}): the tail with every other candidate at excess just above α."""
+    w = (candidates - 1) * mpmath.exp(-mpmath.mpf(alpha) / temperature)
+    return float(w / (1 + w))

@@ -5,6 +5,13 @@
     optcomp compose --eps 0.1 --delta 0.001 -k 30 --target-delta 0.05
     optcomp compose --mech 0.1,0 --mech 0.3,1e-6 --mech 0.05,0 --target-eps 1.0 --json
     optcomp compose --file mechs.txt --target-delta 1e-6      # lines "EPS,DELTA" or a JSON list of pairs
+    optcomp compose --mech exponential:epsilon=0.1,count=100 --target-delta 1e-6   # + the bounded-range row
+
+A ``--mech`` may also name an ε-DP black box from the mechanism table with a ``count``: ``exponential``
+(and its aliases: an ε-bounded-range step), ``permute_and_flip``, ``laplace_noisy_max`` (ε-DP) or
+``epsdelta``. The theorems compare them as (ε, δ) pairs; where some are bounded-range, one more row gives
+their optimal composition *as* bounded-range steps (the adaptive recursion of ``docs/selection.md``, in
+the order given, through :func:`optcomp.compose`), the comparison's tighter answer.
 
 ``optcomp region`` exports the boundary β(α) of the composed privacy region (KOV Thm III.3 for
 ``--eps/--delta/-k``; for ``--mech``/``--file`` the outer bound ∩ R(ε_g, δ_opt(ε_g)) on ``--eps-points``
@@ -169,6 +176,31 @@ def _read_file(path: str) -> list[EpsDelta]:
     return [_parse_pair(ln, f"{path} line {i + 1}") for i, ln in enumerate(lines) if ln]
 
 
+#: Specification classes a ``--mech NAME:...`` of ``compose``/``region`` may name: (ε, δ) black boxes.
+_BLACK_BOXES = ("BoundedRange", "PermuteAndFlip", "LaplaceNoisyMax", "EpsilonDelta")
+
+
+def _named_mech(text: str) -> tuple[Any, int]:
+    """``NAME:KEY=VALUE,...,count=K`` of a black box in :data:`_BLACK_BOXES` → (mechanism, count)."""
+    from optcomp.cli.account import build_item, parse_mech
+
+    item, count = build_item(parse_mech(text))
+    if type(item).__name__ not in _BLACK_BOXES:
+        raise ValueError(f"--mech of compose must be EPS,DELTA or an (epsilon, delta) black box "
+                         f"(exponential, permute_and_flip, laplace_noisy_max, epsdelta) with count=K, got {text!r}; "
+                         "optcomp account --mech composes the other mechanisms")
+    return item, count
+
+
+def _pair_of(item: Any) -> EpsDelta:
+    return (float(item.epsilon), float(getattr(item, "delta", 0.0)))
+
+
+def _mech_specs(mech: Sequence[str]) -> list[tuple[Any, int]]:
+    """Each ``--mech``: a named black box with its count, or an EPS,DELTA pair (count 1, item None)."""
+    return [_named_mech(m) if ":" in m else (None, 1) for m in mech]
+
+
 def _mechanisms(
     eps: float | None, delta: float | None, k: int | None, mech: Sequence[str], file: str | None
 ) -> Sequence[EpsDelta]:
@@ -181,7 +213,14 @@ def _mechanisms(
             raise click.UsageError("--eps, --delta and -k must be given together")
         return optimal.homogeneous(eps, delta, k)
     if mech:
-        return [_parse_pair(m, "--mech") for m in mech]
+        specs = _mech_specs(mech)
+        if len(specs) == 1 and specs[0][0] is not None:  # one named box with a count: the homogeneous engine
+            e, d = _pair_of(specs[0][0])
+            return optimal.homogeneous(e, d, specs[0][1])
+        pairs: list[EpsDelta] = []
+        for m, (item, count) in zip(mech, specs):
+            pairs.extend([_parse_pair(m, "--mech")] if item is None else [_pair_of(item)] * count)
+        return pairs
     assert file is not None
     return _read_file(file)
 
@@ -255,15 +294,20 @@ def compose_command(
     rdp_payload = _rdp_compare.comparison(
         rdp_items, [target_delta] if target_delta is not None else [], [target_eps] if target_eps is not None else []
     )
+    br = _bounded_range_row(mech, target_delta, target_eps)
     if as_json:
-        emit_json({"k": len(mechs), target_name: target, "method": method, quantity: {**classic, "optimal": opt},
-                   "rdp_comparison": rdp_payload})
+        extra = {} if br is None else {"bounded_range_optimal": br}
+        emit_json({"k": len(mechs), target_name: target, "method": method,
+                   quantity: {**classic, "optimal": opt, **extra}, "rdp_comparison": rdp_payload})
         return
     rows: list[list[Any]] = []
     for key, label in labels.items():
         value = classic[key]
         rows.append([label, value, _ratio(value, opt.upper)])
     rows.append([f"optimal (MV Thm 1.5, method={method})", opt, _ratio(opt.upper, opt.upper)])
+    if br is not None:
+        rows.append(["optimal, bounded-range steps as such (adaptive, docs/selection.md)", br,
+                     _ratio(br.upper, opt.upper)])
     emit_table(
         f"{len(mechs)} mechanisms, {target_name} = {fmt(target)}",
         ["theorem", quantity, "ratio to optimal (upper)"],
@@ -271,6 +315,32 @@ def compose_command(
         caption="— : ratio undefined (0/0 or inf/inf)" if opt.upper == 0.0 or math.isinf(opt.upper) else None,
     )
     _rdp_compare.print_comparison(rdp_payload)
+
+
+def _bounded_range_row(mech: Sequence[str], target_delta: float | None, target_eps: float | None) -> Bound | None:
+    """The optimal composition with the bounded-range ``--mech`` steps composed as such (adaptive, in the
+    order given; the others as (ε, δ) boxes), or None when no ``--mech`` is bounded-range."""
+    from optcomp import compose
+    from optcomp.mechanisms import BoundedRange, EpsilonDelta, Mechanism
+
+    specs = _mech_specs(mech)
+    if not any(isinstance(item, BoundedRange) for item, _ in specs):
+        return None
+    items: list[tuple[Mechanism, int]] = []
+    for m, (item, count) in zip(mech, specs):
+        if item is None:
+            e, d = _parse_pair(m, "--mech")
+            items.append((EpsilonDelta(e, delta=d), 1))
+        elif isinstance(item, BoundedRange):
+            items.append((item, count))
+        else:
+            e, d = _pair_of(item)
+            items.append((EpsilonDelta(e, delta=d), count))
+    composition = compose(*items)
+    if target_delta is not None:
+        return composition.epsilon(target_delta)
+    assert target_eps is not None
+    return composition.delta(target_eps)
 
 
 @cli.command("region")

@@ -49,7 +49,8 @@ def plan_command(file: Path, as_json: bool, modes: tuple[str, ...], ledger_path:
         head.add_row(_SHORT[mode], g(r.scale, ".6g"), g(r.epsilon_certified, ".6g"), g(r.epsilon_budget, ".6g"),
                      str(r.evaluations), g(r.seconds, ".3f"))
     console.print(head)
-    table = Table(title="Accuracy α: half-width of the (1 − β) interval (histograms: per bin / all bins)")
+    table = Table(title="Accuracy α: half-width of the (1 − β) interval (histograms: per bin / all bins; "
+                  "quantiles: rank error, docs/planner.md)")
     table.add_column("statistic")
     table.add_column("mechanism")
     table.add_column("ε_i (" + _SHORT[list(results)[-1]] + ")")
@@ -59,6 +60,7 @@ def plan_command(file: Path, as_json: bool, modes: tuple[str, ...], ledger_path:
     table.add_column(f"gain {_SHORT[last]} vs basic", justify="right")
     for i, st in enumerate(plan.statistics):
         lock = " (locked)" if st.lock_epsilon is not None or st.lock_accuracy is not None else ""
+        lock += " (ranks)" if st.kind == "quantile" else ""
         row = [st.name + lock, st.mechanism, g(results[last].statistics[i].epsilon, ".4g")]
         for r in results.values():
             s = r.statistics[i]

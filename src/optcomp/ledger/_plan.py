@@ -24,6 +24,11 @@ is allowed: running fewer mechanisms post-processes the plan) and must be domina
   are composed as randomized response RR(ε) (the worst ε-DP pair: every ε-DP mechanism is a post-processing
   of it, KOV Thm II.5, so its curve is the largest), and an (ε, δ > 0) slot is refused by name (it has no
   Rényi curve);
+* ``br`` slot (an ε-bounded-range step, the planner's quantile): a ``br`` release with ε′ ≤ ε (ε′-BR is
+  ε-BR); a ``pure``/``approx`` slot also takes a ``br`` release with ε′ ≤ ε (it is ε′-DP). A plan with a
+  ``br`` slot is certified by the adaptive BR recursion in slot order (``docs/selection.md`` §2), which is
+  the order releases consume slots in; in a Rényi-conversion plan it composes as randomized response
+  RR(ε) (ε-BR is ε-DP);
 * ``batch`` slots are refused (a plan in a plan is one longer plan).
 
 The plan is part of the ledger's immutable configuration: it cannot change after creation.
@@ -37,6 +42,7 @@ from fractions import Fraction
 from typing import Any
 
 import optcomp
+from optcomp.ledger._choices import BoundedRangeRelease
 from optcomp.ledger._costs import laplace_rdp, laplace_zcdp, renyi_at
 from optcomp.ledger._currency import rr_rdp
 from optcomp.ledger._exact import exact
@@ -50,7 +56,15 @@ from optcomp.ledger._release import (
     RenyiRelease,
     ZCDPRelease,
 )
-from optcomp.mechanisms import EpsilonDelta, Gaussian, Laplace, RandomizedResponse, Renyi, ZeroConcentrated
+from optcomp.mechanisms import (
+    BoundedRange,
+    EpsilonDelta,
+    Gaussian,
+    Laplace,
+    RandomizedResponse,
+    Renyi,
+    ZeroConcentrated,
+)
 
 
 def _float_up(x: Fraction) -> float:
@@ -63,7 +77,7 @@ def _float_down(x: Fraction) -> float:
     return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
 
 
-_SLOT_KINDS = "pure, approx, gaussian, laplace, discrete_gaussian, zcdp or renyi"
+_SLOT_KINDS = "pure, approx, gaussian, laplace, discrete_gaussian, br, zcdp or renyi"
 
 
 def _pair(r: Release) -> tuple[float, float]:
@@ -98,6 +112,8 @@ def _slot_item(s: Release, curves: bool) -> Any:
         return Laplace(_float_down(s.scale), sensitivity=_float_up(s.sensitivity))
     if isinstance(s, DiscreteGaussianRelease):
         return s.mechanism()
+    if isinstance(s, BoundedRangeRelease):
+        return RandomizedResponse(_float_up(s.epsilon)) if curves else BoundedRange(_float_up(s.epsilon))
     if isinstance(s, ZCDPRelease):
         return ZeroConcentrated(_float_up(s.rho))
     if isinstance(s, RenyiRelease):
@@ -113,6 +129,7 @@ def _slot_item(s: Release, curves: bool) -> Any:
 _ENGINE_WORDS = {
     "renyi": "optcomp.compose, Rényi conversion of the slots' curves, certified upper end (docs/rdp.md)",
     "lattice": "optcomp.compose, exact lattice engine, certified upper end (docs/dgauss.md)",
+    "adaptive": "optcomp.compose, adaptive bounded-range recursion, certified upper end (docs/selection.md)",
 }
 
 
@@ -144,7 +161,7 @@ def zcdp_bound(release: Release) -> Fraction | None:
     """A ρ with ``release`` ρ-zCDP (exact or rounded up), or None: zCDP ρ; Gaussian μ²/2 (Bun–Steinke Prop
     1.6); discrete Gaussian ‖v‖²/(2σ²) (CKS Prop 5); Laplace ε + e^{−ε} − 1 (Harrison–Manurangsi); pure ε²/2
     (Bun–Steinke Prop 1.4)."""
-    if isinstance(release, (ZCDPRelease, DiscreteGaussianRelease)):
+    if isinstance(release, (ZCDPRelease, DiscreteGaussianRelease, BoundedRangeRelease)):
         return release.rho
     if isinstance(release, GaussianRelease):
         return release.mu_squared / 2
@@ -180,7 +197,10 @@ def dominated(release: Release, slot: Release) -> bool:
     """Whether ``release`` is dominated by ``slot`` (module docstring)."""
     if isinstance(slot, GaussianRelease):
         return isinstance(release, GaussianRelease) and release.mu_squared <= slot.mu_squared
-    if isinstance(slot, (PureDP, ApproxDP)) and isinstance(release, (PureDP, ApproxDP, LaplaceRelease)):
+    if isinstance(slot, BoundedRangeRelease):
+        return isinstance(release, BoundedRangeRelease) and release.epsilon <= slot.epsilon
+    if isinstance(slot, (PureDP, ApproxDP)) and isinstance(release, (PureDP, ApproxDP, LaplaceRelease,
+                                                                      BoundedRangeRelease)):
         return release.epsilon <= slot.epsilon and getattr(release, "delta", 0) <= getattr(slot, "delta", 0)
     if isinstance(slot, LaplaceRelease):
         return isinstance(release, LaplaceRelease) and release.epsilon <= slot.epsilon
@@ -199,8 +219,11 @@ def dominated(release: Release, slot: Release) -> bool:
 
 def slots_from_planner(plan: Any, result: Any) -> list[Release]:
     """The slots of a planner allocation (:func:`optcomp.planner.plan_all`, mode ``optimal``): one
-    (ε_c, δ_c) black box per component of every statistic, exactly the pairs the planner certified."""
+    (ε_c, δ_c) black box per component of every statistic (an ε_c-BR step for a quantile), exactly the
+    steps the planner certified, in plan order."""
     from optcomp.planner import prepare
 
-    pairs = prepare(plan).pairs([s.epsilon for s in result.statistics])
-    return [ApproxDP(e, d) if d else PureDP(e) for e, d in pairs if e > 0 or d > 0]
+    p = prepare(plan)
+    pairs = p.pairs([s.epsilon for s in result.statistics])
+    return [BoundedRangeRelease(e) if br else ApproxDP(e, d) if d else PureDP(e)
+            for (e, d), br in zip(pairs, p.bounded_range, strict=True) if e > 0 or d > 0]

@@ -4,8 +4,8 @@
 Each :class:`MechanismEntry` gives the name, its other accepted spellings, the specification class in
 :mod:`optcomp.mechanisms`, a display label, a one-line description of its keys, and whether the budget
 planner offers it (the planner calibrates the noise scale of a bounded count, sum, mean or histogram, so
-it offers only the additive-noise mechanisms with a scale: Laplace, Gaussian, discrete Laplace, discrete
-Gaussian). A name
+it offers the additive-noise mechanisms with a scale: Laplace, Gaussian, discrete Laplace, discrete
+Gaussian; and the exponential mechanism for a quantile, whose scale is its Gumbel temperature 2Δ/ε). A name
 means the same mechanism everywhere it is accepted; no other module spells the list out.
 """
 
@@ -66,8 +66,8 @@ MECHANISM_NAMES: tuple[MechanismEntry, ...] = (
     MechanismEntry(name="renyi", aliases=("rdp",), spec=Renyi, label="Rényi-curve black box",
                    keys="orders=A1;A2;..., epsilons=E1;E2;... (or file=curve.json)"),
     MechanismEntry(name="exponential", aliases=("bounded_range", "gumbel_max"),
-                   spec=BoundedRange, label="exponential mechanism (ε-bounded range)",
-                   keys="eps= (or epsilon=); count=k for k steps or top-k by peeling"),
+                   spec=BoundedRange, label="exponential (ε-BR)",
+                   keys="eps= (or epsilon=); count=k for k steps or top-k by peeling", planner=True),
     MechanismEntry(name="permute_and_flip", spec=PermuteAndFlip, label="permute-and-flip (ε-DP, not BR)",
                    keys="eps="),
     MechanismEntry(name="laplace_noisy_max", spec=LaplaceNoisyMax, label="Laplace report-noisy-max (ε-DP, not BR)",

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import log_ndtr
 
-from optcomp.planner._noise import APPROXIMATE, _gaussian_mu, gaussian_mus
+from optcomp.planner._noise import APPROXIMATE, BOUNDED_RANGE, _gaussian_mu, gaussian_mus
 
 if TYPE_CHECKING:
     from optcomp.planner._prepare import _Prepared
@@ -39,10 +39,16 @@ class _Model:
         lap_n: list[float] = []
         lap_locked = 0.0
         gauss_e: list[float] = []  # ε_c at s = 1 of free Gaussians
+        br_e: list[float] = []  # ε_c at s = 1 of free bounded-range steps
         self.gauss_locked = 0.0
         for st, cs, lk in zip(p.plan.statistics, p.comps, p.locked):
             for c in cs:
-                if c.mechanism in APPROXIMATE:  # a discrete Gaussian is guided as the Gaussian (uncertified)
+                if c.mechanism in BOUNDED_RANGE:  # an ε-BR step: 2·KL_max(ε) ≈ ε²/4 (uncertified guide)
+                    if lk is None:
+                        br_e.append(c.share * st.weight)
+                    else:
+                        lap_locked += _br2(c.share * lk)
+                elif c.mechanism in APPROXIMATE:  # a discrete Gaussian is guided as the Gaussian (uncertified)
                     if lk is None:
                         gauss_e.append(c.share * st.weight)
                     else:
@@ -55,6 +61,7 @@ class _Model:
         self.lap_e = np.asarray(lap_e, dtype=np.float64)
         self.lap_n = np.asarray(lap_n, dtype=np.float64)
         self.lap_locked = lap_locked
+        self.br_e = np.asarray(br_e, dtype=np.float64)
         self.gauss_e = np.asarray(gauss_e, dtype=np.float64)
         self.g_ref = float(np.median(self.gauss_e)) if self.gauss_e.size else 0.0
         self.g_s: float | None = None  # scale of the last fit
@@ -74,6 +81,7 @@ class _Model:
     def mu(self, s: float) -> float:
         e = self.lap_e * s
         total = self.lap_locked + self.gauss_locked + float(np.dot(self.lap_n, _kl2_array(e)))
+        total += float(np.sum(_br2_array(self.br_e * s)))
         if self.gauss_e.size and self.g_s is not None:
             ratio = self.gauss_e * (s / (self.g_ref * self.g_s))
             total += self.g_mu**2 * float(np.sum(ratio ** (2.0 * self.g_pow)))
@@ -130,6 +138,18 @@ class _Model:
 def _kl2(e: float) -> float:
     """2·KL of the ε-Laplace pair per unit: 2(e + e^{−e} − 1) (≈ e² for small e)."""
     return 2.0 * (e + math.expm1(-e))
+
+
+def _br2(e: float) -> float:
+    """2·KL_max of one ε-BR step, ≈ ε²/4 (the guide's value: min of the closed form and ε²/4)."""
+    return float(_br2_array(np.asarray([e], dtype=np.float64))[0])
+
+
+def _br2_array(e: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        em = np.expm1(e)
+        kl = e / em - 1.0 + np.log(em / e)
+    return np.asarray(2.0 * np.where(np.isfinite(kl) & (e > 1e-3), kl, e * e / 8.0), dtype=np.float64)
 
 
 def _kl2_array(e: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

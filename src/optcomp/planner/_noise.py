@@ -13,6 +13,9 @@ noisy sum and a noisy count). A component receives a nominal budget ε_c (a shar
   vectorised and memoised here: :func:`gaussian_mus`).
 * Discrete Gaussian, integer Δ (``copies`` coordinates of Δ each): the least σ whose exact lattice law is
   certified (ε_c, δ_c)-DP (:func:`optcomp.planner._dgauss.dgauss_sigma`).
+* Exponential mechanism (a quantile), utility sensitivity Δ: weights exp(u/b) with b = 2Δ/ε_c (McSherry–Talwar;
+  b is also the scale of the Gumbel noise of the equivalent report-noisy-max), which is ε_c-bounded-range
+  (Durfee–Rogers 2019): the accountings compose it as the BR step it is (:mod:`optcomp.planner._accounting`).
 
 Accuracy is the half-width α of the (1 − β) interval ``release ± α`` of the noise (exact formulas):
 
@@ -25,6 +28,8 @@ Accuracy is the half-width α of the (1 − β) interval ``release ± α`` of th
 * Histogram with h bins (independent noise per bin): per bin as above; simultaneously over all bins
   with β' = 1 − (1 − β)^{1/h} (exact, by independence).
 * Mean, public n: α_sum/n (post-processing of the noisy sum).
+* Quantile by the exponential mechanism: the rank error at 1 − β (:func:`rank_error`, exact worst case over
+  datasets).
 * Mean, n not public: S̃/Ñ with S̃ the noisy sum of x − c (c the midpoint of [lower, upper], so
   |x − c| ≤ M = (upper − lower)/2) and Ñ the noisy count. If |S̃ − S| ≤ a_s and |Ñ − N| ≤ a_c (each with
   probability ≥ 1 − β/2, a union bound), then |S̃/Ñ − S/N| = |X − mY|/(N + Y) ≤ (a_s + M·a_c)/(n − a_c) at
@@ -44,7 +49,7 @@ from scipy.special import ndtri
 from optcomp._inverse import float_boundaries
 from optcomp._numerics import EPSILON_XTOL
 from optcomp.fdp import gdp_log_delta_estimate
-from optcomp.mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Mechanism
+from optcomp.mechanisms import BoundedRange, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Mechanism
 from optcomp.planner._dgauss import dgauss_half_width, dgauss_sigma
 from optcomp.planner._schema import Plan, PlanError, Statistic, show
 
@@ -53,6 +58,8 @@ from optcomp.planner._schema import Plan, PlanError, Statistic, show
 APPROXIMATE: tuple[str, ...] = ("gaussian", "dgauss")
 #: The mechanisms with integer noise (an integer sensitivity ≥ 1).
 INTEGER: tuple[str, ...] = ("discrete_laplace", "dgauss")
+#: The bounded-range mechanisms (ε-BR, hence ε-DP): composed as BR steps, not as ε-DP boxes.
+BOUNDED_RANGE: tuple[str, ...] = ("exponential",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +93,18 @@ def components(plan: Plan, stat: Statistic, index: int | None = None) -> tuple[C
     * mean, n public: the sum's sensitivity (released as noisy sum / n).
     * mean, n not public: sum of x − (L + U)/2 with sensitivity (U − L)/2, and a count with 1.
     * histogram: one bin changes by 1 (add/remove); two bins by 1 each (substitution: ℓ₁ 2, ℓ₂ √2).
+    * quantile q (exponential mechanism, utility u(y) = −|c(y) − q·n| with c(y) the number of records
+      below the candidate y): substitution moves c(y) by at most 1 and keeps n, so Δ = 1; add/remove moves
+      c(y) − q·n by 1 − q or by −q, so Δ = max(q, 1 − q) (1/2 for the median).
     """
     mech = stat.mechanism
     sub = plan.neighbouring == "substitution"
     comps: tuple[Component, ...]
     if stat.kind == "count":
         comps = (Component("value", mech, 1.0, 1, 1.0),)
+    elif stat.kind == "quantile":
+        assert stat.quantile is not None  # guaranteed by the schema
+        comps = (Component("value", mech, 1.0 if sub else max(stat.quantile, 1.0 - stat.quantile), 1, 1.0),)
     elif stat.kind == "histogram":
         if not sub:
             comps = (Component("value", mech, 1.0, 1, 1.0),)
@@ -169,9 +182,12 @@ def _gaussian_mu(epsilon: float, delta: float) -> float:
 
 
 def noise_scale(c: Component, epsilon: float, gaussian_delta: float) -> float:
-    """The noise (Laplace/discrete scale b, or Gaussian σ) that makes ``c`` ε-DP or (ε, δ_c)-DP alone."""
+    """The noise (Laplace/discrete scale b, Gaussian σ, or the exponential mechanism's temperature b = 2Δ/ε)
+    that makes ``c`` ε-DP (ε-BR for the exponential mechanism) or (ε, δ_c)-DP alone."""
     if epsilon <= 0.0:
         return math.inf
+    if c.mechanism in BOUNDED_RANGE:
+        return 2.0 * c.sensitivity / epsilon
     if c.mechanism == "gaussian":
         mu = _gaussian_mu(epsilon, gaussian_delta)
         return math.inf if mu <= 0.0 else c.sensitivity / mu
@@ -214,6 +230,29 @@ def _discrete_tail(m: int, t: float) -> float:
     return 2.0 * math.exp(-t * (m + 1)) / (1.0 + math.exp(-t))
 
 
+def rank_error(temperature: float, candidates: int, beta: float) -> float:
+    """The least r ≥ 0 such that, on *every* dataset, the exponential mechanism with weights exp(u/b)
+    (b = ``temperature``) over G = ``candidates`` public values picks, with probability ≥ 1 − β, a value whose
+    rank error exceeds the best candidate's by at most r: r = max(0, b·ln((G − 1)(1 − β)/β)).
+
+    Rank error of a candidate y: |c(y) − q·n| (records between y and the exact quantile's rank); u = −that.
+    Why this is the exact worst case (not a tail bound): let y* be the best candidate. Every candidate whose
+    error exceeds the best's by more than r has weight below e^{−r/b}·w(y*), and there are at most G − 1 of
+    them, so P[excess > r] = W_bad/(w(y*) + W_good + W_bad) < (G − 1)e^{−r/b}/(1 + (G − 1)e^{−r/b})
+    (x/(c + x) grows with x); the sup over score vectors is that value (all G − 1 others at excess just
+    above r), so with ranks treated as reals it is attained in the limit. Setting it to β gives r above.
+    It is below the textbook utility bound of the exponential mechanism, P[u ≤ OPT − b(ln G + t)] ≤ e^{−t}
+    (McSherry–Talwar; Dwork–Roth Thm 3.11, with b = 2Δ/ε), whose r = b·ln(G/β) ≥ ours. Conservative for real
+    data: ranks are integers (the attainable excesses are a lattice, so the true tail at r can be smaller),
+    and data rarely puts every candidate at the worst excess. The error is measured against the best
+    candidate: a coarse grid (or many tied records) adds its own error, which no amount of ε removes.
+    """
+    if math.isinf(temperature):
+        return math.inf
+    odds = math.log(candidates - 1) + math.log1p(-beta) - math.log(beta)
+    return max(0.0, temperature * odds)
+
+
 def simultaneous_beta(beta: float, bins: int) -> float:
     """β' = 1 − (1 − β)^{1/h}: per-bin failure probability for all h independent bins to hold at 1 − β."""
     return -math.expm1(math.log1p(-beta) / bins)
@@ -226,6 +265,10 @@ def accuracy(plan: Plan, stat: Statistic, comps: tuple[Component, ...], scales: 
     """
     beta = plan.beta
     mech = stat.mechanism
+    if stat.kind == "quantile":
+        assert stat.candidates is not None
+        a = rank_error(scales[0], stat.candidates, beta)
+        return a, a
     if stat.kind == "histogram":
         assert stat.bins is not None
         a = half_width(mech, scales[0], beta)
@@ -254,4 +297,6 @@ def mechanism_spec(c: Component, scale: float) -> tuple[Mechanism, int]:
         return Laplace(scale=scale, sensitivity=c.sensitivity), c.copies
     if c.mechanism == "dgauss":
         return DiscreteGaussian(scale, sensitivity=c.sensitivity), c.copies
+    if c.mechanism in BOUNDED_RANGE:  # the ε the temperature b = 2Δ/ε gives back, rounded up
+        return BoundedRange(math.nextafter(2.0 * c.sensitivity / scale, math.inf)), c.copies
     return DiscreteLaplace(scale=scale, sensitivity=int(c.sensitivity)), c.copies

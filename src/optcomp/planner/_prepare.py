@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 from optcomp._inverse import SearchBudgetExceeded, solve
 from optcomp._numerics import CALIBRATION_RTOL
-from optcomp.planner._noise import APPROXIMATE, Component, accuracy, components, gaussian_mus, noise_scale
+from optcomp.planner._noise import (
+    APPROXIMATE,
+    BOUNDED_RANGE,
+    Component,
+    accuracy,
+    components,
+    gaussian_mus,
+    noise_scale,
+)
 from optcomp.planner._schema import MAX_EPSILON, Plan, PlanError, Statistic, show
 
 #: Relative precision of the common scale s: the returned s is certified feasible and within this
@@ -56,6 +64,11 @@ class _Prepared:
             for c in comps:
                 out.append((c.share * e, self.gaussian_delta if c.mechanism in APPROXIMATE else 0.0))
         return out
+
+    @property
+    def bounded_range(self) -> list[bool]:
+        """Per pair of :meth:`pairs` (same order): whether that component is an ε_c-bounded-range step."""
+        return [c.mechanism in BOUNDED_RANGE for comps in self.comps for c in comps]
 
     def scales(self, eps: Sequence[float]) -> list[tuple[float, ...]]:
         if self.gaussian_delta > 0.0:  # calibrate every Gaussian at once (memoised for noise_scale)

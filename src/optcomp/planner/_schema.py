@@ -24,12 +24,14 @@ from optcomp.mechanisms import Neighbouring, planner_mechanisms
 #: Version of the plan schema this module reads and writes.
 SCHEMA_VERSION = 1
 
-Kind = Literal["count", "sum", "mean", "histogram"]
+Kind = Literal["count", "sum", "mean", "histogram", "quantile"]
 #: The planner's mechanisms for the type checker: the ``planner`` entries of the one name table
 #: :data:`optcomp.mechanisms.MECHANISM_NAMES` (``tests/test_mechanism_names.py`` holds the two equal).
-MechanismName = Literal["laplace", "gaussian", "discrete_laplace", "dgauss"]
+MechanismName = Literal["laplace", "gaussian", "discrete_laplace", "dgauss", "exponential"]
 
-KINDS: tuple[str, ...] = ("count", "sum", "mean", "histogram")
+KINDS: tuple[str, ...] = ("count", "sum", "mean", "histogram", "quantile")
+#: The mechanism a quantile is released by (and the only kind it releases): the exponential mechanism.
+SELECTION_MECHANISM = "exponential"
 #: The mechanisms a statistic may use, from the name table, in its order.
 MECHANISMS: tuple[str, ...] = tuple(e.name for e in planner_mechanisms())
 #: Other accepted spellings of them (``geometric`` is the two-sided geometric = discrete Laplace).
@@ -53,6 +55,8 @@ DEFAULT_BETA = 0.05
 #: Default share of the global δ handed to the Gaussian statistics (split evenly among them) in the
 #: black-box accounting modes; the rest is the composition theorem's own slack.
 DEFAULT_GAUSSIAN_DELTA_SHARE = 0.5
+#: Default quantile of a ``quantile`` statistic: the median.
+DEFAULT_QUANTILE = 0.5
 #: Default share of a mean's budget spent on its noisy count when the dataset size is not public.
 DEFAULT_COUNT_SHARE = 0.5
 
@@ -96,10 +100,13 @@ class Statistic:
 
     Attributes:
         name: unique, non-empty label.
-        kind: ``count``, ``sum`` (of values clipped to [lower, upper]), ``mean`` (of the same) or
-            ``histogram`` (counts over ``bins`` disjoint bins: one record falls in one bin).
+        kind: ``count``, ``sum`` (of values clipped to [lower, upper]), ``mean`` (of the same),
+            ``histogram`` (counts over ``bins`` disjoint bins: one record falls in one bin) or ``quantile``
+            (the ``quantile``-th quantile, chosen among ``candidates`` public values by the exponential
+            mechanism; its accuracy is a rank error, :mod:`optcomp.planner._noise`).
         mechanism: ``laplace``, ``gaussian``, ``discrete_laplace`` or ``dgauss`` (the discrete Gaussian;
-            alias ``discrete_gaussian``) (the last two: integer outputs; need an integer sensitivity).
+            alias ``discrete_gaussian``) (the last two: integer outputs; need an integer sensitivity);
+            ``exponential`` for a quantile (its only mechanism, and its default).
         lower, upper: declared bounds of each record's value (``sum`` and ``mean``; ``lower < upper``).
         bins: number of bins (``histogram``), an integer ≥ 1.
         weight: how much the user values this statistic's accuracy (> 0): free statistics get
@@ -108,6 +115,9 @@ class Statistic:
         lock_accuracy: hold the accuracy α at this value (> 0): ε_i is the least one that reaches it.
         count_share: for a mean whose dataset size is not public, the share of ε_i given to the noisy
             count, in (0, 1).
+        quantile: for a quantile, q ∈ (0, 1) (default 0.5: the median).
+        candidates: for a quantile, the number G ≥ 2 of public candidate values it chooses among (a grid
+            fixed before seeing the data, e.g. 121 for ages 0..120).
     """
 
     name: str
@@ -120,6 +130,8 @@ class Statistic:
     lock_epsilon: float | None = None
     lock_accuracy: float | None = None
     count_share: float = DEFAULT_COUNT_SHARE
+    quantile: float | None = None
+    candidates: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,7 +233,26 @@ def _statistic(index: int, raw: object, *, needs_n: bool) -> Statistic:
     if "kind" not in raw:
         raise at.error("kind", f"field 'kind' is required (one of {', '.join(KINDS)})")
     kind = at.choice("kind", raw["kind"], KINDS)
-    mechanism = at.choice("mechanism", raw.get("mechanism", "laplace"), MECHANISMS)
+    mechanism = at.choice("mechanism", raw.get("mechanism", SELECTION_MECHANISM if kind == "quantile" else "laplace"),
+                          MECHANISMS)
+    if (kind == "quantile") != (mechanism == SELECTION_MECHANISM):
+        if kind == "quantile":
+            raise at.error("mechanism", f"field 'mechanism' of a quantile must be {SELECTION_MECHANISM}, "
+                           f"got {show(mechanism)}")
+        raise at.error("mechanism", f"field 'mechanism' {SELECTION_MECHANISM} releases a quantile only, "
+                       f"not a {kind} (its noise is not additive)")
+    quantile = candidates = None
+    if kind == "quantile":
+        if "candidates" not in raw:
+            raise at.error("candidates", "field 'candidates' is required for a quantile (the number of public "
+                           "candidate values, an integer >= 2)")
+        candidates = at.integer("candidates", raw["candidates"], minimum=2)
+        quantile = at.real("quantile", raw.get("quantile", DEFAULT_QUANTILE), lo=0.0, hi=1.0,
+                           lo_open=True, hi_open=True)
+    else:
+        for key in ("quantile", "candidates"):
+            if key in raw:
+                raise at.error(key, f"field '{key}' applies to a quantile only, not a {kind}")
     lower = upper = None
     if kind in ("sum", "mean"):
         for key in ("lower", "upper"):
@@ -253,7 +284,8 @@ def _statistic(index: int, raw: object, *, needs_n: bool) -> Statistic:
     if kind == "mean" and needs_n:
         raise at.error("dataset_size", "a mean needs the plan field 'dataset_size' (public, or assumed for accuracy)")
     return Statistic(name=name, kind=kind, mechanism=mechanism, lower=lower, upper=upper,  # type: ignore[arg-type]
-                     bins=bins, weight=weight, lock_epsilon=lock_eps, lock_accuracy=lock_acc, count_share=share)
+                     bins=bins, weight=weight, lock_epsilon=lock_eps, lock_accuracy=lock_acc, count_share=share,
+                     quantile=quantile, candidates=candidates)
 
 
 def plan_from_dict(raw: object, *, max_statistics: int | None = None) -> Plan:
@@ -330,7 +362,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     stats = []
     for s in plan.statistics:
         d: dict[str, Any] = {"name": s.name, "kind": s.kind, "mechanism": s.mechanism}
-        for key in ("lower", "upper", "bins", "lock_epsilon", "lock_accuracy"):
+        for key in ("lower", "upper", "bins", "quantile", "candidates", "lock_epsilon", "lock_accuracy"):
             if getattr(s, key) is not None:
                 d[key] = getattr(s, key)
         d["weight"] = s.weight

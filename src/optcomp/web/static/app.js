@@ -3,7 +3,9 @@
 "use strict";
 
 const GLOBALS = ["epsilon", "delta", "beta", "reserve_epsilon", "gaussian_delta_share", "dataset_size"];
-const KINDS = ["count", "sum", "mean", "histogram"];
+const KINDS = ["count", "sum", "mean", "histogram", "quantile"];
+// A quantile is released by the exponential mechanism, and that mechanism releases quantiles only.
+const SELECTION = "exponential";
 let MECHANISMS = []; // [name, label] pairs, from GET /api/mechanisms (the server's one name table)
 const MODE_NAMES = { basic: "basic", advanced: "advanced", kov: "KOV bound", optimal: "optimal", mechanism_aware: "mechanism-aware" };
 const DEBOUNCE_MS = 250;
@@ -13,9 +15,9 @@ const $ = (sel) => document.querySelector(sel);
 
 function defaultStats() {
   return [
-    { name: "population", kind: "count", mechanism: "discrete_laplace", lower: "", upper: "", bins: "", weight: "1", lock: "none", lockValue: "" },
-    { name: "mean_age", kind: "mean", mechanism: "laplace", lower: "0", upper: "100", bins: "", weight: "2", lock: "none", lockValue: "" },
-    { name: "age_groups", kind: "histogram", mechanism: "gaussian", lower: "", upper: "", bins: "10", weight: "1", lock: "none", lockValue: "" },
+    { name: "population", kind: "count", mechanism: "discrete_laplace", lower: "", upper: "", q: "", bins: "", weight: "1", lock: "none", lockValue: "" },
+    { name: "mean_age", kind: "mean", mechanism: "laplace", lower: "0", upper: "100", q: "", bins: "", weight: "2", lock: "none", lockValue: "" },
+    { name: "age_groups", kind: "histogram", mechanism: "gaussian", lower: "", upper: "", q: "", bins: "10", weight: "1", lock: "none", lockValue: "" },
   ];
 }
 
@@ -40,6 +42,8 @@ function buildDoc() {
     const out = { name: s.name, kind: s.kind, mechanism: s.mechanism, weight: num(s.weight) };
     if (s.kind === "sum" || s.kind === "mean") { out.lower = num(s.lower); out.upper = num(s.upper); }
     if (s.kind === "histogram") out.bins = num(s.bins);
+    // a quantile's candidates share the bins column (a count of public values, as bins are)
+    if (s.kind === "quantile") { out.quantile = num(s.q); out.candidates = num(s.bins); }
     // A lock whose value is still blank is pending (not sent): choosing "lock" is not yet an error.
     if (s.lock === "epsilon" && !lockPending(s)) out.lock_epsilon = num(s.lockValue);
     if (s.lock === "accuracy" && !lockPending(s)) out.lock_accuracy = num(s.lockValue);
@@ -65,7 +69,8 @@ function fromDoc(doc) {
   state.stats = doc.statistics.map((s) => ({
     name: s.name, kind: s.kind, mechanism: s.mechanism || "laplace",
     lower: s.lower === undefined ? "" : String(s.lower), upper: s.upper === undefined ? "" : String(s.upper),
-    bins: s.bins === undefined ? "" : String(s.bins), weight: String(s.weight === undefined ? 1 : s.weight),
+    q: s.quantile === undefined ? "" : String(s.quantile),
+    bins: s.bins !== undefined ? String(s.bins) : s.candidates !== undefined ? String(s.candidates) : "", weight: String(s.weight === undefined ? 1 : s.weight),
     lock: s.lock_epsilon !== undefined ? "epsilon" : s.lock_accuracy !== undefined ? "accuracy" : "none",
     lockValue: s.lock_epsilon !== undefined ? show(s.lock_epsilon) : s.lock_accuracy !== undefined ? show(s.lock_accuracy) : "",
   }));
@@ -107,7 +112,9 @@ function applyKind(tr, s) {
   const bounds = s.kind === "sum" || s.kind === "mean";
   tr.querySelector('[data-key="lower"]').disabled = !bounds;
   tr.querySelector('[data-key="upper"]').disabled = !bounds;
-  tr.querySelector('[data-key="bins"]').disabled = s.kind !== "histogram";
+  tr.querySelector('[data-key="bins"]').disabled = s.kind !== "histogram" && s.kind !== "quantile";
+  tr.querySelector('[data-key="bins"]').placeholder = s.kind === "quantile" ? "candidates" : "";
+  tr.querySelector('[data-key="q"]').disabled = s.kind !== "quantile";
   const lockInput = tr.querySelector('[data-key="lockValue"]');
   lockInput.disabled = s.lock === "none";
   lockInput.placeholder = s.lock === "epsilon" ? "εᵢ =" : s.lock === "accuracy" ? "α ≤" : "";
@@ -126,6 +133,7 @@ function renderRows() {
     tr.appendChild(cell("mechanism", "mechanism", select("mechanism", s.mechanism, MECHANISMS)));
     tr.appendChild(cell("lower", "lower", textInput("lower", s.lower)));
     tr.appendChild(cell("upper", "upper", textInput("upper", s.upper)));
+    tr.appendChild(cell("q", "q", textInput("q", s.q)));
     tr.appendChild(cell("bins", "bins", textInput("bins", s.bins)));
     tr.appendChild(cell("weight", "weight", textInput("weight", s.weight)));
     tr.appendChild(cell("lock", "lock", select("lock", s.lock, [["none", "—"], ["epsilon", "ε"], ["accuracy", "accuracy α"]])));
@@ -140,7 +148,7 @@ function renderRows() {
     tr.addEventListener("change", (ev) => onRowInput(ev, s, tr));
     applyKind(tr, s);
     body.appendChild(tr);
-    const msg = el("tr", { class: "msg", "data-index": String(i) }, [el("td", { colspan: "13" }, [el("span", { class: "error", role: "alert" })])]);
+    const msg = el("tr", { class: "msg", "data-index": String(i) }, [el("td", { colspan: "14" }, [el("span", { class: "error", role: "alert" })])]);
     msg.hidden = true;
     body.appendChild(msg);
   });
@@ -161,7 +169,14 @@ function onRowInput(ev, s, tr) {
     input.value = "";
     applyKind(tr, s);
     if (s.lock !== "none") { input.classList.remove("invalid"); input.focus(); }
-  } else if (key === "kind") {
+  } else if (key === "kind" || key === "mechanism") {
+    // kind and mechanism follow each other across the quantile line (the server would refuse the mix)
+    if (key === "kind" && (s.kind === "quantile") !== (s.mechanism === SELECTION)) s.mechanism = s.kind === "quantile" ? SELECTION : "laplace";
+    if (key === "mechanism" && (s.kind === "quantile") !== (s.mechanism === SELECTION)) s.kind = s.mechanism === SELECTION ? "quantile" : "count";
+    if (s.kind === "quantile" && String(s.q).trim() === "") s.q = "0.5";
+    tr.querySelector('[data-key="mechanism"]').value = s.mechanism;
+    tr.querySelector('[data-key="kind"]').value = s.kind;
+    tr.querySelector('[data-key="q"]').value = s.q;
     applyKind(tr, s);
   }
   schedule();
@@ -218,7 +233,7 @@ function showError(data) {
   clearErrors();
   document.body.classList.add("has-error");
   $("#status").textContent = "not planned: fix the highlighted field";
-  const keyOf = { lock_epsilon: "lockValue", lock_accuracy: "lockValue" };
+  const keyOf = { lock_epsilon: "lockValue", lock_accuracy: "lockValue", quantile: "q", candidates: "bins" };
   if (data.index !== null && data.index !== undefined && data.index < state.stats.length) {
     const row = document.querySelector(`tr.stat[data-index="${data.index}"]`);
     const msg = document.querySelector(`tr.msg[data-index="${data.index}"]`);
@@ -257,6 +272,7 @@ function showResult(result) {
     const acc = tr.querySelector(".acc");
     acc.textContent = "±" + fmt(s.accuracy);
     if (s.kind === "histogram") acc.appendChild(el("span", { class: "all-bins", text: " (all bins ±" + fmt(s.accuracy_simultaneous) + ")" }));
+    if (s.kind === "quantile") acc.appendChild(el("span", { class: "all-bins", text: " ranks" }));
     tr.querySelector(".gain").textContent = mode === "basic" ? "—" : "×" + fmt(s.gain_vs_basic);
   });
   const body = $("#modes tbody");
@@ -294,8 +310,9 @@ function drawChart(m, basic, mode) {
   const rowH = 30, top = 24;
   const H = top + rows * rowH + 6;
   const refs = m.statistics.map((s, i) => basic.statistics[i].accuracy);
-  const fullValue = (s, i) => "±" + fmt(s.accuracy) + (mode !== "basic" ? " (basic ±" + fmt(refs[i]) + ")" : "");
-  const shortValue = (s) => "±" + fmt(s.accuracy);
+  const unit = (s) => (s.kind === "quantile" ? " ranks" : "");
+  const fullValue = (s, i) => "±" + fmt(s.accuracy) + unit(s) + (mode !== "basic" ? " (basic ±" + fmt(refs[i]) + ")" : "");
+  const shortValue = (s) => "±" + fmt(s.accuracy) + unit(s);
   const maxW = (texts, font) => Math.max(0, ...texts.map((t) => textWidth(t, font)));
   const cut = Math.floor(0.4 * W);
   const left = Math.min(cut, maxW(m.statistics.map((s) => s.name), CHART_FONT.label) + 12);
@@ -407,7 +424,7 @@ async function init() {
   $("#add").addEventListener("click", () => {
     let k = state.stats.length + 1;
     while (state.stats.some((s) => s.name === "statistic_" + k)) k++;
-    state.stats.push({ name: "statistic_" + k, kind: "count", mechanism: "laplace", lower: "0", upper: "1", bins: "10", weight: "1", lock: "none", lockValue: "" });
+    state.stats.push({ name: "statistic_" + k, kind: "count", mechanism: "laplace", lower: "0", upper: "1", q: "", bins: "10", weight: "1", lock: "none", lockValue: "" });
     renderRows();
     schedule();
   });
