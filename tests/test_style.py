@@ -731,13 +731,22 @@ ENGINE_BRANCHES_TO_CONVERT: dict[str, str] = {
 
 def _engine_branches(path: Path, src: Path) -> list[str]:
     """``path::function`` of every comparison of an engine's name (``x.engine()``, ``x.engine``,
-    ``x.route(…).name``, ``engine.name``) with one of :data:`ENGINE_NAMES`."""
+    ``x.route(…).name``, ``engine.name``, a name bound to ``x.engine(…)``) with one of :data:`ENGINE_NAMES`."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     where = path.relative_to(src).as_posix()
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     owner = {id(n): f.name for f in functions for n in ast.walk(f)}
 
+    def names_engine_call(x: ast.expr) -> bool:
+        return isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "engine"
+
+    # a local name bound to an engine readout (``engine = c.engine(a)``) is an engine name too
+    bound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and names_engine_call(n.value)
+             for t in n.targets if isinstance(t, ast.Name)}
+
     def names_engine(x: ast.expr) -> bool:
+        if isinstance(x, ast.Name):
+            return x.id in bound
         if isinstance(x, ast.Call):
             x = x.func
         if not isinstance(x, ast.Attribute):
