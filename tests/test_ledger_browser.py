@@ -119,6 +119,9 @@ def test_ledger_page_as_a_curator_reads_it(ledger_path: str, tmp_path: Path, wid
     assert all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", c[3]) for c in cells)
     assert "2 refused attempts" in refused and "big-query" in refused and "outside the hash chain" in refused
     assert not HEX_FLOAT.search(body) and not overflow
+    assert "= ≈" not in body and "of ≈" not in body  # a rounded amount reads "ρ ≈ 0.0675", never "ρ = ≈0.0675"
+    refusal = next(r for r in report["refused"]["recent"] if r["release_id"] == "big-query")
+    assert "remaining: ρ ≈" in refusal["reason"] and "σ ≥" in refusal["reason"] and refusal["reason"] in refused
 
 
 def test_ledger_page_without_a_ledger_names_the_command(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -273,7 +273,8 @@ class Ledger:
         Admission rests on this object's own replay of the hash chain (:mod:`._chain`), checked equal to
         the cached state inside the write transaction; any difference refuses the whole batch. Whether an
         id was charged, and its status, are read from the chain (the release index must agree with it).
-        A refused batch records its first refused item among the refusals (outside the chain).
+        A refused batch records its first refused item among the refusals (outside the chain), with the
+        message it raises: over budget, that names what remained and what still fitted at that moment.
 
         Raises:
             BudgetExceeded: some item does not fit (nothing of the batch is charged).
@@ -295,12 +296,16 @@ class Ledger:
                 steps = self._decide(tx, replay, prepared)
             except Refused as exc:
                 refused = exc
-                tx.add_refusal(exc.release_id, exc.spec, " ".join(str(exc.error).split()), _now(), replay.seq)
+                reason = str(exc.error)
+                if isinstance(exc.error, BudgetExceeded):  # what remained and what fitted then (≤ 0.1 s)
+                    reason = f"{reason}; {self._advice(exc.spent, exc.next_slot)}"
+                reason = " ".join(reason.split())
+                tx.add_refusal(exc.release_id, exc.spec, reason, _now(), replay.seq)
             else:
                 tickets = self._append_charges(tx, replay, steps)
         if refused is not None:
             if isinstance(refused.error, BudgetExceeded):
-                raise BudgetExceeded(f"{refused.error}; {self._advice(refused.spent, refused.next_slot)}") from None
+                raise BudgetExceeded(reason) from None
             raise refused.error from None
         return tickets
 

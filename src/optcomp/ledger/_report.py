@@ -146,15 +146,17 @@ def open_components(currency: Currency, spent: Vector) -> set[int]:
 
 
 def components(currency: Currency, spent: Vector) -> list[dict[str, Any]]:
-    """Each component of the currency in words: its symbol, threshold, spent, remaining and fraction
-    spent (``None`` for a threshold of 0: the rdp currency's count of non-pure releases), and whether
-    it belongs to a branch still open (``open``; the rdp currency's pure basic branch closes for good at
-    its first non-pure release)."""
+    """Each component of the currency in words: its symbol, threshold, spent (alone, and as ``amount_text``:
+    "ρ ≈ 0.06884 of 0.1851"), remaining and fraction spent (``None`` for a threshold of 0: the rdp
+    currency's count of non-pure releases), and whether it belongs to a branch still open (``open``; the
+    rdp currency's pure basic branch closes for good at its first non-pure release)."""
     live = open_components(currency, spent)
     out = []
     for j, (name, t, s) in enumerate(zip(currency.components, currency.thresholds, spent, strict=True)):
-        out.append({"component": name, "symbol": component_symbol(name),
-                    "threshold_text": number(t, digits=AMOUNT_DIGITS), "spent_text": number(s, digits=AMOUNT_DIGITS),
+        symbol, spent_text = component_symbol(name), number(s, digits=AMOUNT_DIGITS)
+        threshold_text = number(t, digits=AMOUNT_DIGITS)
+        out.append({"component": name, "symbol": symbol, "threshold_text": threshold_text, "spent_text": spent_text,
+                    "amount_text": f"{equation(symbol, spent_text)} of {threshold_text.lstrip('≈')}",
                     "remaining_text": number(t - s, digits=AMOUNT_DIGITS),
                     "fraction": float(s / t) if t > 0 else None,
                     "fraction_text": percent(s / t) if t > 0 else "", "open": j in live})
