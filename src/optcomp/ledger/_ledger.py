@@ -273,8 +273,7 @@ class Ledger:
         Admission rests on this object's own replay of the hash chain (:mod:`._chain`), checked equal to
         the cached state inside the write transaction; any difference refuses the whole batch. Whether an
         id was charged, and its status, are read from the chain (the release index must agree with it).
-        A refused batch records its first refused item among the refusals (outside the chain), with the
-        message it raises: over budget, that names what remained and what still fitted at that moment.
+        A refused batch records its first refused item, with the message it raises, among the refusals.
 
         Raises:
             BudgetExceeded: some item does not fit (nothing of the batch is charged).
@@ -294,12 +293,9 @@ class Ledger:
             replay = self._checked(tx)
             try:
                 steps = self._decide(tx, replay, prepared)
-            except Refused as exc:
-                refused = exc
-                reason = str(exc.error)
-                if isinstance(exc.error, BudgetExceeded):  # what remained and what fitted then (≤ 0.1 s)
-                    reason = f"{reason}; {self._advice(exc.spent, exc.next_slot)}"
-                reason = " ".join(reason.split())
+            except Refused as exc:  # over budget: what remained and what still fitted then (≤ 0.1 s)
+                refused, over = exc, isinstance(exc.error, BudgetExceeded)
+                reason = " ".join(f"{exc.error}{'; ' + self._advice(exc.spent, exc.next_slot) if over else ''}".split())
                 tx.add_refusal(exc.release_id, exc.spec, reason, _now(), replay.seq)
             else:
                 tickets = self._append_charges(tx, replay, steps)
