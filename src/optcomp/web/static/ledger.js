@@ -27,9 +27,9 @@ function pct(f) {  // a fraction as a percentage to 3 significant digits ("72.1 
   const s = (f * 100).toPrecision(3);
   return (s.includes(".") && !s.includes("e") ? s.replace(/\.?0+$/, "") : String(Number(s))) + " %";
 }
-function amount(x) {  // an axis tick in the currency's units, to 3 significant digits ("0.022", "1.5e-5")
+function amount(x) {  // an axis tick in the currency's units, to 4 significant digits ("0.02204", "1.5e-5")
   if (!(x > 0)) return "0";
-  const [mant, exp] = (x >= 1e-4 && x < 1e5 ? x.toPrecision(3) : x.toExponential(2)).split("e");
+  const [mant, exp] = (x >= 1e-4 && x < 1e5 ? x.toPrecision(4) : x.toExponential(3)).split("e");
   const m = mant.includes(".") ? mant.replace(/0+$/, "").replace(/\.$/, "") : mant;
   return exp === undefined ? m : `${m}e${Number(exp)}`;
 }
@@ -111,7 +111,7 @@ function chart(r, releases) {
   const W = Math.max(320, box.clientWidth || 640), H = 260;
   const comps = r.mode === "filter" ? r.components_text.map((c, j) => ({...c, j})).filter(c => c.fraction !== null) : [];
   const one = comps.length === 1 ? comps[0] : null;  // one currency component: a second axis in its units
-  const m = {l: 52, r: one ? 64 : 16, t: 28, b: 38};
+  const m = {l: 52, r: one ? 64 : 16, t: one ? 42 : 28, b: 38};
   const pw = W - m.l - m.r, ph = H - m.t - m.b;
   const top = Math.max(1, ...releases.map(x => x.fraction));
   const X = i => m.l + (n ? i / n : 0) * pw, Y = f => m.t + ph - (f / top) * ph;
@@ -127,7 +127,7 @@ function chart(r, releases) {
   }
   if (one) {
     root.appendChild(svg("line", {class: "axis", x1: W - m.r, x2: W - m.r, y1: m.t, y2: Y(0)}));
-    root.appendChild(svg("text", {class: "tick unit", x: W - m.r + 6, y: m.t - 10}, `${one.symbol} spent`));
+    root.appendChild(svg("text", {class: "tick unit", x: W - 4, y: 12, "text-anchor": "end"}, `${one.symbol} spent`));
   }
   root.appendChild(svg("line", {class: "axis", x1: m.l, x2: W - m.r, y1: Y(0), y2: Y(0)}));
   root.appendChild(svg("line", {class: "axis", x1: m.l, x2: m.l, y1: m.t, y2: Y(0)}));
