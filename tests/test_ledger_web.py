@@ -58,7 +58,7 @@ def test_ledger_api_without_a_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_ledger_api_on_both_stores_shows_the_refusals_in_words(ledger_site: Any) -> None:
     """The page's data for a SQLite file and for a PostgreSQL schema (``create_app(ledger_schema=…)``,
     ``optcomp serve --ledger-schema``): float-valued releases (stored as float.hex) read as decimals, the
-    refused attempt with the message its caller got; the exact values stay in their own fields."""
+    refused attempt with what remained then; the exact values stay in their own fields."""
     led = ledger_site.create(dataset="census", relation="add_remove", epsilon=2, delta="1e-6", currency="zcdp")
     led.charge("g1", GaussianRelease(4.0))
     led.charge("g2", GaussianRelease(4.0))
@@ -71,7 +71,9 @@ def test_ledger_api_on_both_stores_shows_the_refusals_in_words(ledger_site: Any)
     report, releases = body["report"], body["releases"]
     assert releases[0]["release"]["sigma"] == "0x1.0000000000000p+2"  # exact, in its own field
     assert releases[0]["release_text"] == "Gaussian, σ = 4, Δ = 1" and releases[1]["charge_text"] == "ρ = 0.03125"
-    assert report["refused"]["count"] == 1 and report["refused"]["recent"][0]["reason"] == str(refused.value)
+    reason = report["refused"]["recent"][0]["reason"]
+    assert report["refused"]["count"] == 1 and str(refused.value).startswith(reason + "; what still fits")
+    assert "remaining: ρ ≈ 0.02565 left of 0.08815" in reason
     assert "σ ≥ 4.4149" in str(refused.value) and "ε ≤ 0.2265" in str(refused.value)
     texts = json.dumps([{k: v for k, v in x.items() if k.endswith("_text") or k in ("reason", "what_fits")}
                         for x in [report, *releases, *report["refused"]["recent"]]], ensure_ascii=False)

@@ -210,12 +210,28 @@ def remaining_text(currency: Currency, spent: Vector) -> str:
     return ", ".join(parts) or "nothing"
 
 
-def advice(currency: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> str:
-    """A refusal's second half: what remains (in the currency) and what would still fit."""
+def left(currency: Currency, spent: Vector) -> str:
+    """A refusal's second part, what remains (in the currency): "remaining: ρ ≈ 0.02565 left of 0.08815
+    (70.9 % of the budget spent)". Exact arithmetic only (it is recorded under the write lock)."""
+    return f"remaining: {remaining_text(currency, spent)} ({percent(fraction_spent(currency, spent))} of the budget spent)"
+
+
+def slots_left(slots: Sequence[Release], next_slot: int) -> str:
+    """A plan ledger's refusal, second part: "slots left: 2 of 3"."""
+    return f"slots left: {max(0, len(slots) - next_slot)} of {len(slots)}"
+
+
+def slot_fits_words(slots: Sequence[Release], next_slot: int) -> str:
+    """A plan ledger's refusal, last part: the next slot's release, or that every slot is used."""
+    if next_slot >= len(slots):
+        return "nothing more fits: every slot of the plan is used"
+    return f"what still fits: a release dominated by slot {next_slot} ({describe(slots[next_slot])}) or by a later one"
+
+
+def fits_words(currency: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> str:
+    """A refusal's last part: what would still fit (:func:`what_fits`), or that nothing does."""
     fits = [f"{f['what']} with {f['text']}" for f in what_fits(epsilon, sigma, largest_rho(currency, spent))]
-    tail = "what still fits: " + ", or ".join(fits) if fits else "nothing more fits: the budget is spent"
-    return (f"remaining: {remaining_text(currency, spent)} "
-            f"({percent(fraction_spent(currency, spent))} of the budget spent); {tail}")
+    return "what still fits: " + ", or ".join(fits) if fits else "nothing more fits: the budget is spent"
 
 
 def filter_view(currency: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> dict[str, Any]:

@@ -111,13 +111,15 @@ function chart(r, releases) {
   const W = Math.max(320, box.clientWidth || 640), H = 260;
   const comps = r.mode === "filter" ? r.components_text.map((c, j) => ({...c, j})).filter(c => c.fraction !== null) : [];
   const one = comps.length === 1 ? comps[0] : null;  // one currency component: a second axis in its units
-  const m = {l: 52, r: one ? 64 : 16, t: one ? 42 : 28, b: 38};
+  const m = {l: 52, r: one ? 64 : 16, t: one ? 32 : 24, b: 38};
   const pw = W - m.l - m.r, ph = H - m.t - m.b;
   const top = Math.max(1, ...releases.map(x => x.fraction));
   const X = i => m.l + (n ? i / n : 0) * pw, Y = f => m.t + ph - (f / top) * ph;
   const root = svg("svg", {viewBox: `0 0 ${W} ${H}`, role: "img",
     "aria-label": `cumulative budget spent over ${n} releases`});
-  box.appendChild(root);  // in the document first: the legend measures its texts
+  const keys = el("div", {class: "chart-legend"});  // HTML above the drawing: it wraps on a narrow window
+  box.appendChild(keys);
+  box.appendChild(root);
   const thr = one ? r.spent_float[one.j] + r.remaining_float[one.j] : 0;
   for (const f of [0, 0.25, 0.5, 0.75, 1]) {
     root.appendChild(svg("line", {class: "grid", x1: m.l, x2: W - m.r, y1: Y(f * top), y2: Y(f * top)}));
@@ -127,7 +129,7 @@ function chart(r, releases) {
   }
   if (one) {
     root.appendChild(svg("line", {class: "axis", x1: W - m.r, x2: W - m.r, y1: m.t, y2: Y(0)}));
-    root.appendChild(svg("text", {class: "tick unit", x: W - 4, y: 12, "text-anchor": "end"}, `${one.symbol} spent`));
+    root.appendChild(svg("text", {class: "tick unit", x: W - 4, y: 11, "text-anchor": "end"}, `${one.symbol} spent`));
   }
   root.appendChild(svg("line", {class: "axis", x1: m.l, x2: W - m.r, y1: Y(0), y2: Y(0)}));
   root.appendChild(svg("line", {class: "axis", x1: m.l, x2: m.l, y1: m.t, y2: Y(0)}));
@@ -140,14 +142,14 @@ function chart(r, releases) {
   for (let i = 1; i <= n; i++) if ((i % step === 0 && n - i >= step / 2) || i === 1 || i === n)
     root.appendChild(svg("text", {class: "tick", x: X(i), y: Y(0) + 16, "text-anchor": "middle"}, String(i)));
   root.appendChild(svg("text", {class: "tick", x: m.l + pw / 2, y: H - 4, "text-anchor": "middle"},
-    "releases in charge order (a voided one adds nothing: refunded)"));
-  let lx = m.l + 8;
+    "releases in charge order" + (W > 560 ? " (a voided one adds nothing: refunded)" : "")));
   const legend = (text, colour, dash) => {  // a swatch of the series' line, then its name
-    root.appendChild(svg("line", {class: "series", x1: lx, x2: lx + 18, y1: m.t - 14, y2: m.t - 14, stroke: colour,
-      ...(dash ? {"stroke-dasharray": dash} : {})}));
-    const t = svg("text", {class: "legend", x: lx + 23, y: m.t - 10}, text);
-    root.appendChild(t);
-    lx += 23 + (t.getComputedTextLength ? t.getComputedTextLength() : 7 * text.length) + 18;
+    const key = el("span", {class: "key"});
+    const swatch = el("i", {class: "swatch" + (dash ? " dashed" : "")});
+    swatch.style.borderTopColor = colour;
+    key.appendChild(swatch);
+    key.appendChild(document.createTextNode(text));
+    keys.appendChild(key);
   };
   legend(comps.length > 1 ? "budget spent (the branch that fits best)"
     : comps.length ? `${comps[0].symbol} spent` : "slots used", COLOURS[0], null);
