@@ -397,6 +397,10 @@ def test_user_units_are_tight_in_every_currency(name: str, tmp_path: Any) -> Non
     else:
         assert led.fits(GaussianRelease(sigma)) >= 1 and led.fits(GaussianRelease(math.nextafter(sigma, 0))) == 0
     assert led.fits(PureDP(eps)) >= 1 and led.fits(PureDP(math.nextafter(eps, math.inf))) == 0
+    rho = rep["largest_rho"]  # one more zCDP release (what still fits), where the currency charges one
+    if rho is not None:
+        assert led.fits(ZCDPRelease(rho)) >= 1 and led.fits(ZCDPRelease(math.nextafter(rho, math.inf))) == 0
+    assert (rho is None) == (name in ("basic", "gdp"))
     led.close()
 
 

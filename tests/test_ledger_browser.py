@@ -98,6 +98,9 @@ def test_ledger_page_as_a_curator_reads_it(ledger_path: str, tmp_path: Path, wid
             return [Number(b.dataset.fraction), b.querySelector('.spent').getBoundingClientRect().width /
                     b.getBoundingClientRect().width]; }""")
         points = page.evaluate("[...document.querySelectorAll('#chart circle.pt')].map(c => c.dataset.release)")
+        units = page.evaluate("[...document.querySelectorAll('#chart text.unit')].map(t => t.textContent)")
+        strokes = page.evaluate("""() => [getComputedStyle(document.querySelector('#chart .swatch')).borderTopColor,
+            getComputedStyle(document.querySelector('#chart polyline.series')).stroke]""")
         summary = page.locator("#summary").inner_text()
         fits = page.locator("#fits").inner_text()
         rows = [r.inner_text() for r in page.locator("#releases tbody tr").all()]
@@ -108,6 +111,9 @@ def test_ledger_page_as_a_curator_reads_it(ledger_path: str, tmp_path: Path, wid
     assert errors == []
     assert bar[0] == report["fraction_spent"] and abs(bar[1] - report["fraction_spent"]) < BAR_PIXEL
     assert points == RELEASE_IDS  # one point per release, in charge order
+    # the second axis in the currency's units: its top is the threshold shown; the legend's swatch is the line's colour
+    assert units[-1] == "ρ spent" and units[-2] == report["components_text"][0]["threshold_text"].lstrip("≈")
+    assert len(strokes) == 2 and strokes[0] == strokes[1]
     assert "census-2020" in summary and "zCDP filter" in summary and "ε = 2, δ = 1e-6" in summary
     assert report["fraction_spent_text"] in summary and report["remaining_text"] in summary
     assert "1 charged, 2 released, 1 voided" in summary
@@ -119,6 +125,9 @@ def test_ledger_page_as_a_curator_reads_it(ledger_path: str, tmp_path: Path, wid
     assert all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", c[3]) for c in cells)
     assert "2 refused attempts" in refused and "big-query" in refused and "outside the hash chain" in refused
     assert not HEX_FLOAT.search(body) and not overflow
+    assert "= ≈" not in body and "of ≈" not in body  # a rounded amount reads "ρ ≈ 0.0675", never "ρ = ≈0.0675"
+    refusal = next(r for r in report["refused"]["recent"] if r["release_id"] == "big-query")
+    assert "remaining: ρ ≈" in refusal["reason"] and refusal["reason"] in refused
 
 
 def test_ledger_page_without_a_ledger_names_the_command(monkeypatch: pytest.MonkeyPatch) -> None:

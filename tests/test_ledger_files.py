@@ -179,6 +179,7 @@ def test_a_byte_edited_cache_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     assert path.read_bytes() == edited
     code, out, err = run(capsys, "ledger", "charge", str(path), "more", "pure:epsilon=0.01")
     assert one_line_error(code, err) and "cached state" in err
+    assert "(spent [0, 0], next seq 6)" in err and "(spent [0.05, 0], next seq 6)" in err  # decimals, never float.hex
     code, out, err = run(capsys, "ledger", "report", str(path))
     assert one_line_error(code, err) and "PROBLEM" in out and "0.05" in out
     code, _, err = run(capsys, "ledger", "verify", str(path))

@@ -183,6 +183,9 @@ def test_refusals_are_recorded_outside_the_chain(ledger_site: Site) -> None:
     refusals = led.refusals()
     assert refusals["count"] == 3 and [r["release_id"] for r in refusals["recent"]] == ["big", "g", "too-big"]
     assert refusals["recent"][0]["release_text"] == "pure DP, ε = 0.5" and refusals["recent"][0]["chain_seq"] == 2
+    reason = refusals["recent"][0]["reason"]  # the record says what remained then; the message adds what fits
+    assert message.startswith(reason + "; what still fits: ") and "; remaining: ρ ≈" in reason
+    assert refusals["recent"][1]["reason"].startswith("release_id 'g' was charged with Gaussian, σ = 5")
     assert "outside the hash chain" in refusals["note"]
     assert led.report()["refused"]["count"] == 3 and export["refusals"]["count"] == 3
     forbidden = ("DELETE FROM refusals", "UPDATE refusals SET reason = 'x'")

@@ -22,7 +22,10 @@ from fractions import Fraction
 
 from optcomp.ledger._currency import Vector
 from optcomp.ledger._exact import decode, encode
+from optcomp.ledger._words import number
 
+#: Significant digits of a spent vector named in a problem (a cached state that differs from the chain).
+CHECK_DIGITS = 17
 #: One stored event: (seq, kind, release_id, body, created_at, prev_hash, row_hash).
 Event = tuple[int, str, str, str, str, str, str]
 #: The cached ``state`` row: (spent, next_seq, head, next_slot).
@@ -43,6 +46,20 @@ def row_hash(prev: str, seq: int, kind: str, release_id: str, body: str, created
 def vec(v: Sequence[Fraction]) -> str:
     """A vector of exact rationals as stored text (canonical JSON of their exact encodings)."""
     return canonical([encode(x) for x in v])
+
+
+def _spent_words(stored: str) -> str:
+    """A stored spent vector in decimals (:func:`._words.number` to :data:`CHECK_DIGITS` digits), or
+    "unreadable" (a problem message is read by a person: never the stored ``float.hex``)."""
+    try:
+        return "[" + ", ".join(number(x, digits=CHECK_DIGITS) for x in unvec(stored)) + "]"
+    except (ValueError, TypeError, AttributeError, ZeroDivisionError, OverflowError):
+        return "unreadable"
+
+
+def unvec(s: str) -> Vector:
+    """Inverse of :func:`vec`."""
+    return tuple(decode(x) for x in json.loads(s))
 
 
 #: ``check(seq, spent_before, charge, body)`` → a problem sentence or None, applied to each charge event.
@@ -151,8 +168,11 @@ class Replay:
         """The problems found so far, plus a difference between ``cached`` and this replay."""
         out = list(self.problems)
         if cached != self.state():
-            out.append(f"the cached state (spent {cached[0]}, next seq {cached[1]}) differs from the hash "
-                       f"chain's (spent {vec(self.spent)}, next seq {self.seq})")
+            mine, theirs = _spent_words(vec(self.spent)), _spent_words(cached[0])
+            same = " (the spent vectors differ beyond the digits shown)" if mine == theirs and cached[0] != vec(
+                self.spent) else ""
+            out.append(f"the cached state (spent {theirs}, next seq {cached[1]}) differs from the hash "
+                       f"chain's (spent {mine}, next seq {self.seq}){same}")
         return out
 
     def index_problems(self, rows: Sequence[IndexRow]) -> list[str]:

@@ -43,7 +43,7 @@ import mpmath
 from optcomp.ledger._costs import cks_offset, laplace_rdp, laplace_zcdp, renyi_at, renyi_epsilon, zcdp_epsilon
 from optcomp.ledger._exact import DIGITS, decode, down, encode, exact, mpf, up
 from optcomp.ledger._release import ApproxDP, BatchRelease, ChargeError, PureDP, Release, from_json
-from optcomp.ledger._words import describe, number
+from optcomp.ledger._words import component_symbol, describe, number
 from optcomp.rdp import DEFAULT_ORDERS, check_orders
 
 Vector = tuple[Fraction, ...]
@@ -87,7 +87,7 @@ class Currency:
 
     def exceeded(self, spent: Vector) -> str:
         """The components of ``spent`` above their thresholds, named (for a refusal's message)."""
-        over = [self.components[j] for j in range(len(spent)) if spent[j] > self.thresholds[j]]
+        over = [component_symbol(self.components[j]) for j in range(len(spent)) if spent[j] > self.thresholds[j]]
         return "over in " + ", ".join(over) if over else "within"
 
     def copies(self, release: Release, spent: Vector) -> int:

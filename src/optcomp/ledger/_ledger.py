@@ -275,7 +275,7 @@ class Ledger:
         Admission rests on this object's own replay of the hash chain (:mod:`._chain`), checked equal to
         the cached state inside the write transaction; any difference refuses the whole batch. Whether an
         id was charged, and its status, are read from the chain (the release index must agree with it).
-        A refused batch records its first refused item among the refusals (outside the chain).
+        A refused batch records its first refused item, with the message it raises, among the refusals.
 
         Raises:
             BudgetExceeded: some item does not fit (nothing of the batch is charged).
@@ -295,14 +295,15 @@ class Ledger:
             replay = self._checked(tx)
             try:
                 steps = self._decide(tx, replay, prepared)
-            except Refused as exc:
-                refused = exc
-                tx.add_refusal(exc.release_id, exc.spec, " ".join(str(exc.error).split()), _now(), replay.seq)
+            except Refused as exc:  # over budget: the record says what remained (arithmetic only, under the lock)
+                refused, over = exc, isinstance(exc.error, BudgetExceeded)
+                reason = " ".join(f"{exc.error}{'; ' + self._left(exc.spent, exc.next_slot) if over else ''}".split())
+                tx.add_refusal(exc.release_id, exc.spec, reason, _now(), replay.seq)
             else:
                 tickets = self._append_charges(tx, replay, steps)
         if refused is not None:
-            if isinstance(refused.error, BudgetExceeded):
-                raise BudgetExceeded(f"{refused.error}; {self._advice(refused.spent, refused.next_slot)}") from None
+            if isinstance(refused.error, BudgetExceeded):  # and what still fits, searched after the commit
+                raise BudgetExceeded(f"{reason}; {self._fits_words(refused.spent, refused.next_slot)}") from None
             raise refused.error from None
         return tickets
 
@@ -378,15 +379,15 @@ class Ledger:
         return Ticket(rid, record.seq, from_json(json.loads(record.spec)), record.charge, record.slot, "charged",
                       replay=True)
 
-    def _advice(self, spent: Vector, next_slot: int) -> str:
-        """What remains and what would still fit from ``spent`` (a refusal's second half)."""
+    def _left(self, spent: Vector, next_slot: int) -> str:
+        """What remains from ``spent`` (a refusal's second part; exact arithmetic only: it runs under the lock)."""
+        return _report.left(self.currency, spent) if self.currency else _report.slots_left(self.slots, next_slot)
+
+    def _fits_words(self, spent: Vector, next_slot: int) -> str:
+        """What would still fit from ``spent`` (a refusal's last part: the searches of :meth:`report`)."""
         if self.currency is None:
-            left = self.slots[next_slot:]
-            if not left:
-                return f"nothing more fits: all {len(self.slots)} slots of the plan are used"
-            return (f"slots left: {len(left)} of {len(self.slots)}; what still fits: a release dominated by slot "
-                    f"{next_slot} ({describe(left[0])}) or by a later one")
-        return _report.advice(self.currency, spent, self._pure_epsilon_at(spent), self._sigma_at(spent))
+            return _report.slot_fits_words(self.slots, next_slot)
+        return _report.fits_words(self.currency, spent, self._pure_epsilon_at(spent), self._sigma_at(spent))
 
     def _transition(self, release_id: str, kind: str, status: str, body: dict[str, Any]) -> Ticket:
         with self._store.write() as tx:

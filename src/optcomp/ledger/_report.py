@@ -146,15 +146,17 @@ def open_components(currency: Currency, spent: Vector) -> set[int]:
 
 
 def components(currency: Currency, spent: Vector) -> list[dict[str, Any]]:
-    """Each component of the currency in words: its symbol, threshold, spent, remaining and fraction
-    spent (``None`` for a threshold of 0: the rdp currency's count of non-pure releases), and whether
-    it belongs to a branch still open (``open``; the rdp currency's pure basic branch closes for good at
-    its first non-pure release)."""
+    """Each component of the currency in words: its symbol, threshold, spent (alone, and as ``amount_text``:
+    "ρ ≈ 0.06884 of 0.1851"), remaining and fraction spent (``None`` for a threshold of 0: the rdp
+    currency's count of non-pure releases), and whether it belongs to a branch still open (``open``; the
+    rdp currency's pure basic branch closes for good at its first non-pure release)."""
     live = open_components(currency, spent)
     out = []
     for j, (name, t, s) in enumerate(zip(currency.components, currency.thresholds, spent, strict=True)):
-        out.append({"component": name, "symbol": component_symbol(name),
-                    "threshold_text": number(t, digits=AMOUNT_DIGITS), "spent_text": number(s, digits=AMOUNT_DIGITS),
+        symbol, spent_text = component_symbol(name), number(s, digits=AMOUNT_DIGITS)
+        threshold_text = number(t, digits=AMOUNT_DIGITS)
+        out.append({"component": name, "symbol": symbol, "threshold_text": threshold_text, "spent_text": spent_text,
+                    "amount_text": f"{equation(symbol, spent_text)} of {threshold_text.lstrip('≈')}",
                     "remaining_text": number(t - s, digits=AMOUNT_DIGITS),
                     "fraction": float(s / t) if t > 0 else None,
                     "fraction_text": percent(s / t) if t > 0 else "", "open": j in live})
@@ -208,12 +210,28 @@ def remaining_text(currency: Currency, spent: Vector) -> str:
     return ", ".join(parts) or "nothing"
 
 
-def advice(currency: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> str:
-    """A refusal's second half: what remains (in the currency) and what would still fit."""
+def left(currency: Currency, spent: Vector) -> str:
+    """A refusal's second part, what remains (in the currency): "remaining: ρ ≈ 0.02565 left of 0.08815
+    (70.9 % of the budget spent)". Exact arithmetic only (it is recorded under the write lock)."""
+    return f"remaining: {remaining_text(currency, spent)} ({percent(fraction_spent(currency, spent))} of the budget spent)"
+
+
+def slots_left(slots: Sequence[Release], next_slot: int) -> str:
+    """A plan ledger's refusal, second part: "slots left: 2 of 3"."""
+    return f"slots left: {max(0, len(slots) - next_slot)} of {len(slots)}"
+
+
+def slot_fits_words(slots: Sequence[Release], next_slot: int) -> str:
+    """A plan ledger's refusal, last part: the next slot's release, or that every slot is used."""
+    if next_slot >= len(slots):
+        return "nothing more fits: every slot of the plan is used"
+    return f"what still fits: a release dominated by slot {next_slot} ({describe(slots[next_slot])}) or by a later one"
+
+
+def fits_words(currency: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> str:
+    """A refusal's last part: what would still fit (:func:`what_fits`), or that nothing does."""
     fits = [f"{f['what']} with {f['text']}" for f in what_fits(epsilon, sigma, largest_rho(currency, spent))]
-    tail = "what still fits: " + ", or ".join(fits) if fits else "nothing more fits: the budget is spent"
-    return (f"remaining: {remaining_text(currency, spent)} "
-            f"({percent(fraction_spent(currency, spent))} of the budget spent); {tail}")
+    return "what still fits: " + ", or ".join(fits) if fits else "nothing more fits: the budget is spent"
 
 
 def filter_view(currency: Currency, spent: Vector, epsilon: float | None, sigma: float | None) -> dict[str, Any]:

@@ -34,6 +34,8 @@ from optcomp.ledger._exact import decode
 EXACT_DIGITS = 15
 #: Significant digits of a rounded amount (spent, remaining, thresholds) on the page and in tables.
 AMOUNT_DIGITS = 4
+#: Most significant digits of a charge printed exactly (a release's charge is often a short exact decimal).
+CHARGE_EXACT_DIGITS = 8
 #: Significant digits of a "what still fits" bound (σ rounded up, ε rounded down).
 FIT_DIGITS = 5
 #: Largest denominator printed as a fraction ``p/q`` (a user's ``1/3``) rather than rounded.
@@ -88,7 +90,8 @@ def _rounded(x: Fraction, digits: int, direction: Direction) -> tuple[int, int]:
     return mantissa, exponent
 
 
-def number(value: Fraction | float | str, *, digits: int | None = None, direction: Direction = "nearest") -> str:
+def number(value: Fraction | float | str, *, digits: int | None = None, direction: Direction = "nearest",
+           exact_digits: int | None = None) -> str:
     """``value`` as a person reads it (module docstring): exact when short, else rounded and marked.
 
     Args:
@@ -98,10 +101,12 @@ def number(value: Fraction | float | str, *, digits: int | None = None, directio
             small denominator, else 6 digits).
         direction: ``nearest`` (the text is prefixed ``≈`` when it is not exact), ``up`` or ``down``
             (the text is a bound on the safe side, without ``≈``).
+        exact_digits: a decimal of at most this many significant digits is printed exactly, not rounded
+            to ``digits`` (default: ``digits``, or :data:`EXACT_DIGITS` when ``digits`` is None).
     """
     x = decode(value) if isinstance(value, str) else Fraction(value)
     exact = _terminating(x)
-    limit = EXACT_DIGITS if digits is None else digits
+    limit = exact_digits if exact_digits is not None else EXACT_DIGITS if digits is None else digits
     if exact is not None and len(str(abs(exact[0]))) <= limit:
         return _spell(*exact)
     if digits is None:
@@ -234,10 +239,11 @@ def equation(symbol: str, text: str) -> str:
 
 def amounts(components: Sequence[str], values: Sequence[Fraction], *, digits: int = AMOUNT_DIGITS,
             skip_zero: bool = True) -> str:
-    """"ρ = 0.03125" (one ``symbol = amount`` per component; zero components left out unless all are
-    zero, which reads "nothing")."""
-    parts = [equation(component_symbol(c), number(v, digits=digits)) for c, v in zip(components, values, strict=True)
-             if v or not skip_zero]
+    """"ρ = 0.03125" (one ``symbol = amount`` per component, exact up to :data:`CHARGE_EXACT_DIGITS` digits —
+    a Gaussian of σ = 8 costs ρ = 0.0078125 —, else to ``digits``; zero components left out unless all
+    are zero, which reads "nothing")."""
+    parts = [equation(component_symbol(c), number(v, digits=digits, exact_digits=max(digits, CHARGE_EXACT_DIGITS)))
+             for c, v in zip(components, values, strict=True) if v or not skip_zero]
     return ", ".join(parts) if parts else "nothing"
 
 

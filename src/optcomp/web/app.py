@@ -134,12 +134,16 @@ async def api_import(request: Request) -> Response:
     return JSONResponse({"ok": True, "plan": plan_to_dict(plan)})
 
 
-def create_app(ledger: str | None = None, *, time_limit: float = PLAN_TIME_LIMIT) -> Starlette:
+def create_app(ledger: str | None = None, *, time_limit: float = PLAN_TIME_LIMIT,
+               ledger_schema: str | None = None) -> Starlette:
     """The planner web application (mount it in any ASGI server; ``optcomp serve`` uses uvicorn), plus
     the read-only ledger view of ``ledger`` (default ``$OPTCOMP_LEDGER``) at ``/ledger``.
 
     Args:
-        ledger: path of a ledger to show read-only at ``/ledger`` (default ``$OPTCOMP_LEDGER``).
+        ledger: path of a ledger to show read-only at ``/ledger`` (default ``$OPTCOMP_LEDGER``), or a
+            ``postgresql://`` conninfo.
+        ledger_schema: the PostgreSQL schema of ``ledger`` (default ``$OPTCOMP_LEDGER_SCHEMA``, else
+            ``optcomp_ledger``).
         time_limit: seconds one ``POST /api/plan`` may compute before its worker is killed and the
             request is answered with an error (HTTP 422).
     """
@@ -157,7 +161,7 @@ def create_app(ledger: str | None = None, *, time_limit: float = PLAN_TIME_LIMIT
             Route("/api/plan", _api(_plan_endpoint(runner)), methods=["POST"]),
             Route("/api/export", _api(api_export), methods=["POST"]),
             Route("/api/import", _api(api_import), methods=["POST"]),
-            *ledger_routes(ledger),
+            *ledger_routes(ledger, ledger_schema),
             Mount("/static", app=StaticFiles(directory=str(_STATIC)), name="static"),
         ],
         lifespan=lifespan,

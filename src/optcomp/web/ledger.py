@@ -1,8 +1,8 @@
 """Read-only ledger view for the local web page: ``GET /ledger`` (the page) and ``GET /api/ledger``.
 
-The ledger shown is fixed when the app is made — ``create_app(ledger=PATH)``, or the environment
-variable ``OPTCOMP_LEDGER`` (a SQLite path, or a ``postgresql://`` conninfo with
-``OPTCOMP_LEDGER_SCHEMA``) — never taken from a request, so a visitor cannot make the server open other
+The ledger shown is fixed when the app is made — ``optcomp serve --ledger FILE`` (``--ledger-schema``
+for a ``postgresql://`` conninfo), ``create_app(ledger=PATH, ledger_schema=…)``, or the environment
+variables ``OPTCOMP_LEDGER`` and ``OPTCOMP_LEDGER_SCHEMA`` — never taken from a request, so a visitor cannot make the server open other
 files. Nothing here writes. The page shows the budget as a bar and a chart of the cumulative spend over
 the releases, what still fits, every release in words (time, status, charge) and the refused attempts;
 every number comes from ``Ledger.report`` and ``Ledger.history`` (exact values and their words beside).
@@ -24,10 +24,12 @@ NO_LEDGER = ("no ledger to show: start the page with `optcomp serve --ledger FIL
              "before `optcomp serve`)")
 
 
-def ledger_routes(ledger: str | None = None) -> list[BaseRoute]:
-    """The two read-only routes for ``ledger`` (default ``$OPTCOMP_LEDGER``; 404 when none is set)."""
+def ledger_routes(ledger: str | None = None, schema: str | None = None) -> list[BaseRoute]:
+    """The two read-only routes for ``ledger`` (default ``$OPTCOMP_LEDGER``; 404 when none is set) in the
+    PostgreSQL ``schema`` (default ``$OPTCOMP_LEDGER_SCHEMA``, else the store's default)."""
     location = ledger if ledger is not None else os.environ.get("OPTCOMP_LEDGER")
-    schema = os.environ.get("OPTCOMP_LEDGER_SCHEMA")  # PostgreSQL only; None: the default schema
+    if schema is None:
+        schema = os.environ.get("OPTCOMP_LEDGER_SCHEMA")  # PostgreSQL only; None: the default schema
 
     def page(request: Request) -> Response:
         return FileResponse(str(_STATIC / "ledger.html"), media_type="text/html")
