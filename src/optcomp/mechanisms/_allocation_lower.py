@@ -11,15 +11,17 @@ k = r·j + f(d) on the output grid h_out = h_in/r, and
 
     Q_k += Q_i·Q_j,     P_k += P_i·Q_j + Q_i·P_j        (E[S_a + S_b; i, j] = E[S_a; i]Q(j) + Q(i)E[S_b; j]),
 
-sums of products with unit weights: one kernel of ones per group serves both.
+sums of products with unit weights: a group's Σ over its differences is a window sum of the input's
+labels, a slice of their dyadic block sums (:mod:`._allocation_sums`), and the terms are summed pairwise.
 
 **Rounding: one relative bound per law.** Every term is a product of non-negative inputs, so if every
 entry of the inputs is within a relative ρ_a (ρ_b) of its exact value, every exact output entry is within
 (1 ± ρ_a)(1 ± ρ_b) of the exact sum of the computed terms, and the float sum is within γ_M of that
-(Higham Lemma 3.1): ρ_out = e^{ρ_a + ρ_b + γ_M} − 1 covers both sides. The factor cells carry their own
-relative bounds (:mod:`._allocation_cells`, the largest is taken). Entries below _FLOOR are dropped
-(label ⊥), so an underflowed product (absolute error ≤ 2⁻¹⁰⁷⁴ per rounding) is a relative error of
-at most M·2⁻¹⁰⁷⁴/_FLOOR, charged too. Only at the end are the envelopes formed: a lower end of each
+(Higham Lemma 3.1; M the depth of the summation tree, logarithmic: :func:`combine_lower`): ρ_out =
+e^{ρ_a + ρ_b + γ_M} − 1 covers both sides. The factor cells carry their own relative bounds
+(:mod:`._allocation_cells`, the largest is taken). Entries below _FLOOR are dropped (label ⊥), so an
+underflowed product (absolute error ≤ 2⁻¹⁰⁷⁴ per rounding) is a relative error of at most N·2⁻¹⁰⁷⁴/_FLOOR
+(N the operations feeding an entry), charged too. Only at the end are the envelopes formed: a lower end of each
 P-mass and an upper end of each Q-mass (the add law: the other two). Dropped tails, the pairs of two
 partial sums outside their cores (:func:`~._allocation_grid.core`) and a factor's part below ℓ_min
 whose envelope underflows are an outcome ⊥ never in any test set; the left tail of a partial sum is
@@ -27,7 +29,7 @@ merged into its first kept label (a coarser label is still a function of the out
 
 The earlier code (``tests/_references/allocation_legacy_lower.py``, the reference it is checked against)
 carried lower and upper envelopes of Q and of E[S]/x_k: four convolutions per group, weighted by
-e^{−d·h}, and one grid for every stage; this law runs two, unweighted, on the stage grids.
+e^{−d·h}, and one grid for every stage; this law sums windows, unweighted, on the stage grids.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ from optcomp.mechanisms._allocation_grid import (
     core,
     count_work,
     counted_cache,
-    overlap,
     power,
     refine,
     stage_step,

@@ -95,6 +95,7 @@ class Accumulator:
         self.buffer = np.zeros(self.shape)
         self.count = 0
         self.chunks = 0
+        self.terms = 0  # terms added so far
         self.stack: list[tuple[int, FloatArray]] = []  # (level, pairwise sum of 2^level chunk buffers)
 
     def target(self) -> FloatArray:
@@ -102,6 +103,7 @@ class Accumulator:
         if self.count == self.chunk:
             self._push()
         self.count += 1
+        self.terms += 1
         return self.buffer
 
     def _push(self) -> None:
@@ -130,11 +132,6 @@ class Accumulator:
         """Roundings on any term's path to :meth:`total`: chunk (its chunk buffer) + level (the pairwise sums)
         + the number of counter entries (the final sum), with level and entries ≤ bit length of chunks + 1."""
         return self.chunk + 2 * (self.chunks + 1).bit_length()
-
-    @property
-    def terms(self) -> int:
-        """Terms added so far."""
-        return self.chunks * self.chunk + self.count
 
 
 def operations(terms: int, length: int, size: int) -> int:

@@ -296,8 +296,11 @@ def allocation_bracket(
         h = grid_step_below(min(ALLOCATION_FIRST_STEP, start))
     best: AllocationBracket | None = None
     width = work = math.inf
+    last, stalled = (math.inf, math.inf), ""
     while True:
         try:
+            if stalled:
+                raise GridTooLargeError(stalled)
             if best is not None and work * (best.grid_step / h) ** 2 > 2 * MAX_WORK:
                 raise GridTooLargeError(f"it would take about {work * (best.grid_step / h) ** 2:.3g} operations "
                                         f"(limit {2 * MAX_WORK:g} for the two laws)")
@@ -331,6 +334,13 @@ def allocation_bracket(
                 )
             return best
         ratio = ALLOCATION_STEP_MARGIN * math.sqrt(target / width)
+        if math.isfinite(last[1]):  # width ≈ a·h² + w0, w0 the laws' step-independent rounding bounds: two passes
+            a = (last[1] - width) / (last[0] ** 2 - h * h)
+            w0 = max(0.0, width - a * h * h)
+            if w0 >= target and width > 0.8 * last[1]:  # h² fell ≥ 36 %, the width < 20 %: no step meets it
+                stalled = f"the width no longer shrinks with the step (about {w0:.2g} of it does not depend on it)"
+            ratio = ALLOCATION_STEP_MARGIN * math.sqrt(max(target - w0, 0.25 * target) / max(width - w0, target))
+        last = (h, width)
         h = grid_step_below(min(h / 1.25, h * ratio))
 
 
