@@ -66,7 +66,7 @@ def test_the_accumulator_is_within_its_depth() -> None:
         term = np.zeros(50)
         at = int(rng.integers(0, 40))
         term[at : at + 10] = _masses(rng, 10)
-        acc.target()[0, at : at + 10] += term[at : at + 10]
+        acc.target(at, at + 10)[0, at : at + 10] += term[at : at + 10]
         terms.append(term)
     total = acc.total()[0]
     g = Fraction(gamma(acc.depth))

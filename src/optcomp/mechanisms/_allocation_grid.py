@@ -53,6 +53,11 @@ from typing import Any, ParamSpec, TypeVar
 import mpmath
 import numpy as np
 
+try:  # numpy.convolve's kernel (numpy ≥ 2; numpy 1.x below): numpy.convolve(a, v) is correlate(a, v[::-1], 2)
+    from numpy._core.multiarray import correlate as _correlate
+except ImportError:  # pragma: no cover
+    from numpy.core.multiarray import correlate as _correlate  # type: ignore[no-redef]
+
 from optcomp._numerics import ALLOCATION_TAIL, SMALLEST_SUBNORMAL, FloatArray, GridTooLargeError
 from optcomp._rounding import next_up, rounding_error, widen_down, widen_up
 from optcomp.mechanisms._allocation_cells import factor_cells, flag_masses, window
@@ -314,6 +319,12 @@ def prefix(x: FloatArray, fx: int, h: float, fy: int, ny: int, far: int) -> tupl
     return c, u, j0, j1, sums.depth
 
 
+def _convolve(a: FloatArray, v: FloatArray) -> FloatArray:
+    """``numpy.convolve(a, v)`` (mode "full"), the same kernel called without its Python wrapper (tens of
+    thousands of short convolutions per law)."""
+    return _correlate(a, v[::-1], 2) if a.size >= v.size else _correlate(v, a[::-1], 2)  # type: ignore[call-overload,no-any-return]
+
+
 #: Terms per chunk buffer of a stage's accumulator (:mod:`._allocation_sums`): the convolutions' depth (the
 #: longest group, ≈ ln 2/h) dominates the upper law's roundings, so few, large chunks (fewer merges).
 _UPPER_CHUNK = 128
@@ -339,11 +350,10 @@ def _band_upper(
         yy = y.q[j0 - y.first : j1 - y.first]
         k = j0 - i0 - lo  # convolution entry k: anchor j = i0 + lo + k
         xs = x.q[i0 - x.first : i1 - x.first]
-        term = np.empty((2, n))
-        np.multiply(np.convolve(xs, w.om_hi[lo:hi])[k : k + n], yy, out=term[0])
-        np.multiply(np.convolve(xs, w.w_hi[lo:hi])[k : k + n], yy, out=term[1])
         o = r * j0 + f - base
-        acc.target()[:, o : o + r * n : r] += term
+        rows = acc.target(o, o + r * n)
+        rows[0, o : o + r * n : r] += yy * _convolve(xs, w.om_hi[lo:hi])[k : k + n]
+        rows[1, o : o + r * n : r] += yy * _convolve(xs, w.w_hi[lo:hi])[k : k + n]
     count_work(work, budget)
     if d_stop > w.far:
         c, u, j0, j1, depth = prefix(x.q, x.first, w.h_in, y.first, y.q.size, max(w.far, d_start))
@@ -352,7 +362,7 @@ def _band_upper(
             up = u / w.expm1_lo
             low = np.maximum(c - up, 0.0) + rounding_error(4 * (depth + 16), c + up)
             o = r * j0 - base
-            acc.target()[:, o : o + r * (j1 - j0) : r] += np.vstack([yy * low, yy * up])
+            acc.target(o, o + r * (j1 - j0))[:, o : o + r * (j1 - j0) : r] += np.vstack([yy * low, yy * up])
     return depth
 
 
@@ -411,7 +421,7 @@ def combine_upper(
             revealed += x.zero
         else:
             o = r * y.first - base
-            acc.target()[0, o : o + r * y.q.size : r] += x.zero * y.q
+            acc.target(o, o + r * y.q.size)[0, o : o + r * y.q.size : r] += x.zero * y.q
     zero = 0.0 if max(a.zero, b.zero) <= tail else widen_up(a.zero * b.zero, 4) + pad(2)
     revealed = widen_up(revealed, 4)
     rows = acc.total()

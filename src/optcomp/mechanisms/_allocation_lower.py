@@ -132,8 +132,10 @@ def _y_side(s: Lower, scale: float = 1.0) -> _Side:
 
 def _band(acc: Accumulator, base: int, x: _Side, y: _Side, w: Weights, d_start: int, d_stop: float, budget: float) -> None:
     """Adds the pairs (i of x, j of y, d = j − i in [d_start, d_stop)) to ``acc``'s rows [q, p] at the output
-    grid's label r·j + f(d) (indexed from ``base`` on the output grid; work against ``budget``). A group's
-    Σ_{d} x_{j−d} over its differences is a window of x's block sums (:mod:`._allocation_sums`), a slice."""
+    grid's label r·j + f(d) (indexed from ``base`` on the output grid; work against ``budget``, counted as the
+    convolutions this replaced counted it: the refinement's work predictions, and so its refusals, keep
+    their scale). A group's Σ_{d} x_{j−d} over its differences is a window of x's block sums
+    (:mod:`._allocation_sums`), a slice."""
     ratio = w.ratio
     sums = x.sums
     assert sums is not None
@@ -145,24 +147,23 @@ def _band(acc: Accumulator, base: int, x: _Side, y: _Side, w: Weights, d_start: 
         if lo >= hi or j0 >= j1:
             continue
         n = j1 - j0
-        work += 8 * n + hi - lo
+        work += (min(x_end, j1 - lo) - max(x.first, j0 - hi + 1) + 4) * (hi - lo) + 6 * n  # as the convolutions did
         win = sums.window(j0 - hi + 1 - x.first, hi - lo, n)  # [Σ q, Σ p] over each anchor's window
         ys = j0 - y.first
         term = win * y.rows[0, ys : ys + n]  # [yq·Σq, yq·Σp]
         term[1] += win[0] * y.rows[1, ys : ys + n]  # + yp·Σq
         at = ratio * j0 + f - base
-        acc.target()[:, at : at + ratio * n : ratio] += term
+        acc.target(at, at + ratio * n)[:, at : at + ratio * n : ratio] += term
     count_work(work, budget)
     if d_stop > w.far:  # f = 0: the sum of everything at distance ≥ far lands on the anchor's point
         start = max(w.far, d_start)
         j0, j1 = max(y.first, x.first + start), y.first + y.size
         if j0 < j1:
-            count_work(8 * (j1 - j0) * len(sums.tables), budget)
             counts = np.minimum(np.arange(j0, j1) - start - x.first, x.size - 1) + 1
             c = sums.prefix(counts)
             yq, yp = y.rows[0, j0 - y.first : j1 - y.first], y.rows[1, j0 - y.first : j1 - y.first]
             o = slice(ratio * j0 - base, ratio * j1 - base, ratio)
-            out = acc.target()
+            out = acc.target(o.start, o.stop)
             out[0, o] += yq * c[0]
             out[1, o] += yq * c[1] + yp * c[0]
 

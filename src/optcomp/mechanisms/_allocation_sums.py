@@ -17,7 +17,8 @@ that no finer grid removes. Here D is logarithmic:
 * :meth:`BlockSums.prefix`: Σ_{l < k} x_l for a vector of counts k, the blocks of k's binary digits
   (gathered per level), depth ≤ 2·levels.
 * :class:`Accumulator`: terms added into a chunk buffer (at most ``chunk`` terms per entry), the chunk
-  buffers summed pairwise as a binary counter: depth ≤ chunk + 2·⌈log₂(chunks + 1)⌉.
+  buffers summed pairwise as a binary counter: depth ≤ chunk + 2·⌈log₂(chunks + 1)⌉ (each buffer added
+  and cleared only in the columns written: a stage's output reaches ln 2/h beyond its anchors).
 
 Each class reports its depth; the caller charges γ of the sum of the depths along a term's path.
 Underflow (a result below the normal range) is an absolute error per rounding, not a relative one: the
@@ -51,6 +52,7 @@ class BlockSums:
             self.tables.append(prev[:, :-half] + prev[:, half:])
         self.pad = pad
         self.n = n
+        self.cache: dict[int, FloatArray] = {}
 
     @property
     def depth(self) -> int:
@@ -59,16 +61,24 @@ class BlockSums:
 
     def window(self, start: int, length: int, count: int) -> FloatArray:
         """W[:, c] = Σ_{0 ≤ l < length} rows[:, start + c + l] for 0 ≤ c < ``count`` (rows index; entries outside
-        [0, n) are the padding's zeros: −pad ≤ start, start + count + length − 1 ≤ n + pad). A view of a table
-        where ``length`` is a power of two, else a fresh array."""
+        [0, n) are the padding's zeros: −pad ≤ start, start + count + length − 1 ≤ n + pad). A view."""
         s = start + self.pad
-        top = length.bit_length() - 1
-        out = self.tables[top][:, s : s + count]
-        s += 1 << top
-        for k in range(top - 1, -1, -1):
-            if length >> k & 1:
-                out = out + self.tables[k][:, s : s + count]
-                s += 1 << k
+        return self.sliding(length)[:, s : s + count]
+
+    def sliding(self, length: int) -> FloatArray:
+        """Every window of ``length`` entries of the padded rows, by start (cached per length: a stage meets a
+        few hundred lengths, most of its groups one of a few short ones): the blocks of length's binary
+        digits, largest first, placed one after another."""
+        out = self.cache.get(length)
+        if out is None:
+            top = length.bit_length() - 1
+            size = self.tables[0].shape[1] - length + 1
+            out, s = self.tables[top][:, :size], 1 << top
+            for k in range(top - 1, -1, -1):
+                if length >> k & 1:
+                    out = out + self.tables[k][:, s : s + size]
+                    s += 1 << k
+            self.cache[length] = out
         return out
 
     def prefix(self, counts: FloatArray | np.ndarray) -> FloatArray:
@@ -86,34 +96,45 @@ class BlockSums:
 
 class Accumulator:
     """A (rows, size) array summed from terms: :meth:`target` gives the buffer the next term is added into
-    (each entry at most once per term); every ``chunk`` terms the buffer joins a binary counter of
-    pairwise sums (module docstring)."""
+    (each entry at most once per term, within the columns it names); every ``chunk`` terms the buffer joins a
+    binary counter of pairwise sums (module docstring). Only the columns a buffer was written in are added
+    or cleared (the rest are zeros: adding them is exact), and cleared buffers are reused."""
 
     def __init__(self, rows: int, size: int, chunk: int = ACCUMULATOR_CHUNK) -> None:
         self.shape = (rows, size)
         self.chunk = chunk
-        self.buffer = np.zeros(self.shape)
         self.count = 0
         self.chunks = 0
         self.terms = 0  # terms added so far
-        self.stack: list[tuple[int, FloatArray]] = []  # (level, pairwise sum of 2^level chunk buffers)
+        self.free: list[FloatArray] = []
+        self.buffer, self.span = np.zeros(self.shape), (size, 0)
+        self.stack: list[tuple[int, FloatArray, tuple[int, int]]] = []  # (level, sum of 2^level chunks, columns)
 
-    def target(self) -> FloatArray:
-        """The buffer the next term is added into (one term: each entry written at most once)."""
+    def target(self, lo: int, hi: int) -> FloatArray:
+        """The buffer the next term is added into, in its columns [lo, hi) only (one term: each entry once)."""
         if self.count == self.chunk:
             self._push()
         self.count += 1
         self.terms += 1
+        self.span = (min(self.span[0], lo), max(self.span[1], hi))
         return self.buffer
 
     def _push(self) -> None:
-        merged, level = self.buffer, 0
+        merged, span, level = self.buffer, self.span, 0
         while self.stack and self.stack[-1][0] == level:
-            merged = np.add(self.stack.pop()[1], merged)
+            _, other, (lo, hi) = self.stack.pop()
+            if hi - lo > span[1] - span[0]:  # add the narrower into the wider (the same sum: a + b = b + a)
+                merged, other, span, (lo, hi) = other, merged, (lo, hi), span
+            if lo < hi:
+                merged[:, lo:hi] += other[:, lo:hi]
+                other[:, lo:hi] = 0.0
+            self.free.append(other)
+            span = (min(lo, span[0]), max(hi, span[1]))
             level += 1
-        self.stack.append((level, merged))
+        self.stack.append((level, merged, span))
         self.chunks += 1
-        self.buffer = np.zeros(self.shape)
+        self.buffer = self.free.pop() if self.free else np.zeros(self.shape)
+        self.span = (self.shape[1], 0)
         self.count = 0
 
     def total(self) -> FloatArray:
@@ -123,8 +144,9 @@ class Accumulator:
         if not self.stack:
             return np.zeros(self.shape)
         out = self.stack[-1][1].copy()
-        for _, part in reversed(self.stack[:-1]):
-            out += part
+        for _, part, (lo, hi) in reversed(self.stack[:-1]):
+            if lo < hi:
+                out[:, lo:hi] += part[:, lo:hi]
         return out
 
     @property
