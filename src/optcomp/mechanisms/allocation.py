@@ -274,7 +274,9 @@ def allocation_bracket(
     the requested width, at least ALLOCATION_START_WIDTH; at most ALLOCATION_FIRST_STEP): the width is of
     second order in h (observed,
     ``docs/samplers.md`` §5), so each next h is the largest step at most the current one times
-    ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25). Every pass
+    ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25); from the third pass on, width ≈ a·h² + w0 is
+    fitted to the last two passes (w0: the laws' compounded rounding bounds, which no step removes) and
+    aims at w − w0, and where w0 ≥ w while the width shrank < 20 % the refinement stops by name. Every pass
     is certified. A pass whose laws would exceed the work limit (predicted from the last pass's counted
     work, which grows as h⁻²; or ``GridTooLargeError`` from the law itself) ends the refinement: with
     ``strict`` (ε queries at δ ≥ PLD_DEEP_DELTA, as the PLD engine) the refusal names the width reached
