@@ -13,6 +13,7 @@ accumulators or tabulated weights.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from fractions import Fraction
 
@@ -21,12 +22,19 @@ import mpmath
 _DPS = 40
 
 
+@functools.cache
+def _point(i: int, h: float) -> mpmath.mpf:
+    """e^{i·h} (40 digits)."""
+    with mpmath.workdps(_DPS):
+        return mpmath.exp(i * mpmath.mpf(h))
+
+
 def _label(i: int, j: int, h_in: float, h_out: float) -> tuple[int, mpmath.mpf]:
     """(k, w): the output cell of x_i + x_j and the weight of its upper point (40 digits)."""
     with mpmath.workdps(_DPS):
-        x = mpmath.exp(i * mpmath.mpf(h_in)) + mpmath.exp(j * mpmath.mpf(h_in))
+        x = _point(i, h_in) + _point(j, h_in)
         k = int(mpmath.floor(mpmath.log(x) / mpmath.mpf(h_out)))
-        lo, hi = mpmath.exp(k * mpmath.mpf(h_out)), mpmath.exp((k + 1) * mpmath.mpf(h_out))
+        lo, hi = _point(k, h_out), _point(k + 1, h_out)
         return k, (x - lo) / (hi - lo)
 
 

@@ -276,7 +276,8 @@ def allocation_bracket(
     ``docs/samplers.md`` §5), so each next h is the largest step at most the current one times
     ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25); from the third pass on, width ≈ a·h² + w0 is
     fitted to the last two passes (w0: the laws' compounded rounding bounds, which no step removes) and
-    aims at w − w0, and where w0 ≥ w while the width shrank < 20 % the refinement stops by name. Every pass
+    aims at w − w0, and where w0 ≥ w while the width shrank < 20 % the refinement stops by name (only while
+    the upper end is the laws': the no-amplification end is a fixed value the laws' may still pass). Every pass
     is certified. A pass whose laws would exceed the work limit (predicted from the last pass's counted
     work, which grows as h⁻²; or ``GridTooLargeError`` from the law itself) ends the refinement: with
     ``strict`` (ε queries at δ ≥ PLD_DEEP_DELTA, as the PLD engine) the refusal names the width reached
@@ -336,13 +337,14 @@ def allocation_bracket(
                 )
             return best
         ratio = ALLOCATION_STEP_MARGIN * math.sqrt(target / width)
-        if math.isfinite(last[1]):  # width ≈ a·h² + w0, w0 the laws' step-independent rounding bounds: two passes
+        mine = top == pair.upper  # the bracket is the laws' (not the no-amplification end's, a fixed value)
+        if mine and math.isfinite(last[1]):  # width ≈ a·h² + w0, w0 the laws' step-independent rounding bounds
             a = (last[1] - width) / (last[0] ** 2 - h * h)
             w0 = max(0.0, width - a * h * h)
             if w0 >= target and width > 0.8 * last[1]:  # h² fell ≥ 36 %, the width < 20 %: no step meets it
                 stalled = f"the width no longer shrinks with the step (about {w0:.2g} of it does not depend on it)"
             ratio = ALLOCATION_STEP_MARGIN * math.sqrt(max(target - w0, 0.25 * target) / max(width - w0, target))
-        last = (h, width)
+        last = (h, width) if mine else (math.inf, math.inf)
         h = grid_step_below(min(h / 1.25, h * ratio))
 
 
