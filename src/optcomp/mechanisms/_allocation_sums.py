@@ -122,14 +122,14 @@ class Accumulator:
     def _push(self) -> None:
         merged, span, level = self.buffer, self.span, 0
         while self.stack and self.stack[-1][0] == level:
-            _, other, (lo, hi) = self.stack.pop()
-            if hi - lo > span[1] - span[0]:  # add the narrower into the wider (the same sum: a + b = b + a)
-                merged, other, span, (lo, hi) = other, merged, (lo, hi), span
-            if lo < hi:
-                merged[:, lo:hi] += other[:, lo:hi]
-                other[:, lo:hi] = 0.0
+            _, other, cols = self.stack.pop()
+            if cols[1] - cols[0] > span[1] - span[0]:  # add the narrower into the wider (a + b = b + a)
+                merged, other, span, cols = other, merged, cols, span
+            if cols[0] < cols[1]:
+                merged[:, cols[0] : cols[1]] += other[:, cols[0] : cols[1]]
+                other[:, cols[0] : cols[1]] = 0.0
             self.free.append(other)
-            span = (min(lo, span[0]), max(hi, span[1]))
+            span = (min(cols[0], span[0]), max(cols[1], span[1]))
             level += 1
         self.stack.append((level, merged, span))
         self.chunks += 1
@@ -144,9 +144,9 @@ class Accumulator:
         if not self.stack:
             return np.zeros(self.shape)
         out = self.stack[-1][1].copy()
-        for _, part, (lo, hi) in reversed(self.stack[:-1]):
-            if lo < hi:
-                out[:, lo:hi] += part[:, lo:hi]
+        for _, part, (first, stop) in reversed(self.stack[:-1]):
+            if first < stop:
+                out[:, first:stop] += part[:, first:stop]
         return out
 
     @property

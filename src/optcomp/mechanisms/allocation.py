@@ -274,10 +274,10 @@ def allocation_bracket(
     the requested width, at least ALLOCATION_START_WIDTH; at most ALLOCATION_FIRST_STEP): the width is of
     second order in h (observed,
     ``docs/samplers.md`` §5), so each next h is the largest step at most the current one times
-    ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25); from the third pass on, width ≈ a·h² + w0 is
-    fitted to the last two passes (w0: the laws' compounded rounding bounds, which no step removes) and
-    aims at w − w0, and where w0 ≥ w while the width shrank < 20 % the refinement stops by name (only while
-    the upper end is the laws': the no-amplification end is a fixed value the laws' may still pass). Every pass
+    ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25); width ≈ a·h² + w0 is fitted to the last two
+    passes (w0: the laws' compounded rounding bounds, which no step removes), and where w0 ≥ w while the
+    width shrank < 20 % the refinement stops by name (only while the upper end is the laws': the
+    no-amplification end is a fixed value the laws' may still pass). Every pass
     is certified. A pass whose laws would exceed the work limit (predicted from the last pass's counted
     work, which grows as h⁻²; or ``GridTooLargeError`` from the law itself) ends the refinement: with
     ``strict`` (ε queries at δ ≥ PLD_DEEP_DELTA, as the PLD engine) the refusal names the width reached
@@ -343,7 +343,6 @@ def allocation_bracket(
             w0 = max(0.0, width - a * h * h)
             if w0 >= target and width > 0.8 * last[1]:  # h² fell ≥ 36 %, the width < 20 %: no step meets it
                 stalled = f"the width no longer shrinks with the step (about {w0:.2g} of it does not depend on it)"
-            ratio = ALLOCATION_STEP_MARGIN * math.sqrt(max(target - w0, 0.25 * target) / max(width - w0, target))
         last = (h, width) if mine else (math.inf, math.inf)
         h = grid_step_below(min(h / 1.25, h * ratio))
 
