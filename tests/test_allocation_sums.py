@@ -154,3 +154,31 @@ def test_a_fixed_no_amplification_end_is_not_taken_for_a_width_floor() -> None:
     done = allocation_bracket(lambda acc: Bound(0.5, 1.0 + 4e4 * (acc.grid_step or 1.0) ** 2), lambda acc: 0.99999,
                               Accuracy(relative_width=1e-4), floor=0.01, scale=0.05, plain=Bound(0.5, 1.0005))
     assert done.run.upper < 1.0005 and done.run.upper - done.run.lower <= 1e-4 * done.run.upper
+
+
+def test_a_width_floor_before_a_costly_second_pass_is_refused_after_a_coarse_probe() -> None:
+    """σ = 2, t = 10⁷ (the laws' rounding bounds dominate the width): where the second pass would take many
+    times the first's work, a probe at 4× the first step (1/16 of its work) fits width ≈ a·h² + w0 and the
+    refusal by name comes without that pass, carrying the first pass's bracket; a width of pure second
+    order still reaches its target after the probe (the probe only adds a pass, never moves the answer)."""
+    from optcomp.mechanisms import _allocation_grid
+
+    def run(width_at: Callable[[float], float], target: float, passes: list[float]) -> AllocationBracket:
+        first = 1.5 * 2.0**-11  # the first step of allocation_bracket at scale 0.05, width 1e-4
+
+        def upper_at(acc: Accuracy) -> Bound:
+            h = acc.grid_step or 1.0
+            passes.append(h)
+            _allocation_grid.WORK[0] += 1e9 * (first / h) ** 2  # counted work ∝ h⁻², 1e9 at the first step
+            return Bound(0.5, 1.0 + width_at(h))
+
+        return allocation_bracket(upper_at, lambda acc: 1.0, Accuracy(relative_width=target), floor=0.01, scale=0.05)
+
+    passes: list[float] = []
+    with pytest.raises(GridTooLargeError, match="no longer shrinks with the step") as info:
+        run(lambda h: 3e-4 + 4 * h * h, 1e-4, passes)
+    assert passes == [passes[0], 4 * passes[0]]  # the first pass and the probe, not the 9-fold second pass
+    assert info.value.bracket == Bound(1.0, 1.0 + 3e-4 + 4 * passes[0] ** 2)
+    probed: list[float] = []
+    met = run(lambda h: 600 * h * h, 1e-4, probed)
+    assert probed[1] == 4 * probed[0] and len(probed) == 3 and met.run.upper - 1.0 <= 1e-4
