@@ -13,7 +13,8 @@ Rows (δ as stated; optcomp at its default accuracy; one run each, times in seco
   Poisson ε at the same σ, batch size, steps;
 * balls-in-bins (issues 23, 32): ``dpsgd.epsilon(σ, 1/t, t·E, δ, sampling="balls_in_bins")`` at the
   **default accuracy** (relative width 1e-4), each row cold: a fresh Python process (nothing cached in
-  memory; optcomp keeps no disk cache) that imports optcomp and then times the call (wall and CPU,
+  memory; optcomp keeps no disk cache) that imports optcomp (``_cold.import_libraries``: every module the
+  call may reach, so a lazy import's compilation is not timed) and then times the call (wall and CPU,
   ``time.process_time``), beside ``PLD_accounting``'s ``gaussian_allocation_epsilon_range(delta, sigma,
   num_steps=t, num_epochs=E)`` (Feldman–Shenfeld; default accuracy, run under ``nice`` in a child process
   with a time limit of ``PEER_LIMIT`` s: a row past it reads "no answer in N s"), on the (σ, t, E) rows
@@ -107,8 +108,11 @@ def peer_allocation(**kwargs: Any) -> tuple[str, str]:
 #: One balls-in-bins row in a fresh process: imports first, then the timed call (its JSON on stdout).
 _ROW = """
 import json, sys, time
+sys.path.insert(0, sys.argv[2])
+from _cold import import_libraries
 from optcomp import dpsgd
 from optcomp.pld import GridTooLargeError
+import_libraries()  # the policy of benchmarks/_cold.py: the call pays no import (lazy ones included)
 sigma, rate, steps, delta = json.loads(sys.argv[1])
 wall, cpu = time.perf_counter(), time.process_time()
 try:
@@ -128,7 +132,7 @@ def cold_row(sigma: float, rate: float, steps: int, delta: float) -> dict[str, A
     import sys
 
     args = json.dumps([sigma, rate, steps, delta])
-    done = subprocess.run([sys.executable, "-c", _ROW, args], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", _ROW, args, str(HERE)], capture_output=True, text=True, check=True)
     return dict(json.loads(done.stdout))
 
 

@@ -30,9 +30,12 @@ the rest: soundness never depends on the schedule.
 tabulated once per (h_in, h_out) (float, with their error bound added outwards; the cell offset f(d)
 is decided in 40-digit mpmath where the float value is near a tie: a wrong offset would make a weight
 negative). Every stage is a sum of non-negative terms (direct convolutions by ``numpy.convolve``, no
-FFT; the far field d ≥ D_far by prefix sums), so its float result is within γ_M relative of the exact
-sum of the same inputs (Higham Lemma 3.1, M counted per stage), plus an absolute underflow term;
-results are widened by that. The single subtraction of the far field's lower weight 1 − w(d) ≥ 1/2 is
+FFT; the far field d ≥ D_far by dyadic block prefixes; the terms summed pairwise by
+:class:`._allocation_sums.Accumulator`), so its float result is within γ_M relative of the exact sum of
+the same inputs (Higham Lemma 3.1 along each term's path, M its depth: the longest group's convolution,
+one product, the accumulator's depth — about ln 2/h, no longer the tens of thousands of terms summed one
+after another, which compounded over an epoch to a relative error that no finer grid removed), plus an
+absolute underflow term per operation; results are widened by that. The single subtraction of the far field's lower weight 1 − w(d) ≥ 1/2 is
 bounded explicitly. A weight's absolute error (≤ 16u·(e^{−dh_in} + expm1((f+1)h_out))/(e^{fh_out}·expm1(h_out)))
 only ever adds mass: w_hi + (1 − w)_hi ≥ 1. Factor cells come from :mod:`._allocation_cells` (Gauss–
 Legendre integrals with a certified relative error per cell, no differences of CDFs).
@@ -50,9 +53,15 @@ from typing import Any, ParamSpec, TypeVar
 import mpmath
 import numpy as np
 
+try:  # numpy.convolve's kernel (numpy ≥ 2; numpy 1.x below): numpy.convolve(a, v) is correlate(a, v[::-1], 2)
+    from numpy._core.multiarray import correlate as _correlate
+except ImportError:  # pragma: no cover
+    from numpy.core.multiarray import correlate as _correlate  # type: ignore[no-redef]
+
 from optcomp._numerics import ALLOCATION_TAIL, SMALLEST_SUBNORMAL, FloatArray, GridTooLargeError
 from optcomp._rounding import next_up, rounding_error, widen_down, widen_up
 from optcomp.mechanisms._allocation_cells import factor_cells, flag_masses, window
+from optcomp.mechanisms._allocation_sums import Accumulator, BlockSums, operations
 from optcomp.mechanisms._law import PrivacyLossLaw
 
 #: Decimal digits of the mpmath tie decisions.
@@ -294,64 +303,75 @@ def _part(s: Upper, lo: int, hi: int) -> Upper:
     return Upper(s.first + lo, s.q[lo:hi], 0.0, 0.0, 0.0, s.m, s.h)
 
 
-def prefix(x: FloatArray, fx: int, h: float, fy: int, ny: int, far: int) -> tuple[FloatArray, FloatArray, int, int]:
-    """For anchors j in y's range: C_j = Σ_{i ≤ j−far} xᵢ and U_j = Σ_{i ≤ j−far} xᵢ e^{−(j−i)h} (upper
-    estimates within γ_{n+8}), and the anchor range [j0, j1) where they are non-empty."""
+def prefix(x: FloatArray, fx: int, h: float, fy: int, ny: int, far: int) -> tuple[FloatArray, FloatArray, int, int, int]:
+    """For anchors j in y's range: C_j = Σ_{i ≤ j−far} xᵢ and U_j = Σ_{i ≤ j−far} xᵢ e^{−(j−i)h} (both from the
+    dyadic block prefixes of :mod:`._allocation_sums`, C within γ_D, U within γ_{D+8}), the anchor range
+    [j0, j1) where they are non-empty, and D (the prefixes' depth)."""
     nx = x.size
     j0, j1 = max(fy, fx + far), fy + ny
     if j0 >= j1:
-        return np.zeros(0), np.zeros(0), j0, j0
-    idx = np.minimum(np.arange(j0, j1) - far - fx, nx - 1)
+        return np.zeros(0), np.zeros(0), j0, j0, 0
+    counts = np.minimum(np.arange(j0, j1) - far - fx, nx - 1) + 1
     with np.errstate(under="ignore"):
-        scaled = x * np.exp((np.arange(nx) - nx) * h)
-        c = np.cumsum(x)[idx]
-        u = np.cumsum(scaled)[idx] * np.exp(-(np.arange(j0, j1) - fx - nx) * h)
-    return c, u, j0, j1
+        sums = BlockSums(np.vstack([x, x * np.exp((np.arange(nx) - nx) * h)]), 0, nx.bit_length())
+        c, u = sums.prefix(counts)
+        u = u * np.exp(-(np.arange(j0, j1) - fx - nx) * h)
+    return c, u, j0, j1, sums.depth
+
+
+def _convolve(a: FloatArray, v: FloatArray) -> FloatArray:
+    """``numpy.convolve(a, v)`` (mode "full"), the same kernel called without its Python wrapper (tens of
+    thousands of short convolutions per law)."""
+    return _correlate(a, v[::-1], 2) if a.size >= v.size else _correlate(v, a[::-1], 2)  # type: ignore[call-overload,no-any-return]
+
+
+#: Terms per chunk buffer of a stage's accumulator (:mod:`._allocation_sums`): the convolutions' depth (the
+#: longest group, ≈ ln 2/h) dominates the upper law's roundings, so few, large chunks (fewer merges).
+_UPPER_CHUNK = 128
 
 
 def _band_upper(
-    out: FloatArray, base: int, x: Upper, y: Upper, w: Weights, d_start: int, d_stop: float, budget: float
-) -> None:
+    acc: Accumulator, base: int, x: Upper, y: Upper, w: Weights, d_start: int, d_stop: float, budget: float
+) -> int:
     """Adds Σ over pairs (i of x, j of y, d = j − i in [d_start, d_stop)) of xᵢyⱼ split onto the output
-    grid's points r·j + f(d) and r·j + f(d) + 1 (``out`` indexed from ``base`` on the output grid; the
-    work counted against ``budget``, :func:`count_work`)."""
+    grid's points r·j + f(d) (row 0 of ``acc``: the part (1 − w) to the lower point) and r·j + f(d) + 1 (row 1,
+    at r·j + f(d): shifted when the rows are merged); ``acc`` indexed from ``base`` on the output grid, the
+    work counted against ``budget`` (:func:`count_work`). Each group's value is one term of ``acc``: a
+    convolution of at most ``longest`` products and one product with yⱼ. Returns the far field's depth."""
     r = w.ratio
+    x_end, y_end, work, depth = x.first + x.q.size, y.first + y.q.size, 0, 0
     for f, d0, d1 in reachable(w, x, y, d_start):
         lo, hi = max(d0, d_start), int(min(d1, d_stop))
-        if lo >= hi:
+        j0, j1 = max(y.first, x.first + lo), min(y_end, x_end + hi - 1)  # overlap(): anchors with a partner
+        if lo >= hi or j0 >= j1:
             continue
-        j0, j1, i0, i1 = group_range(x.first, x.q.size, y.first, y.q.size, lo, hi)
-        if j0 >= j1:
-            continue
-        count_work((i1 - i0 + 4) * (hi - lo) + 6 * (j1 - j0), budget)
-        xs = x.q[i0 - x.first : i1 - x.first]
-        c_om = np.convolve(xs, w.om_hi[lo:hi])  # entry k: anchor j = i0 + lo + k
-        c_w = np.convolve(xs, w.w_hi[lo:hi])
+        i0, i1, n = max(x.first, j0 - hi + 1), min(x_end, j1 - lo), j1 - j0
+        work += (i1 - i0 + 4) * (hi - lo) + 6 * n
         yy = y.q[j0 - y.first : j1 - y.first]
-        s = slice(j0 - i0 - lo, j1 - i0 - lo)
+        k = j0 - i0 - lo  # convolution entry k: anchor j = i0 + lo + k
+        xs = x.q[i0 - x.first : i1 - x.first]
         o = r * j0 + f - base
-        out[o : o + r * (j1 - j0) : r] += yy * c_om[s]
-        out[o + 1 : o + 1 + r * (j1 - j0) : r] += yy * c_w[s]
+        rows = acc.target(o, o + r * n)
+        rows[0, o : o + r * n : r] += yy * _convolve(xs, w.om_hi[lo:hi])[k : k + n]
+        rows[1, o : o + r * n : r] += yy * _convolve(xs, w.w_hi[lo:hi])[k : k + n]
+    count_work(work, budget)
     if d_stop > w.far:
-        c, u, j0, j1 = prefix(x.q, x.first, w.h_in, y.first, y.q.size, max(w.far, d_start))
+        c, u, j0, j1, depth = prefix(x.q, x.first, w.h_in, y.first, y.q.size, max(w.far, d_start))
         if j0 < j1:
             yy = y.q[j0 - y.first : j1 - y.first]
             up = u / w.expm1_lo
-            low = np.maximum(c - up, 0.0) + rounding_error(4 * (x.q.size + 16), c + up)
+            low = np.maximum(c - up, 0.0) + rounding_error(4 * (depth + 16), c + up)
             o = r * j0 - base
-            out[o : o + r * (j1 - j0) : r] += yy * low
-            out[o + 1 : o + 1 + r * (j1 - j0) : r] += yy * up
+            acc.target(o, o + r * (j1 - j0))[:, o : o + r * (j1 - j0) : r] += np.vstack([yy * low, yy * up])
+    return depth
 
 
-def roundings(w: Weights, n: int) -> int:
-    """Roundings charged to one output entry of a stage (module docstring): a group's value reaches an entry
-    through a convolution of at most ``longest`` terms and one product; an entry sums at most two values of
-    each tabulated group (the groups reach only the laws' span) per band call (six at most: the core and
-    the two tails of each ordering), the far field's prefix sums (n terms, where the tables reach it), the
-    doubling of a square and the zero atom."""
+def roundings(w: Weights, acc: Accumulator, far: int) -> int:
+    """Roundings on any term's path to an output entry of a stage (module docstring): a group's value is a
+    convolution of at most ``longest`` products (the far field's U: a block prefix of depth ``far`` and
+    ten more: the scaled terms, the exp factor, the division), times yⱼ, summed by ``acc`` (its depth), the two rows merged, the zero atom's product."""
     longest = max(d1 - d0 for _, d0, d1 in w.groups)
-    far = 8 * (n + 16) if w.groups[-1][2] >= w.far else 0
-    return longest + 12 * (len(w.groups) + 2) + far + _TERM_ROUNDINGS
+    return max(longest, far + 10) + 1 + acc.depth + 1 + _TERM_ROUNDINGS
 
 
 def combine_upper(
@@ -368,22 +388,25 @@ def combine_upper(
     r = w.ratio
     top = w.groups[0][0] + 2
     base = r * min(a.first, b.first)
-    out = np.zeros(r * max(a.first + a.q.size, b.first + b.q.size) + top - base)
+    acc = Accumulator(2, r * max(a.first + a.q.size, b.first + b.q.size) + top - base, _UPPER_CHUNK)
     theta = math.sqrt(tail / 3)
     a0, a1, qa, ma = core(a.q, a.first, h_in, theta)
     b0, b1, qb, mb = (a0, a1, qa, ma) if same else core(b.q, b.first, h_in, theta)
-    if same:  # ordered pairs i < j twice, i = j once; at least one of the two in the core
+    far = 0
+    if same:  # ordered pairs i < j twice (y doubled: exact), i = j once; at least one of the two in the core
         inner = _part(a, a0, a1)
-        _band_upper(out, base, a, inner, w, 1, math.inf, budget)
-        _band_upper(out, base, inner, _part(a, a1, a.q.size), w, 1, math.inf, budget)
-        out *= 2.0
-        _band_upper(out, base, inner, inner, w, 0, 1, budget)
+        twice = Upper(inner.first, 2.0 * inner.q, 0.0, 0.0, 0.0, a.m, a.h)
+        tail_twice = _part(a, a1, a.q.size)
+        tail_twice = Upper(tail_twice.first, 2.0 * tail_twice.q, 0.0, 0.0, 0.0, a.m, a.h)
+        far = max(_band_upper(acc, base, a, twice, w, 1, math.inf, budget),
+                  _band_upper(acc, base, inner, tail_twice, w, 1, math.inf, budget),
+                  _band_upper(acc, base, inner, inner, w, 0, 1, budget))
     else:
         for x, y, (x0, x1), (y0, y1), start in ((a, b, (a0, a1), (b0, b1), 0), (b, a, (b0, b1), (a0, a1), 1)):
             inner = _part(x, x0, x1)
-            _band_upper(out, base, x, _part(y, y0, y1), w, start, math.inf, budget)
-            _band_upper(out, base, inner, _part(y, 0, y0), w, start, math.inf, budget)
-            _band_upper(out, base, inner, _part(y, y1, y.q.size), w, start, math.inf, budget)
+            far = max(far, _band_upper(acc, base, x, _part(y, y0, y1), w, start, math.inf, budget),
+                      _band_upper(acc, base, inner, _part(y, 0, y0), w, start, math.inf, budget),
+                      _band_upper(acc, base, inner, _part(y, y1, y.q.size), w, start, math.inf, budget))
     # the pairs with both partial sums outside their cores are revealed (Lemma C: more output only helps):
     # Q-mass ≤ Q_a·Q_b, P-mass in the epoch E[(S_a + S_b + rest); both out]/t ≤ M_a·Q_b + Q_a·M_b + Q_a·Q_b
     pair_q = widen_up(qa * qb, 4)
@@ -398,11 +421,14 @@ def combine_upper(
             revealed += x.zero
         else:
             o = r * y.first - base
-            out[o : o + r * y.q.size : r] += x.zero * y.q
+            acc.target(o, o + r * y.q.size)[0, o : o + r * y.q.size : r] += x.zero * y.q
     zero = 0.0 if max(a.zero, b.zero) <= tail else widen_up(a.zero * b.zero, 4) + pad(2)
     revealed = widen_up(revealed, 4)
-    m = roundings(w, max(a.q.size, b.q.size))
-    out = widen_up(out, m + 4) + pad(m)
+    rows = acc.total()
+    out = rows[0]
+    out[1:] += rows[1, :-1]  # row 1 holds the parts sent one point up (the top entry of row 1 is never written)
+    m = roundings(w, acc, far)
+    out = widen_up(out, m + 4) + pad(operations(acc.terms, max(a.q.size, b.q.size), max(a.q.size, b.q.size)))
     merged = Upper(base, out, zero, widen_up(a.p_flag + b.p_flag + pair_p + revealed, 4),
                    widen_up(a.q_flag + b.q_flag + pair_q + revealed, 4), a.m + b.m, h_out)
     return trim_upper(merged, t, tail)

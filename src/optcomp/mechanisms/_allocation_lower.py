@@ -11,15 +11,17 @@ k = r·j + f(d) on the output grid h_out = h_in/r, and
 
     Q_k += Q_i·Q_j,     P_k += P_i·Q_j + Q_i·P_j        (E[S_a + S_b; i, j] = E[S_a; i]Q(j) + Q(i)E[S_b; j]),
 
-sums of products with unit weights: one kernel of ones per group serves both.
+sums of products with unit weights: a group's Σ over its differences is a window sum of the input's
+labels, a slice of their dyadic block sums (:mod:`._allocation_sums`), and the terms are summed pairwise.
 
 **Rounding: one relative bound per law.** Every term is a product of non-negative inputs, so if every
 entry of the inputs is within a relative ρ_a (ρ_b) of its exact value, every exact output entry is within
 (1 ± ρ_a)(1 ± ρ_b) of the exact sum of the computed terms, and the float sum is within γ_M of that
-(Higham Lemma 3.1): ρ_out = e^{ρ_a + ρ_b + γ_M} − 1 covers both sides. The factor cells carry their own
-relative bounds (:mod:`._allocation_cells`, the largest is taken). Entries below _FLOOR are dropped
-(label ⊥), so an underflowed product (absolute error ≤ 2⁻¹⁰⁷⁴ per rounding) is a relative error of
-at most M·2⁻¹⁰⁷⁴/_FLOOR, charged too. Only at the end are the envelopes formed: a lower end of each
+(Higham Lemma 3.1; M the depth of the summation tree, logarithmic: :func:`combine_lower`): ρ_out =
+e^{ρ_a + ρ_b + γ_M} − 1 covers both sides. The factor cells carry their own relative bounds
+(:mod:`._allocation_cells`, the largest is taken). Entries below _FLOOR are dropped (label ⊥), so an
+underflowed product (absolute error ≤ 2⁻¹⁰⁷⁴ per rounding) is a relative error of at most N·2⁻¹⁰⁷⁴/_FLOOR
+(N the operations feeding an entry), charged too. Only at the end are the envelopes formed: a lower end of each
 P-mass and an upper end of each Q-mass (the add law: the other two). Dropped tails, the pairs of two
 partial sums outside their cores (:func:`~._allocation_grid.core`) and a factor's part below ℓ_min
 whose envelope underflows are an outcome ⊥ never in any test set; the left tail of a partial sum is
@@ -27,12 +29,12 @@ merged into its first kept label (a coarser label is still a function of the out
 
 The earlier code (``tests/_references/allocation_legacy_lower.py``, the reference it is checked against)
 carried lower and upper envelopes of Q and of E[S]/x_k: four convolutions per group, weighted by
-e^{−d·h}, and one grid for every stage; this law runs two, unweighted, on the stage grids.
+e^{−d·h}, and one grid for every stage; this law sums windows, unweighted, on the stage grids.
 """
 
 from __future__ import annotations
 
-import functools
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -49,14 +51,12 @@ from optcomp.mechanisms._allocation_grid import (
     core,
     count_work,
     counted_cache,
-    group_range,
     power,
-    reachable,
     refine,
-    roundings,
     stage_step,
     weights,
 )
+from optcomp.mechanisms._allocation_sums import Accumulator, BlockSums, operations
 from optcomp.mechanisms._law import PrivacyLossLaw
 
 #: Entries of a partial sum below this are dropped (label ⊥): the relative bound then covers underflow.
@@ -102,14 +102,6 @@ def factor_lower(mu: float, t: int, h: float, tail: float = ALLOCATION_TAIL) -> 
     return Lower(j_lo, q, p, rel, 1, h)
 
 
-@functools.lru_cache(maxsize=4096)
-def _ones(n: int) -> FloatArray:
-    """A read-only vector of n ones (the merge's unit weights, one per group length)."""
-    out = np.ones(n)
-    out.setflags(write=False)
-    return out
-
-
 def _part(s: Lower, lo: int, hi: int) -> Lower:
     return Lower(s.first + lo, s.q[lo:hi], s.p[lo:hi], s.rel, s.m, s.h)
 
@@ -119,48 +111,70 @@ def _on_step(s: Lower, h: float) -> Lower:
     return Lower(first, q, p, s.rel, s.m, h)
 
 
-def _band(
-    outs: list[FloatArray], base: int, x: Lower, y: Lower, w: Weights, d_start: int, d_stop: float, budget: float
-) -> None:
-    """Adds the pairs (i of x, j of y, d = j − i in [d_start, d_stop)) to ``outs`` = [q, p] at the output
-    grid's label r·j + f(d) (``outs`` indexed from ``base`` on the output grid; work against ``budget``)."""
-    q_out, p_out = outs
+@dataclass(frozen=True)
+class _Side:
+    """A partial sum's labels as one band's x (its rows' block sums) or y (its rows, doubled for the ordered
+    pairs of a square: exact)."""
+
+    first: int
+    size: int
+    rows: FloatArray
+    sums: BlockSums | None
+
+
+def _x_side(s: Lower, pad: int, levels: int) -> _Side:
+    return _Side(s.first, s.q.size, np.empty((2, 0)), BlockSums(np.vstack([s.q, s.p]), pad, levels))
+
+
+def _y_side(s: Lower, scale: float = 1.0) -> _Side:
+    return _Side(s.first, s.q.size, scale * np.vstack([s.q, s.p]), None)
+
+
+def _band(acc: Accumulator, base: int, x: _Side, y: _Side, w: Weights, d_start: int, d_stop: float, budget: float) -> None:
+    """Adds the pairs (i of x, j of y, d = j − i in [d_start, d_stop)) to ``acc``'s rows [q, p] at the output
+    grid's label r·j + f(d) (indexed from ``base`` on the output grid; work against ``budget``, counted as the
+    convolutions this replaced counted it: the refinement's work predictions, and so its refusals, keep
+    their scale). A group's Σ_{d} x_{j−d} over its differences is a window of x's block sums
+    (:mod:`._allocation_sums`), a slice."""
     ratio = w.ratio
-    for f, d0, d1 in reachable(w, x, y, d_start):
+    sums = x.sums
+    assert sums is not None
+    d_max = y.first + y.size - 1 - x.first  # as reachable(): the groups some pair meets
+    x_end, y_end, work = x.first + x.size, y.first + y.size, 0
+    for f, d0, d1 in w.groups[bisect.bisect_right(w.ends, d_start) : bisect.bisect_right(w.starts, d_max)]:
         lo, hi = max(d0, d_start), int(min(d1, d_stop))
-        if lo >= hi:
+        j0, j1 = max(y.first, x.first + lo), min(y_end, x_end + hi - 1)  # overlap(): anchors with a partner
+        if lo >= hi or j0 >= j1:
             continue
-        j0, j1, i0, i1 = group_range(x.first, x.q.size, y.first, y.q.size, lo, hi)
-        if j0 >= j1:
-            continue
-        count_work((i1 - i0 + 4) * (hi - lo) + 6 * (j1 - j0), budget)
-        ones = _ones(hi - lo)
-        s = slice(j0 - i0 - lo, j1 - i0 - lo)  # convolution entry k: anchor j = i0 + lo + k
-        cq = np.convolve(x.q[i0 - x.first : i1 - x.first], ones)[s]
-        cp = np.convolve(x.p[i0 - x.first : i1 - x.first], ones)[s]
-        ys = slice(j0 - y.first, j1 - y.first)
+        n = j1 - j0
+        work += (min(x_end, j1 - lo) - max(x.first, j0 - hi + 1) + 4) * (hi - lo) + 6 * n  # as the convolutions did
+        win = sums.window(j0 - hi + 1 - x.first, hi - lo, n)  # [Σ q, Σ p] over each anchor's window
+        ys = j0 - y.first
+        term = win * y.rows[0, ys : ys + n]  # [yq·Σq, yq·Σp]
+        term[1] += win[0] * y.rows[1, ys : ys + n]  # + yp·Σq
         at = ratio * j0 + f - base
-        o = slice(at, at + ratio * (j1 - j0), ratio)
-        yq = y.q[ys]
-        q_out[o] += yq * cq
-        p_out[o] += yq * cp + y.p[ys] * cq
+        acc.target(at, at + ratio * n)[:, at : at + ratio * n : ratio] += term
+    count_work(work, budget)
     if d_stop > w.far:  # f = 0: the sum of everything at distance ≥ far lands on the anchor's point
         start = max(w.far, d_start)
-        j0, j1 = max(y.first, x.first + start), y.first + y.q.size
+        j0, j1 = max(y.first, x.first + start), y.first + y.size
         if j0 < j1:
-            idx = np.minimum(np.arange(j0, j1) - start - x.first, x.q.size - 1)
-            cq, cp = np.cumsum(x.q)[idx], np.cumsum(x.p)[idx]
-            ys = slice(j0 - y.first, j1 - y.first)
-            far_out = slice(ratio * j0 - base, ratio * j1 - base, ratio)
-            q_out[far_out] += y.q[ys] * cq
-            p_out[far_out] += y.q[ys] * cp + y.p[ys] * cq
+            counts = np.minimum(np.arange(j0, j1) - start - x.first, x.size - 1) + 1
+            c = sums.prefix(counts)
+            yq, yp = y.rows[0, j0 - y.first : j1 - y.first], y.rows[1, j0 - y.first : j1 - y.first]
+            o = slice(ratio * j0 - base, ratio * j1 - base, ratio)
+            out = acc.target(o.start, o.stop)
+            out[0, o] += yq * c[0]
+            out[1, o] += yq * c[1] + yp * c[0]
 
 
 def combine_lower(
     a: Lower, b: Lower, t: int, h_out: float, tail: float = ALLOCATION_TAIL, budget: float = math.inf
 ) -> Lower:
     """The labelled law of the sum of two independent partial sums (Lemma D) on the grid ``h_out``, then
-    trimmed; the inputs are first taken onto the finer of their two grids (exactly)."""
+    trimmed; the inputs are first taken onto the finer of their two grids (exactly). Rounding: every
+    output entry is a sum of non-negative terms by a tree of depth at most the block sums' depth + 2 (the
+    products, the P-sum) + the accumulator's (:mod:`._allocation_sums`), charged as γ of that depth."""
     h_in = min(a.h, b.h)
     same = a is b
     a = _on_step(a, h_in)
@@ -170,27 +184,33 @@ def combine_lower(
     top = w.groups[0][0] + 2
     base = w.ratio * min(a.first, b.first)
     n = w.ratio * max(a.first + a.q.size, b.first + b.q.size) + top - base
-    outs = [np.zeros(n), np.zeros(n)]
+    acc = Accumulator(2, n)
+    pad = max(d1 - d0 for _, d0, d1 in w.groups)  # a window reaches at most this far outside x
+    levels = max(pad, a.q.size, b.q.size).bit_length()  # windows and the far field's prefixes
     theta = math.sqrt(tail / 3)  # pairs with both partial sums outside their cores are dropped (⊥)
     a0, a1, _, _ = core(a.q, a.first, h_in, theta)
     b0, b1 = (a0, a1) if same else core(b.q, b.first, h_in, theta)[:2]
-    if same:  # ordered pairs i < j twice, i = j once; at least one of the two in the core
+    sides: list[BlockSums] = []
+    if same:  # ordered pairs i < j twice (y doubled: exact), i = j once; at least one of the two in the core
         inner = _part(a, a0, a1)
-        _band(outs, base, a, inner, w, 1, math.inf, budget)
-        _band(outs, base, inner, _part(a, a1, a.q.size), w, 1, math.inf, budget)
-        outs = [2.0 * o for o in outs]
-        _band(outs, base, inner, inner, w, 0, 1, budget)
+        xa, xi = _x_side(a, pad, levels), _x_side(inner, pad, levels)
+        sides += [s.sums for s in (xa, xi) if s.sums is not None]
+        _band(acc, base, xa, _y_side(inner, 2.0), w, 1, math.inf, budget)
+        _band(acc, base, xi, _y_side(_part(a, a1, a.q.size), 2.0), w, 1, math.inf, budget)
+        _band(acc, base, xi, _y_side(inner), w, 0, 1, budget)
     else:
         for x, y, (x0, x1), (y0, y1), start in ((a, b, (a0, a1), (b0, b1), 0), (b, a, (b0, b1), (a0, a1), 1)):
-            inner = _part(x, x0, x1)
-            _band(outs, base, x, _part(y, y0, y1), w, start, math.inf, budget)
-            _band(outs, base, inner, _part(y, 0, y0), w, start, math.inf, budget)
-            _band(outs, base, inner, _part(y, y1, y.q.size), w, start, math.inf, budget)
-    m = roundings(w, max(a.q.size, b.q.size)) + 4
-    q, p = outs
+            xs, xi = _x_side(x, pad, levels), _x_side(_part(x, x0, x1), pad, levels)
+            sides += [s.sums for s in (xs, xi) if s.sums is not None]
+            _band(acc, base, xs, _y_side(_part(y, y0, y1)), w, start, math.inf, budget)
+            _band(acc, base, xi, _y_side(_part(y, 0, y0)), w, start, math.inf, budget)
+            _band(acc, base, xi, _y_side(_part(y, y1, y.q.size)), w, start, math.inf, budget)
+    q, p = acc.total()
+    m = max(s.depth for s in sides) + 2 + acc.depth + 4
+    ops = operations(acc.terms, pad, max(a.q.size, b.q.size))
     dead = (q < _FLOOR) | (p < _FLOOR)
     q[dead], p[dead] = 0.0, 0.0
-    rel = compound(a.rel, b.rel, gamma(m), m * SMALLEST_SUBNORMAL / _FLOOR)
+    rel = compound(a.rel, b.rel, gamma(m), ops * SMALLEST_SUBNORMAL / _FLOOR)
     return trim_lower(Lower(base, q, p, rel, a.m + b.m, h_out), t, tail)
 
 

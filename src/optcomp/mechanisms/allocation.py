@@ -91,6 +91,15 @@ ALLOCATION_FIRST_STEP = 2.0**-7
 ALLOCATION_START_FACTOR = 1.7
 #: Each later step is the model's prediction times this (a margin for the model's error).
 ALLOCATION_STEP_MARGIN = 0.85
+#: Before a second pass that would take more than ALLOCATION_PROBE_RATIO times the first's work (and more
+#: than MAX_WORK/ALLOCATION_PROBE_SHARE operations), a probe pass at ALLOCATION_PROBE_FACTOR times the first
+#: step (~1/16 of its work) fits width ≈ a·h² + w0: where w0 ≥ the requested width and the width shrank < 20 %
+#: over the 16-fold h², the refusal by name comes without that pass (σ = 2, t = 10⁷: 5e10 operations).
+ALLOCATION_PROBE_FACTOR = 4.0
+#: See ALLOCATION_PROBE_FACTOR.
+ALLOCATION_PROBE_RATIO = 4.0
+#: See ALLOCATION_PROBE_FACTOR.
+ALLOCATION_PROBE_SHARE = 8.0
 #: The first step is placed as if the requested width were at least this (a cheap pass that measures the
 #: work; a finer width is then reached, or refused by the work prediction, without a first huge pass).
 ALLOCATION_START_WIDTH = 1e-4
@@ -271,8 +280,14 @@ def allocation_bracket(
     the requested width, at least ALLOCATION_START_WIDTH; at most ALLOCATION_FIRST_STEP): the width is of
     second order in h (observed,
     ``docs/samplers.md`` §5), so each next h is the largest step at most the current one times
-    ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25). Every pass
-    is certified. A pass whose laws would exceed the work limit (predicted from the last pass's counted
+    ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25); width ≈ a·h² + w0 is fitted to the last two
+    passes (w0: the laws' compounded rounding bounds, which no step removes), and where w0 ≥ w while the
+    width shrank < 20 % the refinement stops by name (only while the upper end is the laws': the
+    no-amplification end is a fixed value the laws' may still pass). Where the second pass would take more
+    than ALLOCATION_PROBE_RATIO times the first's work (and more than MAX_WORK/ALLOCATION_PROBE_SHARE), a probe
+    pass at ALLOCATION_PROBE_FACTOR times the first step (~1/16 of its work) is the fit's other point first:
+    a floor out of reach is refused without the costly pass (the probe's bracket, wider, is not kept). Every
+    pass is certified. A pass whose laws would exceed the work limit (predicted from the last pass's counted
     work, which grows as h⁻²; or ``GridTooLargeError`` from the law itself) ends the refinement: with
     ``strict`` (ε queries at δ ≥ PLD_DEEP_DELTA, as the PLD engine) the refusal names the width reached
     and carries the narrowest certified bracket as its ``bracket`` attribute; otherwise that bracket is
@@ -293,15 +308,21 @@ def allocation_bracket(
         h = grid_step_below(min(ALLOCATION_FIRST_STEP, start))
     best: AllocationBracket | None = None
     width = work = math.inf
+    last, stalled = (math.inf, math.inf), ""
+    probe: tuple[AllocationBracket, float, float, float] | None = None  # the first pass (best, width, work) and its next h
     while True:
         try:
+            if stalled:
+                raise GridTooLargeError(stalled)
             if best is not None and work * (best.grid_step / h) ** 2 > 2 * MAX_WORK:
                 raise GridTooLargeError(f"it would take about {work * (best.grid_step / h) ** 2:.3g} operations "
                                         f"(limit {2 * MAX_WORK:g} for the two laws)")
             done = WORK[0]
             run, pair = bracket_at(at(h))
-            work = WORK[0] - done
+            now = WORK[0] - done
         except GridTooLargeError as err:
+            if probe is not None:
+                best, width, work, h = probe
             if best is None:
                 raise
             if not strict:
@@ -313,10 +334,18 @@ def allocation_bracket(
             )
             refusal.bracket = best.run  # the narrowest certified bracket reached
             raise refusal from err
-        best = AllocationBracket(run, pair, h)
-        width = run.relative_width_above(floor) if run.upper > 0 else 0.0
-        if fixed or width <= target:
-            return best
+        found = AllocationBracket(run, pair, h)
+        measured = run.relative_width_above(floor) if run.upper > 0 else 0.0
+        if fixed or measured <= target:
+            return found
+        mine = run.upper == pair.upper  # the bracket is the laws' (not the no-amplification end's, a fixed value)
+        if probe is not None:  # the coarser probe: the fit, then back to the first pass and its next step
+            best, width, work, h = probe if measured >= probe[1] else (found, measured, now, probe[3])
+            if mine and math.isfinite(measured):
+                stalled = _no_step_meets(last, (found.grid_step, measured), target)
+            probe = None
+            continue
+        best, width, work = found, measured, now
         if not math.isfinite(width):  # no finite upper end at any grid: nothing to refine
             if strict:
                 raise GridTooLargeError(
@@ -324,8 +353,28 @@ def allocation_bracket(
                     f"[{run.lower!r}, {run.upper!r}]); ask for a larger Accuracy.relative_width"
                 )
             return best
-        ratio = ALLOCATION_STEP_MARGIN * math.sqrt(target / width)
-        h = grid_step_below(min(h / 1.25, h * ratio))
+        first = not math.isfinite(last[1])  # no earlier point of the laws' to fit against
+        if mine and not first:
+            stalled = _no_step_meets(last, (h, width), target)
+        last = (h, width) if mine else (math.inf, math.inf)
+        step = grid_step_below(min(h / 1.25, h * ALLOCATION_STEP_MARGIN * math.sqrt(target / width)))
+        ahead = work * (h / step) ** 2  # the next pass's predicted work
+        if mine and first and MAX_WORK / ALLOCATION_PROBE_SHARE < ahead <= 2 * MAX_WORK \
+                and ahead > ALLOCATION_PROBE_RATIO * work and ALLOCATION_PROBE_FACTOR * h <= 1.0:
+            probe, step = (best, width, work, step), ALLOCATION_PROBE_FACTOR * h
+        h = step
+
+
+def _no_step_meets(one: tuple[float, float], other: tuple[float, float], target: float) -> str:
+    """The stop by name of :func:`allocation_bracket`: width ≈ a·h² + w0 through two passes' (h, width);
+    where w0 (the laws' step-independent rounding bounds) ≥ ``target`` while the finer pass's width is
+    > 80 % of the coarser's (h² fell ≥ 36 %), no step meets the target: the reason, else ""."""
+    (h_fine, w_fine), (h_coarse, w_coarse) = sorted([one, other])
+    a = (w_coarse - w_fine) / (h_coarse**2 - h_fine**2)
+    w0 = max(0.0, w_fine - a * h_fine * h_fine)
+    if w0 >= target and w_fine > 0.8 * w_coarse:
+        return f"the width no longer shrinks with the step (about {w0:.2g} of it does not depend on it)"
+    return ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
