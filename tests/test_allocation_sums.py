@@ -124,10 +124,21 @@ def test_a_split_stage_is_an_upper_envelope(same: bool, ratio: int, seed: int) -
     assert all(v <= 1e-300 for k, v in got.items() if k not in exact)
 
 
+def _split(upper_at: Callable[[Accuracy], Bound], lower: float,
+           plain: Bound | None = None) -> Callable[[Accuracy], tuple[Bound, Bound]]:
+    """A synthetic ``bracket_at``: the split pair's bracket ``upper_at(acc)``, the run's upper end that capped
+    by ``plain`` (no amplification), its lower end ``lower`` (as a run bracket would merge them)."""
+    def at(acc: Accuracy) -> tuple[Bound, Bound]:
+        pair = upper_at(acc)
+        top = pair.upper if plain is None else min(pair.upper, plain.upper)
+        return Bound(min(lower, top), top), pair
+    return at
+
+
 def _bracket(width_at: Callable[[float], float], target: float, strict: bool = True) -> AllocationBracket:
     """allocation_bracket on a synthetic run whose bracket at step h is [1, 1 + width_at(h)]."""
-    return allocation_bracket(lambda acc: Bound(0.5, 1.0 + width_at(acc.grid_step or 1.0)),
-                              lambda acc: 1.0, Accuracy(relative_width=target), floor=0.01, scale=0.05, strict=strict)
+    return allocation_bracket(_split(lambda acc: Bound(0.5, 1.0 + width_at(acc.grid_step or 1.0)), 1.0),
+                              Accuracy(relative_width=target), floor=0.01, scale=0.05, strict=strict)
 
 
 def test_a_width_floor_that_no_step_removes_is_refused_early_by_name() -> None:
@@ -151,8 +162,9 @@ def test_a_width_floor_that_no_step_removes_is_refused_early_by_name() -> None:
 def test_a_fixed_no_amplification_end_is_not_taken_for_a_width_floor() -> None:
     """While the run's upper end is the no-amplification one (a fixed value), the width does not shrink
     with the step either, yet a finer step brings the laws' end below it: no early stop there."""
-    done = allocation_bracket(lambda acc: Bound(0.5, 1.0 + 4e4 * (acc.grid_step or 1.0) ** 2), lambda acc: 0.99999,
-                              Accuracy(relative_width=1e-4), floor=0.01, scale=0.05, plain=Bound(0.5, 1.0005))
+    done = allocation_bracket(_split(lambda acc: Bound(0.5, 1.0 + 4e4 * (acc.grid_step or 1.0) ** 2), 0.99999,
+                                     Bound(0.5, 1.0005)),
+                              Accuracy(relative_width=1e-4), floor=0.01, scale=0.05)
     assert done.run.upper < 1.0005 and done.run.upper - done.run.lower <= 1e-4 * done.run.upper
 
 
@@ -172,7 +184,7 @@ def test_a_width_floor_before_a_costly_second_pass_is_refused_after_a_coarse_pro
             _allocation_grid.WORK[0] += 1e9 * (first / h) ** 2  # counted work ∝ h⁻², 1e9 at the first step
             return Bound(0.5, 1.0 + width_at(h))
 
-        return allocation_bracket(upper_at, lambda acc: 1.0, Accuracy(relative_width=target), floor=0.01, scale=0.05)
+        return allocation_bracket(_split(upper_at, 1.0), Accuracy(relative_width=target), floor=0.01, scale=0.05)
 
     passes: list[float] = []
     with pytest.raises(GridTooLargeError, match="no longer shrinks with the step") as info:
