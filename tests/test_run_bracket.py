@@ -109,6 +109,7 @@ def test_run_at_is_validated_again() -> None:
         run.at(sigma=-1.0)
 
 
+@pytest.mark.slow  # about 10 s on 2 cores: make test-slow
 def test_group_profile_lower_end_is_the_runs() -> None:
     """10 fixed-size steps have no group law (the profile route): its lower end is the run's one-record ε
     (the attained pairs', 8.5532 at g = 2), not the symmetrized law's (8.6657, no lower bound of the run)."""
