@@ -197,7 +197,8 @@ def accuracy_advice(message: str) -> str:
         "raise --accuracy memory_cap=…")
     if "no informative certified bracket" in message:  # a δ query's refusal: its own advice, in CLI names
         return facts.replace("raise --accuracy memory_cap", raise_cap)
-    work_limit = "operations (limit" in facts and "memory" not in facts  # balls-in-bins: no cap helps
+    work_limit = ("operations (limit" in facts and "memory" not in facts) or "no longer shrinks" in facts
+    # balls-in-bins: neither its work limit nor a width floor its rounding bounds set is lifted by any cap
     if reached is not None and 0.0 < float(reached.group(1)) < 1.0:
         width = float(reached.group(1))
         digits = 10.0 ** (math.floor(math.log10(width)) - 1)
