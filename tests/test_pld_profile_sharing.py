@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from optcomp import Accuracy, compose
+from optcomp import Accuracy, Bound, compose
 from optcomp.mechanisms import Gaussian, PoissonSubsampled
-from optcomp.pld import PrivacyLossDistribution
+from optcomp.pld import PrivacyLossDistribution, _refine
 from optcomp.pld._pld import _DeltaMeasure
 from optcomp.pld._query import LowerEnd
 from optcomp.pld._realise import _THETAS, Direction
@@ -31,14 +31,14 @@ def _pld() -> PrivacyLossDistribution:
 def test_cut_short_passes_give_the_brackets_of_the_full_refinement(monkeypatch: pytest.MonkeyPatch) -> None:
     eps = np.linspace(0.0, 8.0, 17)
     steps: list[tuple[float, bool]] = []
-    real = PrivacyLossDistribution._pass
+    real = _refine._Passes.one
 
-    def spy(self: PrivacyLossDistribution, measure: _DeltaMeasure, step: float, target: float | None) -> object:
-        out = real(self, measure, step, target)
+    def spy(self: _refine._Passes, step: float, target: float | None) -> tuple[Bound, bool]:
+        out = real(self, step, target)
         steps.append((step, out[1]))
         return out
 
-    monkeypatch.setattr(PrivacyLossDistribution, "_pass", spy)
+    monkeypatch.setattr(_refine._Passes, "one", spy)
     lo, hi = _pld().delta_curve(eps)
     assert any(cut for _, cut in steps), steps  # the shortcut is exercised
     cut_steps = [s for s, _ in steps]

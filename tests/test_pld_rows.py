@@ -17,7 +17,7 @@ import pytest
 
 from optcomp import DEFAULT_ACCURACY, Accuracy, compose
 from optcomp.mechanisms import Gaussian, PoissonSubsampled
-from optcomp.pld import GridTooLargeError, _pld, _stepmodel
+from optcomp.pld import GridTooLargeError, _pld, _refine, _stepmodel
 from optcomp.pld._cells import cells, window
 from optcomp.pld._lazy import Directions
 
@@ -67,13 +67,13 @@ def test_a_dominated_direction_is_probed_at_a_coarser_step() -> None:
 
 def _counting_passes(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     steps: list[float] = []
-    real = _pld.PrivacyLossDistribution._pass
+    real = _refine._Passes.one
 
-    def counted(self, measure, step, target):  # type: ignore[no-untyped-def]
+    def counted(self, step, target):  # type: ignore[no-untyped-def]
         steps.append(step)
-        return real(self, measure, step, target)
+        return real(self, step, target)
 
-    monkeypatch.setattr(_pld.PrivacyLossDistribution, "_pass", counted)
+    monkeypatch.setattr(_refine._Passes, "one", counted)
     return steps
 
 
@@ -122,7 +122,7 @@ def test_loss_scale_p_side_is_that_of_cells() -> None:
 def test_a_model_start_that_misses_replays_the_plain_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
     """A model-started refinement that does not end within the width is forgotten: the query ends exactly
     as the plain schedule from 10⁻² ends (here one pass allowed: both refuse with the same error)."""
-    monkeypatch.setattr(_pld, "_MAX_PASSES", 1)
+    monkeypatch.setattr(_refine, "MAX_PASSES", 1)
     monkeypatch.setattr(_pld, "first_step", lambda laws, target, support=None: None)
     with pytest.raises(GridTooLargeError) as plain:
         _sgd(2.0, 0.001, 1000).epsilon(DELTA)

@@ -32,23 +32,15 @@ from optcomp._numerics import (
 )
 from optcomp._threads import single_threaded
 from optcomp.mechanisms import Neighbouring, PrivacyLossLaw, check_neighbouring, combined_relation
-from optcomp.pld._cells import GridTooLargeError, window
+from optcomp.pld._cells import window
 from optcomp.pld._curve import HockeyStickCurve, hockey_stick_curve
 from optcomp.pld._lazy import Directions
 from optcomp.pld._query import informative_delta
 from optcomp.pld._realise import Direction, realise, upper_ends
-from optcomp.pld._stepmodel import MODEL_DEEPEST_DELTA, MODEL_MISS, MODEL_PASSES, first_step
+from optcomp.pld._refine import DELTA_WIDTH_FLOOR, STEP_MARGIN, epsilon_width, refine
+from optcomp.pld._stepmodel import MODEL_DEEPEST_DELTA, first_step
 from optcomp.pld._windows import Memo, log_tails
 
-#: Widths below which two passes estimate the width's order in Δ (above, the model's order 2 is used).
-_ASYMPTOTIC = 0.05
-#: Refinement passes of the automatic grid step.
-_MAX_PASSES = 7
-#: Largest ratio of one refinement's step to the previous one (a near miss refines by less than 2×:
-#: every pass costs ∝ 1/Δ, and the width model's prediction is what is trusted, with a 0.85 margin).
-_MAX_STEP_RATIO = 0.7
-#: Relative width below which ε(δ) lower ends stop the bisection early (a fraction of the target).
-_FLOOR_WIDTH = 1e-300
 #: Coarsening of a probe of a direction no pass has read yet (e.g. the add direction in a model-placed
 #: first pass): its upper error is about this squared times the pass's.
 _FRESH_PROBE = 6.0
@@ -63,19 +55,6 @@ def _merge(parts: list[tuple[PrivacyLossLaw, int]]) -> list[tuple[PrivacyLossLaw
         kk = out[id(law)][1] if id(law) in out else 0
         out[id(law)] = (law, kk + k)
     return list(out.values())
-
-
-def _next_step(history: list[tuple[float, float]], target: float) -> float:
-    """The next grid step from the passes' (step, relative width): the width model's order (2, or the
-    order measured between two asymptotic passes, clamped to [1, 2.2]) at 0.85 of the predicted step,
-    never more than ``_MAX_STEP_RATIO`` of the last one."""
-    step, w = history[-1]
-    order = 2.0
-    if len(history) >= 2:
-        (s0, w0), (s1, w1) = history[-2], history[-1]
-        if _ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
-            order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(s0 / s1)))
-    return float(step * min(_MAX_STEP_RATIO, 0.85 * (target / w) ** (1.0 / order)))
 
 
 class PrivacyLossDistribution:
@@ -226,125 +205,19 @@ class PrivacyLossDistribution:
         """Direction ``i`` alone at ``step``, not kept (a coarser read of one direction)."""
         return self._realise(self._laws()[i], step, {})
 
-    def _pass(self, measure: _Measure, step: float, target: float | None) -> tuple[Bound, bool]:
-        """One refinement pass at ``step``: (bound, partial). With a ``target``, a measure that can tell
-        from the untilted ends alone that the pass misses it (``failing``) skips the tilted work: the
-        pass is *partial*, its width a lower bound on the full pass's (issue 27 item 7)."""
-        dirs = self._dirs(measure, step)
-        failing = getattr(measure, "failing", None)
-        if target is not None and failing is not None:
-            b = failing(dirs, target)
-            if b is not None:
-                return b, True
-        return measure.run(dirs), False
-
-    def _complete(self, measure: _Measure, steps: list[float]) -> Bound | None:
-        """The full measure at the finest of ``steps`` (a partial pass's) that realises, finest first
-        (a step whose full-window vectors exceed the memory cap gives way to the coarser one, as the
-        pass itself would have); ``None`` if none does."""
-        for step in reversed(steps):
-            try:
-                return measure.run(self._dirs(measure, step))
-            except GridTooLargeError:
-                continue
-        return None
-
     def _refine(self, measure: _Measure, strict: bool) -> Bound:
-        """Run ``measure`` at the fixed step, or refine the step until its relative width is met; BLAS
+        """``measure`` by the one refinement schedule (:func:`._refine.refine`), started where the per-step
+        width model puts the target when the measure allows it (:mod:`._stepmodel`, ``docs/pld.md`` §0); BLAS
         pools limited to one thread meanwhile (:func:`optcomp._threads.single_threaded`)."""
-        with single_threaded():
-            return self._passes(measure, strict)
-
-    def _passes(self, measure: _Measure, strict: bool) -> Bound:
-        """:meth:`_refine`'s passes: the fixed step, or coarse to fine until the width is met.
-
-        A pass after the first whose measure can tell from the untilted ends alone that it misses the
-        target is cut short (``_pass``); whatever pass ends the refinement is run in full
-        (``_complete``), so the bracket returned is always a full pass's (issue 27 item 7). An ε measure
-        may first try a start placed by the per-step width model (:mod:`._stepmodel`, ``docs/pld.md`` §0)."""
         acc = self._accuracy
-        if acc.grid_step is not None:
-            return measure.run(self._dirs(measure, acc.grid_step))
         first = None
-        if getattr(measure, "model_start", False):  # duck-typed measures (the curve) keep the plain start
+        if acc.grid_step is None and getattr(measure, "model_start", False):  # duck-typed measures: plain start
             laws = self._laws()
             span = self._span(laws[0][0][0], 0) if laws and laws[0] else (math.nan, math.nan)
             support = span[1] - span[0]
             first = first_step(laws, acc.relative_width, support if math.isfinite(support) else None)
-        if first is not None:
-            # a model-placed start (speed only): kept when it meets the width within MODEL_PASSES passes;
-            # anything else (a first pass over MODEL_MISS× the target: the model is off for this query,
-            # e.g. a deep δ whose lower end cannot certify; the memory cap) replays the plain schedule from
-            # scratch, so no query raises or returns wider than it would without the model
-            try:
-                b = self._schedule(measure, False, first, MODEL_PASSES, MODEL_MISS * acc.relative_width)
-                if measure.width(b) <= acc.relative_width:
-                    return b
-            except GridTooLargeError:
-                pass
-            measure.reset()
-        return self._schedule(measure, strict, PLD_FIRST_STEP)
-
-    def _schedule(
-        self, measure: _Measure, strict: bool, step: float, passes: int | None = None, give_up: float = math.inf
-    ) -> Bound:
-        """:meth:`_passes` from a first grid step ``step``, at most ``passes`` passes (``_MAX_PASSES``),
-        stopping early (the bracket returned as it is) after a pass wider than ``give_up``."""
-        acc = self._accuracy
-        target = acc.relative_width
-        history: list[tuple[float, float]] = []
-        best: Bound | None = None
-        partial = False
-        passes = _MAX_PASSES if passes is None else passes
-        for n in range(passes):
-            try:
-                b, cut = self._pass(measure, step, target if history and n < passes - 1 else None)
-                if cut and not math.isfinite(measure.width(b)):
-                    b, cut = measure.run(self._dirs(measure, step)), False  # a partial bracket is never returned
-            except GridTooLargeError as err:
-                if best is None and not history:
-                    step *= 8.0  # the first pass itself is too fine for this span: coarsen it
-                    continue
-                if partial:
-                    best, partial = self._complete(measure, [s for s, _ in history]), False
-                if strict and best is not None and measure.width(best) > target:
-                    raise GridTooLargeError(
-                        f"the requested relative width {target:g} is not reached before the memory cap "
-                        f"({acc.memory_cap} bytes): at grid step {history[-1][0]:g} the width is "
-                        f"{measure.width(best):.3g}; ask for a larger Accuracy.relative_width or raise "
-                        f"Accuracy.memory_cap ({err})"
-                    ) from err
-                break
-            w = measure.width(b)
-            best, partial = b, cut
-            # the step model reads the pass's own width (an intersected bracket's width can stall on a
-            # lucky coarse pass: a discrete law's error is not monotone in the step)
-            own = getattr(measure, "pass_width", w)
-            history.append((step, own if math.isfinite(own) else w))
-            if w <= target or w > give_up:
-                return b
-            if not math.isfinite(w):
-                if strict and b.lower == 0.0 and math.isinf(b.upper):  # [0, inf]: no answer, refuse it
-                    raise GridTooLargeError(
-                        f"no finite certified bracket at grid step {step:g}: the composed error bound "
-                        "overflows the floating-point range (too many compositions for one grid: compose "
-                        "fewer mechanisms); ask for a larger Accuracy.relative_width"
-                    )
-                return b
-            step = _next_step(history, target)
-        if partial:  # the loop ended on a cut-short pass: the bracket returned is a full pass's
-            best = self._complete(measure, [s for s, _ in history])
-        if best is None:
-            raise GridTooLargeError(
-                "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms"
-            )
-        if strict and measure.width(best) > target:
-            raise GridTooLargeError(
-                f"the requested relative width {target:g} is not reached after {_MAX_PASSES} refinements "
-                f"(width {measure.width(best):.3g} at grid step {history[-1][0]:g}); ask for a larger "
-                "Accuracy.relative_width or use an explicit Accuracy.grid_step"
-            )
-        return best
+        with single_threaded():
+            return refine(measure, acc, lambda step: self._dirs(measure, step), strict=strict, first=first)
 
     # -- queries ----------------------------------------------------------------------------------
     def delta(self, epsilon: float) -> Bound:
@@ -516,7 +389,7 @@ class _EpsilonMeasure(_Measure):
             est = l0 + (u0 - l0) / 3
             if not est < goal < u0:
                 return None
-            coarse = s0 * 0.85 * math.sqrt((goal - est) / (u0 - est))
+            coarse = s0 * STEP_MARGIN * math.sqrt((goal - est) / (u0 - est))
         if coarse < 2 * step:
             return None
         u = self.probe(i, coarse).epsilon_upper(self.delta)
@@ -527,9 +400,7 @@ class _EpsilonMeasure(_Measure):
 
     @staticmethod
     def width_of(b: Bound) -> float:
-        if b.upper == b.lower:
-            return 0.0
-        return (b.upper - b.lower) / max(b.upper, 0.01)
+        return epsilon_width(b)
 
 
 class _DeltaMeasure(_Measure):
@@ -582,7 +453,7 @@ class _DeltaMeasure(_Measure):
     @staticmethod
     def _widths(lo: FloatArray, hi: FloatArray) -> FloatArray:
         with np.errstate(invalid="ignore", divide="ignore"):
-            w = np.where(hi > _FLOOR_WIDTH, (hi - lo) / hi, 0.0)
+            w = np.where(hi > DELTA_WIDTH_FLOOR, (hi - lo) / hi, 0.0)
         return np.asarray(w, dtype=np.float64)
 
     def width(self, b: Bound) -> float:

@@ -48,11 +48,6 @@ _FIRST_TOO_COARSE = 0.2
 #: The model aims at no wider than this (a larger requested width would put the pass outside the model's
 #: asymptotic range; the refinement goes on from there).
 _AIM_CAP = 0.02
-#: Passes a model-placed start may take (:func:`first_step`) before the plain schedule replays
-#: the query: the first, and one from its own width after a near miss ...
-MODEL_PASSES = 2
-#: ... which is a first pass no wider than this times the target (the model lands within it by design).
-MODEL_MISS = 4.0
 #: ε(δ) queries with δ below this keep the plain start: there the untilted FFT floor (about 1e-11) forces
 #: tilted ends on full windows, whose cost grows like 1/Δ, and the width model's c is smaller (σ = 0.8,
 #: q = 10⁻³, T = 10⁴ at δ = 1e-8: 0.039 against 0.097 at 1e-5), so the plain schedule's last step is

@@ -1,0 +1,241 @@
+"""The one refinement schedule of the grid engine: how a certified bracket is narrowed to a requested width
+by refining the grid step (issue 33 item 2; ``docs/architecture.md``, "The refinement schedule").
+
+Every pass is certified whatever its step (``docs/pld.md``: the split pair dominates at every Δ; FFT error
+bars and window mass are charged), so the schedule decides only *how many* passes a query costs and how fine
+its last one is; nothing certified depends on it. It owns:
+
+* the **one relative width** of a bracket (:func:`epsilon_width`, :func:`delta_width`): ε brackets relative
+  to max(upper, ``EPSILON_WIDTH_FLOOR``), δ brackets to their upper end (0 below ``DELTA_WIDTH_FLOOR``);
+* the **step rule** (:func:`next_step`): the width is of second order in Δ (``WIDTH_ORDER``; the order is
+  re-measured between two passes in the asymptotic range, clamped to ``ORDER_RANGE``); the next step is the
+  predicted one times ``STEP_MARGIN``, never more than ``MAX_STEP_RATIO`` of the last; a first pass too fine
+  for the memory cap is coarsened by ``COARSENING``; at most ``MAX_PASSES`` passes;
+* three drivers of that rule — one query on one realisation per pass (:func:`refine`, the engine's
+  ``epsilon``/``delta``/``delta_curve``), many queries of one composition sharing each pass's realisation with
+  a warm start along a chain of compositions (:func:`refine_batch`, ``Engine.answers``; :class:`WarmStart`),
+  and laws that themselves live on the step (:func:`refine_stepped`: balls-in-bins, a :class:`SteppedLaws`
+  factory ``at(step)`` whose laws are rebuilt at each step).
+
+No other module holds a refinement constant or spells a relative width (``tests/test_style.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+from optcomp._numerics import EPSILON_WIDTH_FLOOR, PLD_FIRST_STEP, Accuracy, Bound
+from optcomp.pld._cells import GridTooLargeError
+
+#: Refinement passes of the automatic grid step.
+MAX_PASSES = 7
+#: Largest ratio of one refinement's step to the previous one (a near miss refines by less than 2×: every
+#: pass costs ∝ 1/Δ, and the width model's prediction is what is trusted, with ``STEP_MARGIN``).
+MAX_STEP_RATIO = 0.7
+#: Safety factor on the width model's predicted step.
+STEP_MARGIN = 0.85
+#: Order of the width in the grid step (both ends are off by O(kΔ²), ``docs/pld.md`` §7).
+WIDTH_ORDER = 2.0
+#: Widths below which two passes estimate the width's order in Δ (above, ``WIDTH_ORDER`` is used).
+ASYMPTOTIC = 0.05
+#: Bounds on a measured order.
+ORDER_RANGE = (1.0, 2.2)
+#: Passes a start placed by the per-step width model (:func:`._stepmodel.first_step`) may take before the plain
+#: schedule replays the query: the first, and one from its own width after a near miss ...
+MODEL_PASSES = 2
+#: ... which is a first pass no wider than this times the target (the model lands within it by design).
+MODEL_MISS = 4.0
+#: Coarsening of a first pass too fine for the span (its vectors exceed the memory cap).
+COARSENING = 8.0
+#: δ upper ends below which a δ bracket's relative width counts as met.
+DELTA_WIDTH_FLOOR = 1e-300
+#: Smallest ratio of one refinement's step to the previous one after a warm start (a later composition of a
+#: chain): a pass far wider than the width model predicted there is off the model (at ε ≈ 60–140, σ = 0.5, a
+#: lower end's search can stop at a coarse scan point: width 0.0128 at one step, 5e-5 at a 9 % finer one),
+#: and its Δ² extrapolation (a 13× finer step, 4·10⁶-point tilted ends) is not trusted beyond 4×.
+MIN_WARM_RATIO = 0.25
+#: The width's growth exponent in the composed count at a fixed step before a chain has measured it (the
+#: √T model) ...
+GROWTH = 0.5
+#: ... and the range a measured one is clamped to (measured on the issue-26 grid: about 0 to 0.8).
+GROWTH_RANGE = (0.0, 1.0)
+#: Largest ratio of one refinement's step to the previous one for laws that live on a dyadic step
+#: (:func:`refine_stepped`: each next step is at most the current one divided by 1.25).
+STEPPED_MAX_RATIO = 1.0 / 1.25
+
+
+# -- the one relative width and the step rule -----------------------------------------------------------
+def epsilon_width(b: Bound) -> float:
+    """The relative width of an ε bracket: (upper − lower)/max(upper, ``EPSILON_WIDTH_FLOOR``), 0 when the
+    ends are equal (the ``Accuracy.relative_width`` convention)."""
+    if b.upper == b.lower:
+        return 0.0
+    return (b.upper - b.lower) / max(b.upper, EPSILON_WIDTH_FLOOR)
+
+
+def delta_width(b: Bound) -> float:
+    """The relative width of a δ bracket: (upper − lower)/upper, 0 when upper ≤ ``DELTA_WIDTH_FLOOR``."""
+    return 0.0 if b.upper <= DELTA_WIDTH_FLOOR else (b.upper - b.lower) / b.upper
+
+
+def width_order(history: Sequence[tuple[float, float]]) -> float:
+    """The width's order in Δ: measured between the last two passes' (step, width) where both are in the
+    asymptotic range (clamped to ``ORDER_RANGE``), else ``WIDTH_ORDER``."""
+    if len(history) >= 2:
+        (s0, w0), (s1, w1) = history[-2], history[-1]
+        if ASYMPTOTIC > w0 > w1 > 0 and s0 != s1:
+            lo, hi = ORDER_RANGE
+            return min(hi, max(lo, math.log(w0 / w1) / math.log(s0 / s1)))
+    return WIDTH_ORDER
+
+
+def step_ratio(history: Sequence[tuple[float, float]], target: float,
+               max_ratio: float = MAX_STEP_RATIO) -> float:
+    """The ratio of the next step to the last pass's: ``STEP_MARGIN`` times the step the width model predicts
+    for ``target`` (order :func:`width_order`), at most ``max_ratio``."""
+    _, w = history[-1]
+    return float(min(max_ratio, STEP_MARGIN * (target / w) ** (1.0 / width_order(history))))
+
+
+def next_step(history: Sequence[tuple[float, float]], target: float) -> float:
+    """The next grid step after the passes' (step, relative width): the last step times :func:`step_ratio`."""
+    return float(history[-1][0] * step_ratio(history, target))
+
+
+# -- one query, one realisation per pass ----------------------------------------------------------------
+_Dirs = TypeVar("_Dirs")
+_In_contra = TypeVar("_In_contra", contravariant=True)
+
+
+class Measure(Protocol[_In_contra]):
+    """A query run on one realisation (``dirs``), and its relative width (``docs/pld.md`` §0)."""
+
+    @property
+    def model_start(self) -> bool: ...
+
+    def reset(self) -> None: ...
+
+    def run(self, dirs: _In_contra) -> Bound: ...
+
+    def width(self, b: Bound) -> float: ...
+
+
+@dataclass
+class _Passes(Generic[_Dirs]):
+    """The state of :func:`refine`'s passes from one first step."""
+
+    measure: Measure[_Dirs]
+    dirs_at: Callable[[float], _Dirs]
+    history: list[tuple[float, float]] = field(default_factory=list)
+
+    def one(self, step: float, target: float | None) -> tuple[Bound, bool]:
+        """One pass at ``step``: (bound, partial). With a ``target``, a measure that can tell from the
+        untilted ends alone that the pass misses it (``failing``) skips the tilted work: the pass is
+        *partial*, its width a lower bound on the full pass's (issue 27 item 7)."""
+        dirs = self.dirs_at(step)
+        failing = getattr(self.measure, "failing", None)
+        if target is not None and failing is not None:
+            b = failing(dirs, target)
+            if b is not None:
+                return b, True
+        return self.measure.run(dirs), False
+
+    def complete(self) -> Bound | None:
+        """The full measure at the finest pass's step that realises, finest first (a step whose full-window
+        vectors exceed the memory cap gives way to the coarser one); ``None`` if none does."""
+        for step, _ in reversed(self.history):
+            try:
+                return self.measure.run(self.dirs_at(step))
+            except GridTooLargeError:
+                continue
+        return None
+
+
+def refine(measure: Measure[_Dirs], accuracy: Accuracy, dirs_at: Callable[[float], _Dirs], *,
+           strict: bool, first: float | None = None) -> Bound:
+    """``measure`` at ``accuracy.grid_step``, or refined coarse to fine until its width meets
+    ``accuracy.relative_width``.
+
+    A pass after the first whose measure can tell from the untilted ends alone that it misses the target is
+    cut short; whatever pass ends the refinement is run in full, so the bracket returned is always a full
+    pass's (issue 27 item 7). ``first``: a start placed by a width model (speed only: kept when it meets the
+    width within ``passes`` passes; anything else — a first pass over ``give_up``× the target, the memory cap
+    — replays the plain schedule from ``PLD_FIRST_STEP`` from scratch, so no query raises or returns wider
+    than it would without the model). ``strict``: a width not reached raises ``GridTooLargeError``.
+    """
+    if accuracy.grid_step is not None:
+        return measure.run(dirs_at(accuracy.grid_step))
+    if first is not None:
+        try:
+            b = _schedule(measure, accuracy, dirs_at, False, first, MODEL_PASSES,
+                          MODEL_MISS * accuracy.relative_width)
+            if measure.width(b) <= accuracy.relative_width:
+                return b
+        except GridTooLargeError:
+            pass
+        measure.reset()
+    return _schedule(measure, accuracy, dirs_at, strict, PLD_FIRST_STEP)
+
+
+def _schedule(measure: Measure[_Dirs], acc: Accuracy, dirs_at: Callable[[float], _Dirs], strict: bool,
+              step: float, passes: int | None = None, give_up: float = math.inf) -> Bound:
+    """:func:`refine`'s passes from a first grid step ``step``, at most ``passes``, stopping early (the bracket
+    returned as it is) after a pass wider than ``give_up``."""
+    target = acc.relative_width
+    passes = MAX_PASSES if passes is None else passes
+    run = _Passes(measure, dirs_at)
+    history = run.history
+    best: Bound | None = None
+    partial = False
+    for n in range(passes):
+        try:
+            b, cut = run.one(step, target if history and n < passes - 1 else None)
+            if cut and not math.isfinite(measure.width(b)):
+                b, cut = measure.run(dirs_at(step)), False  # a partial bracket is never returned
+        except GridTooLargeError as err:
+            if best is None and not history:
+                step *= COARSENING  # the first pass itself is too fine for this span: coarsen it
+                continue
+            if partial:
+                best, partial = run.complete(), False
+            if strict and best is not None and measure.width(best) > target:
+                raise GridTooLargeError(
+                    f"the requested relative width {target:g} is not reached before the memory cap "
+                    f"({acc.memory_cap} bytes): at grid step {history[-1][0]:g} the width is "
+                    f"{measure.width(best):.3g}; ask for a larger Accuracy.relative_width or raise "
+                    f"Accuracy.memory_cap ({err})"
+                ) from err
+            break
+        w = measure.width(b)
+        best, partial = b, cut
+        # the step rule reads the pass's own width (an intersected bracket's width can stall on a lucky
+        # coarse pass: a discrete law's error is not monotone in the step)
+        own = getattr(measure, "pass_width", w)
+        history.append((step, own if math.isfinite(own) else w))
+        if w <= target or w > give_up:
+            return b
+        if not math.isfinite(w):
+            if strict and b.lower == 0.0 and math.isinf(b.upper):  # [0, inf]: no answer, refuse it
+                raise GridTooLargeError(
+                    f"no finite certified bracket at grid step {step:g}: the composed error bound "
+                    "overflows the floating-point range (too many compositions for one grid: compose "
+                    "fewer mechanisms); ask for a larger Accuracy.relative_width"
+                )
+            return b
+        step = next_step(history, target)
+    if partial:  # the loop ended on a cut-short pass: the bracket returned is a full pass's
+        best = run.complete()
+    if best is None:
+        raise GridTooLargeError(
+            "no grid step fits the memory cap; raise Accuracy.memory_cap or compose fewer mechanisms"
+        )
+    if strict and measure.width(best) > target:
+        raise GridTooLargeError(
+            f"the requested relative width {target:g} is not reached after {MAX_PASSES} refinements "
+            f"(width {measure.width(best):.3g} at grid step {history[-1][0]:g}); ask for a larger "
+            "Accuracy.relative_width or use an explicit Accuracy.grid_step"
+        )
+    return best
