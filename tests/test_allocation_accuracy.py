@@ -163,15 +163,15 @@ def test_a_sweep_row_keeps_the_bracket_a_refusal_carries() -> None:
     """The sweep stores the narrowest certified bracket of a refused balls-in-bins point (its width goes with
     the row), as it does for the shared grid's passes; a refusal without one stays an error."""
     from optcomp._numerics import Bound
-    from optcomp.sweep._evaluate import _plain
+    from optcomp.engines import one_answer
 
     def refuse(bracket: Bound | None) -> Bound:
         exc = GridTooLargeError("the requested relative width 1e-09 is not reached")
         exc.bracket = bracket
         raise exc
 
-    assert _plain(lambda _: refuse(Bound(0.5, 0.6)), 1e-6, None) == Bound(0.5, 0.6)
-    assert isinstance(_plain(lambda _: refuse(None), 1e-6, None), str)
+    assert one_answer(lambda _: refuse(Bound(0.5, 0.6)), 1e-6, None) == Bound(0.5, 0.6)
+    assert isinstance(one_answer(lambda _: refuse(None), 1e-6, None), GridTooLargeError)
 
 
 def test_a_warm_process_refuses_by_the_work_prediction() -> None:

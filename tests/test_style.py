@@ -203,8 +203,6 @@ LONG_MODULES: dict[str, str] = {
     "dpsgd.py": "the sampler table and DP-SGD's public API with its contracts; 600 → ~530 lines while absorbing "
     "_dpsgd_tradeoff (its import cycle), by deleting the duplicated merges, lower-item rules and per-function "
     "sampler parameters (issue 33)",
-    "pld/_pld.py": "the grid's public value and its refinement schedule (_passes, _schedule, _next_step), which "
-    "leaves for the one schedule of issue 33 item 2",
     "pld/_realise.py": "one direction realised at one grid step with its tilted ends: the engine's data flow "
     "(docs/pld.md §5–6), one frozen value and the caches it fills",
     "fdp/_tradeoff.py": "the trade-off function types (DRS §2) and their certified piecewise-linear evaluation, "
@@ -722,8 +720,6 @@ ENGINE_NAMES = frozenset(typing.get_args(EngineName))
 
 #: Engine-name branches outside the router still to remove, with what replaces them.
 ENGINE_BRANCHES_TO_CONVERT: dict[str, str] = {
-    "sweep/_evaluate.py::answer": "issue 33 item 2: batch queries on the Engine (the grid's shared realisations), "
-    "the sweep asking its run brackets",
     "planner/_accounting.py::_mechanism_aware": "issue 33 item 2: the grid step chosen by the one refinement "
     "schedule, not by the planner when the route is the grid",
 }

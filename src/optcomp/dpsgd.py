@@ -15,7 +15,7 @@ side of the root: the value returned was evaluated and meets the target).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
@@ -37,6 +37,7 @@ from optcomp._numerics import (
 )
 from optcomp.calibrate import noise_for_target
 from optcomp.composition import compose, dominated_composition
+from optcomp.engines import Answers, one_answer
 from optcomp.mechanisms import (
     Gaussian,
     PoissonSubsampled,
@@ -50,6 +51,7 @@ from optcomp.mechanisms.shuffle import (
     shuffle_lower_items,
     shuffle_upper_mechanism,
 )
+from optcomp.pld import WarmStart
 from optcomp.queries import RunBracket
 
 if TYPE_CHECKING:
@@ -216,6 +218,19 @@ class Run:
             found = _stepped(self, query, accuracy, floor, delta, strict)
             return found.run if lower else found.pair
         return query(self.bracket(accuracy) if lower else RunBracket.own(compose(*self.items(), accuracy=accuracy)))
+
+
+    def answers(self, deltas: Sequence[float], epsilons: Sequence[float], accuracy: Accuracy, *,
+                warm: tuple[WarmStart, WarmStart] | None = None) -> Answers:
+        """Every ε(δ) of ``deltas`` and δ(ε) of ``epsilons`` of the run, as :func:`epsilon`/:func:`delta` would
+        certify them, each query's error kept as its answer: the run bracket's batch
+        (:meth:`~optcomp.queries.RunBracket.answers`, warm-started along a chain of T by ``warm``); a stepped
+        sampler's queries each refine its own laws (:meth:`bound`: nothing is shared)."""
+        if not self.sampler.stepped:
+            return self.bracket(accuracy).answers(deltas, epsilons, warm=warm, position=self.steps)
+        return Answers(
+            {d: one_answer(lambda x: self.bound(lambda c: c.epsilon(x), accuracy, delta=x), d, None) for d in deltas},
+            {e: one_answer(lambda x: self.bound(lambda c: c.delta(x), accuracy, floor=0.0), e, None) for e in epsilons})
 
 
 def _poisson(run: Run) -> list[tuple[Mechanism, int]]:

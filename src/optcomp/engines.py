@@ -29,17 +29,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 import numpy as np
 
 from optcomp import optimal
 from optcomp._inverse import float_boundary
-from optcomp._numerics import EPSILON_WIDTH_FLOOR, Accuracy, Bound, FloatArray
+from optcomp._numerics import EPSILON_WIDTH_FLOOR, PLD_DEEP_DELTA, Accuracy, Bound, FloatArray
 from optcomp.adaptive import AdaptiveRecursion
 from optcomp.fdp import gdp_delta_bound, gdp_epsilon
-from optcomp.pld import GridTooLargeError, HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution
+from optcomp.pld import (
+    GridTooLargeError,
+    HockeyStickCurve,
+    LatticeDistribution,
+    PrivacyLossDistribution,
+    Reached,
+    WarmStart,
+    delta_width,
+    epsilon_width,
+    epsilons_at_step,
+    refine_batch,
+)
 from optcomp.rdp import RenyiConversion
 
 #: The names of the engines (what :meth:`optcomp.queries.Composition.engine` reports).
@@ -55,6 +66,18 @@ _EXP_MAX = 709.0
 #: decreases in ε, so δ(ε) ≤ δ(ε'), and there δ has underflowed while ``gdp_delta_bound``'s error bound
 #: is finite.
 GDP_TAIL_A = 1e4
+#: Errors one query of a batch (:meth:`Engine.answers`) keeps as its answer instead of stopping the others:
+#: an engine's refusal or a value out of its range.
+QUERY_ERRORS = (ValueError, ArithmeticError, MemoryError, NotImplementedError)
+
+
+@dataclass
+class Answers:
+    """What :meth:`Engine.answers` returns: per δ the certified ε bracket, per ε the certified δ bracket, or
+    the error that query raised (:data:`QUERY_ERRORS`)."""
+
+    epsilons: dict[float, Bound | Exception] = field(default_factory=dict)
+    deltas: dict[float, Bound | Exception] = field(default_factory=dict)
 
 
 class Engine(Protocol):
@@ -86,6 +109,46 @@ class Engine(Protocol):
         """An *uncertified* point estimate of ε(δ)."""
         ...
 
+    def answers(self, deltas: Sequence[float], epsilons: Sequence[float], *, warm: WarmStart | None = None,
+                position: int = 0) -> Answers:
+        """Every ε(δ) of ``deltas`` and δ(ε) of ``epsilons`` as :meth:`epsilon` (strict for δ ≥
+        ``PLD_DEEP_DELTA``) and :meth:`delta` answer them, each query's error kept as its answer. The grid
+        shares realisations between them (:func:`optcomp.pld.refine_batch`, warm-started along a chain by
+        ``warm`` at ``position``); the others ask one by one (:func:`each_answer`)."""
+        ...
+
+
+def one_answer(query: Callable[[float], Bound], x: float, reached: Bound | None) -> Bound | Exception:
+    """``query(x)``, or its error. Where it refuses because the width cannot be reached
+    (``GridTooLargeError``), the narrowest certified bracket reached is kept: ``reached`` (shared passes),
+    else the one the refusal carries."""
+    try:
+        return query(x)
+    except GridTooLargeError as exc:
+        if reached is not None:
+            return reached
+        return exc.bracket if exc.bracket is not None else exc
+    except QUERY_ERRORS as exc:
+        return exc
+
+
+def each_answer(engine: Engine | _OneByOne, deltas: Sequence[float], epsilons: Sequence[float],
+                reached: Reached | None = None, target: float = math.inf) -> Answers:
+    """:meth:`Engine.answers` one query at a time: each δ and ε not already answered within ``target`` by
+    ``reached`` (nor stopped at the memory cap there) asked of ``engine`` alone."""
+    reached = Reached() if reached is None else reached
+    out = Answers()
+    for d in deltas:
+        b = reached.epsilons.get(d)
+        keep = b is not None and (epsilon_width(b) <= target or reached.capped)
+        out.epsilons[d] = b if keep and b is not None else one_answer(
+            lambda x: engine.epsilon(x, strict=x >= PLD_DEEP_DELTA), d, b)
+    for e in epsilons:
+        b = reached.deltas.get(e)
+        keep = b is not None and (delta_width(b) <= target or reached.capped)
+        out.deltas[e] = b if keep and b is not None else one_answer(engine.delta, e, b)
+    return out
+
 
 def _default_epsilons(epsilons: FloatArray | None) -> FloatArray:
     return np.linspace(0.0, CURVE_EPSILON_MAX, CURVE_POINTS) if epsilons is None else epsilons
@@ -102,6 +165,20 @@ def _third_point(b: Bound) -> float:
     return b.upper if not math.isfinite(b.upper) else (b.upper + 2 * b.lower) / 3
 
 
+class _OneByOne:
+    """:meth:`Engine.answers` for an engine that shares nothing between queries: each asked alone."""
+
+    def epsilon(self, delta: float, strict: bool) -> Bound:
+        raise NotImplementedError  # pragma: no cover - each engine below defines it
+
+    def delta(self, epsilon: float) -> Bound:
+        raise NotImplementedError  # pragma: no cover - each engine below defines it
+
+    def answers(self, deltas: Sequence[float], epsilons: Sequence[float], *, warm: WarmStart | None = None,
+                position: int = 0) -> Answers:
+        return each_answer(self, deltas, epsilons)
+
+
 # -- the grid ----------------------------------------------------------------------------------------
 
 def _refusal(message: str, bracket: Bound) -> GridTooLargeError:
@@ -112,14 +189,42 @@ def _refusal(message: str, bracket: Bound) -> GridTooLargeError:
 
 @dataclass
 class GridEngine:
-    """The certified PLD grid; ``build`` makes it on first use (the composition caches it per accuracy)."""
+    """The certified PLD grid at ``accuracy``; ``at`` makes the grid of an accuracy on first use (the
+    composition caches it per accuracy)."""
 
-    build: Callable[[], PrivacyLossDistribution]
+    at: Callable[[Accuracy], PrivacyLossDistribution]
+    accuracy: Accuracy
     name: EngineName = "grid"
 
     @property
     def pld(self) -> PrivacyLossDistribution:
-        return self.build()
+        return self.at(self.accuracy)
+
+    def build(self) -> PrivacyLossDistribution:
+        """The grid at this engine's accuracy (what the GDP engine's curve placement reads)."""
+        return self.pld
+
+    def answers(self, deltas: Sequence[float], epsilons: Sequence[float], *, warm: WarmStart | None = None,
+                position: int = 0) -> Answers:
+        """Every query read off shared realisations (:func:`optcomp.pld.refine_batch`): at each grid step one
+        realisation answers every ε(δ) (:func:`optcomp.pld.epsilons_at_step`: deepest first, sharing probes and
+        tilted ends) and the δ(ε) curve; a query still wider than the accuracy's width afterwards (unless the
+        passes stopped at the memory cap, where the plain route stops too) is asked alone (:meth:`epsilon`,
+        :meth:`delta`), which refines further or raises. Certified: every bracket is a certified pass's."""
+        acc = self.accuracy
+
+        def pass_at(step: float, ds: list[float], es: list[float]) -> tuple[dict[float, Bound], dict[float, Bound]]:
+            pld = self.at(replace(acc, grid_step=step))
+            eps = epsilons_at_step(pld, step, ds) if ds else {}
+            if not es:
+                return eps, {}
+            lo, hi = pld.delta_curve(list(es))
+            return eps, {e: Bound(float(a), float(b)) for e, a, b in zip(es, lo, hi, strict=True)}
+
+        reached = refine_batch(pass_at, deltas, epsilons, acc, warm, position)
+        if acc.grid_step is not None:  # one pass at the step asked for: what it reached is the answer
+            return each_answer(self, deltas, epsilons, reached, math.inf)
+        return each_answer(self, deltas, epsilons, reached, acc.relative_width)
 
     def epsilon(self, delta: float, strict: bool) -> Bound:
         """:meth:`PrivacyLossDistribution.epsilon` (strict for δ ≥ ``PLD_DEEP_DELTA`` there)."""
@@ -141,7 +246,7 @@ class GridEngine:
 
 # -- the exact lattice ------------------------------------------------------------------------------------
 @dataclass
-class LatticeEngine:
+class LatticeEngine(_OneByOne):
     """The exact lattice composition (:class:`optcomp.pld.LatticeDistribution`); ``build`` makes it on first use.
 
     Certified at both ends: the truncated mass, the masses' and tilts' rounding, the FFT error and window,
@@ -171,7 +276,7 @@ class LatticeEngine:
 
 # -- the optimal black-box engine -----------------------------------------------------------------------
 @dataclass
-class OptimalEngine:
+class OptimalEngine(_OneByOne):
     """(ε, δ) black boxes through :mod:`optcomp.optimal`, at ``accuracy`` (its one translation, ``Goal.of``).
 
     Certified at both ends (MV Thm 1.5: dominating and dominated envelopes, see :func:`optcomp.optimal.epsilon`).
@@ -235,7 +340,7 @@ def _newton(mu: float, root: float, delta: float, end: Callable[[float, float], 
 
 
 @dataclass
-class GdpEngine:
+class GdpEngine(_OneByOne):
     """μ-GDP for μ ∈ [``mu_lo``, ``mu_hi``] (δ increases with μ; DRS Cor 2.13, certified ends).
 
     ``mu`` is the merged μ itself (for the uncertified estimate); ``grid`` builds the PLD grid, whose
@@ -295,7 +400,7 @@ class GdpEngine:
 
 # -- the Rényi conversion ------------------------------------------------------------------------------
 @dataclass
-class RenyiEngine:
+class RenyiEngine(_OneByOne):
     """A composition known through its Rényi curve (an item is a ``ZeroConcentrated`` or ``Renyi`` black box):
     :class:`optcomp.rdp.RenyiConversion` of the summed curve (:func:`optcomp.rdp.stated_curve`).
 
@@ -345,7 +450,7 @@ class RenyiEngine:
 
 # -- the adaptive bounded-range recursion ------------------------------------------------------------------
 @dataclass
-class AdaptiveEngine:
+class AdaptiveEngine(_OneByOne):
     """Compositions with bounded-range steps, in the order given, against an adaptive analyst: the backward
     recursion of :class:`optcomp.adaptive.AdaptiveRecursion` (``docs/selection.md`` §2).
 
@@ -377,7 +482,9 @@ class AdaptiveEngine:
 
 __all__ = [
     "CURVE_POINTS",
+    "QUERY_ERRORS",
     "AdaptiveEngine",
+    "Answers",
     "Engine",
     "EngineName",
     "GdpEngine",
@@ -385,6 +492,8 @@ __all__ = [
     "LatticeEngine",
     "OptimalEngine",
     "RenyiEngine",
+    "each_answer",
     "gdp_lower",
     "gdp_upper",
+    "one_answer",
 ]

@@ -84,6 +84,7 @@ from optcomp._numerics import (
 from optcomp.adaptive import AdaptiveRecursion
 from optcomp.engines import (
     AdaptiveEngine,
+    Answers,
     Engine,
     EngineName,
     GdpEngine,
@@ -105,7 +106,7 @@ from optcomp.mechanisms import (
     group_mechanism,
     privacy_loss_laws,
 )
-from optcomp.pld import HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution, fits
+from optcomp.pld import HockeyStickCurve, LatticeDistribution, PrivacyLossDistribution, WarmStart, fits
 
 #: Largest number of (non-identical) black-box items routed to :mod:`optcomp.optimal` (a list of that
 #: many references is built; above it the grid engine answers).
@@ -227,7 +228,7 @@ class Composition:
             return RenyiEngine(rdp.RenyiConversion(rdp.stated_curve(self.items), accuracy=acc))
         if ordered(self.items):
             return AdaptiveEngine(AdaptiveRecursion(adaptive_runs(self.items), acc))
-        grid = GridEngine(lambda: self.pld(acc))
+        grid = GridEngine(self.pld, acc)
         if acc.grid_step is not None:
             return grid
         lo, hi = _GDP_MU_RANGE
@@ -538,6 +539,34 @@ class RunBracket:
     def deltas(self, epsilons: Iterable[float], *, accuracy: Accuracy | None = None) -> list[Bound]:
         """:meth:`delta` at each ε of ``epsilons`` (in order)."""
         return [self.delta(e, accuracy=accuracy) for e in epsilons]
+
+    def answers(self, deltas: Sequence[float], epsilons: Sequence[float], *,
+                warm: tuple[WarmStart, WarmStart] | None = None, position: int = 0) -> Answers:
+        """Every ε(δ) of ``deltas`` and δ(ε) of ``epsilons`` of the run: each composition's batch
+        (:meth:`optcomp.engines.Engine.answers`: the grid shares realisations, warm-started by ``warm`` — the
+        upper and the lower composition's — at ``position``), merged query by query (:meth:`merge`); an
+        error of either end is the query's answer."""
+        up_warm, low_warm = (None, None) if warm is None else warm
+
+        def batch(c: Composition, w: WarmStart | None) -> Answers:
+            return c.dominating().route().answers(deltas, epsilons, warm=w, position=position)
+
+        up = batch(self.upper, up_warm)
+        if self.exact:
+            return up
+        low = None if self.lower is None else batch(self.lower, low_warm)
+        cap = None if self.cap is None else batch(self.cap, None)
+
+        def merged(u: Bound | Exception, x: float, table: Callable[[Answers], dict[float, Bound | Exception]]) -> Bound | Exception:
+            lo, c = (None if a is None else table(a)[x] for a in (low, cap))
+            for part in (u, lo, c):
+                if isinstance(part, Exception):
+                    return part
+            assert isinstance(u, Bound)
+            return self.merge(u, lo if isinstance(lo, Bound) else None, c if isinstance(c, Bound) else None)
+
+        return Answers({d: merged(b, d, lambda a: a.epsilons) for d, b in up.epsilons.items()},
+                       {e: merged(b, e, lambda a: a.deltas) for e, b in up.deltas.items()})
 
     def delta_curve(self, epsilons: npt.ArrayLike, *, accuracy: Accuracy | None = None) -> tuple[FloatArray, FloatArray]:
         """Arrays (lower, upper) of the run's δ(ε) at each ε ≥ 0 of ``epsilons`` (merged pointwise)."""

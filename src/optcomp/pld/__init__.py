@@ -9,7 +9,9 @@
     pld.epsilon(1e-5)   # Bound(lower, upper), upper certified
 
 :func:`epsilons_at_step` answers many δ of one PLD at one fixed grid step, sharing tilted ends (the
-sweep's passes, :mod:`optcomp.pld._joint`).
+sweep's passes, :mod:`optcomp.pld._joint`); :func:`refine_batch` drives such passes by the one refinement
+schedule (:mod:`optcomp.pld._refine`: the step rule, the one relative width — :func:`epsilon_width`,
+:func:`delta_width` — and a :class:`WarmStart` along a chain of compositions).
 
 :class:`LatticeDistribution` is the exact lattice engine: compositions whose loss lives on one lattice
 (discrete Gaussians of one σ, :mod:`optcomp.pld._lattice`), convolved over the integer index with no
@@ -28,6 +30,7 @@ from optcomp.pld._joint import epsilons as epsilons_at_step
 from optcomp.pld._lattice import LATTICE_RELATIVE_WIDTH, LatticeDistribution, fits, lattice_points
 from optcomp.pld._lattice_kernels import LatticeKernel, lattice_kernels
 from optcomp.pld._pld import PrivacyLossDistribution
+from optcomp.pld._refine import Reached, WarmStart, delta_width, epsilon_width, refine_batch
 
 __all__ = [
     "LATTICE_RELATIVE_WIDTH",
@@ -36,8 +39,13 @@ __all__ = [
     "LatticeDistribution",
     "LatticeKernel",
     "PrivacyLossDistribution",
+    "Reached",
+    "WarmStart",
+    "delta_width",
+    "epsilon_width",
     "epsilons_at_step",
     "fits",
     "lattice_kernels",
     "lattice_points",
+    "refine_batch",
 ]

@@ -239,3 +239,108 @@ def _schedule(measure: Measure[_Dirs], acc: Accuracy, dirs_at: Callable[[float],
             "Accuracy.relative_width or use an explicit Accuracy.grid_step"
         )
     return best
+
+
+# -- many queries of one composition, sharing each pass (``Engine.answers``) ----------------------------
+@dataclass
+class WarmStart:
+    """Where the previous composition of a chain (the sweep: a DP-SGD step at an earlier T) had its easiest
+    query meet the target, and how the width grew along the chain at a fixed step (:func:`refine_batch`).
+
+    ``position`` is where a composition lies along the chain (the sweep: its T); the width at a fixed step is
+    modelled as growing like position^g, g measured between the last two positions (``GROWTH`` until then)."""
+
+    position: int = 0
+    step: float = 0.0
+    width: float = 0.0
+    #: the exponent g of the width's growth w ∝ position^g at a fixed step
+    growth: float = GROWTH
+
+    def record(self, position: int, step: float, width: float) -> None:
+        """Keep the pass at grid step ``step`` whose narrowest bracket (``width``) met the target first, and
+        the growth exponent it shows against the previous position's (widths scaled to one step by the Δ²
+        model; both in the asymptotic range, else the previous exponent is kept)."""
+        if 0 < self.position < position and 0 < self.width < ASYMPTOTIC and 0 < width < ASYMPTOTIC:
+            ratio = (width / step**WIDTH_ORDER) / (self.width / self.step**WIDTH_ORDER)
+            lo, hi = GROWTH_RANGE
+            self.growth = min(hi, max(lo, math.log(ratio) / math.log(position / self.position)))
+        self.position, self.step, self.width = position, step, width
+
+    def start(self, position: int, target: float) -> float:
+        """The first grid step to try at ``position``: the step at which the previous position's *easiest*
+        query met its width, scaled by the width model (up to 1/``MAX_STEP_RATIO`` coarser), or
+        ``PLD_FIRST_STEP``. Starting where the easiest query is served lets it retire at the first pass; the
+        harder ones refine from there (starting at the hardest one's step makes every query pay the finest
+        grid)."""
+        if self.position == 0:
+            return PLD_FIRST_STEP
+        if self.width <= 0.0 or not math.isfinite(self.width):
+            return self.step
+        predicted = self.width * math.pow(position / self.position, self.growth)
+        scale: float = STEP_MARGIN * math.pow(target / predicted, 1.0 / WIDTH_ORDER)
+        return self.step * min(1.0 / MAX_STEP_RATIO, scale)
+
+
+@dataclass
+class Reached:
+    """What :func:`refine_batch` reached: the narrowest certified bracket of each query it answered (ε per δ,
+    δ per ε), and whether the passes stopped at the memory cap."""
+
+    epsilons: dict[float, Bound] = field(default_factory=dict)
+    deltas: dict[float, Bound] = field(default_factory=dict)
+    capped: bool = False
+
+    def widths(self, epsilons: dict[float, Bound], deltas: dict[float, Bound]) -> list[float]:
+        return [epsilon_width(b) for b in epsilons.values()] + [delta_width(b) for b in deltas.values()]
+
+
+#: One pass of :func:`refine_batch`: (ε bracket per δ, δ bracket per ε) at a grid step, for the δ and ε given.
+BatchPass = Callable[[float, list[float], list[float]], tuple[dict[float, Bound], dict[float, Bound]]]
+
+
+def refine_batch(pass_at: BatchPass, deltas: Sequence[float], epsilons: Sequence[float], accuracy: Accuracy,
+                 warm: WarmStart | None = None, position: int = 0) -> Reached:
+    """Every query of one composition read off shared realisations, refined by the step rule.
+
+    The first step is ``accuracy.grid_step`` (one pass) or ``warm.start`` (``PLD_FIRST_STEP`` on a cold
+    chain); each pass answers the queries still wider than ``accuracy.relative_width`` (a query whose bracket
+    meets it retires), the next step is :func:`step_ratio` of the widest bracket of the pass (after a warm
+    start never finer than ``MIN_WARM_RATIO`` of the last: an off-model pass is not extrapolated), at most
+    ``MAX_PASSES`` passes; a first pass too fine for the memory cap is coarsened by ``COARSENING``, a later
+    one ends the passes (``capped``). ``warm`` records where the easiest query met the target (or the finest
+    pass). Every bracket kept is a certified pass's; a query still too wide is the caller's to re-ask.
+    """
+    warm = WarmStart() if warm is None else warm
+    target = accuracy.relative_width
+    fixed = accuracy.grid_step is not None
+    step = accuracy.grid_step if accuracy.grid_step is not None else warm.start(position, target)
+    floor = MIN_WARM_RATIO if warm.position else 0.0  # a warm start's refinements are bounded
+    out = Reached()
+    pending_d, pending_e = list(deltas), list(epsilons)
+    history: list[tuple[float, float]] = []
+    recorded = False
+    for _ in range(1 if fixed else MAX_PASSES):
+        try:
+            eps, dlt = pass_at(step, pending_d, pending_e)
+        except GridTooLargeError:
+            if not history:
+                step *= COARSENING  # the first pass is too fine for this span: coarsen it
+                continue
+            out.capped = True  # the memory cap: the plain route would stop at the same cap
+            break
+        out.epsilons.update(eps)
+        out.deltas.update(dlt)
+        widths = out.widths(eps, dlt)
+        w, easiest = max([0.0, *widths]), min([math.inf, *widths])
+        if not recorded and easiest <= target:  # the next position starts where the easiest query met it
+            warm.record(position, step, easiest)
+            recorded = True
+        history.append((step, w))
+        pending_d = [d for d in pending_d if epsilon_width(out.epsilons[d]) > target]
+        pending_e = [e for e in pending_e if delta_width(out.deltas[e]) > target]
+        if not (pending_d or pending_e) or not math.isfinite(w):
+            break
+        step *= max(floor, step_ratio(history, target))
+    if not recorded and history:  # no query met the target: the next position starts from the last pass
+        warm.record(position, *min(history))
+    return out
