@@ -783,3 +783,75 @@ def test_the_engine_name_rule_catches_a_planted_branch(tmp_path: Path) -> None:
         "def e(event):\n    return event.engine == 'none' or event.kind == 'grid'\n"
     )
     assert _engine_branches(probe, tmp_path) == ["probe.py::a", "probe.py::b", "probe.py::d"]
+
+
+# -- one refinement schedule (issue 33 item 2): its constants and the relative width live in pld/_refine.py --
+
+#: The module that owns the grid step's refinement schedule.
+SCHEDULE_HOME = "pld/_refine.py"
+#: Names a refinement constant goes by (passes, ratio cap, margin, order estimate, coarsening, warm start).
+_REFINEMENT_NAME = re.compile(r"^_?MAX_PASSES$|STEP_RATIO|STEP_MARGIN|MODEL_MARGIN|^_?ASYMPTOTIC$|^_?ORDER_RANGE$"
+                              r"|^_?WIDTH_ORDER$|COARSEN|WARM_RATIO|^_?GROWTH")
+#: Other refinement schedules, each an engine's or a caller's own (not a grid step), with why.
+OWN_SCHEDULES: dict[str, str] = {
+    "adaptive/_engine.py::MAX_PASSES": "the bounded-range recursion refines its lattice's cell count, not a grid "
+    "step (docs/selection.md §2.3); its margin and order clamp are the schedule's (imported)",
+    "optimal/_route.py::_MAX_PASSES": "the optimal engine doubles MV's point count until its Goal is met",
+    "planner/_accounting.py::_MAX_COARSENINGS": "the planner's fixed-step evaluation (ENGINE_BRANCHES_TO_CONVERT)",
+    "planner/_accounting.py::_BLACK_BOX_COARSENINGS": "coarser widths asked of the optimal engine, not a grid step",
+}
+
+
+def _refinement_constants(path: Path, src: Path) -> list[str]:
+    """Refinement constants outside the schedule: a module-level name that reads like one, a literal 0.85
+    (the step margin) in code, or a relative width spelled by hand, ``(… upper − … lower) / …``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    where = path.relative_to(src).as_posix()
+    found = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        found += [f"{where}::{n}" for n in names if _REFINEMENT_NAME.search(n)]
+
+    def spelled(x: ast.expr, end: str) -> bool:
+        name = x.attr if isinstance(x, ast.Attribute) else getattr(x, "id", "")
+        return isinstance(name, str) and name.endswith(end)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value == 0.85:
+            found.append(f"{where}:{node.lineno}: 0.85")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.left, ast.BinOp) \
+                and isinstance(node.left.op, ast.Sub) and spelled(node.left.left, "upper") \
+                and spelled(node.left.right, "lower"):
+            found.append(f"{where}:{node.lineno}: relative width")
+    return found
+
+
+#: Relative widths spelled outside the schedule, each with why it is not one of the schedule's two.
+OWN_WIDTHS: dict[str, str] = {
+    "_numerics.py": "Bound.relative_width_above, the floor-0 definition the schedule's widths agree with",
+    "adaptive/_engine.py": "the recursion's δ widths on whole arrays, relative to the upper end with no floor",
+}
+
+
+def test_refinement_constants_live_in_the_schedule() -> None:
+    """The grid step's refinement (first step, order estimate, margin, ratio cap, coarsening, pass limit, the
+    relative width) exists once, in ``pld/_refine.py`` (issue 33 item 2: three copies before)."""
+    found = [f for p in sorted(SRC.rglob("*.py")) if p.relative_to(SRC).as_posix() != SCHEDULE_HOME
+             for f in _refinement_constants(p, SRC)]
+    bad = [f for f in found if f not in OWN_SCHEDULES and not (f.endswith("relative width") and f.split(":")[0] in OWN_WIDTHS)]
+    assert bad == [], "refinement constants and relative widths belong to pld/_refine.py"
+    stale = [k for k in OWN_SCHEDULES if k not in found] + [k for k in OWN_WIDTHS if not any(f.startswith(k + ":") for f in found)]
+    assert stale == [], "remove from OWN_SCHEDULES / OWN_WIDTHS"
+
+
+def test_the_refinement_rule_catches_planted_constants(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "_MAX_PASSES = 7\nSTEP_MARGIN: float = 0.8\nOTHER = 3\n"
+        "def f(step, w, t):\n    return step * min(0.7, 0.85 * (t / w) ** 0.5)\n"
+        "def g(b):\n    return (b.upper - b.lower) / max(b.upper, 0.01)\n"
+        "def h(hi, lo):\n    return (hi - lo) / hi\n"
+    )
+    assert sorted(_refinement_constants(probe, tmp_path)) == [
+        "probe.py:5: 0.85", "probe.py:7: relative width", "probe.py::STEP_MARGIN", "probe.py::_MAX_PASSES"]

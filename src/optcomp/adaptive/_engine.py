@@ -44,6 +44,7 @@ from optcomp.adaptive._plan import (
     windows,
 )
 from optcomp.adaptive._steps import br_step, fixed_step
+from optcomp.pld import ORDER_RANGE, STEP_MARGIN
 
 #: Lattice cells per smallest BR ε of the first pass.
 FIRST_CELLS = 8
@@ -53,8 +54,9 @@ MAX_PASSES = 8
 _TRUNCATION_SHARE = 1e-2
 #: Bytes per lattice point and t-row of a BR transform's working arrays (its lattice rows and temporaries).
 _BYTES_PER_CELL_POINT = 40
-#: Largest growth of the cell count from one pass to the next, and the margin on the width model's step.
-_MAX_REFINE, _MODEL_MARGIN = 4.0, 0.85
+#: Largest growth of the cell count from one pass to the next (the margin on the width model's step and the
+#: clamp of a measured order are the grid schedule's, :mod:`optcomp.pld._refine`).
+_MAX_REFINE = 4.0
 #: The smallest absolute δ error a window is sized for.
 _ETA_FLOOR = 1e-300
 
@@ -137,14 +139,14 @@ class AdaptiveRecursion:
 
     def _next(self, history: list[tuple[int, float]], target: float) -> int:
         """The next pass's cell count from the passes' (cells, relative width): the width model's order (2, or
-        the order measured between the last two passes, in [1, 2.2]) at ``_MODEL_MARGIN`` of its prediction."""
+        the order measured between the last two passes, in ``ORDER_RANGE``) at ``STEP_MARGIN`` of its prediction."""
         cells, w = history[-1]
         order = 2.0
         if len(history) >= 2:
             (c0, w0), (c1, w1) = history[-2], history[-1]
             if w0 > w1 > 0 and c1 > c0:
-                order = min(2.2, max(1.0, math.log(w0 / w1) / math.log(c1 / c0)))
-        grow = (w / target) ** (1.0 / order) / _MODEL_MARGIN if w > 0 and math.isfinite(w) else _MAX_REFINE
+                order = min(ORDER_RANGE[1], max(ORDER_RANGE[0], math.log(w0 / w1) / math.log(c1 / c0)))
+        grow = (w / target) ** (1.0 / order) / STEP_MARGIN if w > 0 and math.isfinite(w) else _MAX_REFINE
         return self._cells(cells * min(_MAX_REFINE, max(1.4, grow)))
 
     def _first_cells(self) -> int:

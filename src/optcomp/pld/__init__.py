@@ -30,10 +30,20 @@ from optcomp.pld._joint import epsilons as epsilons_at_step
 from optcomp.pld._lattice import LATTICE_RELATIVE_WIDTH, LatticeDistribution, fits, lattice_points
 from optcomp.pld._lattice_kernels import LatticeKernel, lattice_kernels
 from optcomp.pld._pld import PrivacyLossDistribution
-from optcomp.pld._refine import Reached, WarmStart, delta_width, epsilon_width, refine_batch
+from optcomp.pld._refine import (
+    ORDER_RANGE,
+    STEP_MARGIN,
+    Reached,
+    WarmStart,
+    delta_width,
+    epsilon_width,
+    refine_batch,
+)
 
 __all__ = [
     "LATTICE_RELATIVE_WIDTH",
+    "ORDER_RANGE",
+    "STEP_MARGIN",
     "GridTooLargeError",
     "HockeyStickCurve",
     "LatticeDistribution",
