@@ -720,8 +720,10 @@ ENGINE_NAMES = frozenset(typing.get_args(EngineName))
 
 #: Engine-name branches outside the router still to remove, with what replaces them.
 ENGINE_BRANCHES_TO_CONVERT: dict[str, str] = {
-    "planner/_accounting.py::_mechanism_aware": "issue 33 item 2: the grid step chosen by the one refinement "
-    "schedule, not by the planner when the route is the grid",
+    "planner/_accounting.py::_mechanism_aware": "issue 33 item 2, left: the planner's search evaluates the grid at a "
+    "fixed step proportional to its budget (one realisation per evaluation, deterministic along the search) and the "
+    "adaptive recursion at a coarser width whose upper end has converged; one accuracy for every route would "
+    "change the planner's answers or its cost",
 }
 
 
