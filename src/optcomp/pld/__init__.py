@@ -18,6 +18,9 @@ discretisation of the loss.
 :func:`lattice_kernels` (:mod:`optcomp.pld._lattice_kernels`) gives a block of fixed laws as certified
 P-masses on the loss lattice {nΔ} (upper: the split; lower: the pooled lattice pair), for recursions that carry
 a hockey-stick curve through the block (the adaptive bounded-range engine, :mod:`optcomp.adaptive`).
+
+:func:`refine_stepped` refines the grid step of laws that live on it (a :class:`SteppedLaws`: balls-in-bins),
+by the one refinement schedule (:mod:`optcomp.pld._refine`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from optcomp.pld._joint import epsilons as epsilons_at_step
 from optcomp.pld._lattice import LATTICE_RELATIVE_WIDTH, LatticeDistribution, fits, lattice_points
 from optcomp.pld._lattice_kernels import LatticeKernel, lattice_kernels
 from optcomp.pld._pld import PrivacyLossDistribution
+from optcomp.pld._refine import SteppedBracket, SteppedLaws, refine_stepped
 
 __all__ = [
     "LATTICE_RELATIVE_WIDTH",
@@ -36,8 +40,11 @@ __all__ = [
     "LatticeDistribution",
     "LatticeKernel",
     "PrivacyLossDistribution",
+    "SteppedBracket",
+    "SteppedLaws",
     "epsilons_at_step",
     "fits",
     "lattice_kernels",
     "lattice_points",
+    "refine_stepped",
 ]
