@@ -139,10 +139,10 @@ def test_partial_epochs_are_exact() -> None:
     first T' steps of an epoch are its pair with T' coordinates, likelihood ratio (X₁ + … + X_T' + t − T')/t),
     so the bracket meets the width (it used to count 3 epochs above and 2 below: 20 % wide)."""
     run = dpsgd.Run.checked(3.0, 0.1, 25, "balls_in_bins")
-    assert dpsgd._balls_in_bins(run, H) == [
+    assert dpsgd._allocation(run).upper_items(H) == [
         (AllocationEpoch(3.0, steps=10, grid_step=H), 2), (AllocationEpoch(3.0, steps=10, grid_step=H, taken=5), 1)
     ]
-    assert dpsgd._balls_in_bins_lower(run, H) == [
+    assert dpsgd._allocation(run).lower_items(H) == [
         (AllocationEpochLower(3.0, steps=10, grid_step=H), 2), (AllocationEpochLower(3.0, steps=10, grid_step=H, taken=5), 1)
     ]
     two = dpsgd.epsilon(3.0, 0.1, 20, 1e-6, sampling="balls_in_bins", accuracy=ROWS)

@@ -6,20 +6,15 @@ value within γ of its stated depth of the exact value (the lower law), or above
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from optcomp import Accuracy
-from optcomp._numerics import Bound
 from optcomp._rounding import gamma
 from optcomp.mechanisms._allocation_grid import Upper, combine_upper
 from optcomp.mechanisms._allocation_lower import Lower, combine_lower
 from optcomp.mechanisms._allocation_sums import Accumulator, BlockSums
-from optcomp.mechanisms.allocation import AllocationBracket, allocation_bracket
-from optcomp.pld import GridTooLargeError
 from tests._references.allocation_pairs import labelled_stage, split_stage
 
 
@@ -122,75 +117,3 @@ def test_a_split_stage_is_an_upper_envelope(same: bool, ratio: int, seed: int) -
         assert got.get(k, 0.0) >= v, k
         assert got[k] <= v * (1 + 1e-12) + 1e-300, k
     assert all(v <= 1e-300 for k, v in got.items() if k not in exact)
-
-
-def _split(upper_at: Callable[[Accuracy], Bound], lower: float,
-           plain: Bound | None = None) -> Callable[[Accuracy], tuple[Bound, Bound]]:
-    """A synthetic ``bracket_at``: the split pair's bracket ``upper_at(acc)``, the run's upper end that capped
-    by ``plain`` (no amplification), its lower end ``lower`` (as a run bracket would merge them)."""
-    def at(acc: Accuracy) -> tuple[Bound, Bound]:
-        pair = upper_at(acc)
-        top = pair.upper if plain is None else min(pair.upper, plain.upper)
-        return Bound(min(lower, top), top), pair
-    return at
-
-
-def _bracket(width_at: Callable[[float], float], target: float, strict: bool = True) -> AllocationBracket:
-    """allocation_bracket on a synthetic run whose bracket at step h is [1, 1 + width_at(h)]."""
-    return allocation_bracket(_split(lambda acc: Bound(0.5, 1.0 + width_at(acc.grid_step or 1.0)), 1.0),
-                              Accuracy(relative_width=target), floor=0.01, scale=0.05, strict=strict)
-
-
-def test_a_width_floor_that_no_step_removes_is_refused_early_by_name() -> None:
-    """Issue 32 item 4: a width with a step-independent part w0 above the target (the laws' compounded
-    rounding bounds) is refused after the second pass, naming it, instead of refining to the work limit;
-    a query that is not strict gets the narrowest bracket; a width of pure second order is never stopped."""
-    passes: list[float] = []
-
-    def floor(h: float) -> float:
-        passes.append(h)
-        return 3e-4 + 40 * h * h
-
-    with pytest.raises(GridTooLargeError, match="no longer shrinks with the step") as info:
-        _bracket(floor, 1e-4)
-    assert len(passes) == 2 and info.value.bracket is not None
-    assert _bracket(floor, 1e-4, strict=False).run.upper == 1.0 + floor(passes[-1])
-    met = _bracket(lambda h: 40 * h * h, 1e-6)
-    assert met.run.upper - 1.0 <= 1e-6
-
-
-def test_a_fixed_no_amplification_end_is_not_taken_for_a_width_floor() -> None:
-    """While the run's upper end is the no-amplification one (a fixed value), the width does not shrink
-    with the step either, yet a finer step brings the laws' end below it: no early stop there."""
-    done = allocation_bracket(_split(lambda acc: Bound(0.5, 1.0 + 4e4 * (acc.grid_step or 1.0) ** 2), 0.99999,
-                                     Bound(0.5, 1.0005)),
-                              Accuracy(relative_width=1e-4), floor=0.01, scale=0.05)
-    assert done.run.upper < 1.0005 and done.run.upper - done.run.lower <= 1e-4 * done.run.upper
-
-
-def test_a_width_floor_before_a_costly_second_pass_is_refused_after_a_coarse_probe() -> None:
-    """σ = 2, t = 10⁷ (the laws' rounding bounds dominate the width): where the second pass would take many
-    times the first's work, a probe at 4× the first step (1/16 of its work) fits width ≈ a·h² + w0 and the
-    refusal by name comes without that pass, carrying the first pass's bracket; a width of pure second
-    order still reaches its target after the probe (the probe only adds a pass, never moves the answer)."""
-    from optcomp.mechanisms import _allocation_grid
-
-    def run(width_at: Callable[[float], float], target: float, passes: list[float]) -> AllocationBracket:
-        first = 1.5 * 2.0**-11  # the first step of allocation_bracket at scale 0.05, width 1e-4
-
-        def upper_at(acc: Accuracy) -> Bound:
-            h = acc.grid_step or 1.0
-            passes.append(h)
-            _allocation_grid.WORK[0] += 1e9 * (first / h) ** 2  # counted work ∝ h⁻², 1e9 at the first step
-            return Bound(0.5, 1.0 + width_at(h))
-
-        return allocation_bracket(_split(upper_at, 1.0), Accuracy(relative_width=target), floor=0.01, scale=0.05)
-
-    passes: list[float] = []
-    with pytest.raises(GridTooLargeError, match="no longer shrinks with the step") as info:
-        run(lambda h: 3e-4 + 4 * h * h, 1e-4, passes)
-    assert passes == [passes[0], 4 * passes[0]]  # the first pass and the probe, not the 9-fold second pass
-    assert info.value.bracket == Bound(1.0, 1.0 + 3e-4 + 4 * passes[0] ** 2)
-    probed: list[float] = []
-    met = run(lambda h: 600 * h * h, 1e-4, probed)
-    assert probed[1] == 4 * probed[0] and len(probed) == 3 and met.run.upper - 1.0 <= 1e-4

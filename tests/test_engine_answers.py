@@ -12,25 +12,18 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-import mpmath
 import pytest
 
 from optcomp import Accuracy, Bound, compose, dpsgd
 from optcomp.engines import Answers, each_answer
 from optcomp.mechanisms import Gaussian, Laplace, PoissonSubsampled
 from optcomp.pld import GridTooLargeError, WarmStart, delta_width, epsilon_width
+from tests._references.gdp import gdp_delta
 
 WIDTH = 1e-3
 ACC = Accuracy(relative_width=WIDTH)
 DELTAS = [1e-3, 1e-6, 1e-9]
 EPSILONS = [0.5, 1.0, 4.0]
-
-
-def _gdp_delta(mu: float, eps: float) -> float:
-    """δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong–Roth–Su Cor 2.13), 40 digits."""
-    with mpmath.workdps(40):
-        mu_, e = mpmath.mpf(mu), mpmath.mpf(eps)
-        return float(mpmath.ncdf(-e / mu_ + mu_ / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu_ - mu_ / 2))
 
 
 def test_an_engine_that_shares_nothing_answers_as_its_single_queries() -> None:
@@ -41,7 +34,7 @@ def test_an_engine_that_shares_nothing_answers_as_its_single_queries() -> None:
     assert got.deltas == {e: comp.delta(e) for e in EPSILONS}
     mu = math.sqrt(10) / 2
     for e, b in got.deltas.items():
-        assert isinstance(b, Bound) and b.lower <= _gdp_delta(mu, e) <= b.upper
+        assert isinstance(b, Bound) and b.lower <= gdp_delta(mu, e) <= b.upper
 
 
 def test_the_grid_shares_realisations_and_meets_the_width() -> None:

@@ -831,7 +831,6 @@ def _refinement_constants(path: Path, src: Path) -> list[str]:
 
 #: Relative widths spelled outside the schedule, each with why it is not one of the schedule's two.
 OWN_WIDTHS: dict[str, str] = {
-    "_numerics.py": "Bound.relative_width_above, the floor-0 definition the schedule's widths agree with",
     "adaptive/_engine.py": "the recursion's δ widths on whole arrays, relative to the upper end with no floor",
 }
 

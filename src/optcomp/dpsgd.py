@@ -17,10 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, Unpack
 
 from optcomp._numerics import (
-    ALLOCATION_TAIL,
     DEFAULT_ACCURACY,
     EPSILON_WIDTH_FLOOR,
     MAX_MEAN_LOSS,
@@ -51,13 +50,20 @@ from optcomp.mechanisms.shuffle import (
     shuffle_lower_items,
     shuffle_upper_mechanism,
 )
-from optcomp.pld import WarmStart
+from optcomp.pld import WarmStart, refine_stepped
 from optcomp.queries import RunBracket
 
 if TYPE_CHECKING:
     from optcomp.fdp import TradeOffBracket
     from optcomp.mechanisms import Mechanism
-    from optcomp.mechanisms.allocation import AllocationBracket
+    from optcomp.pld import SteppedBracket, SteppedLaws
+
+    class SteppedRun(SteppedLaws, Protocol):
+        """A run's laws at any grid step h (``Sampler.stepped``; ``docs/architecture.md``)."""
+
+        def upper_items(self, step: float | None = None) -> list[tuple[Mechanism, int]]: ...
+        def lower_items(self, step: float | None = None) -> list[tuple[Mechanism, int]]: ...
+        def no_amplification(self) -> Mechanism: ...
 
 #: The names of :data:`SAMPLERS`, for type checkers (``tests/test_samplers.py`` checks they agree).
 Sampling = Literal["poisson", "fixed_size", "truncated_poisson", "shuffle", "balls_in_bins"]
@@ -102,7 +108,8 @@ class Sampler:
             own counterparts give it (:meth:`optcomp.queries.Composition.run_bracket`).
         tradeoff: whether its pair (or the attained pairs) gives the run's trade-off curve (:func:`tradeoff`).
         per_step: whether it is a law of one step (an Opacus history is step by step); ``False``: of a run.
-        stepped: whether its laws live on a grid step h that :meth:`Run.bound` refines (balls-in-bins).
+        stepped: (run, δ) → its laws at any grid step h (a ``SteppedRun``) where they live on a step that
+            :meth:`Run.bound` refines (balls-in-bins); ``None``: fixed laws.
         user_level: whether ``examples_per_user`` > 1 is supported.
         sized: whether it takes (and needs) ``dataset_size`` and ``max_batch_size``.
         epochs: whether ``sampling_rate`` must be 1/t for an integer number t of steps per epoch.
@@ -117,7 +124,7 @@ class Sampler:
     lower: Callable[[Run], list[tuple[Mechanism, int]]] | None = None
     tradeoff: bool = False
     per_step: bool = True
-    stepped: bool = False
+    stepped: Callable[[Run, float | None], SteppedRun] | None = None
     user_level: bool = False
     sized: bool = False
     epochs: bool = False
@@ -202,22 +209,20 @@ class Run:
                  delta: float | None = None, strict: bool = False) -> tuple[Bound, Bound]:
         """``(run, dominating_pair)``: the run's bracket (:meth:`bound`; ``delta``, ``strict`` as there) and
         :meth:`items`' own (balls-in-bins: the split pair's, from the same pass)."""
-        if self.sampler.stepped:
-            found = _stepped(self, query, accuracy, EPSILON_WIDTH_FLOOR, delta, strict)
+        if self.sampler.stepped is not None:
+            found = _stepped(self.sampler.stepped(self, delta), query, accuracy, EPSILON_WIDTH_FLOOR, strict)
             return found.run, found.pair
         bracket = self.bracket(accuracy)
         return query(bracket), query(RunBracket.own(bracket.upper))
 
-    def bound(self, query: Callable[[RunBracket], Bound], accuracy: Accuracy, *, lower: bool = True,
+    def bound(self, query: Callable[[RunBracket], Bound], accuracy: Accuracy, *,
               floor: float = EPSILON_WIDTH_FLOOR, delta: float | None = None, strict: bool = False) -> Bound:
-        """``query`` of the run's bracket (:meth:`bracket`; ``lower=False``: of :meth:`items`' own law only).
-        Balls-in-bins refines its grid step until the width (upper − lower)/max(upper, ``floor``) is
-        ``accuracy.relative_width``, else ``GridTooLargeError`` (``strict``: ε at δ ≥ PLD_DEEP_DELTA) or the
-        narrowest bracket, the tail budget set by ``delta`` (:func:`_stepped`)."""
-        if self.sampler.stepped:
-            found = _stepped(self, query, accuracy, floor, delta, strict)
-            return found.run if lower else found.pair
-        return query(self.bracket(accuracy) if lower else RunBracket.own(compose(*self.items(), accuracy=accuracy)))
+        """``query`` of the run's bracket (:meth:`bracket`). Balls-in-bins refines its grid step until the width
+        (upper − lower)/max(upper, ``floor``) is ``accuracy.relative_width``, else ``GridTooLargeError``
+        (``strict``: ε at δ ≥ PLD_DEEP_DELTA) or the narrowest bracket, the tail budget set by ``delta``."""
+        if self.sampler.stepped is not None:
+            return _stepped(self.sampler.stepped(self, delta), query, accuracy, floor, strict).run
+        return query(self.bracket(accuracy))
 
 
     def answers(self, deltas: Sequence[float], epsilons: Sequence[float], accuracy: Accuracy, *,
@@ -226,7 +231,7 @@ class Run:
         certify them, each query's error kept as its answer: the run bracket's batch
         (:meth:`~optcomp.queries.RunBracket.answers`, warm-started along a chain of T by ``warm``); a stepped
         sampler's queries each refine its own laws (:meth:`bound`: nothing is shared)."""
-        if not self.sampler.stepped:
+        if self.sampler.stepped is None:
             return self.bracket(accuracy).answers(deltas, epsilons, warm=warm, position=self.steps)
         return Answers(
             {d: one_answer(lambda x: self.bound(lambda c: c.epsilon(x), accuracy, delta=x), d, None) for d in deltas},
@@ -263,27 +268,17 @@ def _shuffle_lower(run: Run) -> list[tuple[Mechanism, int]]:
     return list(shuffle_lower_items(run.sigma, run.q, run.steps))  # Chua et al.'s pair over complete epochs
 
 
-def _balls_in_bins(run: Run, step: float | None = None, tail: float = ALLOCATION_TAIL) -> list[tuple[Mechanism, int]]:
+def _allocation(run: Run, delta: float | None = None) -> SteppedRun:
     from optcomp.mechanisms.allocation import AllocationRun
 
-    return AllocationRun(run.sigma, run.q, run.steps, tail).upper_items(step)
+    return AllocationRun.of(run.sigma, run.q, run.steps, delta)  # Lemmas A, C, D: split and labelled epochs
 
 
-def _balls_in_bins_lower(run: Run, step: float | None = None, tail: float = ALLOCATION_TAIL) -> list[tuple[Mechanism, int]]:
-    from optcomp.mechanisms.allocation import AllocationRun
-
-    return AllocationRun(run.sigma, run.q, run.steps, tail).lower_items(step)  # Lemma D, lower-only laws
-
-
-def _stepped(run: Run, query: Callable[[RunBracket], Bound], accuracy: Accuracy, floor: float,
-             delta: float | None, strict: bool) -> AllocationBracket:
-    """Balls-in-bins: ``query`` of the run bracket at each grid step h that
-    :func:`~optcomp.mechanisms.allocation.allocation_bracket` tries — upper ends from the split epochs of
-    :class:`~optcomp.mechanisms.allocation.AllocationRun` capped by no amplification over the same epochs,
-    lower ends from its labelled (lower-only) epochs, the tail budget set by the query's ``delta``."""
-    from optcomp.mechanisms.allocation import AllocationRun, allocation_bracket
-
-    laws = AllocationRun.of(run.sigma, run.q, run.steps, delta)
+def _stepped(laws: SteppedRun, query: Callable[[RunBracket], Bound], accuracy: Accuracy, floor: float,
+             strict: bool) -> SteppedBracket:
+    """``query`` of the run bracket at each grid step h that :func:`optcomp.pld.refine_stepped` tries: upper
+    ends from ``laws.upper_items(h)`` capped by ``laws.no_amplification()``, lower ends from
+    ``laws.lower_items(h)`` (lower-only laws), the tail budget set by the query's δ (``Sampler.stepped``)."""
     cap = compose((laws.no_amplification(), 1), accuracy=accuracy)
 
     def at(acc: Accuracy) -> tuple[Bound, Bound]:
@@ -291,7 +286,7 @@ def _stepped(run: Run, query: Callable[[RunBracket], Bound], accuracy: Accuracy,
         lower = dominated_composition(*laws.lower_items(acc.grid_step), accuracy=acc)
         return query(RunBracket(upper, lower, cap)), query(RunBracket.own(upper))
 
-    return allocation_bracket(at, accuracy, floor=floor, strict=strict, scale=laws.scale)
+    return refine_stepped(laws, at, accuracy, floor=floor, strict=strict)
 
 
 #: The samplers (``docs/samplers.md``): one row each; :data:`SUPPORTED_SAMPLING` and
@@ -309,10 +304,10 @@ SAMPLERS: dict[str, Sampler] = {
     "shuffle": Sampler(_shuffle, "zero_out", "the data were reshuffled every epoch and cut into 1/q batches "
                        "(q = {q}), each record used once per epoch", "shuffled epochs", lower=_shuffle_lower,
                        per_step=False),
-    "balls_in_bins": Sampler(_balls_in_bins, "add_remove", "every epoch of 1/q steps (q = {q}) put each record "
-                             "into one uniformly random step (balls-in-bins)", "balls-in-bins sampling",
-                             lower=_balls_in_bins_lower, pair_row=False, per_step=False, stepped=True,
-                             epochs=True),
+    "balls_in_bins": Sampler(lambda run: _allocation(run).upper_items(), "add_remove", "every epoch of 1/q steps "
+                             "(q = {q}) put each record into one uniformly random step (balls-in-bins)",
+                             "balls-in-bins sampling", lower=lambda run: _allocation(run).lower_items(),
+                             pair_row=False, per_step=False, stepped=_allocation, epochs=True),
 }
 
 #: Sampling schemes :mod:`optcomp.dpsgd` accounts for (``docs/samplers.md``).

@@ -208,7 +208,7 @@ _R = TypeVar("_R")
 def counted_cache(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """``functools.lru_cache(maxsize=16)`` of an epoch law that, on a hit, adds to :data:`WORK` the work the
     law took when it was built: the refinement predicts a finer pass's work from the WORK a pass took
-    (:func:`optcomp.mechanisms.allocation.allocation_bracket`), and a pass served from the cache would
+    (:func:`optcomp.pld.refine_stepped`), and a pass served from the cache would
     otherwise count 0 — in a warm process (a sweep, a notebook) the next, refused step would be built up
     to the work limit (tens of seconds) instead of refused by the prediction. ``__wrapped__``: the uncached
     law; ``cache_clear``: as lru_cache's."""

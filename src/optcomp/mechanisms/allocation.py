@@ -22,13 +22,14 @@ module certifies the two ends (``docs/samplers.md`` §5, Lemmas A–D):
 * ``allocation_upper_mechanism``: the earlier no-amplification pair ``Gaussian(σ/√(kE))``
   (Dong–Roth–Su Cor. 3.3), kept for comparison.
 
-:func:`allocation_bracket` refines the grid step for :mod:`optcomp.dpsgd`.
+:class:`AllocationRun` is a run's epoch laws at any grid step: the :class:`optcomp.pld.SteppedLaws` whose
+step :func:`optcomp.pld.refine_stepped` refines for :mod:`optcomp.dpsgd`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
@@ -41,10 +42,7 @@ from optcomp._numerics import (
     POSITIVE,
     SHUFFLE_HIGH_SF,
     SHUFFLE_LOW_CDF,
-    Accuracy,
-    Bound,
     Domain,
-    GridTooLargeError,
     check_int,
     check_positive,
     integers,
@@ -89,17 +87,6 @@ ALLOCATION_FIRST_STEP = 2.0**-7
 #: and w the requested width (measured on the benchmark rows: the width met needs h ≈ 1.7–1.9·s·√w where
 #: the bulk of S/t decides ε, the lower the heavier its tail: σ = 0.8, t = 10 needs 0.8·s·√w).
 ALLOCATION_START_FACTOR = 1.7
-#: Each later step is the model's prediction times this (a margin for the model's error).
-ALLOCATION_STEP_MARGIN = 0.85
-#: Before a second pass that would take more than ALLOCATION_PROBE_RATIO times the first's work (and more
-#: than MAX_WORK/ALLOCATION_PROBE_SHARE operations), a probe pass at ALLOCATION_PROBE_FACTOR times the first
-#: step (~1/16 of its work) fits width ≈ a·h² + w0: where w0 ≥ the requested width and the width shrank < 20 %
-#: over the 16-fold h², the refusal by name comes without that pass (σ = 2, t = 10⁷: 5e10 operations).
-ALLOCATION_PROBE_FACTOR = 4.0
-#: See ALLOCATION_PROBE_FACTOR.
-ALLOCATION_PROBE_RATIO = 4.0
-#: See ALLOCATION_PROBE_FACTOR.
-ALLOCATION_PROBE_SHARE = 8.0
 #: The first step is placed as if the requested width were at least this (a cheap pass that measures the
 #: work; a finer width is then reached, or refused by the work prediction, without a first huge pass).
 ALLOCATION_START_WIDTH = 1e-4
@@ -127,7 +114,7 @@ def allocation_tail(delta: float | None, epochs: int, steps: int) -> float:
 def allocation_scale(sigma: float, steps: int) -> float:
     """The spread, in nats, of one epoch's privacy loss ln(S/t): min(μ, √(expm1(μ²)/t)) (one factor's
     ln X has deviation μ; the mean S/t of t factors has deviation √(Var X/t)). Only places the first
-    grid step of the refinement (:func:`allocation_bracket`); nothing returned depends on it."""
+    grid step of the refinement (:meth:`AllocationRun.first_step`); nothing returned depends on it."""
     mu = 1.0 / sigma
     return min(mu, math.sqrt(math.expm1(min(mu * mu, 700.0)) / steps))
 
@@ -246,137 +233,6 @@ def _allocation_group(mechanism: Mechanism, g: int) -> Mechanism:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class AllocationBracket:
-    """What :func:`allocation_bracket` returns: the run's certified bracket, the split pair's own bracket
-    (``docs/samplers.md`` Lemma C; its lower end bounds that pair, not the run), both from the pass at
-    ``grid_step``."""
-
-    run: Bound
-    pair: Bound
-    grid_step: float
-
-
-def allocation_bracket(
-    bracket_at: Callable[[Accuracy], tuple[Bound, Bound]],
-    accuracy: Accuracy,
-    *,
-    floor: float,
-    scale: float,
-    strict: bool = True,
-) -> AllocationBracket:
-    """A certified bracket for a balls-in-bins run, refining the dyadic grid step h until it meets
-    ``accuracy.relative_width``, or ``GridTooLargeError`` (``strict``) naming why.
-
-    ``bracket_at(acc)``: ``(run, pair)`` at the grid step h = ``acc.grid_step`` (engine grid Δ = h;
-    ``docs/samplers.md`` Lemmas A, C, D): the query's certified bracket of the run, read from its run
-    bracket (upper ends from the :class:`AllocationEpoch` laws capped by the no-amplification pair
-    :func:`allocation_upper_mechanism`, lower ends from the :class:`AllocationEpochLower` laws), and the
-    split pair's own bracket. The caller builds both (:func:`optcomp.dpsgd.Run.bound` merges the ends by
-    :class:`optcomp.queries.RunBracket`); this loop only places the steps.
-
-    The width is (upper − lower)/max(upper, ``floor``). The steps are 2^-n or 1.5·2^-n (:func:`grid_step_below`);
-    the first is the largest at most ALLOCATION_START_FACTOR·s·√w (s = ``scale``, :func:`allocation_scale`; w
-    the requested width, at least ALLOCATION_START_WIDTH; at most ALLOCATION_FIRST_STEP): the width is of
-    second order in h (observed,
-    ``docs/samplers.md`` §5), so each next h is the largest step at most the current one times
-    ALLOCATION_STEP_MARGIN·√(w/width) (and at most h/1.25); width ≈ a·h² + w0 is fitted to the last two
-    passes (w0: the laws' compounded rounding bounds, which no step removes), and where w0 ≥ w while the
-    width shrank < 20 % the refinement stops by name (only while the upper end is the laws': the
-    no-amplification end is a fixed value the laws' may still pass). Where the second pass would take more
-    than ALLOCATION_PROBE_RATIO times the first's work (and more than MAX_WORK/ALLOCATION_PROBE_SHARE), a probe
-    pass at ALLOCATION_PROBE_FACTOR times the first step (~1/16 of its work) is the fit's other point first:
-    a floor out of reach is refused without the costly pass (the probe's bracket, wider, is not kept). Every
-    pass is certified. A pass whose laws would exceed the work limit (predicted from the last pass's counted
-    work, which grows as h⁻²; or ``GridTooLargeError`` from the law itself) ends the refinement: with
-    ``strict`` (ε queries at δ ≥ PLD_DEEP_DELTA, as the PLD engine) the refusal names the width reached
-    and carries the narrowest certified bracket as its ``bracket`` attribute; otherwise that bracket is
-    returned (δ queries, deep δ: the engine's convention). ``accuracy.grid_step`` fixes h (rounded down
-    to a power of two): one pass, no width asked.
-    """
-    from optcomp.mechanisms._allocation_grid import MAX_WORK, WORK
-
-    def at(h: float) -> Accuracy:
-        return Accuracy(grid_step=h, tail_mass=accuracy.tail_mass, memory_cap=accuracy.memory_cap)
-
-    target = accuracy.relative_width
-    fixed = accuracy.grid_step is not None
-    if accuracy.grid_step is not None:
-        h = grid_step_below(min(1.0, accuracy.grid_step))
-    else:
-        start = ALLOCATION_START_FACTOR * scale * math.sqrt(max(target, ALLOCATION_START_WIDTH))
-        h = grid_step_below(min(ALLOCATION_FIRST_STEP, start))
-    best: AllocationBracket | None = None
-    width = work = math.inf
-    last, stalled = (math.inf, math.inf), ""
-    probe: tuple[AllocationBracket, float, float, float] | None = None  # the first pass (best, width, work) and its next h
-    while True:
-        try:
-            if stalled:
-                raise GridTooLargeError(stalled)
-            if best is not None and work * (best.grid_step / h) ** 2 > 2 * MAX_WORK:
-                raise GridTooLargeError(f"it would take about {work * (best.grid_step / h) ** 2:.3g} operations "
-                                        f"(limit {2 * MAX_WORK:g} for the two laws)")
-            done = WORK[0]
-            run, pair = bracket_at(at(h))
-            now = WORK[0] - done
-        except GridTooLargeError as err:
-            if probe is not None:
-                best, width, work, h = probe
-            if best is None:
-                raise
-            if not strict:
-                return best
-            refusal = GridTooLargeError(
-                f"the requested relative width {target:g} is not reached by the balls-in-bins grid: at grid step "
-                f"{best.grid_step:g} the width is {width:.3g}, and the next step {h:g} is refused: "
-                f"{str(err).split('; ask for')[0]}; ask for a larger Accuracy.relative_width"
-            )
-            refusal.bracket = best.run  # the narrowest certified bracket reached
-            raise refusal from err
-        found = AllocationBracket(run, pair, h)
-        measured = run.relative_width_above(floor) if run.upper > 0 else 0.0
-        if fixed or measured <= target:
-            return found
-        mine = run.upper == pair.upper  # the bracket is the laws' (not the no-amplification end's, a fixed value)
-        if probe is not None:  # the coarser probe: the fit, then back to the first pass and its next step
-            best, width, work, h = probe if measured >= probe[1] else (found, measured, now, probe[3])
-            if mine and math.isfinite(measured):
-                stalled = _no_step_meets(last, (found.grid_step, measured), target)
-            probe = None
-            continue
-        best, width, work = found, measured, now
-        if not math.isfinite(width):  # no finite upper end at any grid: nothing to refine
-            if strict:
-                raise GridTooLargeError(
-                    f"no finite certified upper end for the balls-in-bins run at grid step {h:g} (bracket "
-                    f"[{run.lower!r}, {run.upper!r}]); ask for a larger Accuracy.relative_width"
-                )
-            return best
-        first = not math.isfinite(last[1])  # no earlier point of the laws' to fit against
-        if mine and not first:
-            stalled = _no_step_meets(last, (h, width), target)
-        last = (h, width) if mine else (math.inf, math.inf)
-        step = grid_step_below(min(h / 1.25, h * ALLOCATION_STEP_MARGIN * math.sqrt(target / width)))
-        ahead = work * (h / step) ** 2  # the next pass's predicted work
-        if mine and first and MAX_WORK / ALLOCATION_PROBE_SHARE < ahead <= 2 * MAX_WORK \
-                and ahead > ALLOCATION_PROBE_RATIO * work and ALLOCATION_PROBE_FACTOR * h <= 1.0:
-            probe, step = (best, width, work, step), ALLOCATION_PROBE_FACTOR * h
-        h = step
-
-
-def _no_step_meets(one: tuple[float, float], other: tuple[float, float], target: float) -> str:
-    """The stop by name of :func:`allocation_bracket`: width ≈ a·h² + w0 through two passes' (h, width);
-    where w0 (the laws' step-independent rounding bounds) ≥ ``target`` while the finer pass's width is
-    > 80 % of the coarser's (h² fell ≥ 36 %), no step meets the target: the reason, else ""."""
-    (h_fine, w_fine), (h_coarse, w_coarse) = sorted([one, other])
-    a = (w_coarse - w_fine) / (h_coarse**2 - h_fine**2)
-    w0 = max(0.0, w_fine - a * h_fine * h_fine)
-    if w0 >= target and w_fine > 0.8 * w_coarse:
-        return f"the width no longer shrinks with the step (about {w0:.2g} of it does not depend on it)"
-    return ""
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RandomAllocation:
     """One epoch of k-out-of-t random allocation with a Gaussian step: a run description, not a law.
@@ -433,9 +289,10 @@ def _epochs(sampling_rate: float, steps: int) -> tuple[int, int, int]:
 
 @dataclass(frozen=True, slots=True)
 class AllocationRun:
-    """A balls-in-bins run's epoch laws at any grid step: the factory :func:`allocation_bracket`'s
-    refinement asks for the step it tries (``docs/samplers.md`` §5; Lemma A: E = ⌊T/t⌋ complete epochs
-    and, if T' = T − E·t > 0, the first T' steps of one more, both ends exact).
+    """A balls-in-bins run's epoch laws at any grid step (``docs/samplers.md`` §5; Lemma A: E = ⌊T/t⌋ complete
+    epochs and, if T' = T − E·t > 0, the first T' steps of one more, both ends exact): the
+    :class:`~optcomp.pld.SteppedLaws` whose step :func:`~optcomp.pld.refine_stepped` refines
+    (``dpsgd.SAMPLERS["balls_in_bins"].stepped`` builds it).
 
     Attributes:
         sigma: noise multiplier σ.
@@ -455,10 +312,38 @@ class AllocationRun:
         t, full, rest = _epochs(rate, steps)
         return cls(sigma, rate, steps, allocation_tail(delta, full + (rest > 0), t))
 
+    title: ClassVar[str] = "balls-in-bins"
+
     @property
     def scale(self) -> float:
         """:func:`allocation_scale` of one epoch (places the refinement's first step)."""
         return allocation_scale(self.sigma, _epochs(self.rate, self.steps)[0])
+
+    @property
+    def work(self) -> float:
+        """The epoch laws' counted operations so far (``_allocation_grid.WORK``)."""
+        from optcomp.mechanisms._allocation_grid import WORK
+
+        return WORK[0]
+
+    @property
+    def max_work(self) -> float:
+        """The most one pass may count: MAX_WORK for each of its two laws (upper and lower)."""
+        from optcomp.mechanisms._allocation_grid import MAX_WORK
+
+        return 2 * MAX_WORK
+
+    def first_step(self, target: float) -> float:
+        """The largest grid step at most ALLOCATION_START_FACTOR·s·√w (s = :attr:`scale`, w = ``target``, at
+        least ALLOCATION_START_WIDTH) and ALLOCATION_FIRST_STEP: the width is of second order in h and met
+        at h ≈ 1.7–1.9·s·√w on the benchmark rows (``docs/samplers.md`` §5)."""
+        start = ALLOCATION_START_FACTOR * self.scale * math.sqrt(max(target, ALLOCATION_START_WIDTH))
+        return grid_step_below(min(ALLOCATION_FIRST_STEP, start))
+
+    @staticmethod
+    def step_below(h: float) -> float:
+        """:func:`grid_step_below`: the epoch laws exist at dyadic steps 2^-n and 1.5·2^-n."""
+        return grid_step_below(h)
 
     def upper_items(self, step: float | None = None) -> list[tuple[Mechanism, int]]:
         """The upper end's composition: the split epoch pair of Lemma C (:class:`AllocationEpoch`, grid step

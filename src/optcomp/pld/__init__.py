@@ -20,6 +20,9 @@ discretisation of the loss.
 :func:`lattice_kernels` (:mod:`optcomp.pld._lattice_kernels`) gives a block of fixed laws as certified
 P-masses on the loss lattice {nΔ} (upper: the split; lower: the pooled lattice pair), for recursions that carry
 a hockey-stick curve through the block (the adaptive bounded-range engine, :mod:`optcomp.adaptive`).
+
+:func:`refine_stepped` refines the grid step of laws that live on it (a :class:`SteppedLaws`: balls-in-bins),
+by the one refinement schedule (:mod:`optcomp.pld._refine`).
 """
 
 from __future__ import annotations
@@ -34,10 +37,13 @@ from optcomp.pld._refine import (
     ORDER_RANGE,
     STEP_MARGIN,
     Reached,
+    SteppedBracket,
+    SteppedLaws,
     WarmStart,
     delta_width,
     epsilon_width,
     refine_batch,
+    refine_stepped,
 )
 
 __all__ = [
@@ -50,6 +56,8 @@ __all__ = [
     "LatticeKernel",
     "PrivacyLossDistribution",
     "Reached",
+    "SteppedBracket",
+    "SteppedLaws",
     "WarmStart",
     "delta_width",
     "epsilon_width",
@@ -58,4 +66,5 @@ __all__ = [
     "lattice_kernels",
     "lattice_points",
     "refine_batch",
+    "refine_stepped",
 ]

@@ -12,10 +12,10 @@ its last one is; nothing certified depends on it. It owns:
   predicted one times ``STEP_MARGIN``, never more than ``MAX_STEP_RATIO`` of the last; a first pass too fine
   for the memory cap is coarsened by ``COARSENING``; at most ``MAX_PASSES`` passes;
 * three drivers of that rule — one query on one realisation per pass (:func:`refine`, the engine's
-  ``epsilon``/``delta``/``delta_curve``), many queries of one composition sharing each pass's realisation with
-  a warm start along a chain of compositions (:func:`refine_batch`, ``Engine.answers``; :class:`WarmStart`),
-  and laws that themselves live on the step (:func:`refine_stepped`: balls-in-bins, a :class:`SteppedLaws`
-  factory ``at(step)`` whose laws are rebuilt at each step).
+  ``epsilon``/``delta``/``delta_curve``), laws that themselves live on the step (:func:`refine_stepped`:
+  balls-in-bins, :class:`SteppedLaws` whose laws the caller's ``bracket_at(accuracy)`` rebuilds at each step),
+  and many queries of one composition sharing each pass's realisation with a warm start along a chain of
+  compositions (:func:`refine_batch`, ``Engine.answers``; :class:`WarmStart`).
 
 No other module holds a refinement constant or spells a relative width (``tests/test_style.py``).
 """
@@ -239,6 +239,158 @@ def _schedule(measure: Measure[_Dirs], acc: Accuracy, dirs_at: Callable[[float],
             "Accuracy.relative_width or use an explicit Accuracy.grid_step"
         )
     return best
+
+
+# -- laws that live on the step --------------------------------------------------------------------------
+#: Before a second pass that would take more than STEPPED_PROBE_RATIO times the first's work (and more than
+#: 1/STEPPED_PROBE_SHARE of a pass's work limit), a probe pass at STEPPED_PROBE_FACTOR times the first step
+#: (~1/16 of its work) fits width ≈ a·h² + w0: where w0 ≥ the requested width and the width shrank less than
+#: STEPPED_STALL over the 16-fold h², the refusal by name comes without that pass (balls-in-bins σ = 2,
+#: t = 10⁷: 5e10 operations).
+STEPPED_PROBE_FACTOR, STEPPED_PROBE_RATIO, STEPPED_PROBE_SHARE = 4.0, 4.0, 16.0
+#: A finer pass whose width is above this share of a coarser one's (h² fell ≥ 36 %) has stalled
+#: (:func:`_no_step_meets`).
+STEPPED_STALL = 0.8
+
+
+class SteppedLaws(Protocol):
+    """Laws that live on a grid step h in (0, 1] (balls-in-bins: ``mechanisms.allocation.AllocationRun``),
+    as :func:`refine_stepped` places the steps: the mechanism's own placement and its counted work."""
+
+    @property
+    def title(self) -> str:
+        """The laws' name in a refusal ("balls-in-bins")."""
+        ...
+
+    @property
+    def work(self) -> float:
+        """The operations counted so far (a running total: a pass's work is its difference)."""
+        ...
+
+    @property
+    def max_work(self) -> float:
+        """The most operations one pass may take (its laws together)."""
+        ...
+
+    def first_step(self, target: float) -> float:
+        """The first step of a refinement towards relative width ``target`` (one the laws exist at)."""
+        ...
+
+    def step_below(self, h: float) -> float:
+        """The largest step the laws exist at that is at most ``h``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SteppedBracket:
+    """What :func:`refine_stepped` returns: the run's certified bracket and the laws' own bracket (the
+    run's upper end may be capped by a fixed second one; the laws' lower end bounds the laws, not the run),
+    both from the pass at ``grid_step``."""
+
+    run: Bound
+    pair: Bound
+    grid_step: float
+
+
+def refine_stepped(laws: SteppedLaws, bracket_at: Callable[[Accuracy], tuple[Bound, Bound]], accuracy: Accuracy,
+                   *, floor: float, strict: bool = True) -> SteppedBracket:
+    """A certified bracket of a run whose laws live on the grid step h, refining h until it meets
+    ``accuracy.relative_width``, or ``GridTooLargeError`` (``strict``) naming why.
+
+    ``bracket_at(acc)``: ``(run, pair)`` at h = ``acc.grid_step`` (the laws rebuilt at h, engine grid Δ = h):
+    the query's certified bracket of the run and the laws' own (``run.upper == pair.upper`` where the run's
+    upper end is the laws'; a cap — balls-in-bins: no amplification — is a fixed value no step moves). The
+    caller builds both (:meth:`optcomp.dpsgd.Run.bound` merges the ends by
+    :class:`optcomp.queries.RunBracket`); this loop only places the steps.
+
+    The width is (upper − lower)/max(upper, ``floor``). The first step is ``laws.first_step(w)``; each next
+    is ``laws.step_below`` of h times :func:`step_ratio` (order ``WIDTH_ORDER`` from one pass, ``STEP_MARGIN``,
+    at most ``STEPPED_MAX_RATIO``). Width ≈ a·h² + w0 is fitted to the last two passes of the laws' own
+    width (w0: the laws' compounded rounding bounds, which no step removes), and where w0 ≥ w while the width
+    shrank less than ``STEPPED_STALL`` the refinement stops by name. Before a costly second pass a probe at
+    ``STEPPED_PROBE_FACTOR`` times the first step is the fit's other point (STEPPED_PROBE_FACTOR; its bracket,
+    wider, is not kept). Every pass is certified. A pass whose laws would exceed ``laws.max_work`` (predicted
+    from the last pass's counted work, which grows as h⁻²; or ``GridTooLargeError`` from the laws) ends the
+    refinement: with ``strict`` (ε queries at δ ≥ PLD_DEEP_DELTA, as the grid engine) the refusal names the
+    width reached and carries the narrowest certified bracket as its ``bracket`` attribute; otherwise that
+    bracket is returned (δ queries, deep δ: the engine's convention). ``accuracy.grid_step`` fixes h
+    (``laws.step_below`` of it, at most 1): one pass, no width asked.
+    """
+    def at(h: float) -> Accuracy:
+        return Accuracy(grid_step=h, tail_mass=accuracy.tail_mass, memory_cap=accuracy.memory_cap)
+
+    target, limit = accuracy.relative_width, laws.max_work
+    fixed = accuracy.grid_step is not None
+    h = laws.step_below(min(1.0, accuracy.grid_step)) if accuracy.grid_step is not None else laws.first_step(target)
+    best: SteppedBracket | None = None
+    width = work = math.inf
+    last, stalled = (math.inf, math.inf), ""
+    probe: tuple[SteppedBracket, float, float, float] | None = None  # the first pass (best, width, work) and its next h
+    while True:
+        try:
+            if stalled:
+                raise GridTooLargeError(stalled)
+            if best is not None and work * (best.grid_step / h) ** 2 > limit:
+                raise GridTooLargeError(f"it would take about {work * (best.grid_step / h) ** 2:.3g} operations "
+                                        f"(limit {limit:g} for the laws)")
+            done = laws.work
+            run, pair = bracket_at(at(h))
+            now = laws.work - done
+        except GridTooLargeError as err:
+            if probe is not None:
+                best, width, work, h = probe
+            if best is None:
+                raise
+            if not strict:
+                return best
+            refusal = GridTooLargeError(
+                f"the requested relative width {target:g} is not reached by the {laws.title} grid: at grid step "
+                f"{best.grid_step:g} the width is {width:.3g}, and the next step {h:g} is refused: "
+                f"{str(err).split('; ask for')[0]}; ask for a larger Accuracy.relative_width"
+            )
+            refusal.bracket = best.run  # the narrowest certified bracket reached
+            raise refusal from err
+        found = SteppedBracket(run, pair, h)
+        measured = run.relative_width_above(floor) if run.upper > 0 else 0.0
+        if fixed or measured <= target:
+            return found
+        mine = run.upper == pair.upper  # the bracket is the laws' (not the cap's, a fixed value)
+        if probe is not None:  # the coarser probe: the fit, then back to the first pass and its next step
+            best, width, work, h = probe if measured >= probe[1] else (found, measured, now, probe[3])
+            if mine and math.isfinite(measured):
+                stalled = _no_step_meets(last, (found.grid_step, measured), target)
+            probe = None
+            continue
+        best, width, work = found, measured, now
+        if not math.isfinite(width):  # no finite upper end at any grid: nothing to refine
+            if strict:
+                raise GridTooLargeError(
+                    f"no finite certified upper end for the {laws.title} run at grid step {h:g} (bracket "
+                    f"[{run.lower!r}, {run.upper!r}]); ask for a larger Accuracy.relative_width"
+                )
+            return best
+        first = not math.isfinite(last[1])  # no earlier point of the laws' to fit against
+        if mine and not first:
+            stalled = _no_step_meets(last, (h, width), target)
+        last = (h, width) if mine else (math.inf, math.inf)
+        step = laws.step_below(h * step_ratio([(h, width)], target, max_ratio=STEPPED_MAX_RATIO))
+        ahead = work * (h / step) ** 2  # the next pass's predicted work
+        if mine and first and limit / STEPPED_PROBE_SHARE < ahead <= limit \
+                and ahead > STEPPED_PROBE_RATIO * work and STEPPED_PROBE_FACTOR * h <= 1.0:
+            probe, step = (best, width, work, step), STEPPED_PROBE_FACTOR * h
+        h = step
+
+
+def _no_step_meets(one: tuple[float, float], other: tuple[float, float], target: float) -> str:
+    """The stop by name of :func:`refine_stepped`: width ≈ a·h² + w0 through two passes' (h, width); where w0
+    (the laws' step-independent rounding bounds) ≥ ``target`` while the finer pass's width is above
+    ``STEPPED_STALL`` of the coarser's, no step meets the target: the reason, else ""."""
+    (h_fine, w_fine), (h_coarse, w_coarse) = sorted([one, other])
+    a = (w_coarse - w_fine) / (h_coarse**2 - h_fine**2)
+    w0 = max(0.0, w_fine - a * h_fine * h_fine)
+    if w0 >= target and w_fine > STEPPED_STALL * w_coarse:
+        return f"the width no longer shrinks with the step (about {w0:.2g} of it does not depend on it)"
+    return ""
 
 
 # -- many queries of one composition, sharing each pass (``Engine.answers``) ----------------------------
