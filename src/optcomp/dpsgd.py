@@ -224,7 +224,6 @@ class Run:
             return _stepped(self.sampler.stepped(self, delta), query, accuracy, floor, strict).run
         return query(self.bracket(accuracy))
 
-
     def answers(self, deltas: Sequence[float], epsilons: Sequence[float], accuracy: Accuracy, *,
                 warm: tuple[WarmStart, WarmStart] | None = None) -> Answers:
         """Every ε(δ) of ``deltas`` and δ(ε) of ``epsilons`` of the run, as :func:`epsilon`/:func:`delta` would
