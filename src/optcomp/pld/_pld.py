@@ -210,13 +210,13 @@ class PrivacyLossDistribution:
         width model puts the target when the measure allows it (:mod:`._stepmodel`, ``docs/pld.md`` §0); BLAS
         pools limited to one thread meanwhile (:func:`optcomp._threads.single_threaded`)."""
         acc = self._accuracy
-        first = None
-        if acc.grid_step is None and getattr(measure, "model_start", False):  # duck-typed measures: plain start
-            laws = self._laws()
-            span = self._span(laws[0][0][0], 0) if laws and laws[0] else (math.nan, math.nan)
-            support = span[1] - span[0]
-            first = first_step(laws, acc.relative_width, support if math.isfinite(support) else None)
         with single_threaded():
+            first = None
+            if acc.grid_step is None and getattr(measure, "model_start", False):  # duck-typed measures: plain start
+                laws = self._laws()
+                span = self._span(laws[0][0][0], 0) if laws and laws[0] else (math.nan, math.nan)
+                support = span[1] - span[0]
+                first = first_step(laws, acc.relative_width, support if math.isfinite(support) else None)
             return refine(measure, acc, lambda step: self._dirs(measure, step), strict=strict, first=first)
 
     # -- queries ----------------------------------------------------------------------------------
