@@ -1,4 +1,4 @@
-"""The engines a composition's queries are answered by: one small protocol, three implementations.
+"""The engines a composition's queries are answered by: one small protocol, six implementations.
 
 The router (:meth:`optcomp.queries.Composition.route`, the one routing rule) hands back an
 :class:`Engine` for one accuracy; every query of a :class:`~optcomp.queries.Composition` is one call on
@@ -22,7 +22,9 @@ it, and no code outside the router branches on which engine it is:
   order given: the adaptive backward recursion (:mod:`optcomp.adaptive`, ``docs/selection.md``).
 
 Every method returns brackets whose ``upper`` is certified (each engine's docstring says how);
-``epsilon_estimate`` is the one uncertified answer and says so in its name.
+``epsilon_estimate`` is the one uncertified answer and says so in its name. ``answers`` is the batch: every
+ε(δ) and δ(ε) of a set at once, each query's error kept as its answer (the grid shares realisations through
+the one refinement schedule, :func:`optcomp.pld.refine_batch`; the others ask one by one).
 """
 
 from __future__ import annotations
