@@ -302,6 +302,7 @@ FLOORS: dict[str, int] = {
 #: (importer, imported) on one floor, with the reason the sideways import is part of the design.
 SIDEWAYS: dict[tuple[str, str], str] = {
     ("composition", "queries"): "compose builds the frozen Composition the queries floor defines",
+    ("_inverse_many", "_inverse"): "lowest_passing refines its first passing cell with solve / float_boundary",
     ("queries", "engines"): "the router hands back one of the engines (Composition.route)",
     ("queries", "_items"): "the composition's items arranged (pooled or in order, Gaussians merged, the dominated counterparts a run bracket's lower composition takes)",
     ("composition", "_items"): "compose arranges the items it validated (pooled, or in order with a bounded-range step)",
