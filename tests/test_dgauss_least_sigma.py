@@ -89,7 +89,7 @@ def test_epsilon_floor_is_below_the_reference_over_its_span(lo: float, grow: flo
                                                                   (3, 4.0, 1e-6, 0.6)])
 def test_cleared_spans_truly_fail(count: int, target: float, delta: float, start: float) -> None:
     """Every span ``cleared_until`` proves (both of its proofs) truly fails at its points (reference)."""
-    law = lambda s: compose((DiscreteGaussian(s), count))  # noqa: E731
+    law = lambda s: compose((DiscreteGaussian(s), count))
     spans = []
     for lo in np.geomspace(start, 2.0 * start, 6):
         end = cleared_until(float(lo), target, delta, (1,), count, 1.005, law)

@@ -28,11 +28,13 @@ from optcomp.pld._joint import epsilons as epsilons_at_step
 from optcomp.pld._lattice import LATTICE_RELATIVE_WIDTH, LatticeDistribution, fits, lattice_points
 from optcomp.pld._lattice_kernels import LatticeKernel, lattice_kernels
 from optcomp.pld._pld import PrivacyLossDistribution
+from optcomp.pld._roots import InfiniteMassError
 
 __all__ = [
     "LATTICE_RELATIVE_WIDTH",
     "GridTooLargeError",
     "HockeyStickCurve",
+    "InfiniteMassError",
     "LatticeDistribution",
     "LatticeKernel",
     "PrivacyLossDistribution",
