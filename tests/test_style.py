@@ -200,9 +200,9 @@ LONG_MODULES: dict[str, str] = {
     "queries.py": "the queries floor's frozen value: Composition (routing rule, grid, group) and its RunBracket "
     "call each other (a Composition's run lower ends are its run bracket's), so a split is an import cycle; "
     "the pure functions of items live in _items.py",
-    "dpsgd.py": "the sampler table and DP-SGD's public API with its contracts; 600 → ~530 lines while absorbing "
-    "_dpsgd_tradeoff (its import cycle), by deleting the duplicated merges, lower-item rules and per-function "
-    "sampler parameters (issue 33)",
+    "dpsgd.py": "the sampler table and DP-SGD's public API with its contracts; 600 → ~560 lines while absorbing "
+    "_dpsgd_tradeoff (its import cycle), the batch Run.answers and the inverses' δ floor, by deleting the "
+    "duplicated merges, lower-item rules, per-function sampler parameters and the stepped sampler's names (issue 33)",
     "pld/_realise.py": "one direction realised at one grid step with its tilted ends: the engine's data flow "
     "(docs/pld.md §5–6), one frozen value and the caches it fills",
     "fdp/_tradeoff.py": "the trade-off function types (DRS §2) and their certified piecewise-linear evaluation, "
@@ -300,6 +300,7 @@ FLOORS: dict[str, int] = {
 #: (importer, imported) on one floor, with the reason the sideways import is part of the design.
 SIDEWAYS: dict[tuple[str, str], str] = {
     ("composition", "queries"): "compose builds the frozen Composition the queries floor defines",
+    ("_inverse_many", "_inverse"): "lowest_passing refines its first passing cell with solve / float_boundary",
     ("queries", "engines"): "the router hands back one of the engines (Composition.route)",
     ("queries", "_items"): "the composition's items arranged (pooled or in order, Gaussians merged, the dominated counterparts a run bracket's lower composition takes)",
     ("composition", "_items"): "compose arranges the items it validated (pooled, or in order with a bounded-range step)",

@@ -596,3 +596,4 @@ __all__ = [
     "multilevel_search",
     "solve",
 ]
+

@@ -11,12 +11,25 @@ only :mod:`_numerics`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from optcomp._numerics import FloatArray
+from optcomp._inverse import (
+    Evaluation,
+    NotMonotoneError,
+    SearchBracket,
+    SearchBudgetExceeded,
+    float_boundary,
+    solve,
+)
+from optcomp._numerics import Bound, FloatArray
+
+#: Evaluations :func:`lowest_passing` gives the secant inside its cell before bisecting instead.
+_CELL_BUDGET = 12
 
 #: Bisection levels evaluated per call by default (2^levels − 1 points).
 DEFAULT_LEVELS = 5
@@ -163,3 +176,82 @@ def zoomed_bisection(
 
 
 __all__ = ["DEFAULT_LEVELS", "batched_bisection", "first_passing", "zoomed_bisection"]
+
+
+# -- the least passing point of a value that need not be monotone: a scan, then one cell refined ---------
+
+
+def lowest_passing(
+    evaluate: Callable[[float], Evaluation],
+    target: float,
+    *,
+    name: str,
+    passing: float,
+    lowest: float,
+    ratio: float,
+    rtol: float,
+    cleared: Callable[[float], float] | None = None,
+    known_fail: float | None = None,
+    side: Literal["upper", "lower"] = "upper",
+) -> SearchBracket:
+    """The least passing point, on a scan's resolution, of a certified value v(x) *not* assumed monotone.
+
+    :func:`optcomp._inverse.solve` finds *a* boundary of {x : v(x) ≤ target}; where v is bumpy (a discrete
+    Gaussian's ε in σ: its loss lattice moves with σ) a passing x may lie below the one it returns. This scans upward from
+    ``lowest``: at each point x, ``cleared(x)`` (optional) returns a y ≥ x such that every point of [x, y]
+    certainly fails (true value > target, so no certified upper end there passes); the scan then moves on to
+    max(y, x·``ratio``), evaluating v only at points no cleared span covers, and stops at the first that
+    passes; ``passing`` (known to pass, not re-evaluated) ends the scan. The cell between the last failing
+    point and the first passing one is then bisected (:func:`optcomp._inverse.float_boundary`) to a width ``rtol``·hi;
+    ``known_fail`` (a point known to fail below ``passing``, e.g. the :func:`optcomp._inverse.solve` bracket's other end) is
+    that cell's failing end when the scan reaches ``passing``, so a bracket already pinned costs nothing.
+
+    **Safe side**: ``passing`` is returned only as given or as an x evaluated with v(x) ≤ ``target``, ``fail``
+    only as an x evaluated failing or a point certified failing (as in :func:`optcomp._inverse.solve`). **Least**: every
+    scanned point below the returned bracket fails and every cleared span provably holds no passing x; a
+    passing range narrower than a factor ``ratio`` between two scanned points may be missed (the scan's
+    resolution).
+
+    Returns:
+        :class:`SearchBracket` ``(fail, passing)``; ``fail`` is ``None`` when ``lowest`` itself passes
+        (nothing was searched below it).
+    """
+    if not (0.0 < lowest and ratio > 1.0 and passing > 0.0):
+        raise ValueError(f"{name}: the scan needs 0 < lowest, ratio > 1 and passing > 0, got {lowest!r}, "
+                         f"{ratio!r}, {passing!r}")
+
+    def passes(x: float) -> bool:  # as solve reads an evaluation: None, NaN and False fail
+        r = evaluate(x)
+        if r is None or isinstance(r, bool):
+            return bool(r)
+        return (float(getattr(r, side)) if isinstance(r, Bound) else float(r)) <= target
+
+    fail: float | None = None
+    x = lowest
+    while x < passing:
+        end = x if cleared is None else cleared(x)
+        if end > x or not passes(x):
+            if end < passing:
+                fail = end
+            x = max(end, x * ratio)
+            continue
+        if fail is None:
+            return SearchBracket(None, x)
+        passing = x
+        break
+    else:
+        if known_fail is not None and (fail is None or fail < known_fail) and known_fail < passing:
+            fail = known_fail
+    if fail is None or fail >= passing:
+        return SearchBracket(fail if fail is not None and fail < passing else None, passing)
+    if passing / fail <= 1.0 + rtol:
+        return SearchBracket(fail, passing)
+    try:  # the secant inside the cell (its safe side holds whatever the shape), else plain bisection
+        found = solve(evaluate, target, name=name, guess=math.sqrt(fail * passing), rtol=rtol, side=side,
+                      fail=fail, passing=passing, lowest=fail, limit=passing, budget=_CELL_BUDGET)
+        if found.fail is not None and found.passing is not None:
+            return found
+    except (NotMonotoneError, SearchBudgetExceeded):
+        pass
+    return float_boundary(passes, name=name, passing_above=True, fail=fail, passing=passing,
+                          xtol=rtol * min(1.0, passing))

@@ -10,8 +10,11 @@ place a safeguarded secant at the requested accuracy; a ``GridTooLargeError`` at
 
 * ``noise``: a value that was evaluated and whose certified upper ε is ≤ the target (the safe side);
 * ``bracket``: a :class:`~optcomp.Bound` on the true minimal noise
-  σ* = inf{σ : ε_true(σ) ≤ target}, valid whenever ε_true is non-increasing in the noise (true for every
-  family here: more noise is a post-processing of less, e.g. adding independent N(0, τ²) to N(0, σ²)).
+  σ* = inf{σ : ε_true(σ) ≤ target}, valid whenever ε_true is non-increasing in the noise (more noise is a
+  post-processing of less, e.g. adding independent N(0, τ²) to N(0, σ²)). Not so for the discrete
+  Gaussian (a sum of two is not one; its loss lattice moves with σ, and ε(σ) has bumps): a mechanism with
+  ``noise_monotone = False`` is re-searched by its ``least_noise`` scan (the least passing σ on a grid of
+  ratio 1.005, spans proved failing skipped), and the bracket's lower end is then a *proven* floor.
 
 :func:`kov_noise_variance` and :func:`kov_per_query_budget` give the Kairouz–Oh–Viswanath closed-form
 sufficient conditions (KOV Cor. V.1, Cor. V.2, Thm V.3) to compare against.
@@ -29,6 +32,7 @@ from optcomp._inverse import (
     COARSE_GRID_FACTOR,
     NotMonotoneError,
     Probe,
+    SearchBracket,
     coarse_accuracy,
     level_accuracies,
     multilevel_search,
@@ -257,7 +261,11 @@ def noise_for_target(
     if noise is None:
         what = "parameter down to 1" if increasing else "noise up to 2**60 times the start"
         _raise_infeasible("target_epsilon", eps, next((p.last_error for p in probes if p.last_error), None), what)
-    far = _far_end(probes, eps, noise, tol, increasing, integer, bracket)
+    rescanned = None if increasing or integer else _rescan(make, probes[-1], kk, dlt, eps, accuracy, found, tol)
+    if rescanned is not None:
+        noise, far = rescanned
+    else:
+        far = _far_end(probes, eps, noise, tol, increasing, integer, bracket)
     seen = probes[-1].seen[noise]
     if seen is None:  # noise passed, so it was evaluated
         raise RuntimeError("internal: the returned noise has no evaluation")
@@ -267,6 +275,42 @@ def noise_for_target(
         epsilon=seen,
         kov_noise=kov_sigma,
     )
+
+
+def _rescan(
+    make: Callable[[float], Any], probe: Probe, k: int, delta: float, eps: float, accuracy: Accuracy,
+    found: SearchBracket, tol: float,
+) -> tuple[float, float] | None:
+    """For a family whose ε is not monotone in its noise (a mechanism with ``noise_monotone = False``, whose
+    searched field is its ``sigma``): its ``least_noise`` scan below the secant's answer, which returns the
+    least passing noise on the scan's resolution and a *proven* floor (every noise below it fails), the
+    bracket's lower end in place of :func:`_far_end`'s (which assumes monotonicity). ``None`` otherwise."""
+    from optcomp import compose
+
+    noise = found.passing
+    if noise is None:
+        return None
+    made = make(noise)
+    if isinstance(made, list) or getattr(made, "noise_monotone", True):
+        return None
+    least_noise = getattr(made, "least_noise", None)
+    half = make(noise / 2.0)
+    if least_noise is None or getattr(made, "sigma", None) != noise or getattr(half, "sigma", None) != noise / 2.0:
+        raise ValueError(f"the family's epsilon is not monotone in its parameter ({type(made).__name__}) and the "
+                         "searched parameter is not its sigma: no certified least value can be found")
+    cache: dict[float, Any] = {}
+
+    def profile(s: float) -> Any:
+        if s not in cache:
+            try:
+                cache[s] = compose((make(s), k), accuracy=accuracy)
+            except (GridTooLargeError, ValueError):
+                cache[s] = None
+        return cache[s]
+
+    result: tuple[float, float] = least_noise(probe, profile, eps, delta, k, passing=noise, known_fail=found.fail,
+                                              rtol=tol)
+    return result
 
 
 def _far_end(

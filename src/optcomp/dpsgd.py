@@ -25,6 +25,7 @@ from optcomp._numerics import (
     MAX_MEAN_LOSS,
     PARAMETER_RTOL,
     PLD_DEEP_DELTA,
+    PLD_LAW_TAIL,
     Accuracy,
     Bound,
     Domain,
@@ -84,6 +85,11 @@ MAX_STEPS = 2**53
 #: ratio of e^100), and the σ that reaches it is so small that each engine evaluation takes long.
 MAX_TARGET_EPSILON = 100.0
 _TARGET = Domain(0.0, MAX_TARGET_EPSILON, lower_closed=False, upper_closed=True)
+#: Smallest δ the inverses (:func:`noise_multiplier`, :func:`steps`) calibrate at: the PLD engine's per-step
+#: windows leave up to ``PLD_LAW_TAIL`` (1e−305) of mass unresolved per direction, so below it the certified
+#: upper ε is loose or infinite (σ = 2, q = 0.01, T = 1000: [20.34, ∞] at δ = 1e−310) and a σ search walks out
+#: for minutes, each evaluation slower; refused by name instead.
+MIN_INVERSE_DELTA = 1e-300
 #: Beyond this x, ln(1 + x²) = 2 ln x in float64 and x² may overflow (:func:`_sigma_guess`).
 _GUESS_X_LIMIT = 1e10
 _GUESS_X_MAX = 1e300
@@ -470,16 +476,28 @@ def noise_multiplier(
     :func:`epsilon`.
 
     Raises:
-        ValueError: a parameter is out of range, or no σ ≤ 2**60 meets the target at this ``accuracy``
-            (the target is below the engine's resolution).
+        ValueError: a parameter is out of range (``delta`` below :data:`MIN_INVERSE_DELTA` included), or no
+            σ ≤ 2**60 meets the target at this ``accuracy`` (the target is below the engine's resolution).
     """
     target = _TARGET.check("target_epsilon", target_epsilon)
     run = Run.checked(1.0, sampling_rate, steps, **sampler)
-    d = check_open_probability("delta", delta)
+    d = _inverse_delta(delta)
     tol = check_open_probability("rtol", rtol)
     cal = noise_for_target(lambda sigma: run.at(sigma=sigma).items(), target, d, 1, accuracy=accuracy,
                            rtol=tol, start=_sigma_guess(target, run.q, run.steps, d), bracket=False)
     return cal.noise
+
+
+def _inverse_delta(delta: object) -> float:
+    """δ for an inverse: in (0, 1), and at least :data:`MIN_INVERSE_DELTA` (refused by name below it)."""
+    d = check_open_probability("delta", delta)
+    if d < MIN_INVERSE_DELTA:
+        raise ValueError(
+            f"delta must be in [{MIN_INVERSE_DELTA:g}, 1) for a DP-SGD calibration, got {d!r}: below it the PLD "
+            f"engine's certified upper epsilon is loose or infinite (its windows leave {PLD_LAW_TAIL:g} of mass "
+            "unresolved), so no noise or step count can be certified"
+        )
+    return d
 
 
 def _sigma_guess(target: float, q: float, k: int, delta: float) -> float:
@@ -516,12 +534,13 @@ def steps(
     answer is exact regardless). Other arguments as in :func:`epsilon`.
 
     Raises:
-        ValueError: a parameter is out of range; even one step exceeds the target; or ``max_steps``
+        ValueError: a parameter is out of range (``delta`` below :data:`MIN_INVERSE_DELTA` included); even
+            one step exceeds the target; or ``max_steps``
             steps still meet the target (the answer would exceed the search limit).
     """
     target = _TARGET.check("target_epsilon", target_epsilon)
     run = Run.checked(noise_multiplier, sampling_rate, 1, **sampler)
-    d = check_open_probability("delta", delta)
+    d = _inverse_delta(delta)
     limit = check_int("max_steps", max_steps, minimum=1, maximum=MAX_STEPS)
     tol = check_open_probability("rtol", rtol)
     guess = min(max((target * run.sigma / run.q) ** 2 / (-2.0 * math.log(d)), 1.0), float(limit))  # 1/d overflows

@@ -22,9 +22,8 @@ it, and no code outside the router branches on which engine it is:
   order given: the adaptive backward recursion (:mod:`optcomp.adaptive`, ``docs/selection.md``).
 
 Every method returns brackets whose ``upper`` is certified (each engine's docstring says how);
-``epsilon_estimate`` is the one uncertified answer and says so in its name. ``answers`` is the batch: every
-ε(δ) and δ(ε) of a set at once, each query's error kept as its answer (the grid shares realisations through
-the one refinement schedule, :func:`optcomp.pld.refine_batch`; the others ask one by one).
+``epsilon_estimate`` is the one uncertified answer and says so in its name; ``answers`` is the batch (the grid
+shares realisations through :func:`optcomp.pld.refine_batch`; the others ask one by one).
 """
 
 from __future__ import annotations

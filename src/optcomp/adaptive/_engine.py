@@ -30,6 +30,7 @@ import numpy as np
 from optcomp._inverse import float_boundary
 from optcomp._numerics import EPSILON_WIDTH_FLOOR, Accuracy, Bound, FloatArray, GridTooLargeError
 from optcomp._rounding import next_down, next_up, widen_down
+from optcomp._threads import single_threaded
 from optcomp.adaptive._curve import Curve
 from optcomp.adaptive._plan import (
     BRRun,
@@ -112,7 +113,13 @@ class AdaptiveRecursion:
         return self._transforms[cells]
 
     def run_pass(self, cells: int, x_lo: float, x_hi: float, eta: float) -> Pass:
-        """The curves on the lattice points covering [x_lo, x_hi] (and one more on each side) at ``cells``."""
+        """The curves on the lattice points covering [x_lo, x_hi] (and one more on each side) at ``cells``, with
+        the BLAS pools limited to one thread (:func:`optcomp._threads.single_threaded`: the direct convolutions'
+        dot products woke OpenBLAS's pool per output; on a loaded machine that cost more than the work)."""
+        with single_threaded():
+            return self._run_pass(cells, x_lo, x_hi, eta)
+
+    def _run_pass(self, cells: int, x_lo: float, x_hi: float, eta: float) -> Pass:
         h, steps = self._steps(cells)
         q_lo, q_hi = math.floor(x_lo / h) - 1, math.ceil(x_hi / h) + 2
         wins = windows(steps, h, q_lo, q_hi, eta)

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from fractions import Fraction
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import mpmath
 import numpy as np
@@ -52,6 +52,7 @@ from optcomp._numerics import (
     LossScaleError,
 )
 from optcomp._rounding import rounding_error
+from optcomp.mechanisms._dgauss_scan import Profile, cleared_until, epsilon_floor, least_sigma, proven_floor
 from optcomp.mechanisms._group import group_mechanism
 from optcomp.mechanisms._lattice import LatticeFactor, LatticeLaw, lattice_law
 from optcomp.mechanisms._spec import Neighbouring, validate_parameters
@@ -60,12 +61,16 @@ __all__ = [
     "MAX_LATTICE_POINTS",
     "DiscreteGaussian",
     "Norm",
+    "cleared_until",
+    "epsilon_floor",
     "half_inverse_variance",
     "half_width",
     "largest_squared_norm",
+    "least_sigma",
     "log_normaliser",
     "log_pmf",
     "pmf",
+    "proven_floor",
     "worst_shift",
 ]
 
@@ -338,6 +343,25 @@ class DiscreteGaussian:
     _worst: tuple[int, ...] = field(init=False, repr=False, compare=False, default=())
     neighbouring: ClassVar[Neighbouring | None] = None
     domains: ClassVar[Mapping[str, Domain]] = {"sigma": POSITIVE, "sensitivity": Domain(1.0, math.inf)}
+    #: ε is not monotone in σ (the loss lattice moves with σ): a σ search must scan (:func:`least_sigma`).
+    noise_monotone: ClassVar[bool] = False
+
+    def least_noise(
+        self,
+        upper: Callable[[float], Any],
+        profile: Callable[[float], Profile | None],
+        target: float,
+        delta: float,
+        copies: int,
+        *,
+        passing: float,
+        known_fail: float | None,
+        rtol: float,
+    ) -> tuple[float, float]:
+        """:func:`least_sigma` for ``copies`` releases of this shift (the calibrator's hook for a family
+        whose ε is not monotone in its noise)."""
+        return least_sigma(upper, profile, target, delta, self._worst, copies, passing=passing,
+                           known_fail=known_fail, rtol=rtol)
 
     def __post_init__(self) -> None:
         validate_parameters(self)

@@ -12,7 +12,12 @@ shift is v = (Δ, …, Δ) (``copies`` entries), the worst the statistic allows.
   ε_c at δ_c by the closed form (CKS Prop 12, :func:`optcomp.rdp.closed_form_epsilon`) — certified, looser
   (σ = 1 at δ = 1e−6: 5.22 against the lattice's 4.50), and the answer wherever the lattice holds no law
   (σ beyond about 10⁵). Every σ returned was evaluated and passed; the Gaussian's σ is *not* used as an
-  answer (the discrete Gaussian is no proxy for it: ``docs/dgauss.md`` §4).
+  answer (the discrete Gaussian is no proxy for it: ``docs/dgauss.md`` §4). **ε is not monotone in σ** on
+  the lattice (Δ = 1, δ = 1e−9: ε = 5.97 at σ = 0.96, 6.37 at σ = 0.99), so the secant's σ is only *a*
+  boundary: :func:`optcomp.mechanisms.discrete_gaussian.least_sigma` (the one home of a discrete Gaussian's σ
+  search) then scans upward from σ/4 by factors 1.005, skipping every span proved to fail, and refines the
+  first passing point's cell. The σ returned is the least passing one on that scan (to ``_SIGMA_RTOL``), and
+  its own certified upper ε ≤ ε_c (target 6.2: σ = 0.9417 instead of the secant's 1.0158).
 * **Accuracy** (:func:`dgauss_half_width`): the least integer m ≥ 0 with P(|X| ≥ m + 1) ≤ β,
   X ~ N_ℤ(0, σ²): the masses of :func:`optcomp.mechanisms.discrete_gaussian.pmf` (each within 8 units of
   roundoff) summed over the tail, the crossing settled with correctly rounded sums. Beyond
@@ -24,6 +29,7 @@ shift is v = (Δ, …, Δ) (``copies`` entries), the worst the statistic allows.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -33,7 +39,8 @@ from optcomp._numerics import Bound, GridTooLargeError, LossScaleError
 from optcomp.composition import compose
 from optcomp.mechanisms import DiscreteGaussian
 from optcomp.mechanisms.discrete_gaussian import half_width as lattice_half_width
-from optcomp.mechanisms.discrete_gaussian import pmf
+from optcomp.mechanisms.discrete_gaussian import least_sigma, pmf
+from optcomp.queries import Composition
 from optcomp.rdp import StatedCurve, closed_form_epsilon
 
 #: Relative precision of a calibrated σ (the Gaussians' μ is pinned to about 10⁻¹²; a lattice evaluation
@@ -55,17 +62,41 @@ def _zcdp_epsilon(sigma: float, sensitivity: int, copies: int, delta: float) -> 
     return closed_form_epsilon(StatedCurve(rho=rho), delta)[0]
 
 
-def _lattice_epsilon(sigma: float, sensitivity: int, copies: int, delta: float) -> Bound | None:
-    """The lattice engine's certified bracket of ε(δ) of the release, or None where it holds no law."""
-    try:
-        return compose((DiscreteGaussian(sigma, sensitivity=float(sensitivity)), copies)).epsilon(delta)
-    except (GridTooLargeError, LossScaleError):
-        return None
+class _Release:
+    """The lattice composition of the release at one σ, its ε(δ) and δ(ε) brackets kept (the scan reads both)."""
+
+    def __init__(self, composition: Composition) -> None:
+        self._composition = composition
+        self._epsilons: dict[float, Bound] = {}
+
+    def epsilon(self, delta: float) -> Bound:
+        if delta not in self._epsilons:
+            self._epsilons[delta] = self._composition.epsilon(delta)
+        return self._epsilons[delta]
+
+    def delta(self, epsilon: float) -> Bound:
+        return self._composition.delta(epsilon)
+
+
+def _releases(sensitivity: int, copies: int) -> Callable[[float], _Release | None]:
+    """σ ↦ the release's lattice composition (memoised), or None where the lattice holds no law."""
+    laws: dict[float, _Release | None] = {}
+
+    def law(sigma: float) -> _Release | None:
+        if sigma not in laws:
+            try:
+                laws[sigma] = _Release(compose((DiscreteGaussian(sigma, sensitivity=float(sensitivity)), copies)))
+            except (GridTooLargeError, LossScaleError):
+                laws[sigma] = None
+        return laws[sigma]
+
+    return law
 
 
 def dgauss_sigma(sensitivity: int, copies: int, epsilon: float, delta: float, gaussian_sigma: float) -> float:
-    """The least σ (safe side; module docstring) at which N_ℤ(0, σ²) on ``copies`` coordinates of integer
-    sensitivity Δ is (ε, δ)-DP, certified; ``gaussian_sigma`` (the continuous Gaussian's) starts the search."""
+    """The least σ (safe side, on the scan's grid; module docstring) at which N_ℤ(0, σ²) on ``copies``
+    coordinates of integer sensitivity Δ is (ε, δ)-DP, certified; ``gaussian_sigma`` (the continuous
+    Gaussian's) starts the search."""
     key = (sensitivity, copies, epsilon, delta)
     if key in _SIGMA_MEMO:
         return _SIGMA_MEMO[key]
@@ -74,14 +105,26 @@ def dgauss_sigma(sensitivity: int, copies: int, epsilon: float, delta: float, ga
                    rtol=_SIGMA_RTOL).passing
     if closed is None:
         raise ValueError(f"sigma: no discrete Gaussian noise makes the release ({epsilon:g}, {delta:g})-DP")
-    sigma = closed
+    law = _releases(sensitivity, copies)
+
+    def upper(s: float) -> Bound | None:
+        release = law(s)
+        try:
+            return None if release is None else release.epsilon(delta)
+        except (GridTooLargeError, LossScaleError):
+            return None
+
+    sigma, fail = closed, None
     try:
-        exact = solve(lambda s: _lattice_epsilon(s, sensitivity, copies, delta), epsilon, name="sigma",
-                      guess=min(start, closed), rtol=_SIGMA_RTOL, passing=closed, budget=_SIGMA_BUDGET).passing
+        found = solve(upper, epsilon, name="sigma", guess=min(start, closed), rtol=_SIGMA_RTOL, passing=closed,
+                      budget=_SIGMA_BUDGET)
     except (NotMonotoneError, SearchBudgetExceeded):
-        exact = None  # the closed form's σ is certified: keep it
-    if exact is not None:
-        sigma = min(sigma, exact)
+        pass  # the closed form's σ is certified: the scan starts below it
+    else:
+        if found.passing is not None and found.passing < sigma:
+            sigma, fail = found.passing, found.fail
+    worst = DiscreteGaussian(sigma, sensitivity=float(sensitivity)).worst
+    sigma, _ = least_sigma(upper, law, epsilon, delta, worst, copies, passing=sigma, known_fail=fail, rtol=_SIGMA_RTOL)
     if len(_SIGMA_MEMO) >= _SIGMA_MEMO_LIMIT:
         _SIGMA_MEMO.clear()
     _SIGMA_MEMO[key] = sigma

@@ -45,6 +45,7 @@ from optcomp.pld._refine import (
     refine_batch,
     refine_stepped,
 )
+from optcomp.pld._roots import InfiniteMassError
 
 __all__ = [
     "LATTICE_RELATIVE_WIDTH",
@@ -52,6 +53,7 @@ __all__ = [
     "STEP_MARGIN",
     "GridTooLargeError",
     "HockeyStickCurve",
+    "InfiniteMassError",
     "LatticeDistribution",
     "LatticeKernel",
     "PrivacyLossDistribution",

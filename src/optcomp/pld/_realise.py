@@ -27,7 +27,7 @@ from optcomp.pld._cells import GridTooLargeError
 from optcomp.pld._fft import BYTES_PER_POINT, Composed, compose
 from optcomp.pld._fft import window as fft_window
 from optcomp.pld._query import LowerEnd, UpperEnd, tilt
-from optcomp.pld._roots import atoms_upper, lower_root, upper_root
+from optcomp.pld._roots import atoms_upper, lower_root, refuse_at_infinite_mass, upper_root
 from optcomp.pld._windows import Memo, Vectors, Windows
 
 #: Tilts θ (per unit of loss) the deep-tail queries choose from (0 = untilted).
@@ -419,6 +419,8 @@ class Direction:
         took 9); the ε returned is a point whose upper δ was read ≤ ``delta``, or the atoms' own end
         (:func:`._roots.atoms_upper`) where that is lower."""
         cap = atoms_upper(self.win.laws, delta)
+        if math.isinf(cap):
+            refuse_at_infinite_mass(self.win.laws, delta)
         if self.p_law >= delta:
             return cap
         base = self.upper(0)

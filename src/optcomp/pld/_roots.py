@@ -63,6 +63,38 @@ def atoms_upper(laws: list[tuple[PrivacyLossLaw, int]], delta: float) -> float:
     return max(math.fsum(terms) + math.fsum(slack) + spread, 0.0)
 
 
+class InfiniteMassError(ValueError):
+    """δ equals the composition's P-mass at ℓ = +∞ within the rounding its laws' masses are trusted to: the
+    true ε(δ) is finite exactly when that mass is ≤ δ, which the masses cannot decide, so no certified upper
+    end exists (the lower end is then a δ-independent 0 or the finite part's). Raised by name instead of a
+    bracket [·, ∞]."""
+
+
+def infinite_mass_range(laws: list[tuple[PrivacyLossLaw, int]]) -> tuple[float, float]:
+    """[lower, upper] of the composed mass at +∞, 1 − Π(1 − pᵢ)^kᵢ, each pᵢ trusted to ``_MASS_UNITS``."""
+    lo_fin = hi_fin = 0.0  # ln P(every step finite): its upper end gives the mass's lower end
+    for law, k in laws:
+        p_lo, p_hi = widen_down(law.p_inf, _MASS_UNITS), min(widen_up(law.p_inf, _MASS_UNITS), 1.0)
+        lo_fin += k * math.log1p(-p_hi) if p_hi < 1.0 else -math.inf
+        hi_fin += k * math.log1p(-max(p_lo, 0.0))
+    low = max(widen_down(-math.expm1(hi_fin), _MASS_UNITS), 0.0) if hi_fin < 0.0 else 0.0
+    high = min(widen_up(-math.expm1(lo_fin), _MASS_UNITS), 1.0) if lo_fin < 0.0 else 0.0
+    return low, high
+
+
+def refuse_at_infinite_mass(laws: list[tuple[PrivacyLossLaw, int]], delta: float) -> None:
+    """Raise :class:`InfiniteMassError` where ``delta`` lies in the composed +∞ mass's rounding range
+    (:func:`infinite_mass_range`) with the lower end ≤ δ < upper end: undecidable from the masses."""
+    low, high = infinite_mass_range(laws)
+    if low <= delta < high:
+        raise InfiniteMassError(
+            f"epsilon at delta={delta!r} cannot be certified: delta equals the composition's probability of an "
+            f"infinite privacy loss (between {low!r} and {high!r}: its laws' masses are trusted to "
+            f"{_MASS_UNITS} units of roundoff), and epsilon(delta) is finite only if that mass is <= delta; "
+            f"ask at a delta above {high!r} (finite epsilon) or below {low!r} (epsilon = inf)"
+        )
+
+
 def upper_root(ends: list[UpperEnd], delta: float, xtol: float = EPSILON_XTOL) -> float:
     """Least ε found where the smallest of the ends' upper δ is ≤ ``delta`` (:meth:`._realise.Direction.epsilon_upper`),
     to a relative ``xtol``."""
