@@ -66,6 +66,7 @@ def test_profile_is_capped_nonincreasing_and_refuses_bad_input() -> None:
         group_epsilon_upper(_Gdp(0.5), 2, 0.0)
 
 
+@pytest.mark.slow  # 30 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 def test_dpsgd_groups_of_8_and_16_have_a_finite_upper_end() -> None:
     """σ = 1, q = 0.01, 10³ steps, δ = 1e-5: the trade-off route gave ``inf`` for g = 8 and 16."""
     laws = privacy_loss_laws(PoissonSubsampled(Gaussian(sigma=1.0), sampling_rate=0.01))

@@ -248,6 +248,7 @@ def test_front_progression_is_vecsens(coefs: list[int], n: int, sep: int, k: int
     assert witness == tuple(range(0, k * sep, sep))
 
 
+@pytest.mark.slow  # 30 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 def test_issue_bsr_min_sep_answers_exactly() -> None:
     """The issue's input, through the CLI as a user types it (a process, so that a hang fails the test rather
     than the run: the old max-plus program took k·n = 10¹⁰ steps here). Δ² = 1000·‖c‖²: every one of the
