@@ -672,6 +672,7 @@ def big_and_hostile(files: dict[str, Path]) -> list[list[str]]:
     return calls
 
 
+@pytest.mark.slow  # 15-40 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 @pytest.mark.filterwarnings("error")
 def test_fuzz_big_and_hostile_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = Files(tmp_path)

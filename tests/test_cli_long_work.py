@@ -134,6 +134,7 @@ def _history(n: int, *, distinct: bool) -> list[list[float]]:
     return [[rng.choice([0.8, 1.0, 1.1, 1.3]), rng.choice([0.001, 0.004, 0.01]), 1] for _ in range(n)]
 
 
+@pytest.mark.slow  # 15-40 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 def test_long_mixed_opacus_history_answers_with_progress(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -163,6 +164,7 @@ def test_long_distinct_opacus_history_is_refused_up_front(
 # --- (d) stage progress of account --config ---------------------------------------------------------
 
 
+@pytest.mark.slow  # 15-40 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 def test_account_config_shows_its_stages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = {"delta": 1e-5, "epsilon": 1.0,
               "mechanisms": [{"kind": "laplace", "scale": 100 + i} for i in range(5)]}
