@@ -437,10 +437,12 @@ def from_distributions(p: npt.ArrayLike, q: npt.ArrayLike) -> PiecewiseLinearTra
     order = np.argsort(-log_ratio, kind="stable")
     ps, qs = pa[order], qa[order]
     zero_p = ps == 0.0
-    f0 = 1.0 - float(np.sum(qs[zero_p]))
     ps, qs = ps[~zero_p], qs[~zero_p]
     alpha = np.concatenate([[0.0], np.cumsum(ps)])
-    beta = np.concatenate([[f0], f0 - np.cumsum(qs)])
+    # β_k = Q(the outcomes after the first k) as a tail sum (not 1 − a prefix sum): each knot then carries a
+    # relative error ≤ m·u, which the readouts' error model assumes when the curve is read through its inverse
+    # (α and β swap; 1 − prefix had an absolute m·u, which e^ε multiplies: δ's lower end above the truth)
+    beta = np.concatenate([np.cumsum(qs[::-1])[::-1], [0.0]])
     alpha[-1] = 1.0
     beta[-1] = 0.0
     beta = np.minimum.accumulate(np.clip(beta, 0.0, 1.0))
