@@ -63,6 +63,7 @@ def test_tradeoff_bad_args_exit_2_one_line(argv: list[str], needle: str, capsys:
     assert err.count("\n") == 1 and needle in err
 
 
+@pytest.mark.slow  # 10-12 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 def test_tradeoff_subsample_with_k_composes_the_subsampled_step(capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 27 D, its input: ``--gdp 1 --subsample 0.01 -k 1000``. Read as DP-SGD, the run's attack TPR at
     FPR 1 % is [0.029132, 0.029140] (Poisson, add/remove: ``from_pld`` of 1,000 PoissonSubsampled(G_1)

@@ -150,6 +150,7 @@ def test_long_mixed_opacus_history_answers_with_progress(
     assert data["reference"] == _interop.JSON_REFERENCE_NOT_RUN  # --json: no comparison unless asked
 
 
+@pytest.mark.slow  # 10-12 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 def test_long_distinct_opacus_history_is_refused_up_front(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

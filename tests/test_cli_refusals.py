@@ -165,6 +165,7 @@ def test_user_level_mixture_law_is_evaluated_in_slices(monkeypatch: pytest.Monke
 # --- item 12: many distinct mechanisms are refused up front beyond the limits ------------------------
 
 
+@pytest.mark.slow  # 10-12 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 def test_long_opacus_history_of_distinct_steps_is_refused_up_front(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -201,6 +201,7 @@ def test_closed_form_is_monotone_in_rho(rho: float, factor: float, delta: float)
     assert small <= large * (1 + EXACT_RTOL)
 
 
+@pytest.mark.slow  # 10-12 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 @settings(max_examples=6, deadline=None)
 @given(rho=st.floats(0.05, 2.0), factor=st.floats(1.0, 2.0))
 def test_brackets_are_ordered_in_rho(rho: float, factor: float) -> None:
@@ -209,6 +210,7 @@ def test_brackets_are_ordered_in_rho(rho: float, factor: float) -> None:
     assert small.lower <= large.upper
 
 
+@pytest.mark.slow  # 10-12 s: make test-slow (keeps make test under 10 minutes on 2 cores)
 @settings(max_examples=6, deadline=None)
 @given(a=st.floats(0.05, 1.0), b=st.floats(0.05, 1.0), k=st.integers(1, 4))
 def test_composition_adds(a: float, b: float, k: int) -> None:
